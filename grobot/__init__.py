@@ -1,0 +1,1 @@
+"""GroBot: a self-hosted platform for a fleet of LLM-driven Discord bots."""

@@ -1,0 +1,61 @@
+"""Entry point of the command line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from grobot.core.errors import GroBotError
+
+logger = logging.getLogger(__name__)
+
+# Command-group modules under grobot.cli, in the order ``--help`` lists them.
+COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "users", "usage", "health", "secrets", "worker")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2 (argparse's own code too)
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m grobot", description="GroBot: run a fleet of LLM-driven Discord bots.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens (to stderr)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"grobot.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"grobot.cli.{name}":
+                continue  # a command group that is not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return int(args.func(args) or 0)
+    except GroBotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # never a traceback for the user
+        if os.environ.get("GROBOT_DEBUG"):
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"error: {type(exc).__name__}: {message} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)
+        return 2

@@ -1,0 +1,1 @@
+"""The agent chain: specialised LLM calls, one job each (see DESIGN.md)."""

@@ -1,0 +1,80 @@
+"""Types shared by the chain and its callers (bot process, Test Chat jobs, CLI).
+
+This is the contract between the agent chain and the code that feeds it messages:
+callers build an :class:`IncomingMessage` and pass an event sink; the chain emits
+:class:`Event` objects and returns a :class:`ChainResult`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class EventKind(str, enum.Enum):
+    THINKING = "thinking"  # why a step decided what it did
+    PROGRESS = "progress"  # tool started / finished / failed, acknowledgements
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    TOKEN = "token"  # a batch of answer text: data {"text": "..."}
+    DONE = "done"  # data: usage and timings; final
+    ERROR = "error"  # data {"message": "..."}; final
+
+
+FINAL_KINDS = frozenset({EventKind.DONE, EventKind.ERROR})
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EventSink = Callable[[Event], Awaitable[None]]
+
+
+@dataclass
+class Attachment:
+    filename: str
+    content_type: str = "application/octet-stream"
+    size: int = 0
+    url: str | None = None
+    text: str | None = None  # decoded text attachments (go into the context)
+    image_base64: str | None = None  # images (go to the output model when it supports images)
+
+
+@dataclass
+class IncomingMessage:
+    """A message a bot received, from Discord or from the Test Chat."""
+
+    bot_id: int
+    conversation_key: str  # "guild:<channel id>", "dm:<channel id>", "thread:<id>", "test:<session>"
+    content: str
+    author_id: str
+    author_name: str
+    platform: str = "discord"  # "discord" | "test_chat" | "cli"
+    guild_id: str | None = None
+    guild_name: str | None = None
+    channel_id: str | None = None
+    channel_name: str | None = None
+    discord_message_id: str | None = None
+    attachments: list[Attachment] = field(default_factory=list)
+    is_dm: bool = False
+    mentions_bot: bool = False
+    is_reply_to_bot: bool = False
+    author_is_bot: bool = False
+    # Test Chat: the id of the stored (pending) user message this run answers.
+    run_id: int | None = None
+    created_at: Any = None
+
+
+@dataclass
+class ChainResult:
+    replied: bool  # False when the Gatekeeper decided to stay silent
+    text: str = ""
+    run_id: int | None = None  # id of the stored user message
+    error: str | None = None
+    llm_calls: int = 0
+    timings: dict[str, float] = field(default_factory=dict)

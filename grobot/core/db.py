@@ -1,0 +1,117 @@
+"""Database engine and sessions.
+
+SQLite runs in WAL mode with foreign keys on and a busy timeout, and write sessions
+start with ``BEGIN IMMEDIATE`` so that the web app, the supervisor and dozens of bot
+processes can write at once without "database is locked". PostgreSQL goes through
+psycopg2 with pool pre-ping.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, create_engine
+
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+
+
+def _prepare_sqlite_path(url: str) -> None:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _install_sqlite_hooks(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - trivial
+        # We emit BEGIN ourselves (below) so that writers can take the lock up front.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
+    """A new engine for ``url`` with GroBot's connection settings."""
+    settings = get_settings()
+    if url.startswith("sqlite"):
+        _prepare_sqlite_path(url)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        )
+        _install_sqlite_hooks(engine)
+        return engine
+    size = pool_size or settings.db_pool_size
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=size,
+        max_overflow=size,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 5} if url.startswith("postgresql") else {},
+    )
+
+
+def get_engine(url: str | None = None) -> Engine:
+    """The shared engine of this process for ``url`` (default: ``DATABASE_URL``)."""
+    url = url or get_settings().database_url
+    with _lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = create_db_engine(url)
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every pooled connection (tests, and after ``fork``)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+@contextmanager
+def session_scope(*, readonly: bool = False, engine: Engine | None = None) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error.
+
+    On SQLite a read-write session takes the write lock when it begins (``BEGIN
+    IMMEDIATE``), so a transaction never fails half-way because another process wrote
+    in between; pass ``readonly=True`` for sessions that only read. Keep sessions
+    short: never hold one across an LLM call or a network request.
+    """
+    engine = engine or get_engine()
+    if engine.dialect.name == "sqlite":
+        engine = engine.execution_options(sqlite_begin="DEFERRED" if readonly else "IMMEDIATE")
+    session = Session(engine, expire_on_commit=False)
+    try:
+        yield session
+        if readonly:
+            session.rollback()
+        else:
+            session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

@@ -1,0 +1,27 @@
+"""Domain errors: each carries a message fit to show a user as is."""
+
+from __future__ import annotations
+
+
+class GroBotError(Exception):
+    """Base of every error GroBot reports to a user (CLI: one line, exit code 2)."""
+
+
+class ValidationError(GroBotError):
+    """Input that breaks a rule (bad name, bad token, unknown field, ...)."""
+
+
+class NotFoundError(GroBotError):
+    """A named thing does not exist."""
+
+
+class ConflictError(GroBotError):
+    """A unique name or similar constraint is already taken."""
+
+
+class SecretKeyError(GroBotError):
+    """Secrets cannot be decrypted (wrong key) or the key is unusable."""
+
+
+class PermissionDenied(GroBotError):
+    """The session's role does not allow the action."""

@@ -1,0 +1,169 @@
+"""Logging: records that carry a bot id go to ``log_entry``, in batches, off the caller's path.
+
+A bot process sets its bot id once (:func:`set_process_bot_id`); other code may pass
+``extra={"bot_id": N}``. The handler only queues records; a daemon thread writes them
+in batches. When the database is down it keeps a bounded buffer, drops the oldest
+beyond it, and never raises into or blocks the code that logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from datetime import datetime, timezone
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_process_bot_id: int | None = None
+
+
+def set_process_bot_id(bot_id: int | None) -> None:
+    """Every record of this process is attributed to ``bot_id`` (bot processes)."""
+    global _process_bot_id
+    _process_bot_id = bot_id
+
+
+class DatabaseLogHandler(logging.Handler):
+    """Queue records for a background writer thread."""
+
+    def __init__(
+        self,
+        *,
+        level: int = logging.INFO,
+        batch_size: int = 200,
+        flush_interval: float = 0.5,
+        max_buffer: int = 10_000,
+        database_url: str | None = None,
+    ) -> None:
+        super().__init__(level)
+        self.batch_size = batch_size
+        self.flush_interval = flush_interval
+        self.max_buffer = max_buffer
+        self.database_url = database_url
+        self.dropped = 0
+        self.written = 0
+        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._pending: deque[dict[str, Any]] = deque()
+        self._stop = threading.Event()
+        self._flushed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="db-log-writer", daemon=True)
+        self._thread.start()
+
+    # -- caller side: never blocks, never raises ------------------------------------------
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if record.name.startswith(("sqlalchemy", "grobot.core.logs", "grobot.core.db")):
+                return  # the writer's own logs would loop
+            bot_id = getattr(record, "bot_id", None) or _process_bot_id
+            if bot_id is None:
+                return
+            self._queue.put(
+                {
+                    "bot_id": int(bot_id),
+                    "created_at": datetime.fromtimestamp(record.created, timezone.utc),
+                    "level": record.levelname,
+                    "logger": record.name[:200],
+                    "message": self.format(record)[:10_000],
+                }
+            )
+        except Exception:  # pragma: no cover - logging must never break the caller
+            self.handleError(record)
+
+    # -- writer thread ---------------------------------------------------------------------
+    def _run(self) -> None:
+        backoff = self.flush_interval
+        while not self._stop.is_set() or not self._queue.empty():
+            self._drain(timeout=self.flush_interval)
+            if not self._pending:
+                self._notify()
+                continue
+            if self._write_batch():
+                backoff = self.flush_interval
+                self._notify()
+            else:
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    def _drain(self, timeout: float) -> None:
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return
+        while item is not None:
+            self._pending.append(item)
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+        while len(self._pending) > self.max_buffer:
+            self._pending.popleft()
+            self.dropped += 1
+
+    def _write_batch(self) -> bool:
+        from sqlalchemy import insert
+
+        from grobot.core.db import get_engine
+        from grobot.core.models import LogEntry
+
+        batch = [self._pending[i] for i in range(min(self.batch_size, len(self._pending)))]
+        try:
+            with get_engine(self.database_url).begin() as conn:
+                conn.execute(insert(LogEntry), batch)
+        except Exception as exc:
+            if "FOREIGN KEY" in str(exc).upper() or "foreign key" in str(exc):
+                # The bot was deleted: its records have nowhere to go.
+                for _ in batch:
+                    self._pending.popleft()
+                return True
+            print(f"grobot: cannot write logs to the database ({type(exc).__name__}); will retry", file=sys.stderr)
+            return False
+        for _ in batch:
+            self._pending.popleft()
+        self.written += len(batch)
+        return True
+
+    def _notify(self) -> None:
+        with self._flushed:
+            self._flushed.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued so far is written (True) or ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        with self._flushed:
+            while not (self._queue.empty() and not self._pending):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._flushed.wait(min(remaining, 0.1))
+        return True
+
+    def close(self) -> None:
+        self.flush(timeout=2.0)
+        self._stop.set()
+        self._queue.put(None)
+        self._thread.join(timeout=3.0)
+        super().close()
+
+
+def configure_logging(*, level: str = "INFO", to_database: bool = False, database_url: str | None = None) -> DatabaseLogHandler | None:
+    """Console logging for the process, plus the database handler when asked."""
+    root = logging.getLogger()
+    root.setLevel(level)
+    if not any(isinstance(h, logging.StreamHandler) and getattr(h, "_grobot", False) for h in root.handlers):
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        console._grobot = True  # type: ignore[attr-defined]
+        root.addHandler(console)
+    for noisy in ("httpx", "httpcore", "discord.gateway", "discord.http", "apscheduler", "chromadb", "mcp"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    if not to_database:
+        return None
+    handler = DatabaseLogHandler(database_url=database_url)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root.addHandler(handler)
+    return handler

@@ -1,0 +1,420 @@
+"""The whole data model of GroBot as SQLModel tables.
+
+Alembic (``alembic/versions``) is the only authority over the schema; a test fails when
+these classes and the migrations disagree. Times are aware UTC datetimes (see :func:`utcnow`).
+Secret columns end in ``_enc`` and hold Fernet tokens (:mod:`grobot.core.security`).
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """Now, as an aware UTC datetime (SQLModel's ``UTCDateTime`` columns require it)."""
+    return datetime.now(timezone.utc)
+
+
+def _fk(target: str, *, nullable: bool = False, index: bool = True, ondelete: str = "CASCADE") -> Any:
+    return Field(
+        default=None if nullable else ...,
+        sa_column=Column(Integer, ForeignKey(target, ondelete=ondelete), nullable=nullable, index=index),
+    )
+
+
+def _json(default_factory: Any = dict, *, nullable: bool = False) -> Any:
+    if nullable:
+        return Field(default=None, sa_column=Column(JSON, nullable=True))
+    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
+
+
+def _text(*, nullable: bool = False, default: str | None = "") -> Any:
+    return Field(default=None if nullable else default, sa_column=Column(Text, nullable=nullable))
+
+
+class StrEnum(str, enum.Enum):
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+class AgentMode(StrEnum):
+    CHAIN = "chain"
+    NATIVE = "native"
+
+
+class LLMCategory(StrEnum):
+    DECISION = "decision"
+    TOOLS = "tools"
+    OUTPUT = "output"
+
+
+class BotState(StrEnum):
+    STARTING = "starting"
+    ONLINE = "online"
+    OFFLINE = "offline"
+    ERROR = "error"
+    STOPPED = "stopped"
+
+
+class McpTransport(StrEnum):
+    STDIO = "stdio"
+    STREAMABLE_HTTP = "streamable_http"
+    SSE = "sse"
+
+
+class MessageStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    TESTER = "tester"
+
+
+# --------------------------------------------------------------------------- bots
+
+
+class Bot(SQLModel, table=True):
+    """One Discord bot: identity, personality, reply rules and limits."""
+
+    __tablename__ = "bot"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
+    enabled: bool = Field(default=True)
+    discord_token_enc: Optional[str] = _text(nullable=True)
+    # Bumped whenever the token or the intents change: the supervisor restarts the bot
+    # process when the revision it runs differs from this one.
+    gateway_revision: int = Field(default=1)
+    message_content_intent: bool = Field(default=True)
+    members_intent: bool = Field(default=False)
+    personality: str = _text()
+    agent_mode: str = Field(default=AgentMode.CHAIN.value, max_length=16)
+    reply_to_mentions: bool = Field(default=True)
+    reply_in_dms: bool = Field(default=True)
+    reply_to_replies: bool = Field(default=True)
+    reply_when_relevant: bool = Field(default=False)
+    allowed_channel_ids: list[str] = _json(list)
+    always_on_channel_ids: list[str] = _json(list)
+    keywords: list[str] = _json(list)
+    max_tool_rounds: int = Field(default=5)
+    user_cooldown_seconds: float = Field(default=2.0)
+    max_concurrent_runs: int = Field(default=4)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class LLMSetting(SQLModel, table=True):
+    """LLM settings of one category; ``bot_id`` NULL holds the global default."""
+
+    __tablename__ = "llm_setting"
+    __table_args__ = (UniqueConstraint("bot_id", "category", name="uq_llm_setting_bot_category"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: Optional[int] = _fk("bot.id", nullable=True)
+    category: str = Field(max_length=16)
+    provider: str = Field(max_length=32)
+    base_url: str = Field(default="", max_length=500)
+    model: str = Field(max_length=200)
+    context_window: int = Field(default=8192)
+    temperature: float = Field(default=0.7)
+    api_key_enc: Optional[str] = _text(nullable=True)
+    fallback_model: Optional[str] = Field(default=None, max_length=200)
+    supports_images: bool = Field(default=False)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BotStatus(SQLModel, table=True):
+    """Live state of one bot, written by its process and its supervisor."""
+
+    __tablename__ = "bot_status"
+
+    bot_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    state: str = Field(default=BotState.STOPPED.value, max_length=16)
+    detail: str = _text()
+    pid: Optional[int] = None
+    supervisor_id: Optional[str] = Field(default=None, max_length=100, index=True)
+    lease_expires_at: Optional[datetime] = None
+    heartbeat_at: Optional[datetime] = None
+    started_at: Optional[datetime] = None
+    running_revision: Optional[int] = None
+    discord_user_id: Optional[str] = Field(default=None, max_length=32)
+    discord_user_name: Optional[str] = Field(default=None, max_length=100)
+    guild_count: int = Field(default=0)
+    crash_count: int = Field(default=0)
+    last_error: str = _text()
+    last_error_at: Optional[datetime] = None
+    # The token revision that Discord rejected: no retry until the revision changes.
+    rejected_revision: Optional[int] = None
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Supervisor(SQLModel, table=True):
+    """A running ``bot_worker`` supervisor (for leases and job takeover)."""
+
+    __tablename__ = "supervisor"
+
+    id: str = Field(primary_key=True, max_length=100)
+    hostname: str = Field(default="", max_length=255)
+    pid: int = Field(default=0)
+    started_at: datetime = Field(default_factory=utcnow)
+    heartbeat_at: datetime = Field(default_factory=utcnow)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class McpServer(SQLModel, table=True):
+    """An MCP server that bots may use."""
+
+    __tablename__ = "mcp_server"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
+    transport: str = Field(default=McpTransport.STDIO.value, max_length=32)
+    command: Optional[str] = Field(default=None, max_length=500)
+    args: list[str] = _json(list)
+    env_enc: Optional[str] = _text(nullable=True)
+    cwd: Optional[str] = Field(default=None, max_length=500)
+    url: Optional[str] = Field(default=None, max_length=1000)
+    headers_enc: Optional[str] = _text(nullable=True)
+    enabled: bool = Field(default=True)
+    tools_cache: Optional[list[dict[str, Any]]] = _json(nullable=True)
+    tools_refreshed_at: Optional[datetime] = None
+    last_error: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BotMcpServer(SQLModel, table=True):
+    """Association of a bot with an MCP server, with its own settings."""
+
+    __tablename__ = "bot_mcp_server"
+
+    bot_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    mcp_server_id: Optional[int] = Field(
+        default=None,
+        sa_column=Column(Integer, ForeignKey("mcp_server.id", ondelete="CASCADE"), primary_key=True, index=True),
+    )
+    enabled: bool = Field(default=True)
+    # None: every tool of the server; otherwise the allowed tool names.
+    allowed_tools: Optional[list[str]] = _json(nullable=True)
+    timeout_seconds: float = Field(default=30.0)
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+class Conversation(SQLModel, table=True):
+    """One history: a Discord channel, thread or DM of a bot, or a Test Chat session."""
+
+    __tablename__ = "conversation"
+    __table_args__ = (UniqueConstraint("bot_id", "key", name="uq_conversation_bot_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id")
+    # "guild:<channel>", "dm:<channel>", "thread:<id>", "test:<uuid>" ...
+    key: str = Field(max_length=200)
+    kind: str = Field(default="guild", max_length=16)
+    title: str = Field(default="", max_length=200)
+    discord_guild_id: Optional[str] = Field(default=None, max_length=32)
+    discord_channel_id: Optional[str] = Field(default=None, max_length=32)
+    app_user_id: Optional[int] = _fk("app_user.id", nullable=True, ondelete="SET NULL")
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class Message(SQLModel, table=True):
+    """One message of a conversation, in OpenAI format.
+
+    ``status`` is set on Test Chat user messages: ``pending`` until a supervisor claims it,
+    ``running``, then ``done`` or ``error``.
+    """
+
+    __tablename__ = "message"
+    __table_args__ = (
+        Index("ix_message_conversation_created", "conversation_id", "created_at", "id"),
+        Index("ix_message_status", "status"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    conversation_id: int = _fk("conversation.id", index=False)
+    role: str = Field(max_length=16)
+    content: str = _text()
+    tool_calls: Optional[list[dict[str, Any]]] = _json(nullable=True)
+    tool_call_id: Optional[str] = Field(default=None, max_length=100)
+    name: Optional[str] = Field(default=None, max_length=200)
+    author_id: Optional[str] = Field(default=None, max_length=32)
+    author_name: Optional[str] = Field(default=None, max_length=100)
+    discord_message_id: Optional[str] = Field(default=None, max_length=32)
+    attachments: Optional[list[dict[str, Any]]] = _json(nullable=True)
+    status: Optional[str] = Field(default=None, max_length=16)
+    error: str = _text()
+    claimed_by: Optional[str] = Field(default=None, max_length=100)
+    claimed_at: Optional[datetime] = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class AgentEvent(SQLModel, table=True):
+    """An ordered event of one agent run (``run_id`` = the user message's id)."""
+
+    __tablename__ = "agent_event"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_agent_event_run_seq"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = _fk("message.id", index=False)
+    seq: int
+    kind: str = Field(max_length=32)
+    data: dict[str, Any] = _json(dict)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class LLMCall(SQLModel, table=True):
+    """One LLM call: who made it, on which model, what it cost and how long it took."""
+
+    __tablename__ = "llm_call"
+    __table_args__ = (Index("ix_llm_call_bot_created", "bot_id", "created_at"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: Optional[int] = _fk("bot.id", nullable=True, index=False)
+    run_id: Optional[int] = _fk("message.id", nullable=True, ondelete="SET NULL")
+    agent_role: str = Field(max_length=32)
+    provider: str = Field(max_length=32)
+    model: str = Field(max_length=200)
+    tokens_in: int = Field(default=0)
+    tokens_out: int = Field(default=0)
+    ttft_ms: Optional[float] = None
+    latency_ms: float = Field(default=0.0)
+    error: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class UsageDaily(SQLModel, table=True):
+    """Roll-up of ``llm_call`` per bot and UTC day (for usage limits and the dashboard)."""
+
+    __tablename__ = "usage_daily"
+    __table_args__ = (UniqueConstraint("bot_id", "day", name="uq_usage_daily_bot_day"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    day: str = Field(max_length=10)  # YYYY-MM-DD
+    calls: int = Field(default=0)
+    tokens_in: int = Field(default=0)
+    tokens_out: int = Field(default=0)
+    errors: int = Field(default=0)
+
+
+class LogEntry(SQLModel, table=True):
+    """A log record of a bot (or of the platform when ``bot_id`` is NULL)."""
+
+    __tablename__ = "log_entry"
+    __table_args__ = (Index("ix_log_entry_bot_created", "bot_id", "created_at"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: Optional[int] = _fk("bot.id", nullable=True, index=False)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    level: str = Field(max_length=10)
+    logger: str = Field(max_length=200)
+    message: str = _text()
+
+
+# --------------------------------------------------------------------------- users of a bot
+
+
+class UserProfile(SQLModel, table=True):
+    """Admin-written directives for one Discord user of one bot."""
+
+    __tablename__ = "user_profile"
+    __table_args__ = (UniqueConstraint("bot_id", "discord_user_id", name="uq_user_profile_bot_user"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    discord_user_id: str = Field(max_length=32)
+    display_name: str = Field(default="", max_length=100)
+    directives: str = _text()
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class UserNote(SQLModel, table=True):
+    """A fact about a Discord user, with how reliable it is (0..1)."""
+
+    __tablename__ = "user_note"
+    __table_args__ = (Index("ix_user_note_bot_user", "bot_id", "discord_user_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    discord_user_id: str = Field(max_length=32)
+    note: str = _text()
+    reliability: float = Field(default=0.5)
+    source: str = Field(default="admin", max_length=16)  # admin | tool | archivist
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BotFile(SQLModel, table=True):
+    """A file of a bot; the bytes live under ``<data dir>/files/<bot id>/<path>``."""
+
+    __tablename__ = "bot_file"
+    __table_args__ = (UniqueConstraint("bot_id", "path", name="uq_bot_file_bot_path"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    path: str = Field(max_length=500)
+    size: int = Field(default=0)
+    content_type: str = Field(default="application/octet-stream", max_length=100)
+    sha256: str = Field(default="", max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+# --------------------------------------------------------------------------- platform
+
+
+class Setting(SQLModel, table=True):
+    """A global configuration value (JSON)."""
+
+    __tablename__ = "setting"
+
+    key: str = Field(primary_key=True, max_length=100)
+    value: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class AppUser(SQLModel, table=True):
+    """A person who logs into the web app: an admin, or a tester limited to some bots."""
+
+    __tablename__ = "app_user"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    username: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
+    password_hash: str = Field(max_length=255)
+    role: str = Field(default=Role.TESTER.value, max_length=16)
+    disabled: bool = Field(default=False)
+    created_at: datetime = Field(default_factory=utcnow)
+    last_login_at: Optional[datetime] = None
+
+
+class AppUserBot(SQLModel, table=True):
+    """A bot that a tester may see."""
+
+    __tablename__ = "app_user_bot"
+
+    app_user_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("app_user.id", ondelete="CASCADE"), primary_key=True)
+    )
+    bot_id: Optional[int] = Field(
+        default=None,
+        sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True, index=True),
+    )

@@ -1,0 +1,44 @@
+"""Global configuration values kept in the ``setting`` table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session
+
+from grobot.core.errors import ValidationError
+from grobot.core.models import Setting, utcnow
+
+# Known settings and their defaults; unknown keys are refused.
+DEFAULTS: dict[str, Any] = {
+    "log_retention_days": 14,
+    "event_retention_days": 30,
+    "max_file_bytes": 5 * 1024 * 1024,
+    "acknowledge_after_seconds": 2.0,
+    "tool_timeout_seconds": 30.0,
+}
+
+
+def get_value(key: str, *, session: Session) -> Any:
+    if key not in DEFAULTS:
+        raise ValidationError(f"unknown setting {key!r}")
+    row = session.get(Setting, key)
+    return DEFAULTS[key] if row is None else row.value
+
+
+def set_value(key: str, value: Any, *, session: Session) -> None:
+    if key not in DEFAULTS:
+        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
+    default = DEFAULTS[key]
+    try:
+        value = type(default)(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{key}: expected a {type(default).__name__}") from None
+    row = session.get(Setting, key) or Setting(key=key)
+    row.value = value
+    row.updated_at = utcnow()
+    session.add(row)
+
+
+def all_values(*, session: Session) -> dict[str, Any]:
+    return {key: get_value(key, session=session) for key in DEFAULTS}

@@ -1,0 +1,274 @@
+"""Bots: create, read, change and delete, with validation."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from grobot.core import security
+from grobot.core.errors import ConflictError, NotFoundError, ValidationError
+from grobot.core.models import AgentMode, Bot, BotState, BotStatus, utcnow
+from grobot.core.services.validation import validate
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
+# Discord bot tokens: base64(user id) . timestamp . HMAC, all base64url.
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,60}$")
+# Fields whose change needs a new gateway connection (the bot process restarts).
+GATEWAY_FIELDS = {"message_content_intent", "members_intent"}
+
+
+def validate_token(token: str) -> str:
+    """Return the stripped token, or raise when it does not look like a Discord bot token."""
+    token = (token or "").strip()
+    if token.lower().startswith("bot "):
+        token = token[4:].strip()
+    if not TOKEN_RE.match(token):
+        raise ValidationError(
+            "that does not look like a Discord bot token (three dot-separated parts, "
+            "from the Bot page of the Discord developer portal)"
+        )
+    return token
+
+
+def _split_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class BotFields(BaseModel):
+    """The editable fields of a bot (all optional: an update names only what changes)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    name: Optional[str] = None
+    enabled: Optional[bool] = None
+    personality: Optional[str] = Field(default=None, max_length=20_000)
+    agent_mode: Optional[AgentMode] = None
+    message_content_intent: Optional[bool] = None
+    members_intent: Optional[bool] = None
+    reply_to_mentions: Optional[bool] = None
+    reply_in_dms: Optional[bool] = None
+    reply_to_replies: Optional[bool] = None
+    reply_when_relevant: Optional[bool] = None
+    allowed_channel_ids: Optional[list[str]] = Field(default=None, max_length=500)
+    always_on_channel_ids: Optional[list[str]] = Field(default=None, max_length=500)
+    keywords: Optional[list[str]] = Field(default=None, max_length=200)
+    max_tool_rounds: Optional[int] = Field(default=None, ge=0, le=20)
+    user_cooldown_seconds: Optional[float] = Field(default=None, ge=0, le=3600)
+    max_concurrent_runs: Optional[int] = Field(default=None, ge=1, le=100)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not NAME_RE.match(value):
+            raise ValueError(
+                "must be 1-64 characters: letters, digits, space, '_', '.', '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("allowed_channel_ids", "always_on_channel_ids", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        value = _split_list(value)
+        if isinstance(value, list):
+            for item in value:
+                if not str(item).isdigit():
+                    raise ValueError(f"{item!r} is not a Discord channel id (digits only)")
+            return [str(item) for item in value]
+        return value
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _keywords(cls, value: Any) -> Any:
+        value = _split_list(value)
+        if isinstance(value, list) and any(len(str(k)) > 100 for k in value):
+            raise ValueError("a keyword is longer than 100 characters")
+        return value
+
+
+EDITABLE_FIELDS = tuple(BotFields.model_fields)
+
+
+@dataclass(frozen=True)
+class BotSummary:
+    """A bot with its live status, as lists show it."""
+
+    id: int
+    name: str
+    enabled: bool
+    has_token: bool
+    status: str
+    status_detail: str
+    discord_user_name: str | None
+    guild_count: int
+    heartbeat_at: datetime | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "enabled": self.enabled,
+            "has_token": self.has_token,
+            "status": self.status,
+            "status_detail": self.status_detail,
+            "discord_user_name": self.discord_user_name,
+            "guild_count": self.guild_count,
+            "heartbeat_at": self.heartbeat_at.isoformat() if self.heartbeat_at else None,
+        }
+
+
+def get_bot(ref: int | str, *, session: Session) -> Bot:
+    """The bot with id or name ``ref``."""
+    bot: Bot | None = None
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        bot = session.get(Bot, int(ref))
+    if bot is None and isinstance(ref, str):
+        bot = session.exec(select(Bot).where(Bot.name == ref)).first()
+    if bot is None:
+        raise NotFoundError(f"no bot named or numbered {ref!r}")
+    return bot
+
+
+def _check_name_free(name: str, *, session: Session, exclude_id: int | None = None) -> None:
+    existing = session.exec(select(Bot.id).where(Bot.name == name)).first()
+    if existing is not None and existing != exclude_id:
+        raise ConflictError(f"a bot named {name!r} already exists")
+
+
+def create_bot(
+    *,
+    session: Session,
+    name: str,
+    token: str | None = None,
+    personality: str = "",
+    enabled: bool = True,
+    **fields: Any,
+) -> Bot:
+    """Create a bot (validated) with its status row."""
+    data = validate(BotFields, {"name": name, "personality": personality, "enabled": enabled, **fields})
+    if not data.name:
+        raise ValidationError("name: required")
+    _check_name_free(data.name, session=session)
+    bot = Bot(**data.model_dump(exclude_none=True))
+    if token:
+        bot.discord_token_enc = security.encrypt(validate_token(token))
+    session.add(bot)
+    try:
+        session.flush()
+    except IntegrityError:
+        raise ConflictError(f"a bot named {data.name!r} already exists") from None
+    session.add(BotStatus(bot_id=bot.id, state=BotState.STOPPED.value))
+    session.flush()
+    logger.info("Bot %s (%s) created", bot.id, bot.name)
+    return bot
+
+
+def update_bot(bot: Bot, changes: dict[str, Any], *, session: Session) -> Bot:
+    """Apply validated ``changes``; intent changes bump the gateway revision."""
+    data = validate(BotFields, changes)
+    values = data.model_dump(exclude_unset=True)
+    if "name" in values:
+        if not values["name"]:
+            raise ValidationError("name: required")
+        _check_name_free(values["name"], session=session, exclude_id=bot.id)
+    bump = False
+    for key, value in values.items():
+        if key in GATEWAY_FIELDS and getattr(bot, key) != value:
+            bump = True
+        setattr(bot, key, value.value if isinstance(value, AgentMode) else value)
+    if bump:
+        bot.gateway_revision += 1
+    bot.updated_at = utcnow()
+    session.add(bot)
+    session.flush()
+    return bot
+
+
+def set_token(bot: Bot, token: str | None, *, session: Session) -> Bot:
+    """Store a new Discord token (or clear it); the bot process restarts with it."""
+    bot.discord_token_enc = security.encrypt(validate_token(token)) if token else None
+    bot.gateway_revision += 1
+    bot.updated_at = utcnow()
+    session.add(bot)
+    session.flush()
+    logger.info("Bot %s: token %s", bot.id, "changed" if token else "cleared")
+    return bot
+
+
+def get_token(bot: Bot) -> str | None:
+    """The decrypted Discord token (only the bot process should ask for it)."""
+    return security.decrypt_optional(bot.discord_token_enc)
+
+
+def set_enabled(bot: Bot, enabled: bool, *, session: Session) -> Bot:
+    return update_bot(bot, {"enabled": enabled}, session=session)
+
+
+def delete_bot(bot: Bot, *, session: Session) -> None:
+    """Delete a bot with everything of it: rows (by cascade) and its files on disk."""
+    bot_id = bot.id
+    assert bot_id is not None
+    session.delete(bot)
+    session.flush()
+    folder = get_settings().bot_files_dir(bot_id)
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    logger.info("Bot %s (%s) deleted", bot_id, bot.name)
+
+
+def list_bots(*, session: Session) -> list[BotSummary]:
+    """Every bot with its status, by name."""
+    rows = session.exec(
+        select(Bot, BotStatus).join(BotStatus, BotStatus.bot_id == Bot.id, isouter=True).order_by(Bot.name)
+    ).all()
+    return [summarize(bot, status) for bot, status in rows]
+
+
+def summarize(bot: Bot, status: BotStatus | None) -> BotSummary:
+    state = status.state if status else BotState.STOPPED.value
+    detail = status.detail if status else ""
+    if not bot.enabled:
+        state, detail = BotState.STOPPED.value, "disabled"
+    elif not bot.discord_token_enc and state == BotState.STOPPED.value:
+        detail = detail or "no Discord token set"
+    return BotSummary(
+        id=bot.id or 0,
+        name=bot.name,
+        enabled=bot.enabled,
+        has_token=bot.discord_token_enc is not None,
+        status=state,
+        status_detail=detail,
+        discord_user_name=status.discord_user_name if status else None,
+        guild_count=status.guild_count if status else 0,
+        heartbeat_at=status.heartbeat_at if status else None,
+    )
+
+
+def bot_details(bot: Bot, *, session: Session) -> dict[str, Any]:
+    """Everything about a bot that may be shown (no secrets: the token is "set" or not)."""
+    status = session.get(BotStatus, bot.id)
+    summary = summarize(bot, status)
+    data = {field: getattr(bot, field) for field in EDITABLE_FIELDS}
+    data.update(summary.as_dict())
+    data["token"] = "set" if bot.discord_token_enc else "not set"
+    data["gateway_revision"] = bot.gateway_revision
+    if status is not None:
+        data.update(
+            pid=status.pid,
+            crash_count=status.crash_count,
+            last_error=status.last_error,
+            discord_user_id=status.discord_user_id,
+        )
+    return data

@@ -1,0 +1,190 @@
+"""LLM settings per category (decision / tools / output): global defaults and per-bot overrides."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlmodel import Session, select
+
+from grobot.core import security
+from grobot.core.errors import ValidationError
+from grobot.core.models import LLMCategory, LLMSetting, utcnow
+from grobot.core.services.validation import validate
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+PROVIDERS = ("ollama", "openai", "anthropic", "gemini")
+DEFAULT_MODEL = "llama3.2"
+
+
+class LLMFields(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    provider: str
+    base_url: str = Field(default="", max_length=500)
+    model: str = Field(min_length=1, max_length=200)
+    context_window: int = Field(default=8192, ge=256, le=10_000_000)
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    fallback_model: Optional[str] = Field(default=None, max_length=200)
+    supports_images: bool = False
+
+    @field_validator("provider")
+    @classmethod
+    def _provider(cls, value: str) -> str:
+        value = value.lower()
+        if value not in PROVIDERS:
+            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(PROVIDERS)}")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+@dataclass(frozen=True)
+class EffectiveLLM:
+    """The settings a call of one category uses for one bot (secrets decrypted)."""
+
+    category: str
+    provider: str
+    base_url: str
+    model: str
+    context_window: int
+    temperature: float
+    api_key: str | None
+    fallback_model: str | None
+    supports_images: bool
+    source: str  # "bot", "global" or "builtin"
+
+    def public(self) -> dict[str, Any]:
+        """As shown to people: the API key is only "set" or "not set"."""
+        return {
+            "category": self.category,
+            "provider": self.provider,
+            "base_url": self.base_url,
+            "model": self.model,
+            "context_window": self.context_window,
+            "temperature": self.temperature,
+            "api_key": "set" if self.api_key else "not set",
+            "fallback_model": self.fallback_model,
+            "supports_images": self.supports_images,
+            "source": self.source,
+        }
+
+
+def _category(category: str) -> str:
+    try:
+        return LLMCategory(category).value
+    except ValueError:
+        raise ValidationError(f"unknown category {category!r}; one of: decision, tools, output") from None
+
+
+def _find(bot_id: int | None, category: str, *, session: Session) -> LLMSetting | None:
+    stmt = select(LLMSetting).where(LLMSetting.category == category)
+    stmt = stmt.where(LLMSetting.bot_id.is_(None) if bot_id is None else LLMSetting.bot_id == bot_id)  # type: ignore[union-attr]
+    return session.exec(stmt).first()
+
+
+def set_llm(
+    *,
+    session: Session,
+    category: str,
+    bot_id: int | None = None,
+    api_key: str | None = None,
+    clear_api_key: bool = False,
+    **fields: Any,
+) -> LLMSetting:
+    """Create or replace the settings of ``category`` (global when ``bot_id`` is None)."""
+    category = _category(category)
+    data = validate(LLMFields, fields)
+    row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="", model="")
+    for key, value in data.model_dump().items():
+        setattr(row, key, value)
+    if api_key:
+        row.api_key_enc = security.encrypt(api_key.strip())
+    elif clear_api_key:
+        row.api_key_enc = None
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
+
+
+def clear_override(*, session: Session, bot_id: int, category: str) -> bool:
+    """Remove a bot's override of ``category``; the global default applies again."""
+    row = _find(bot_id, _category(category), session=session)
+    if row is None:
+        return False
+    session.delete(row)
+    session.flush()
+    return True
+
+
+def _builtin(category: str) -> EffectiveLLM:
+    return EffectiveLLM(
+        category=category,
+        provider="ollama",
+        base_url=get_settings().ollama_host,
+        model=DEFAULT_MODEL,
+        context_window=8192,
+        temperature=0.2 if category != LLMCategory.OUTPUT.value else 0.7,
+        api_key=None,
+        fallback_model=None,
+        supports_images=False,
+        source="builtin",
+    )
+
+
+def _effective(row: LLMSetting, source: str) -> EffectiveLLM:
+    base_url = row.base_url or (get_settings().ollama_host if row.provider == "ollama" else "")
+    return EffectiveLLM(
+        category=row.category,
+        provider=row.provider,
+        base_url=base_url,
+        model=row.model,
+        context_window=row.context_window,
+        temperature=row.temperature,
+        api_key=security.decrypt_optional(row.api_key_enc),
+        fallback_model=row.fallback_model,
+        supports_images=row.supports_images,
+        source=source,
+    )
+
+
+def effective_llm(*, session: Session, category: str, bot_id: int | None = None) -> EffectiveLLM:
+    """The bot's override of ``category``, else the global default, else Ollama at ``OLLAMA_HOST``."""
+    category = _category(category)
+    if bot_id is not None:
+        row = _find(bot_id, category, session=session)
+        if row is not None:
+            return _effective(row, "bot")
+    row = _find(None, category, session=session)
+    if row is not None:
+        return _effective(row, "global")
+    return _builtin(category)
+
+
+def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, EffectiveLLM]:
+    """The effective settings of every category, in one query."""
+    stmt = select(LLMSetting).where(
+        (LLMSetting.bot_id.is_(None)) | (LLMSetting.bot_id == bot_id)  # type: ignore[union-attr]
+    )
+    rows = session.exec(stmt).all()
+    result: dict[str, EffectiveLLM] = {}
+    for category in LLMCategory:
+        bot_row = next((r for r in rows if r.category == category.value and r.bot_id == bot_id and bot_id), None)
+        global_row = next((r for r in rows if r.category == category.value and r.bot_id is None), None)
+        if bot_row is not None:
+            result[category.value] = _effective(bot_row, "bot")
+        elif global_row is not None:
+            result[category.value] = _effective(global_row, "global")
+        else:
+            result[category.value] = _builtin(category.value)
+    return result

@@ -1,0 +1,1 @@
+"""Tools a bot can call: built-in tools and the tools of its MCP servers."""

@@ -1,0 +1,93 @@
+"""The one interface every tool is seen through, built-in or MCP.
+
+The agent chain depends only on this module: it asks a :class:`ToolCatalog` for the
+tools of a bot and calls them by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is shown of a tool."""
+
+    name: str  # unique in the catalog, namespaced for MCP tools ("time__get_current_time")
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool = False  # MCP annotation readOnlyHint, or the built-in tool's flag
+    source: str = "builtin"  # "builtin" or the MCP server's name
+    timeout_seconds: float | None = None  # per-tool override of the call timeout
+    fallback: str | None = None  # name of a tool to try when this one fails
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one call, as the model will read it."""
+
+    content: str
+    is_error: bool = False
+    structured: Any = None
+    transient: bool = False  # a fault worth retrying (timeout, connection lost)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolError(Exception):
+    """A tool could not run; ``transient`` faults may be retried."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+@dataclass
+class ToolContext:
+    """Who is calling: passed to built-in tools (files, notes, Discord actions)."""
+
+    bot_id: int
+    user_id: str | None = None
+    user_name: str | None = None
+    channel_id: str | None = None
+    guild_id: str | None = None
+    message_id: str | None = None
+    platform: str = "discord"  # "discord" or "test_chat"
+    discord: Any = None  # a DiscordActions object inside a bot process, else None
+
+
+@runtime_checkable
+class ToolCatalog(Protocol):
+    """The tools one bot may use for one message."""
+
+    async def list_tools(self) -> list[ToolSpec]:
+        """Every tool available now (unavailable servers are left out and reported)."""
+        ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *, context: ToolContext, timeout: float) -> ToolResult:
+        """Call a tool; raise :class:`ToolError` (or return ``is_error``) when it fails."""
+        ...
+
+    def unavailable(self) -> dict[str, str]:
+        """Tools or servers that could not be reached: name -> one-line reason."""
+        ...
+
+
+class EmptyCatalog:
+    """A catalog with no tools (bots without tools, and tests)."""
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return []
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *, context: ToolContext, timeout: float) -> ToolResult:
+        raise ToolError(f"unknown tool {name!r}")
+
+    def unavailable(self) -> dict[str, str]:
+        return {}

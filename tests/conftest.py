@@ -1,0 +1,120 @@
+"""Shared fixtures: an isolated GroBot environment per test, on SQLite or PostgreSQL.
+
+Every test that touches the database gets a fresh data dir, secret key and database,
+migrated by Alembic (never ``create_all``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.pg import PgCluster  # noqa: E402
+
+TEST_SECRET_KEY = "tests-secret-key-not-for-production"
+
+
+@dataclass
+class GroBotEnv:
+    """What a test needs to know about its isolated environment."""
+
+    data_dir: Path
+    database_url: str
+    backend: str  # "sqlite" or "postgresql"
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        """Environment for subprocesses (CLI, worker, bot processes) of this test."""
+        env = dict(os.environ)
+        env.update(
+            DATABASE_URL=self.database_url,
+            GROBOT_DATA_DIR=str(self.data_dir),
+            GROBOT_SECRET_KEY=TEST_SECRET_KEY,
+            PYTHONPATH=str(ROOT),
+        )
+        env.update(extra)
+        return env
+
+
+def _reset_process_state() -> None:
+    from grobot.core.db import dispose_engines
+    from grobot.core.settings import get_settings
+
+    dispose_engines()
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL server for the whole test session."""
+    cluster = PgCluster().start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite database, copied for each test (migrating once is faster)."""
+    from grobot.core import migrations
+
+    path = tmp_path_factory.mktemp("template") / "grobot.db"
+    os.environ.pop("DATABASE_URL", None)
+    migrations.upgrade(f"sqlite:///{path}")
+    _reset_process_state()
+    return path
+
+
+def _make_env(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> GroBotEnv:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if backend == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        shutil.copy(template, data_dir / "grobot.db")
+        url = f"sqlite:///{data_dir / 'grobot.db'}"
+    else:
+        cluster: PgCluster = request.getfixturevalue("postgres_cluster")
+        url = cluster.create_database()
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("GROBOT_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("GROBOT_SECRET_KEY", TEST_SECRET_KEY)
+    for var in ("CHROMA_URL", "DISCORD_API_BASE", "DISCORD_GATEWAY_URL", "OLLAMA_HOST"):
+        monkeypatch.delenv(var, raising=False)
+    _reset_process_state()
+    if backend == "postgresql":
+        from grobot.core import migrations
+
+        migrations.upgrade(url)
+    return GroBotEnv(data_dir=data_dir, database_url=url, backend=backend)
+
+
+@pytest.fixture
+def grobot_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
+    """An isolated environment on SQLite (the embedded default)."""
+    env = _make_env("sqlite", tmp_path, monkeypatch, request)
+    yield env
+    _reset_process_state()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
+    """The same test on SQLite and on PostgreSQL."""
+    env = _make_env(request.param, tmp_path, monkeypatch, request)
+    yield env
+    _reset_process_state()
+
+
+@pytest.fixture
+def pg_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
+    """An isolated environment on PostgreSQL."""
+    env = _make_env("postgresql", tmp_path, monkeypatch, request)
+    yield env
+    _reset_process_state()
