@@ -91,3 +91,18 @@ class EmptyCatalog:
 
     def unavailable(self) -> dict[str, str]:
         return {}
+
+
+@runtime_checkable
+class DiscordActions(Protocol):
+    """What the Discord built-in tools may do; implemented inside a bot process only."""
+
+    async def react(self, channel_id: str, message_id: str, emoji: str) -> None: ...
+
+    async def reply_in_thread(self, channel_id: str, message_id: str, text: str, *, thread_name: str | None = None) -> str:
+        """Answer in a thread on ``message_id`` (created when missing); returns the thread id."""
+        ...
+
+    async def recent_messages(self, channel_id: str, *, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest messages of a channel, oldest first: ``{id, author, content, created_at}``."""
+        ...
