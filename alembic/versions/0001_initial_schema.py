@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 13:24:29.755885
+Create Date: 2026-11-22 13:27:39.361477
 """
 from typing import Sequence, Union
 
