@@ -9,6 +9,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
 from grobot.core.errors import GroBotError
 
 logger = logging.getLogger(__name__)
@@ -53,6 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except OperationalError as exc:
+        from grobot.core.settings import get_settings
+
+        url = make_url(get_settings().database_url).render_as_string(hide_password=True)
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else "unknown reason"
+        print(f"error: cannot use the database {url}: {reason}", file=sys.stderr)
+        return 2
     except Exception as exc:  # never a traceback for the user
         if os.environ.get("GROBOT_DEBUG"):
             raise

@@ -106,10 +106,10 @@ def session_scope(*, readonly: bool = False, engine: Engine | None = None) -> It
     session = Session(engine, expire_on_commit=False)
     try:
         yield session
-        if readonly:
-            session.rollback()
-        else:
+        if not readonly:
             session.commit()
+        # A read-only session is closed without commit: close() ends the transaction
+        # and leaves the loaded objects usable (detached, not expired).
     except BaseException:
         session.rollback()
         raise

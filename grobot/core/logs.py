@@ -47,6 +47,7 @@ class DatabaseLogHandler(logging.Handler):
         self.database_url = database_url
         self.dropped = 0
         self.written = 0
+        self._failing = False
         self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
         self._pending: deque[dict[str, Any]] = deque()
         self._stop = threading.Event()
@@ -106,25 +107,38 @@ class DatabaseLogHandler(logging.Handler):
 
     def _write_batch(self) -> bool:
         from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
 
         from grobot.core.db import get_engine
         from grobot.core.models import LogEntry
 
         batch = [self._pending[i] for i in range(min(self.batch_size, len(self._pending)))]
         try:
-            with get_engine(self.database_url).begin() as conn:
-                conn.execute(insert(LogEntry), batch)
+            engine = get_engine(self.database_url)
+            try:
+                with engine.begin() as conn:
+                    conn.execute(insert(LogEntry), batch)
+            except IntegrityError:
+                # A bot was deleted meanwhile: keep the records of the others, one by one.
+                for record in batch:
+                    try:
+                        with engine.begin() as conn:
+                            conn.execute(insert(LogEntry), [record])
+                    except IntegrityError:
+                        self.dropped += 1
         except Exception as exc:
-            if "FOREIGN KEY" in str(exc).upper() or "foreign key" in str(exc):
-                # The bot was deleted: its records have nowhere to go.
-                for _ in batch:
-                    self._pending.popleft()
-                return True
-            print(f"grobot: cannot write logs to the database ({type(exc).__name__}); will retry", file=sys.stderr)
+            if not self._failing:
+                print(f"grobot: cannot write logs to the database ({type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0][:200] if str(exc) else ''}); keeping them and retrying",
+                      file=sys.stderr)
+            self._failing = True
             return False
         for _ in batch:
             self._pending.popleft()
         self.written += len(batch)
+        if self._failing:
+            print("grobot: writing logs to the database again", file=sys.stderr)
+            self._failing = False
         return True
 
     def _notify(self) -> None:

@@ -260,8 +260,8 @@ def bot_details(bot: Bot, *, session: Session) -> dict[str, Any]:
     """Everything about a bot that may be shown (no secrets: the token is "set" or not)."""
     status = session.get(BotStatus, bot.id)
     summary = summarize(bot, status)
-    data = {field: getattr(bot, field) for field in EDITABLE_FIELDS}
-    data.update(summary.as_dict())
+    data = summary.as_dict()
+    data.update({field: getattr(bot, field) for field in EDITABLE_FIELDS})
     data["token"] = "set" if bot.discord_token_enc else "not set"
     data["gateway_revision"] = bot.gateway_revision
     if status is not None:

@@ -81,3 +81,7 @@ def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
     if session.get(AppUserBot, (user.id, bot_id)) is None:
         session.add(AppUserBot(app_user_id=user.id, bot_id=bot_id))
         session.flush()
+
+
+def list_users(*, session: Session) -> list[AppUser]:
+    return list(session.exec(select(AppUser).order_by(AppUser.username)).all())

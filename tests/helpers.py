@@ -1,0 +1,49 @@
+"""Small helpers shared by the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def make_token(user_id: int) -> str:
+    """A token shaped like a real Discord bot token; its first part encodes the bot's user id."""
+    first = base64.urlsafe_b64encode(str(user_id).encode()).decode().rstrip("=")
+    if len(first) < 18:
+        raise ValueError("use a snowflake-sized user id (14+ digits), as Discord does")
+    return f"{first}.{secrets.token_urlsafe(5)[:6]}.{secrets.token_urlsafe(27)[:27]}"
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05, message: str = "") -> T:
+    """Poll ``predicate`` until it returns a truthy value or ``timeout`` passes (then fail)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        last = predicate()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s: {message or predicate}; last={last!r}")
+        time.sleep(interval)
+
+
+async def async_wait_for(
+    predicate: Callable[[], Awaitable[T] | T], timeout: float = 10.0, interval: float = 0.05, message: str = ""
+) -> T:
+    """The asyncio version of :func:`wait_for` (``predicate`` may be a coroutine function)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value  # type: ignore[return-value]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s: {message or predicate}")
+        await asyncio.sleep(interval)
