@@ -225,6 +225,12 @@ def delete_bot(bot: Bot, *, session: Session) -> None:
     folder = get_settings().bot_files_dir(bot_id)
     if folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
+    from grobot.core.services.discord_users import memory_store_exists
+
+    if memory_store_exists():
+        from grobot.core.memory.store import get_memory
+
+        get_memory().drop_bot(bot_id)
     logger.info("Bot %s (%s) deleted", bot_id, bot.name)
 
 

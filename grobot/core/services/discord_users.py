@@ -7,6 +7,7 @@ import logging
 from sqlmodel import Session, delete, select
 
 from grobot.core.models import UserNote, UserProfile, utcnow
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -34,12 +35,31 @@ def set_directives(
 
 
 def forget_user(*, session: Session, bot_id: int, discord_user_id: str) -> dict[str, int]:
-    """Delete the profile and notes of a user (memories: once the memory store exists)."""
+    """Delete the profile, the notes and the long-term memories about a user."""
     profiles = session.exec(
         delete(UserProfile).where(UserProfile.bot_id == bot_id, UserProfile.discord_user_id == discord_user_id)
     ).rowcount
     notes = session.exec(
         delete(UserNote).where(UserNote.bot_id == bot_id, UserNote.discord_user_id == discord_user_id)
     ).rowcount
-    logger.info("Bot %s forgot a user: %s profile(s), %s note(s)", bot_id, profiles, notes)
-    return {"profiles": profiles or 0, "notes": notes or 0}
+    memories = forget_user_memories(bot_id=bot_id, discord_user_id=discord_user_id)
+    logger.info("Bot %s forgot a user: %s profile(s), %s note(s), %s memories", bot_id, profiles, notes, memories)
+    return {"profiles": profiles or 0, "notes": notes or 0, "memories": memories}
+
+
+def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:
+    """Delete the memories whose ``user_id`` metadata is this user; returns how many."""
+    if not memory_store_exists():
+        return 0
+    from grobot.core.memory.store import get_memory
+
+    memory = get_memory()
+    before = memory.count(bot_id)
+    memory.delete(bot_id, where={"user_id": discord_user_id})
+    return before - memory.count(bot_id)
+
+
+def memory_store_exists() -> bool:
+    """Whether a Chroma store is configured or was ever created (avoids creating one needlessly)."""
+    settings = get_settings()
+    return bool(settings.chroma_url) or settings.chroma_dir.exists()
