@@ -1,18 +1,175 @@
 """The catalog of one bot: its built-in tools + the tools of its enabled MCP servers.
 
-(Stub until the tools issue lands: no tools.)
+MCP tools are named ``<server>__<tool>``, filtered by the association's allowed list and
+given its timeout. A server that cannot be reached is left out and reported by
+:meth:`BotCatalog.unavailable`, so the chain can tell the model.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import hashlib
 import logging
+from dataclasses import dataclass
 from typing import Any
 
-from grobot.core.tools.base import EmptyCatalog, ToolCatalog
+from grobot.core.errors import GroBotError
+from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
+from grobot.core.tools.builtins import BuiltinTool, builtin_tools
+from grobot.core.tools.mcp_config import McpServerConfig
+from grobot.core.tools.mcp_results import MAX_NAME, namespaced, tool_spec
 
 logger = logging.getLogger(__name__)
 
+LIST_TIMEOUT = 30.0  # at most this long for all servers to list their tools
 
-async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None) -> ToolCatalog:
-    """The tools bot ``bot_id`` may use now."""
-    return EmptyCatalog()
+
+@dataclass(frozen=True)
+class _McpEntry:
+    spec: ToolSpec
+    config: McpServerConfig
+    tool: str  # the tool's own name on its server
+
+
+@dataclass(frozen=True)
+class _Link:
+    config: McpServerConfig | None
+    name: str
+    allowed_tools: list[str] | None
+    timeout_seconds: float
+    error: str = ""
+
+
+class BotCatalog:
+    """The tools one bot may use now (implements :class:`grobot.core.tools.base.ToolCatalog`)."""
+
+    def __init__(
+        self,
+        bot_id: int,
+        *,
+        builtins: list[BuiltinTool],
+        mcp: list[_McpEntry],
+        unavailable: dict[str, str],
+        hub: Any,
+        discord: Any = None,
+    ) -> None:
+        self.bot_id = bot_id
+        self._builtins = {t.spec.name: t for t in builtins}
+        self._mcp = {e.spec.name: e for e in mcp}
+        self._unavailable = dict(unavailable)
+        self._hub = hub
+        self._discord = discord
+
+    @property
+    def discord(self) -> Any:
+        """The bot process's DiscordActions, or None (the chain passes it on in ToolContext)."""
+        return self._discord
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [t.spec for t in self._builtins.values()] + [e.spec for e in self._mcp.values()]
+
+    def spec(self, name: str) -> ToolSpec | None:
+        if name in self._builtins:
+            return self._builtins[name].spec
+        entry = self._mcp.get(name)
+        return entry.spec if entry else None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, context: ToolContext, timeout: float
+    ) -> ToolResult:
+        """Run a tool; failures raise :class:`ToolError` (``transient`` for timeouts and lost connections)."""
+        arguments = dict(arguments or {})
+        builtin = self._builtins.get(name)
+        if builtin is not None:
+            if context.discord is None and self._discord is not None:
+                context = dataclasses.replace(context, discord=self._discord)
+            try:
+                return await asyncio.wait_for(builtin.call(arguments, context), timeout)
+            except asyncio.TimeoutError:
+                raise ToolError(f"tool {name} did not finish within {timeout:g} s", transient=True) from None
+        entry = self._mcp.get(name)
+        if entry is None:
+            reason = next((r for server, r in self._unavailable.items() if name.startswith(f"{server}__")), None)
+            raise ToolError(reason or f"unknown tool {name!r}")
+        return await self._hub.call_tool(entry.config, entry.tool, arguments, timeout=timeout)
+
+    def unavailable(self) -> dict[str, str]:
+        return dict(self._unavailable)
+
+
+def _load_links(bot_id: int) -> list[_Link]:
+    from grobot.core.db import session_scope
+    from grobot.core.services import mcp_servers
+
+    links: list[_Link] = []
+    with session_scope(readonly=True) as session:
+        for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
+            allowed = list(link.allowed_tools) if link.allowed_tools else None
+            try:
+                config: McpServerConfig | None = mcp_servers.server_config(server)
+                error = ""
+            except GroBotError as exc:  # e.g. its secrets were encrypted with another key
+                config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
+            links.append(_Link(config, server.name, allowed, float(link.timeout_seconds), error))
+    return links
+
+
+def _unique(name: str, used: set[str], server: str, tool: str) -> str:
+    if name not in used:
+        return name
+    digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, memory: Any = None) -> BotCatalog:
+    """The tools bot ``bot_id`` may use now.
+
+    ``hub``: the process's MCP hub (default :func:`get_hub`); ``discord``: a
+    ``DiscordActions`` inside a bot process (adds the Discord tools); ``memory``: a
+    ``MemoryPort`` (adds memory search/remember).
+    """
+    if hub is None:
+        from grobot.core.tools.mcp_hub import get_hub
+
+        hub = get_hub()
+    builtins = builtin_tools(bot_id, discord=discord, memory=memory)
+    links = await asyncio.to_thread(_load_links, bot_id)
+    unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}
+    usable = [link for link in links if link.config is not None]
+
+    async def tools_of(link: _Link) -> Any:
+        assert link.config is not None
+        try:
+            return await asyncio.wait_for(hub.list_tools(link.config), LIST_TIMEOUT)
+        except asyncio.TimeoutError:
+            return ToolError(f"MCP server '{link.name}' did not list its tools within {LIST_TIMEOUT:g} s")
+        except ToolError as exc:
+            return exc
+
+    outcomes = await asyncio.gather(*(tools_of(link) for link in usable))
+    used = {t.spec.name for t in builtins}
+    entries: list[_McpEntry] = []
+    for link, outcome in zip(usable, outcomes):
+        assert link.config is not None
+        if isinstance(outcome, BaseException):
+            unavailable[link.name] = str(outcome)
+            logger.warning("Bot %s: %s", bot_id, outcome)
+            continue
+        allowed = set(link.allowed_tools) if link.allowed_tools is not None else None
+        for tool in outcome:
+            if allowed is not None and tool.name not in allowed:
+                continue
+            spec = tool_spec(link.name, tool, timeout=link.timeout_seconds)
+            name = _unique(spec.name, used, link.name, tool.name)
+            if name != spec.name:
+                spec = dataclasses.replace(spec, name=name)
+            used.add(name)
+            entries.append(_McpEntry(spec=spec, config=link.config, tool=tool.name))
+        missing = sorted((allowed or set()) - {t.name for t in outcome})
+        if missing:
+            logger.warning("Bot %s: MCP server %r has no tool %s", bot_id, link.name, ", ".join(missing))
+    return BotCatalog(bot_id, builtins=builtins, mcp=entries, unavailable=unavailable, hub=hub, discord=discord)
+
+
+__all__ = ["BotCatalog", "catalog_for_bot", "namespaced"]

@@ -1,0 +1,154 @@
+"""The files of a bot: bytes on disk under the bot's folder, metadata in ``bot_file``.
+
+Every path is relative to ``settings.bot_files_dir(bot_id)``; absolute paths, ``..``
+and symbolic links that lead outside the folder are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import mimetypes
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from sqlmodel import Session, select
+
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.models import BotFile, utcnow
+from grobot.core.services import app_settings
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+MAX_PATH_CHARS = 500
+TEXT_READ_LIMIT = 100_000  # characters a text read returns at most
+
+
+def bot_root(bot_id: int) -> Path:
+    """The bot's folder (created when missing)."""
+    root = get_settings().bot_files_dir(bot_id)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def clean_path(path: str) -> str:
+    """``path`` as a normalised relative POSIX path, or :class:`ValidationError` when it could escape."""
+    raw = (path or "").strip()
+    if not raw:
+        raise ValidationError("a file path is required")
+    if len(raw) > MAX_PATH_CHARS:
+        raise ValidationError(f"a file path is at most {MAX_PATH_CHARS} characters")
+    if "\0" in raw or "\\" in raw:
+        raise ValidationError(f"{path!r} is not a valid file path (no backslashes or NUL characters)")
+    pure = PurePosixPath(raw)
+    if pure.is_absolute() or (len(raw) > 1 and raw[1] == ":"):
+        raise ValidationError(f"{path!r} is an absolute path; give a path inside the bot's folder")
+    parts = [p for p in pure.parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise ValidationError(f"{path!r} goes outside the bot's folder ('..' is not allowed)")
+    if not parts:
+        raise ValidationError("a file path is required")
+    return "/".join(parts)
+
+
+def resolve(bot_id: int, path: str) -> tuple[str, Path]:
+    """The clean relative path and the real location of ``path``, confined to the bot's folder."""
+    rel = clean_path(path)
+    root = bot_root(bot_id).resolve()
+    target = (root / rel).resolve()
+    if target != root and root not in target.parents:
+        raise ValidationError(f"{path!r} leads outside the bot's folder (through a symbolic link)")
+    return rel, target
+
+
+def max_file_bytes(*, session: Session) -> int:
+    return int(app_settings.get_value("max_file_bytes", session=session))
+
+
+def list_files(*, session: Session, bot_id: int) -> list[BotFile]:
+    """The bot's files by path (rows detached, so they outlive a read-only session)."""
+    rows = list(session.exec(select(BotFile).where(BotFile.bot_id == bot_id).order_by(BotFile.path)).all())
+    for row in rows:
+        session.expunge(row)
+    return rows
+
+
+def get_file(*, session: Session, bot_id: int, path: str) -> BotFile:
+    rel = clean_path(path)
+    row = session.exec(select(BotFile).where(BotFile.bot_id == bot_id, BotFile.path == rel)).first()
+    if row is None:
+        raise NotFoundError(f"the bot has no file {rel!r}")
+    return row
+
+
+def read_bytes(*, session: Session, bot_id: int, path: str) -> bytes:
+    """The content of one of the bot's files."""
+    row = get_file(session=session, bot_id=bot_id, path=path)
+    _, target = resolve(bot_id, row.path)
+    if not target.is_file():
+        raise NotFoundError(f"the file {row.path!r} is missing from disk")
+    limit = max(max_file_bytes(session=session), row.size)
+    with target.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValidationError(f"the file {row.path!r} is larger than {limit} bytes")
+    return data
+
+
+def read_text(*, session: Session, bot_id: int, path: str, max_chars: int = TEXT_READ_LIMIT) -> tuple[str, bool]:
+    """A text file's content (at most ``max_chars``) and whether it was cut."""
+    data = read_bytes(session=session, bot_id=bot_id, path=path)
+    if b"\0" in data[:8192]:
+        raise ValidationError(f"the file {clean_path(path)!r} is not a text file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError(f"the file {clean_path(path)!r} is not a UTF-8 text file") from None
+    if len(text) > max_chars:
+        return text[:max_chars], True
+    return text, False
+
+
+def write_file(
+    *, session: Session, bot_id: int, path: str, data: bytes, content_type: str | None = None
+) -> BotFile:
+    """Create or replace a file (atomically on disk) and its metadata row."""
+    limit = max_file_bytes(session=session)
+    if len(data) > limit:
+        raise ValidationError(f"the file is {len(data)} bytes; the limit is {limit} bytes")
+    rel, target = resolve(bot_id, path)
+    if target.exists() and not target.is_file():
+        raise ValidationError(f"{rel!r} is a folder")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _, target = resolve(bot_id, rel)  # again: the folders now exist, links among them are resolved
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    row = session.exec(select(BotFile).where(BotFile.bot_id == bot_id, BotFile.path == rel)).first()
+    if row is None:
+        row = BotFile(bot_id=bot_id, path=rel)
+    row.size = len(data)
+    row.content_type = content_type or mimetypes.guess_type(rel)[0] or "application/octet-stream"
+    row.sha256 = hashlib.sha256(data).hexdigest()
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    logger.info("Bot %s: file %s written (%d bytes)", bot_id, rel, len(data))
+    return row
+
+
+def delete_file(*, session: Session, bot_id: int, path: str) -> None:
+    """Delete a file from disk and its row."""
+    row = get_file(session=session, bot_id=bot_id, path=path)
+    _, target = resolve(bot_id, row.path)
+    target.unlink(missing_ok=True)
+    session.delete(row)
+    session.flush()
+    logger.info("Bot %s: file %s deleted", bot_id, row.path)

@@ -1,0 +1,306 @@
+"""The registry of MCP servers, and which bots use which server with which tools."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Optional
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from grobot.core import security
+from grobot.core.errors import ConflictError, NotFoundError, ValidationError
+from grobot.core.models import BotMcpServer, McpServer, McpTransport, utcnow
+from grobot.core.services.validation import validate
+from grobot.core.tools.mcp_config import SERVER_NAME_RE, McpServerConfig
+
+logger = logging.getLogger(__name__)
+
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
+
+
+def _split_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _invalid(message: str) -> PydanticCustomError:
+    """A validation error whose text is shown as is (no "Value error," prefix)."""
+    return PydanticCustomError("invalid", message.replace("{", "{{").replace("}", "}}"))
+
+
+class ServerFields(BaseModel):
+    """The editable fields of an MCP server (all optional: an update names only what changes)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    name: Optional[str] = None
+    transport: Optional[McpTransport] = None
+    command: Optional[str] = Field(default=None, max_length=500)
+    args: Optional[list[str]] = Field(default=None, max_length=100)
+    env: Optional[dict[str, str]] = None
+    cwd: Optional[str] = Field(default=None, max_length=500)
+    url: Optional[str] = Field(default=None, max_length=1000)
+    headers: Optional[dict[str, str]] = None
+    enabled: Optional[bool] = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and (not SERVER_NAME_RE.match(value) or "__" in value):
+            raise _invalid(
+                "must be 1-32 characters: letters, digits, '_' and '-', starting with a letter or digit, "
+                "without '__' (it separates the server from the tool in tool names)"
+            )
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value:
+            parsed = urlparse(value)
+            if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                raise _invalid("must be an http:// or https:// URL")
+        return value or None
+
+    @field_validator("env", "headers")
+    @classmethod
+    def _mapping(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for key in value or {}:
+            if not key or any(c.isspace() for c in key) or "=" in key:
+                raise _invalid(f"{key!r} is not a valid name")
+        return value
+
+
+@dataclass(frozen=True)
+class BotServerLink:
+    """An MCP server enabled for a bot, with the association's own settings."""
+
+    config: McpServerConfig
+    allowed_tools: list[str] | None
+    timeout_seconds: float
+
+
+def _check_complete(server: McpServer) -> None:
+    if server.transport == McpTransport.STDIO.value:
+        if not server.command:
+            raise ValidationError("command: required for a stdio server")
+    elif not server.url:
+        raise ValidationError(f"url: required for a {server.transport} server")
+
+
+def get_server(ref: int | str, *, session: Session) -> McpServer:
+    """The MCP server with id or name ``ref``."""
+    server: McpServer | None = None
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        server = session.get(McpServer, int(ref))
+    if server is None and isinstance(ref, str):
+        server = session.exec(select(McpServer).where(McpServer.name == ref)).first()
+    if server is None:
+        raise NotFoundError(f"no MCP server named or numbered {ref!r}")
+    return server
+
+
+def _apply(server: McpServer, data: ServerFields) -> None:
+    values = data.model_dump(exclude_unset=True)
+    for key, value in values.items():
+        if key == "env":
+            server.env_enc = security.encrypt_json(value) if value else None
+        elif key == "headers":
+            server.headers_enc = security.encrypt_json(value) if value else None
+        elif key == "transport":
+            server.transport = value.value if isinstance(value, McpTransport) else value
+        else:
+            setattr(server, key, value)
+
+
+def _check_name_free(name: str, *, session: Session, exclude_id: int | None = None) -> None:
+    existing = session.exec(select(McpServer.id).where(McpServer.name == name)).first()
+    if existing is not None and existing != exclude_id:
+        raise ConflictError(f"an MCP server named {name!r} already exists")
+
+
+def create_server(*, session: Session, name: str, transport: str = "stdio", **fields: Any) -> McpServer:
+    """Register an MCP server (validated; env and headers are encrypted)."""
+    data = validate(ServerFields, {"name": name, "transport": transport, **fields})
+    if not data.name:
+        raise ValidationError("name: required")
+    _check_name_free(data.name, session=session)
+    server = McpServer(name=data.name)
+    _apply(server, data)
+    _check_complete(server)
+    session.add(server)
+    try:
+        session.flush()
+    except IntegrityError:
+        raise ConflictError(f"an MCP server named {data.name!r} already exists") from None
+    logger.info("MCP server %s (%s, %s) registered", server.id, server.name, server.transport)
+    return server
+
+
+def update_server(server: McpServer, changes: dict[str, Any], *, session: Session) -> McpServer:
+    """Apply validated ``changes``; hubs reconnect when the connection settings changed."""
+    data = validate(ServerFields, changes)
+    if data.name is not None:
+        _check_name_free(data.name, session=session, exclude_id=server.id)
+    _apply(server, data)
+    _check_complete(server)
+    server.updated_at = utcnow()
+    session.add(server)
+    session.flush()
+    return server
+
+
+def delete_server(server: McpServer, *, session: Session) -> None:
+    """Unregister a server (its bot associations go with it)."""
+    session.delete(server)
+    session.flush()
+    logger.info("MCP server %s (%s) deleted", server.id, server.name)
+
+
+def list_servers(*, session: Session) -> list[McpServer]:
+    return list(session.exec(select(McpServer).order_by(McpServer.name)).all())
+
+
+def server_config(server: McpServer) -> McpServerConfig:
+    """The decrypted connection settings of ``server`` (raises SecretKeyError on a wrong key)."""
+    return McpServerConfig(
+        name=server.name,
+        transport=server.transport,
+        command=server.command,
+        args=tuple(server.args or ()),
+        env=dict(security.decrypt_json(server.env_enc)) if server.env_enc else {},
+        cwd=server.cwd,
+        url=server.url,
+        headers=dict(security.decrypt_json(server.headers_enc)) if server.headers_enc else {},
+        server_id=server.id,
+    )
+
+
+def server_summary(server: McpServer) -> dict[str, Any]:
+    """Everything about a server that may be shown: secret values are never included."""
+    env = security.decrypt_json(server.env_enc) if server.env_enc else {}
+    headers = security.decrypt_json(server.headers_enc) if server.headers_enc else {}
+    return {
+        "id": server.id,
+        "name": server.name,
+        "transport": server.transport,
+        "command": server.command,
+        "args": list(server.args or []),
+        "cwd": server.cwd,
+        "url": server.url,
+        "env": sorted(env),  # names only
+        "headers": sorted(headers),  # names only
+        "enabled": server.enabled,
+        "tools": [t.get("name") for t in (server.tools_cache or [])],
+        "tools_refreshed_at": server.tools_refreshed_at,
+        "last_error": server.last_error,
+    }
+
+
+def record_tools(
+    *, session: Session, server_id: int, tools: list[dict[str, Any]] | None, error: str = ""
+) -> None:
+    """Store the latest tool list (or keep the old one and store the error)."""
+    server = session.get(McpServer, server_id)
+    if server is None:
+        return
+    if tools is not None:
+        server.tools_cache = tools
+        server.tools_refreshed_at = utcnow()
+    server.last_error = error
+    session.add(server)
+    session.flush()
+
+
+# --------------------------------------------------------------------------- bot associations
+
+
+def _clean_tools(allowed_tools: Any) -> list[str] | None:
+    allowed_tools = _split_list(allowed_tools)
+    if allowed_tools is None:
+        return None
+    names = [str(t).strip() for t in allowed_tools if str(t).strip()]
+    if not names:
+        return None
+    return sorted(set(names))
+
+
+def enable_for_bot(
+    *,
+    session: Session,
+    bot_id: int,
+    server: McpServer,
+    allowed_tools: Any = None,
+    timeout_seconds: float | None = None,
+) -> BotMcpServer:
+    """Let a bot use ``server`` (all tools, or only ``allowed_tools``), with its own call timeout."""
+    link = session.get(BotMcpServer, (bot_id, server.id))
+    if link is None:
+        link = BotMcpServer(bot_id=bot_id, mcp_server_id=server.id)
+    link.enabled = True
+    tools = _clean_tools(allowed_tools)
+    if allowed_tools is not None:
+        known = {t.get("name") for t in (server.tools_cache or [])}
+        unknown = [t for t in tools or [] if known and t not in known]
+        if unknown:
+            raise ValidationError(
+                f"MCP server {server.name!r} has no tool named {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(n for n in known if n))})"
+            )
+        link.allowed_tools = tools
+    if timeout_seconds is not None:
+        if not MIN_TIMEOUT <= float(timeout_seconds) <= MAX_TIMEOUT:
+            raise ValidationError(f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds")
+        link.timeout_seconds = float(timeout_seconds)
+    session.add(link)
+    session.flush()
+    logger.info("Bot %s: MCP server %s enabled", bot_id, server.name)
+    return link
+
+
+def disable_for_bot(*, session: Session, bot_id: int, server: McpServer) -> None:
+    """Stop a bot using ``server`` (the association keeps its settings)."""
+    link = session.get(BotMcpServer, (bot_id, server.id))
+    if link is None or not link.enabled:
+        raise NotFoundError(f"MCP server {server.name!r} is not enabled for this bot")
+    link.enabled = False
+    session.add(link)
+    session.flush()
+    logger.info("Bot %s: MCP server %s disabled", bot_id, server.name)
+
+
+def bot_links(*, session: Session, bot_id: int, enabled_only: bool = True) -> list[tuple[BotMcpServer, McpServer]]:
+    """The bot's associations with their servers (by default only usable ones)."""
+    stmt = (
+        select(BotMcpServer, McpServer)
+        .join(McpServer, col(McpServer.id) == col(BotMcpServer.mcp_server_id))
+        .where(BotMcpServer.bot_id == bot_id)
+        .order_by(McpServer.name)
+    )
+    if enabled_only:
+        stmt = stmt.where(BotMcpServer.enabled == True, McpServer.enabled == True)  # noqa: E712
+    return [(link, server) for link, server in session.exec(stmt).all()]
+
+
+def bot_servers(*, session: Session, bot_id: int) -> list[BotServerLink]:
+    """What the hub needs to build a bot's catalog: enabled servers, decrypted, with their settings."""
+    return [
+        BotServerLink(
+            config=server_config(server),
+            allowed_tools=list(link.allowed_tools) if link.allowed_tools else None,
+            timeout_seconds=float(link.timeout_seconds),
+        )
+        for link, server in bot_links(session=session, bot_id=bot_id)
+    ]
+
+
+def enabled_configs(*, session: Session) -> list[McpServerConfig]:
+    """Every enabled server (for the scheduled tool-list refresh)."""
+    rows = session.exec(select(McpServer).where(McpServer.enabled == True)).all()  # noqa: E712
+    return [server_config(server) for server in rows]

@@ -1,0 +1,343 @@
+"""Built-in tools: date and time, the bot's files, user notes, memory, Discord actions.
+
+Each tool is a :class:`BuiltinTool`: its :class:`ToolSpec` (name, description, JSON
+input schema, read-only flag) and an async function of ``(arguments, context)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import jsonschema
+
+from grobot.core.db import session_scope
+from grobot.core.errors import GroBotError
+from grobot.core.services import files as files_service
+from grobot.core.services import user_notes
+from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+MODEL_TEXT_LIMIT = 20_000  # characters of a file a tool hands to the model
+Runner = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    spec: ToolSpec
+    run: Runner
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        """Validate the arguments against the schema, then run; domain errors become :class:`ToolError`."""
+        try:
+            jsonschema.validate(arguments, self.spec.input_schema)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path)
+            raise ToolError(f"invalid arguments for {self.spec.name}: {where + ': ' if where else ''}{exc.message}") from None
+        try:
+            return await self.run(arguments, context)
+        except GroBotError as exc:
+            raise ToolError(f"{self.spec.name}: {exc}") from None
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool) -> ToolSpec:
+    return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, source="builtin")
+
+
+def _json_result(data: Any) -> ToolResult:
+    return ToolResult(content=json.dumps(data, ensure_ascii=False, default=str), structured=data)
+
+
+def _need_user(context: ToolContext) -> str:
+    if not context.user_id:
+        raise ToolError("this tool needs to know who is talking (no Discord user in this conversation)")
+    return str(context.user_id)
+
+
+# --------------------------------------------------------------------------- date and time
+
+
+async def _datetime_now(args: dict[str, Any], context: ToolContext) -> ToolResult:
+    name = (args.get("timezone") or "UTC").strip()
+    try:
+        zone = ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ToolError(f"unknown time zone {name!r}; use an IANA name such as 'Europe/Paris' or 'UTC'") from None
+    now = datetime.now(zone)
+    data = {
+        "timezone": name,
+        "datetime": now.isoformat(timespec="seconds"),
+        "date": now.date().isoformat(),
+        "time": now.strftime("%H:%M:%S"),
+        "day_of_week": now.strftime("%A"),
+        "utc_offset": now.strftime("%z"),
+    }
+    return _json_result(data)
+
+
+DATETIME = BuiltinTool(
+    _spec(
+        "datetime_now",
+        "The current date and time in a time zone.",
+        _schema({"timezone": {"type": "string", "description": "IANA time zone, e.g. 'Europe/Paris'; default UTC"}}),
+        read_only=True,
+    ),
+    _datetime_now,
+)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _files_tools(bot_id: int) -> list[BuiltinTool]:
+    async def list_(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        def work() -> list[dict[str, Any]]:
+            with session_scope(readonly=True) as session:
+                rows = files_service.list_files(session=session, bot_id=bot_id)
+            return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
+
+        return _json_result(await asyncio.to_thread(work))
+
+    async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        def work() -> tuple[str, bool]:
+            with session_scope(readonly=True) as session:
+                return files_service.read_text(
+                    session=session, bot_id=bot_id, path=args["path"], max_chars=MODEL_TEXT_LIMIT
+                )
+
+        text, cut = await asyncio.to_thread(work)
+        if cut:
+            text += f"\n[... cut at {MODEL_TEXT_LIMIT} characters]"
+        return ToolResult(content=text, meta={"truncated": cut})
+
+    return [
+        BuiltinTool(
+            _spec("files_list", "List the bot's files (path, size, type).", _schema({}), read_only=True), list_
+        ),
+        BuiltinTool(
+            _spec(
+                "files_read",
+                "Read one of the bot's text files.",
+                _schema({"path": {"type": "string", "description": "path as listed by files_list"}}, ["path"]),
+                read_only=True,
+            ),
+            read,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- user notes
+
+
+def _note_dict(note: Any) -> dict[str, Any]:
+    return {"id": note.id, "note": note.note, "reliability": round(float(note.reliability), 3)}
+
+
+def _notes_tools(bot_id: int) -> list[BuiltinTool]:
+    async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        user = _need_user(context)
+
+        def work() -> list[dict[str, Any]]:
+            with session_scope(readonly=True) as session:
+                return [_note_dict(n) for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id=user)]
+
+        return _json_result(await asyncio.to_thread(work))
+
+    async def add(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        user = _need_user(context)
+
+        def work() -> dict[str, Any]:
+            with session_scope() as session:
+                note = user_notes.add_note(
+                    session=session,
+                    bot_id=bot_id,
+                    discord_user_id=user,
+                    note=args["note"],
+                    reliability=float(args.get("reliability", 0.5)),
+                    source="tool",
+                )
+                return _note_dict(note)
+
+        return _json_result(await asyncio.to_thread(work))
+
+    async def update(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        user = _need_user(context)
+
+        def work() -> dict[str, Any]:
+            with session_scope() as session:
+                note = user_notes.get_note(session=session, note_id=int(args["note_id"]))
+                if note.bot_id != bot_id or note.discord_user_id != user:
+                    raise ToolError(f"note {args['note_id']} is not a note about this user")
+                note = user_notes.update_note(
+                    session=session, note_id=note.id, note=args.get("note"), reliability=args.get("reliability")
+                )
+                return _note_dict(note)
+
+        return _json_result(await asyncio.to_thread(work))
+
+    reliability = {"type": "number", "minimum": 0, "maximum": 1, "description": "0 = a guess, 1 = certain"}
+    return [
+        BuiltinTool(
+            _spec(
+                "user_notes_read",
+                "Read what is noted about the user you are talking with (most reliable first).",
+                _schema({}),
+                read_only=True,
+            ),
+            read,
+        ),
+        BuiltinTool(
+            _spec(
+                "user_notes_add",
+                "Note a fact about the user you are talking with, with how reliable it is.",
+                _schema(
+                    {"note": {"type": "string", "minLength": 1, "maxLength": user_notes.MAX_NOTE_CHARS},
+                     "reliability": reliability},
+                    ["note", "reliability"],
+                ),
+                read_only=False,
+            ),
+            add,
+        ),
+        BuiltinTool(
+            _spec(
+                "user_notes_update",
+                "Correct a note about the user you are talking with (its text and/or reliability).",
+                _schema(
+                    {"note_id": {"type": "integer"},
+                     "note": {"type": "string", "minLength": 1, "maxLength": user_notes.MAX_NOTE_CHARS},
+                     "reliability": reliability},
+                    ["note_id"],
+                ),
+                read_only=False,
+            ),
+            update,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
+    async def search(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        found = await memory.search(bot_id, args["query"], int(args.get("k", 5)))
+        return _json_result(list(found))
+
+    async def remember(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        metadata = {k: v for k, v in {"user_id": context.user_id, "channel_id": context.channel_id,
+                                      "source": "tool"}.items() if v}
+        await memory.remember(bot_id, [args["text"]], metadata)
+        return ToolResult(content="remembered")
+
+    return [
+        BuiltinTool(
+            _spec(
+                "memory_search",
+                "Search the bot's long-term memory for things related to a query.",
+                _schema({"query": {"type": "string", "minLength": 1},
+                         "k": {"type": "integer", "minimum": 1, "maximum": 20}}, ["query"]),
+                read_only=True,
+            ),
+            search,
+        ),
+        BuiltinTool(
+            _spec(
+                "memory_remember",
+                "Store a fact in the bot's long-term memory.",
+                _schema({"text": {"type": "string", "minLength": 1, "maxLength": 4000}}, ["text"]),
+                read_only=False,
+            ),
+            remember,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- Discord
+
+
+def _discord_tools(discord: Any) -> list[BuiltinTool]:
+    def where(args: dict[str, Any], context: ToolContext) -> tuple[str, str]:
+        channel = context.channel_id
+        message = str(args.get("message_id") or context.message_id or "")
+        if not channel or not message:
+            raise ToolError("no Discord message to act on in this conversation")
+        return str(channel), message
+
+    def actions(context: ToolContext) -> Any:
+        return context.discord or discord
+
+    async def react(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        channel, message = where(args, context)
+        await actions(context).react(channel, message, args["emoji"])
+        return ToolResult(content=f"reacted with {args['emoji']}")
+
+    async def reply_in_thread(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        channel, message = where(args, context)
+        thread_id = await actions(context).reply_in_thread(
+            channel, message, args["text"], thread_name=args.get("thread_name")
+        )
+        return _json_result({"thread_id": thread_id})
+
+    async def recent(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        if not context.channel_id:
+            raise ToolError("no Discord channel in this conversation")
+        messages = await actions(context).recent_messages(str(context.channel_id), limit=int(args.get("limit", 20)))
+        return _json_result(messages)
+
+    message_id = {"type": "string", "pattern": "^[0-9]+$", "description": "default: the message being answered"}
+    return [
+        BuiltinTool(
+            _spec(
+                "discord_react",
+                "React to a Discord message with an emoji.",
+                _schema({"emoji": {"type": "string", "minLength": 1, "maxLength": 64}, "message_id": message_id},
+                        ["emoji"]),
+                read_only=False,
+            ),
+            react,
+        ),
+        BuiltinTool(
+            _spec(
+                "discord_reply_in_thread",
+                "Answer in a thread on a Discord message (the thread is created when missing).",
+                _schema({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
+                         "thread_name": {"type": "string", "maxLength": 100}, "message_id": message_id}, ["text"]),
+                read_only=False,
+            ),
+            reply_in_thread,
+        ),
+        BuiltinTool(
+            _spec(
+                "discord_recent_messages",
+                "Read the most recent messages of the current Discord channel (oldest first).",
+                _schema({"limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
+                read_only=True,
+            ),
+            recent,
+        ),
+    ]
+
+
+def builtin_tools(bot_id: int, *, discord: Any = None, memory: Any = None) -> list[BuiltinTool]:
+    """The built-in tools of a bot: Discord actions only with ``discord``, memory only with ``memory``."""
+    tools = [DATETIME, *_files_tools(bot_id), *_notes_tools(bot_id)]
+    if memory is not None:
+        tools += _memory_tools(bot_id, memory)
+    if discord is not None:
+        tools += _discord_tools(discord)
+    return tools

