@@ -1,0 +1,1 @@
+"""Reusable UI pieces: plain functions that build components, with no database access."""

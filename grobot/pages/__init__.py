@@ -1,0 +1,1 @@
+"""The pages of the web app: one module per page, each with its own substate."""

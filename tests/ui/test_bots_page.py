@@ -1,0 +1,125 @@
+"""The Bots page, in a real browser against the real web app: what an admin sees.
+
+One web app (``reflex run --env prod``) serves the whole module; the tests share its
+database, so each test sets up the bots it looks at.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from playwright.sync_api import expect
+
+from grobot.core.db import session_scope
+from grobot.core.models import BotStatus, utcnow
+from grobot.core.services import bots
+from tests.helpers import make_token
+
+logger = logging.getLogger(__name__)
+
+# The first start on a fresh machine installs the frontend packages and builds them.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+LIVE_TIMEOUT_MS = 15_000  # the page refreshes every 2 s
+
+
+def delete_all_bots() -> None:
+    with session_scope() as session:
+        for summary in bots.list_bots(session=session):
+            bots.delete_bot(bots.get_bot(summary.id, session=session), session=session)
+
+
+def add_bot(name: str, *, token: str | None = None, enabled: bool = True) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=name, token=token, enabled=enabled).id
+
+
+def set_status(bot_id: int, **fields: object) -> None:
+    with session_scope() as session:
+        status = session.get(BotStatus, bot_id)
+        for key, value in fields.items():
+            setattr(status, key, value)
+        status.updated_at = utcnow()
+        session.add(status)
+
+
+def bot_row(page, name: str):
+    """The table row of the bot called ``name``."""
+    return page.get_by_role("table").get_by_role("row").filter(
+        has=page.get_by_role("rowheader").get_by_text(name, exact=True)
+    )
+
+
+def guilds_cell(row):
+    """The "Guilds" cell of a row (after Status and Discord account)."""
+    return row.get_by_role("cell").nth(2)
+
+
+def test_without_bots_the_page_says_how_to_add_one(page, ui_env) -> None:
+    delete_all_bots()
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name="No bots yet")).to_be_visible()
+    expect(page.get_by_text("python -m grobot bot add --name NAME --token-stdin")).to_be_visible()
+    expect(page).to_have_title("Bots · GroBot")
+    page.screenshot(path="/tmp/ui-bots-empty.png", full_page=True)
+
+
+def test_the_page_lists_the_bots_with_their_live_status(page, ui_env) -> None:
+    delete_all_bots()
+    token = make_token(112233445566778899)
+    alpha = add_bot("Alpha", token=token)
+    add_bot("Beta")
+    add_bot("Gamma", enabled=False)
+    delta = add_bot("Delta", token=make_token(998877665544332211))
+    set_status(alpha, state="online", detail="connected", discord_user_name="alpha-bot", guild_count=3, heartbeat_at=utcnow())
+    set_status(delta, state="error", detail="Discord refused the token (401 Unauthorized)")
+
+    page.goto("/")
+    table = page.get_by_role("table")
+    expect(table).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("4 bots · 1 online")).to_be_visible()
+
+    alpha_row = bot_row(page, "Alpha")
+    expect(alpha_row).to_contain_text("Online")
+    expect(alpha_row).to_contain_text("connected")
+    expect(alpha_row).to_contain_text("alpha-bot")
+    expect(guilds_cell(alpha_row)).to_have_text("3")
+    expect(alpha_row).to_contain_text("Enabled")
+    expect(bot_row(page, "Beta")).to_contain_text("Stopped")
+    expect(bot_row(page, "Beta")).to_contain_text("no Discord token set")
+    expect(bot_row(page, "Gamma")).to_contain_text("Stopped")
+    expect(bot_row(page, "Gamma")).to_contain_text("Disabled")
+    expect(bot_row(page, "Delta")).to_contain_text("Error")
+    expect(bot_row(page, "Delta")).to_contain_text("Discord refused the token (401 Unauthorized)")
+    # Sorted by name, as the service lists them.
+    expect(table.get_by_role("rowheader")).to_contain_text(["Alpha", "Beta", "Delta", "Gamma"])
+    page.screenshot(path="/tmp/ui-bots.png", full_page=True)
+
+    # The bot process reports a new state: the open page shows it without a reload.
+    set_status(delta, state="starting", detail="connecting to the gateway")
+    set_status(alpha, state="offline", detail="gateway connection lost")
+    expect(bot_row(page, "Delta")).to_contain_text("Starting", timeout=LIVE_TIMEOUT_MS)
+    expect(bot_row(page, "Delta")).to_contain_text("connecting to the gateway")
+    expect(bot_row(page, "Alpha")).to_contain_text("Offline")
+    expect(bot_row(page, "Alpha")).not_to_contain_text("Online")
+
+    set_status(delta, state="online", detail="connected", discord_user_name="delta-bot", guild_count=12)
+    expect(bot_row(page, "Delta")).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
+    expect(bot_row(page, "Delta")).to_contain_text("delta-bot")
+    expect(guilds_cell(bot_row(page, "Delta"))).to_have_text("12")
+    expect(page.get_by_text("4 bots · 1 online")).to_be_visible()
+
+    # A bot added from the command line appears too.
+    add_bot("Epsilon")
+    expect(bot_row(page, "Epsilon")).to_contain_text("Stopped", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_text("5 bots · 1 online")).to_be_visible()
+    page.screenshot(path="/tmp/ui-bots-live.png", full_page=True)
+
+    # Tokens never reach the browser: not in the page, not in any state update.
+    assert token not in page.content()
+    frames = page.grobot_record.frames
+    assert any("Epsilon" in frame for frame in frames), "the state updates were not recorded"
+    assert not any(token in frame for frame in frames)
+    assert not any("discord_token" in frame for frame in frames)
