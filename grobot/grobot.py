@@ -1,8 +1,16 @@
-"""The Reflex app and its pages (nothing else lives here; the theme is in rxconfig.py)."""
+"""The Reflex app and its pages (nothing else lives here; the theme is in rxconfig.py).
+
+Every page but the login page checks the session on load (``AppState.require_login``, or
+``require_admin`` for admin-only pages) before its own on-load handlers.
+"""
 
 import reflex as rx
 
-from grobot.pages import bots
+from grobot.pages import bots, login
+from grobot.state import AppState
 
 app = rx.App(html_lang="en")
-app.add_page(bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=bots.BotsState.refresh)
+app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
+app.add_page(
+    bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, bots.BotsState.refresh]
+)

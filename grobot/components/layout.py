@@ -1,4 +1,5 @@
-"""The page frame: a sidebar with the navigation, a header with the page title, the content."""
+"""The page frame: a sidebar with the navigation and the signed-in user, a header with the
+page title, the content. Nothing of a page shows until the session has been checked."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import reflex as rx
 
 from grobot.components.navigation import NAV_ITEMS, NavItem
+from grobot.state import AppState
 
 logger = logging.getLogger(__name__)
 
@@ -52,20 +54,83 @@ def nav_link(item: NavItem, *, active: bool) -> rx.Component:
     )
 
 
+def nav_entry(item: NavItem, *, active: bool) -> rx.Component:
+    """A sidebar entry, left out for testers when the page is for admins only."""
+    link = nav_link(item, active=active)
+    return rx.cond(AppState.is_admin, link) if item.admin_only else link
+
+
+def role_badge() -> rx.Component:
+    return rx.badge(
+        rx.cond(AppState.is_admin, "Admin", "Tester"),
+        color_scheme=rx.cond(AppState.is_admin, "indigo", "teal"),
+        variant="soft",
+        size="1",
+        data_testid="user-role",
+    )
+
+
+def sign_out_button(*, compact: bool = False) -> rx.Component:
+    if compact:
+        return rx.icon_button(
+            rx.icon("log-out", size=16), variant="soft", color_scheme="gray", aria_label="Log out",
+            title="Log out", on_click=AppState.sign_out,
+        )  # fmt: skip
+    return rx.button(
+        rx.icon("log-out", size=16),
+        "Log out",
+        variant="soft",
+        color_scheme="gray",
+        width="100%",
+        on_click=AppState.sign_out,
+    )
+
+
+def user_panel() -> rx.Component:
+    """Who is signed in, with their role, and the way out (bottom of the sidebar)."""
+    return rx.vstack(
+        rx.hstack(
+            rx.center(
+                rx.icon("user-round", size=16, color=rx.color("gray", 11)),
+                width="2rem",
+                height="2rem",
+                min_width="2rem",
+                border_radius="50%",
+                background=rx.color("gray", 4),
+            ),
+            rx.vstack(
+                rx.text(AppState.username, size="2", weight="medium", truncate=True, max_width="9rem", data_testid="user-name"),
+                role_badge(),
+                spacing="1",
+                align="start",
+            ),
+            align="center",
+            spacing="3",
+            width="100%",
+        ),
+        sign_out_button(),
+        spacing="3",
+        width="100%",
+        padding_top="1rem",
+        border_top=f"1px solid {rx.color('gray', 5)}",
+        aria_label="Signed-in user",
+    )
+
+
 def sidebar(active: str) -> rx.Component:
     """The navigation column (hidden on narrow screens, where the header shows the brand)."""
     return rx.el.nav(
         rx.vstack(
             brand(),
             rx.vstack(
-                *[nav_link(item, active=item.key == active) for item in NAV_ITEMS],
+                *[nav_entry(item, active=item.key == active) for item in NAV_ITEMS],
                 spacing="1",
                 width="100%",
             ),
             spacing="6",
             width="100%",
         ),
-        rx.text("Self-hosted Discord bot fleet", size="1", color=rx.color("gray", 10)),
+        user_panel(),
         display=["none", "none", "flex"],
         flex_direction="column",
         justify_content="space-between",
@@ -85,10 +150,19 @@ def header(title: str, subtitle: str | rx.Var | None = None, actions: rx.Compone
     """The page header: title, an optional subtitle and optional actions on the right."""
     return rx.el.header(
         rx.vstack(
-            rx.box(brand(), display=["block", "block", "none"], margin_bottom="0.75rem"),
+            rx.hstack(
+                brand(),
+                rx.hstack(rx.text(AppState.username, size="2", color=rx.color("gray", 11)), sign_out_button(compact=True), align="center", spacing="2"),
+                display=["flex", "flex", "none"],
+                justify="between",
+                align="center",
+                width="100%",
+                margin_bottom="0.75rem",
+            ),
             rx.heading(title, size="7", weight="bold", as_="h1"),
             *([rx.text(subtitle, size="2", color=rx.color("gray", 11))] if subtitle is not None else []),
             spacing="1",
+            width=["100%", "100%", "auto"],  # narrow screens: the brand row spans the width
         ),
         actions if actions is not None else rx.fragment(),
         display="flex",
@@ -109,7 +183,35 @@ def page_layout(
     subtitle: str | rx.Var | None = None,
     actions: rx.Component | None = None,
 ) -> rx.Component:
-    """A whole page: sidebar, header and ``children`` as the main content."""
+    """A whole page: sidebar, header and ``children`` as the main content.
+
+    Shown only to a signed-in user: the page's on-load check (``AppState.require_login``)
+    fills in the user or sends the browser to the login page.
+    """
+    return rx.cond(
+        AppState.signed_in,
+        _frame(*children, active=active, title=title, subtitle=subtitle, actions=actions),
+        checking_session(),
+    )
+
+
+def checking_session() -> rx.Component:
+    """What shows while the session is being checked (a moment, before the page or the login)."""
+    return rx.center(
+        rx.hstack(rx.spinner(size="3"), rx.text("Checking your session…", color=rx.color("gray", 11)), align="center", spacing="3"),
+        min_height="100vh",
+        width="100%",
+        background=rx.color("gray", 1),
+    )
+
+
+def _frame(
+    *children: rx.Component,
+    active: str,
+    title: str,
+    subtitle: str | rx.Var | None,
+    actions: rx.Component | None,
+) -> rx.Component:
     return rx.flex(
         sidebar(active),
         rx.el.main(

@@ -16,6 +16,9 @@ class NavItem:
     label: str
     route: str
     icon: str  # a lucide icon name
+    admin_only: bool = True  # testers see only the entries marked False
 
 
-NAV_ITEMS: tuple[NavItem, ...] = (NavItem(key="bots", label="Bots", route="/", icon="bot"),)
+# The pages testers may use are the ones with ``admin_only=False``; their on-load check
+# (``AppState.require_login`` or ``require_admin``) must say the same.
+NAV_ITEMS: tuple[NavItem, ...] = (NavItem(key="bots", label="Bots", route="/", icon="bot", admin_only=False),)

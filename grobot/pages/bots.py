@@ -1,4 +1,5 @@
-"""The Bots page: every bot of the fleet with its live status, refreshed every few seconds."""
+"""The Bots page: the bots a user may see (admins: the whole fleet; testers: the bots granted
+to them) with their live status, refreshed every few seconds."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from reflex.components.core.banner import has_connection_errors
 from grobot.components.empty_state import command_line, empty_state
 from grobot.components.layout import page_layout
 from grobot.components.status_badge import status_badge
-from grobot.core.db import session_scope
-from grobot.core.services.bots import BotSummary, list_bots
+from grobot.core.services.bots import BotSummary
+from grobot.core.services.users import NotSignedIn, bots_visible_to
 from grobot.state import AppState
+from grobot.state.app_state import run_authorized, sign_out_script
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +55,13 @@ class BotRow:
         )
 
 
-def load_bot_rows() -> list[BotRow]:
-    """Every bot with its status, by name (blocking: run it in a thread)."""
-    with session_scope(readonly=True) as session:
-        return [BotRow.from_summary(summary) for summary in list_bots(session=session)]
+def load_bot_rows(session_token: str) -> list[BotRow]:
+    """The bots the session's user may see, with their status, by name (blocking: run it in a
+    thread). Raises ``NotSignedIn`` when the session is no longer valid."""
+    return run_authorized(
+        session_token,
+        lambda session, user: [BotRow.from_summary(summary) for summary in bots_visible_to(user, session=session)],
+    )
 
 
 class BotsState(AppState):
@@ -88,17 +93,30 @@ class BotsState(AppState):
         return f"{total} bot{'' if total == 1 else 's'} · {online} online"
 
     @rx.event(background=True)
-    async def refresh(self, _tick: str = "") -> None:
+    async def refresh(self, _tick: str = ""):
         """Reload the bots from the database (on load, then on every timer tick)."""
         async with self:
+            if not self.user_id:
+                return  # the on-load session check sends the browser to the login page
             now = time.monotonic()
             if self._refresh_started and now - self._refresh_started < REFRESH_STALE_SECONDS:
                 return  # the previous tick is still reading
             self._refresh_started = now
+            session_token = self.session_token
         rows: list[BotRow] | None = None
         failure: Exception | None = None
         try:
-            rows = await asyncio.to_thread(load_bot_rows)
+            rows = await asyncio.to_thread(load_bot_rows, session_token)
+        except asyncio.CancelledError:  # Reflex ends a page's on-load chain when the browser leaves
+            async with self:
+                self._refresh_started = 0.0  # else the next ticks would wait for a dead refresh
+            raise
+        except NotSignedIn:  # expired, or the user was disabled or deleted meanwhile
+            async with self:
+                self._refresh_started = 0.0
+                self._forget_session()
+                self.bots = []
+            return sign_out_script()
         except Exception as exc:  # the page says so and keeps retrying
             failure = exc
         async with self:
@@ -206,6 +224,16 @@ def no_bots() -> rx.Component:
     )
 
 
+def no_shared_bots() -> rx.Component:
+    """What a tester sees before an admin has shared a bot with them."""
+    return empty_state(
+        "bot",
+        "No bots shared with you yet",
+        "An administrator decides which bots you may test. Ask them to give you access; "
+        "the bots appear here as soon as they do.",
+    )
+
+
 def loading() -> rx.Component:
     return rx.center(rx.hstack(rx.spinner(size="3"), rx.text("Loading bots…", color=rx.color("gray", 11))), padding="3rem", width="100%")
 
@@ -250,7 +278,7 @@ def bots_page() -> rx.Component:
                     spacing="5",
                     width="100%",
                 ),
-                no_bots(),
+                rx.cond(AppState.is_admin, no_bots(), no_shared_bots()),
             ),
             rx.cond(BotsState.load_error == "", loading()),
         ),

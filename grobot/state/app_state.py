@@ -1,18 +1,130 @@
-"""The root state of the web app.
+"""The root state of the web app: who is signed in, and the server-side role checks.
 
 Every page state derives from :class:`AppState`, so what all pages share (the signed-in
-user and their role, once login exists) lives here. This module imports nothing else of
-the app. Every state var reaches the browser: never put a secret in one.
+user and their role) lives here. This module imports nothing else of the app (only
+``grobot.core``). Every state var reaches the browser: never put a secret in one. The
+state keeps only the user's id, name and role, and the signed session token the browser
+holds anyway; every event handler that reads or writes data checks that token and the
+role again on the server with :func:`run_authorized` (``grobot.core.services.users``
+decides), so nothing the browser sends can widen what a user may do.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 import reflex as rx
+from reflex.event import EventSpec
+from sqlmodel import Session
+
+from grobot.core.db import session_scope
+from grobot.core.errors import PermissionDenied
+from grobot.core.models import AppUser, Role
+from grobot.core.services import users
+from grobot.core.services.users import NotSignedIn
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+LOGIN_ROUTE = "/login"
+HOME_ROUTE = "/"
+SESSION_STORAGE_NAME = "grobot_session"
+ALL_ROLES: tuple[Role, ...] = tuple(Role)
+
+
+def run_authorized(
+    token: str, work: Callable[[Session, AppUser], T], *roles: Role, readonly: bool = True
+) -> T:
+    """Check the session ``token`` and the role (any role when none given), then ``work(session, user)``.
+
+    Blocking (run it with ``asyncio.to_thread``). Raises :class:`NotSignedIn` without a valid
+    session, ``PermissionDenied`` when the user's role is not among ``roles``.
+    """
+    with session_scope(readonly=readonly) as session:
+        user = users.authorize(token, *(roles or ALL_ROLES), session=session)
+        return work(session, user)
+
+
+def current_user(token: str, *roles: Role) -> users.SignedInUser:
+    """Who the session ``token`` belongs to (blocking; raises as :func:`run_authorized`)."""
+    return run_authorized(token, lambda _session, user: users.signed_in(user), *roles)
+
+
+def sign_out_script() -> EventSpec:
+    """Forget the session in the browser and start over on the login page with a fresh state.
+
+    Dropping the tab's Reflex state token (sessionStorage ``token``) makes the next page
+    load start from an empty server state, so nothing a previous user saw lingers there.
+    """
+    return rx.call_script(
+        f"window.localStorage.removeItem({json.dumps(SESSION_STORAGE_NAME)});"
+        "window.sessionStorage.removeItem('token');"
+        f"window.location.replace({json.dumps(LOGIN_ROUTE)});"
+    )
 
 
 class AppState(rx.State):
     """State shared by every page (the base of every page's substate)."""
+
+    # The signed session token (``grobot.core.security.sign_session``), kept by the browser
+    # so that a reload or a new tab stays signed in. Never trusted without verification.
+    session_token: str = rx.LocalStorage("", name=SESSION_STORAGE_NAME)
+    # Shown in the page; the server never trusts these for a permission decision.
+    user_id: int = 0
+    username: str = ""
+    role: str = ""
+
+    @rx.var
+    def signed_in(self) -> bool:
+        return self.user_id > 0
+
+    @rx.var
+    def is_admin(self) -> bool:
+        return self.role == Role.ADMIN.value
+
+    def _show_user(self, user: users.SignedInUser | None) -> None:
+        self.user_id = user.id if user else 0
+        self.username = user.username if user else ""
+        self.role = user.role if user else ""
+
+    def _forget_session(self) -> None:
+        self._show_user(None)
+        self.session_token = ""
+
+    async def _check_session(self, *roles: Role):
+        """On-load check of a page open to ``roles``: who is signed in, or where to go instead."""
+        token = self.session_token
+        try:
+            user = await asyncio.to_thread(current_user, token, *roles)
+        except NotSignedIn:
+            self._forget_session()
+            # A stale session (expired, user disabled): also drop what this tab's state holds.
+            return sign_out_script() if token else rx.redirect(LOGIN_ROUTE, replace=True)
+        except PermissionDenied:
+            logger.info("User %s (%s) was sent away from a page for %s", self.username, self.role, roles)
+            return rx.redirect(HOME_ROUTE, replace=True)
+        self._show_user(user)
+        return None
+
+    @rx.event
+    async def require_login(self):
+        """On load of every page except the login page: a signed-in user of any role."""
+        return await self._check_session()
+
+    @rx.event
+    async def require_admin(self):
+        """On load of a page only admins may open."""
+        return await self._check_session(Role.ADMIN)
+
+    @rx.event
+    def sign_out(self):
+        """Log out: forget the session here and in the browser, back to the login page."""
+        if self.username:
+            logger.info("User %s signed out of the web app", self.username)
+        self._forget_session()
+        return sign_out_script()

@@ -1,5 +1,8 @@
-"""Fixtures of the browser tests: one isolated database and one running web app per module,
-Debian's Chromium driven by Playwright, a fresh page per test.
+"""Fixtures of the browser tests: one isolated database and one running web app for the
+whole ``tests/ui`` package (starting the app is the slow part, so all modules share it),
+Debian's Chromium driven by Playwright, a fresh page (and browser storage) per test.
+
+The modules share the database: each test sets up the bots and users it looks at.
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from grobot.core.models import Role
 from tests.conftest import TEST_SECRET_KEY, GroBotEnv, _reset_process_state
+from tests.ui.auth import UiUser, create_ui_user, sign_in
 from tests.ui.webapp import CHROMIUM_ARGS, WebApp, chromium_path
 
 logger = logging.getLogger(__name__)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def ui_env(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Iterator[GroBotEnv]:
-    """Like ``grobot_env``, for a whole module: the web app it serves lives that long."""
+    """Like ``grobot_env``, for the whole package: the web app it serves lives that long."""
     data_dir = tmp_path_factory.mktemp("ui") / "data"
     data_dir.mkdir(parents=True)
     shutil.copy(sqlite_template, data_dir / "grobot.db")
@@ -38,7 +43,7 @@ def ui_env(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> I
     _reset_process_state()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def web_app(ui_env: GroBotEnv) -> Iterator[WebApp]:
     """The real web app (``reflex run --env prod``) on a free port, serving ``ui_env``."""
     app = WebApp(
@@ -51,9 +56,9 @@ def web_app(ui_env: GroBotEnv) -> Iterator[WebApp]:
     app.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
-    """Headless Chromium from Debian (``apt-get install chromium``), one per module."""
+    """Headless Chromium from Debian (``apt-get install chromium``), one for the package."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
@@ -91,3 +96,16 @@ def page(browser, web_app: WebApp) -> Iterator[object]:
     page.on("console", lambda msg: record.console_errors.append(msg.text) if msg.type == "error" else None)
     yield page
     context.close()
+
+
+@pytest.fixture(scope="package")
+def ui_admin(ui_env: GroBotEnv) -> UiUser:
+    """An admin account of the web app, for the tests that need one signed in."""
+    return create_ui_user("ui-admin", Role.ADMIN)
+
+
+@pytest.fixture
+def admin_page(page, ui_admin: UiUser):
+    """A fresh page, signed in as the admin through the login form."""
+    sign_in(page, ui_admin)
+    return page

@@ -1,7 +1,8 @@
 """The Bots page, in a real browser against the real web app: what an admin sees.
 
-One web app (``reflex run --env prod``) serves the whole module; the tests share its
-database, so each test sets up the bots it looks at.
+One web app (``reflex run --env prod``) serves the whole ``tests/ui`` package; the tests
+share its database, so each test sets up the bots it looks at. Each test signs in as an
+admin first (``admin_page``): without a session the app shows only the login page.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def guilds_cell(row):
     return row.get_by_role("cell").nth(2)
 
 
-def test_without_bots_the_page_says_how_to_add_one(page, ui_env) -> None:
+def test_without_bots_the_page_says_how_to_add_one(admin_page, ui_env) -> None:
+    page = admin_page
     delete_all_bots()
     page.goto("/")
     expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=30_000)
@@ -66,7 +68,8 @@ def test_without_bots_the_page_says_how_to_add_one(page, ui_env) -> None:
     page.screenshot(path="/tmp/ui-bots-empty.png", full_page=True)
 
 
-def test_the_page_lists_the_bots_with_their_live_status(page, ui_env) -> None:
+def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> None:
+    page = admin_page
     delete_all_bots()
     token = make_token(112233445566778899)
     alpha = add_bot("Alpha", token=token)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import math
 import re
 import secrets
+from dataclasses import dataclass
 
 from sqlmodel import Session, func, select
 
 from grobot.core import security
-from grobot.core.errors import ConflictError, NotFoundError, ValidationError
+from grobot.core.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
+from grobot.core.services import bots as bots_service
 from grobot.core.models import AppUser, AppUserBot, Role, utcnow
 
 logger = logging.getLogger(__name__)
@@ -85,3 +90,116 @@ def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
 
 def list_users(*, session: Session) -> list[AppUser]:
     return list(session.exec(select(AppUser).order_by(AppUser.username)).all())
+
+
+# --------------------------------------------------------------------------- web sessions
+
+LOGIN_FAILED_MESSAGE = "Wrong username or password"
+_dummy_hash: str | None = None
+
+
+class NotSignedIn(PermissionDenied):
+    """No valid session: none, expired, or its user is disabled, deleted or has a new password."""
+
+
+class LoginRefused(PermissionDenied):
+    """A login that did not succeed; the message never says which part was wrong."""
+
+    def __init__(self, message: str = LOGIN_FAILED_MESSAGE, *, retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class SignedInUser:
+    """What the web app may keep about a signed-in user (never the password or its hash)."""
+
+    id: int
+    username: str
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == Role.ADMIN.value
+
+
+def session_stamp(user: AppUser) -> str:
+    """A short fingerprint of the account's password hash: a new password ends older sessions."""
+    return hashlib.sha256(f"{user.id}:{user.password_hash}".encode()).hexdigest()[:16]
+
+
+def start_session(user: AppUser) -> str:
+    """A signed session token for ``user`` (kept by the browser, checked on every request)."""
+    return security.sign_session(user.id or 0, stamp=session_stamp(user))
+
+
+def _spend_password_check(password: str) -> None:
+    """Verify against a throwaway hash, so an unknown username takes as long as a known one."""
+    global _dummy_hash
+    if _dummy_hash is None:
+        _dummy_hash = security.hash_password(secrets.token_urlsafe(16))
+    security.verify_password(password, _dummy_hash)
+
+
+def login(
+    *, session: Session, username: str, password: str, throttle: security.LoginThrottle | None = None
+) -> tuple[SignedInUser, str]:
+    """Check a login; returns the user and a new session token, or raises :class:`LoginRefused`.
+
+    A username with too many recent failures is refused without checking the password.
+    """
+    throttle = throttle or security.login_throttle
+    wait = throttle.retry_after(username)
+    if wait > 0:
+        raise LoginRefused(_locked_message(wait), retry_after=wait)
+    user = authenticate(session=session, username=username, password=password) if username.strip() else None
+    if user is None:
+        if session.exec(select(AppUser.id).where(AppUser.username == username.strip())).first() is None:
+            _spend_password_check(password)
+        wait = throttle.record_failure(username)
+        logger.info("Failed web login")
+        raise LoginRefused(_locked_message(wait) if wait > 0 else LOGIN_FAILED_MESSAGE, retry_after=wait)
+    throttle.record_success(username)
+    logger.info("User %s signed in to the web app", user.username)
+    return signed_in(user), start_session(user)
+
+
+def _locked_message(wait: float) -> str:
+    seconds = max(1, math.ceil(wait))
+    return f"Too many failed attempts. Try again in {seconds} s."
+
+
+def signed_in(user: AppUser) -> SignedInUser:
+    return SignedInUser(id=user.id or 0, username=user.username, role=user.role)
+
+
+def user_for_session(token: str, *, session: Session) -> AppUser | None:
+    """The enabled user a session token belongs to; None when it is invalid, expired,
+    for a deleted or disabled user, or made before the user's password changed."""
+    claims = security.verify_session(token)
+    if claims is None:
+        return None
+    user = session.get(AppUser, claims.user_id)
+    if user is None or user.disabled or not hmac.compare_digest(claims.stamp, session_stamp(user)):
+        return None
+    return user
+
+
+def authorize(token: str, *allowed: Role, session: Session) -> AppUser:
+    """The session's user when it has one of the ``allowed`` roles (all roles when none given);
+    raises :class:`NotSignedIn` without a valid session and :class:`PermissionDenied` for
+    another role. Every web event handler that reads or writes data goes through this."""
+    user = user_for_session(token, session=session)
+    if user is None:
+        raise NotSignedIn("please sign in")
+    security.require_role(user.role, *(allowed or tuple(Role)))
+    return user
+
+
+def bots_visible_to(user: AppUser, *, session: Session) -> list[bots_service.BotSummary]:
+    """The bots (with their status) that ``user`` may see: all for an admin, the granted ones for a tester."""
+    visible = visible_bot_ids(user, session=session)
+    summaries = bots_service.list_bots(session=session)
+    if visible is None:
+        return summaries
+    return [summary for summary in summaries if summary.id in visible]

@@ -1,0 +1,57 @@
+"""Accounts of the web app for the browser tests, and signing in through the login form."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from playwright.sync_api import expect
+
+from grobot.core.db import session_scope
+from grobot.core.models import Role
+from grobot.core.services import users
+
+logger = logging.getLogger(__name__)
+
+PAGE_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class UiUser:
+    id: int
+    username: str
+    password: str
+    role: str
+
+
+def create_ui_user(username: str, role: Role, password: str | None = None) -> UiUser:
+    """A new account in the web app's database (the name must be new)."""
+    password = password or users.generate_password()
+    with session_scope() as session:
+        user = users.create_user(session=session, username=username, password=password, role=role.value)
+        return UiUser(id=user.id or 0, username=username, password=password, role=role.value)
+
+
+def login_url_pattern() -> re.Pattern[str]:
+    return re.compile(r".*/login/?$")
+
+
+def home_url_pattern() -> re.Pattern[str]:
+    return re.compile(r"^https?://[^/]+/?$")
+
+
+def fill_login(page, username: str, password: str) -> None:
+    """Type into the login form and submit it (the page must be the login page)."""
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def sign_in(page, user: UiUser) -> None:
+    """Sign in through the login form and wait for the Bots page."""
+    page.goto("/login")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    fill_login(page, user.username, user.password)
+    expect(page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
