@@ -21,6 +21,8 @@ if str(ROOT) not in sys.path:
 
 from tests.pg import PgCluster  # noqa: E402
 
+pytest_plugins = ["tests.fakes.llm"]
+
 TEST_SECRET_KEY = "tests-secret-key-not-for-production"
 
 

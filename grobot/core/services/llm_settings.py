@@ -188,3 +188,22 @@ def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, 
         else:
             result[category.value] = _builtin(category.value)
     return result
+
+
+async def list_server_models(provider: str, base_url: str = "", api_key: str | None = None) -> list[str]:
+    """The models an LLM server offers (for the web app's model picker); raises a one-line LLMError."""
+    from grobot.core.llm.registry import get_provider
+
+    provider = validate(LLMFields, {"provider": provider, "model": "x"}).provider
+    if not base_url and provider == "ollama":
+        base_url = get_settings().ollama_host
+    return await get_provider(provider, base_url.rstrip("/"), api_key).list_models()
+
+
+async def list_models_for(*, category: str, bot_id: int | None = None) -> list[str]:
+    """The models offered by the server a category uses (the bot's override or the global default)."""
+    from grobot.core.db import session_scope
+
+    with session_scope(readonly=True) as session:
+        llm = effective_llm(session=session, category=category, bot_id=bot_id)
+    return await list_server_models(llm.provider, llm.base_url, llm.api_key)

@@ -1,0 +1,104 @@
+"""``chat BOT MESSAGE``: run the agent chain once and print the answer as it streams, with the events."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from typing import Any
+
+from grobot.cli.output import print_json
+from grobot.core.errors import ValidationError
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("chat", help="send one message to a bot through the agent chain and print the answer")
+    parser.add_argument("bot", metavar="BOT", help="bot name or id")
+    parser.add_argument("message", metavar="MESSAGE", help="the message to send")
+    parser.add_argument("--user", default="cli", help="who is talking (default: cli); one conversation per user")
+    parser.add_argument("--reset", action="store_true", help="forget this user's CLI conversation first")
+    parser.add_argument("--quiet", action="store_true", help="print only the answer, not the events")
+    parser.add_argument("--json", action="store_true", help="print one JSON document: answer, events, usage, timings")
+    parser.set_defaults(func=_chat)
+
+
+def _describe(kind: str, data: dict[str, Any]) -> str:
+    if kind == "thinking":
+        return f"[thinking] {data.get('step', '')}: {data.get('text', '')}"
+    if kind == "progress":
+        if "acknowledgement" in data:
+            return f"[progress] {data['acknowledgement']}"
+        extra = f" ({data['error']})" if data.get("error") else ""
+        return f"[progress] {data.get('tool', '')} {data.get('status', '')}{extra}"
+    if kind == "tool_call":
+        return f"[tool call] {data.get('name')}({json.dumps(data.get('arguments', {}), ensure_ascii=False)})"
+    if kind == "tool_result":
+        content = str(data.get("content", "")).replace("\n", " ")
+        return f"[tool result] {data.get('name')}{' (error)' if data.get('is_error') else ''}: {content[:200]}"
+    if kind == "done":
+        usage, timings = data.get("usage", {}), data.get("timings", {})
+        return (f"[done] {usage.get('llm_calls', 0)} LLM call(s), {usage.get('tokens_in', 0)} tokens in, "
+                f"{usage.get('tokens_out', 0)} out, {timings.get('total_ms', 0):.0f} ms")
+    if kind == "error":
+        return f"[error] {data.get('message', '')}"
+    return f"[{kind}] {json.dumps(data)}"
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from grobot.core.db import session_scope
+    from grobot.core.services import bots, conversations
+
+    text = (args.message or "").strip()
+    if not text:
+        raise ValidationError("the message is empty")
+    user = (args.user or "cli").strip() or "cli"
+    with session_scope() as session:
+        bot = bots.get_bot(args.bot, session=session)
+        bot_id = bot.id or 0
+        key = f"cli:{user}"
+        if args.reset and conversations.find_conversation(session=session, bot_id=bot_id, key=key):
+            conversations.reset_conversation(session=session, bot_id=bot_id, key=key)
+    return asyncio.run(_run(args, bot_id, key, user, text))
+
+
+async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text: str) -> int:
+    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.types import Event, IncomingMessage
+    from grobot.core.llm.registry import close_all
+
+    events: list[dict[str, Any]] = []
+    state = {"mid_line": False}
+
+    async def sink(event: Event) -> None:
+        kind = event.kind.value
+        events.append({"kind": kind, "data": event.data})
+        if args.json:
+            return
+        if kind == "token":
+            sys.stdout.write(event.data.get("text", ""))
+            sys.stdout.flush()
+            state["mid_line"] = True
+            return
+        if args.quiet and kind != "error":
+            return
+        if state["mid_line"]:
+            sys.stdout.write("\n")
+            state["mid_line"] = False
+        stream = sys.stderr if kind == "error" else sys.stdout
+        print(_describe(kind, event.data), file=stream, flush=True)
+
+    msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id=f"cli:{user}"[:32],
+                          author_name=user, platform="cli")
+    try:
+        result = await run_chain(msg, sink=sink)
+        await wait_for_background(timeout=30)
+    finally:
+        await close_all()
+    if args.json:
+        print_json({"bot_id": bot_id, "replied": result.replied, "text": result.text, "error": result.error,
+                    "run_id": result.run_id, "llm_calls": result.llm_calls, "timings": result.timings, "events": events})
+    return 1 if result.error else 0

@@ -1,0 +1,195 @@
+"""The events of one run: passed to the caller's sink at once, stored in ``agent_event`` in batches.
+
+Answer text is batched by time (about every 60 ms) so that a Discord reply can be edited
+as it grows without one event per token; a run ends with exactly one ``done`` or ``error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import insert
+from sqlmodel import Session
+
+from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
+from grobot.core.db import session_scope
+from grobot.core.models import AgentEvent, utcnow
+
+logger = logging.getLogger(__name__)
+
+TOKEN_INTERVAL_SECONDS = 0.06
+TOKEN_MAX_CHARS = 200
+DB_FLUSH_SECONDS = 0.25
+
+
+class RunRecorder:
+    """Emits the events of one run and stores them once the run has an id."""
+
+    def __init__(self, sink: EventSink | None) -> None:
+        self.sink = sink
+        self.run_id: int | None = None
+        self.conversation_id: int | None = None
+        self._prepare: Callable[[Session], tuple[int, int]] | None = None
+        self.finished: Event | None = None
+        self.text = ""  # every answer token so far
+        self.first_token_at: float | None = None
+        self._seq = 0
+        self._unsaved: list[tuple[str, dict[str, Any]]] = []
+        self._tokens: list[str] = []
+        self._last_token_flush = time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
+        self._sink_lock = asyncio.Lock()
+        self._db_lock = asyncio.Lock()
+        self._flusher: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- emitting ---------------------------------------------------------------------------
+    async def emit(self, kind: EventKind, data: dict[str, Any] | None = None) -> None:
+        """A non-final event (final ones go through :meth:`finish`)."""
+        if kind in FINAL_KINDS:
+            raise ValueError("use finish() for done/error")
+        if self.finished is not None:
+            return
+        await self.flush_tokens()
+        self._unsaved.append((kind.value, data or {}))
+        await self._to_sink(Event(kind, data or {}))
+
+    async def token(self, text: str) -> None:
+        """Answer text as it streams; sent on in batches."""
+        if not text or self.finished is not None:
+            return
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+        self._tokens.append(text)
+        self.text += text
+        now = time.monotonic()
+        if now - self._last_token_flush >= TOKEN_INTERVAL_SECONDS or sum(map(len, self._tokens)) >= TOKEN_MAX_CHARS:
+            await self.flush_tokens()
+        elif self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(TOKEN_INTERVAL_SECONDS, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        if self._tokens and self.finished is None:
+            asyncio.ensure_future(self.flush_tokens())
+
+    async def flush_tokens(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._tokens:
+            return
+        text = "".join(self._tokens)
+        self._tokens = []
+        self._last_token_flush = time.monotonic()
+        if self._unsaved and self._unsaved[-1][0] == EventKind.TOKEN.value:
+            self._unsaved[-1][1]["text"] += text  # one stored row per batch of batches
+        else:
+            self._unsaved.append((EventKind.TOKEN.value, {"text": text}))
+        await self._to_sink(Event(EventKind.TOKEN, {"text": text}))
+
+    async def _to_sink(self, event: Event) -> None:
+        if self.sink is None:
+            return
+        async with self._sink_lock:
+            try:
+                await self.sink(event)
+            except Exception:  # a broken sink must not break the run
+                logger.exception("The event sink failed on a %s event", event.kind.value)
+
+    # -- storing ----------------------------------------------------------------------------
+    def attach(self, run_id: int | None = None, *, conversation_id: int | None = None,
+               prepare: Callable[[Session], tuple[int, int]] | None = None) -> None:
+        """Start storing: with the run's ``run_id``, or with ``prepare`` that stores the user message
+        (in the first write, together with the events) and returns ``(conversation id, run id)``."""
+        self.run_id = run_id
+        self.conversation_id = conversation_id
+        self._prepare = prepare
+        self._flusher = asyncio.create_task(self._flush_loop())
+
+    def discard(self) -> None:
+        """Forget the unsaved events (a run the Gatekeeper silenced)."""
+        self._unsaved.clear()
+
+    async def _flush_loop(self) -> None:
+        try:
+            while not self._closed:
+                await asyncio.sleep(DB_FLUSH_SECONDS)
+                if self._unsaved and not self._closed:
+                    # Shielded: finish() cancels this loop, and a write half done in its thread
+                    # must end (and release the lock) before the final write starts.
+                    await asyncio.shield(self._save(None))
+        except asyncio.CancelledError:
+            pass
+
+    @property
+    def storing(self) -> bool:
+        return self.run_id is not None or self._prepare is not None
+
+    def _write(self, session: Session, pending: list[tuple[str, dict[str, Any]]]) -> None:
+        if self.run_id is None and self._prepare is not None:
+            self.conversation_id, self.run_id = self._prepare(session)
+            self._prepare = None
+        rows = []
+        now = utcnow()
+        for kind, data in pending:
+            self._seq += 1
+            rows.append({"run_id": self.run_id, "seq": self._seq, "kind": kind, "data": dict(data), "created_at": now})
+        if rows:
+            session.execute(insert(AgentEvent), rows)
+
+    async def _save(self, also: Callable[[Session], None] | None) -> None:
+        async with self._db_lock:
+            pending, self._unsaved = self._unsaved, []
+            seq, run_id, conversation_id, prepare = self._seq, self.run_id, self.conversation_id, self._prepare
+
+            def write() -> None:
+                with session_scope() as session:
+                    self._write(session, pending)
+                    if also is not None:
+                        also(session)
+
+            try:
+                await asyncio.to_thread(write)
+            except Exception:  # the transaction was rolled back: so is our bookkeeping
+                self._seq, self.run_id, self.conversation_id, self._prepare = seq, run_id, conversation_id, prepare
+                if also is not None:
+                    raise
+                self._unsaved = pending + self._unsaved  # try again with the next batch
+                logger.exception("Storing %d events of run %s failed", len(pending), self.run_id)
+
+    async def finish(self, kind: EventKind, data: dict[str, Any], *, also: Callable[[Session], None] | None = None) -> Event:
+        """End the run with ``done`` or ``error``: store everything (with ``also``, in one
+        transaction), then tell the sink. Only the first call counts."""
+        if kind not in FINAL_KINDS:
+            raise ValueError("finish() takes done or error")
+        if self.finished is not None:
+            return self.finished
+        await self.flush_tokens()
+        event = Event(kind, data)
+        self.finished = event
+        self._closed = True
+        if self._flusher is not None:
+            self._flusher.cancel()
+        try:
+            if self.storing:
+                self._unsaved.append((kind.value, data))
+                await self._save(also)
+            elif also is not None:
+                await asyncio.to_thread(_in_session, also)
+        except Exception as exc:
+            logger.exception("Storing the end of run %s failed", self.run_id)
+            event = Event(EventKind.ERROR, {"message": f"the answer could not be saved: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
+            self.finished = event
+        await self._to_sink(event)
+        return event
+
+
+def _in_session(fn: Callable[[Session], None]) -> None:
+    with session_scope() as session:
+        fn(session)

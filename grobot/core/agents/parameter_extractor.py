@@ -1,0 +1,96 @@
+"""Parameter Extractor (tools model): a tool's arguments, validated against its input schema.
+
+Broken JSON is repaired (json-repair); an invalid answer gets one retry that shows the
+model the validation error; a required value the user never gave goes to the Clarifier.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from grobot.core.agents import prompts
+from grobot.core.agents.run import Run
+from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
+from grobot.core.tools.base import ToolSpec
+
+logger = logging.getLogger(__name__)
+
+RECENT_MESSAGES = 8
+
+
+@dataclass
+class Extraction:
+    arguments: dict[str, Any] | None  # valid arguments, or None
+    missing: list[str] = field(default_factory=list)
+    question: str = ""
+    error: str = ""
+
+
+def check(arguments: Any, spec: ToolSpec) -> list[str]:
+    """Validation errors of ``arguments`` for ``spec`` (empty: valid)."""
+    if not isinstance(arguments, dict):
+        return ["the arguments are not a JSON object"]
+    return validation_errors(arguments, spec.input_schema or {"type": "object"})
+
+
+def _schema(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "arguments": relaxed(spec.input_schema or {"type": "object"}),
+            "missing": {"type": "array", "items": {"type": "string"}},
+            "question": {"type": "string"},
+        },
+        "required": ["arguments"],
+    }
+
+
+async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None) -> Extraction:
+    """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave)."""
+    system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=spec.description or "-",
+                                                schema=json.dumps(spec.input_schema, indent=1))
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    messages += [m for m in run.history[-RECENT_MESSAGES:] if m.get("role") in ("user", "assistant") and m.get("content")]
+    messages.append(run.user_msg)
+    if partial:
+        messages.append({"role": "user", "content": f"(A first guess at the arguments, possibly wrong: {json.dumps(partial)})"})
+    schema = _schema(spec)
+    last_error = ""
+    for attempt in range(2):
+        result = await run.llm("tools", "parameter_extractor", messages, schema=schema, temperature=0.0)
+        try:
+            answer, repaired = parse_object(result.text)
+        except BadJSON as exc:
+            last_error = str(exc)
+        else:
+            if repaired:
+                await run.think("parameter_extractor", f"repaired broken JSON from the tools model for {spec.name}")
+            args = answer.get("arguments", answer if "missing" not in answer and "question" not in answer else None)
+            if isinstance(args, str):
+                try:
+                    args, _ = parse_object(args)
+                except BadJSON:
+                    args = None
+            if isinstance(args, dict):
+                args = {k: v for k, v in args.items() if v is not None}
+            errors = check(args, spec)
+            if not errors:
+                return Extraction(arguments=args)
+            missing = missing_required(args, spec.input_schema or {})
+            said_missing = [str(m) for m in answer.get("missing") or [] if str(m)] if isinstance(answer.get("missing"), list) else []
+            question = str(answer.get("question") or "").strip()
+            only_missing = bool(missing) and len(errors) == len(missing)
+            if only_missing and (said_missing or question):
+                # The model says plainly the user never gave it: no point in asking it again.
+                return Extraction(arguments=None, missing=missing, question=question, error="; ".join(errors))
+            last_error = "; ".join(errors)
+            if attempt == 1 and missing:
+                return Extraction(arguments=None, missing=missing, question=question, error=last_error)
+        if attempt == 0:
+            await run.think("parameter_extractor", f"the arguments for {spec.name} were not valid ({last_error}); asking again")
+            messages = messages + [{"role": "assistant", "content": result.text},
+                                   {"role": "user", "content": prompts.EXTRACTOR_RETRY.format(error=last_error)}]
+    return Extraction(arguments=None, error=last_error)

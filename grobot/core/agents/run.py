@@ -1,0 +1,88 @@
+"""The state of one run of the chain, shared by the roles (nothing outlives the message)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from grobot.core.agents.events import RunRecorder
+from grobot.core.agents.types import EventKind, IncomingMessage
+from grobot.core.llm.base import Usage
+from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
+from grobot.core.services.llm_settings import EffectiveLLM
+from grobot.core.tools.base import ToolContext
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class BotConfig:
+    """The bot's settings as read at the start of this message."""
+
+    id: int
+    name: str
+    personality: str
+    agent_mode: str
+    max_tool_rounds: int
+    reply_when_relevant: bool = False
+
+
+@dataclass
+class Run:
+    msg: IncomingMessage
+    bot: BotConfig
+    llms: dict[str, EffectiveLLM]
+    recorder: RunRecorder
+    tool_timeout: float = 30.0
+    acknowledge_after: float = 2.0
+    # Reads (acknowledge_after, tool_timeout) from the settings, once, when a tool is first called.
+    settings_loader: Callable[[], tuple[float, float]] | None = None
+    system_prompt: str = ""
+    history: list[dict[str, Any]] = field(default_factory=list)  # as the models see it
+    user_msg: dict[str, Any] = field(default_factory=dict)  # text only (decision and tools models)
+    output_user_msg: dict[str, Any] | None = None  # with images when the output model takes them
+    tool_context: ToolContext | None = None
+    records: list[CallRecord] = field(default_factory=list)
+    new_messages: list[dict[str, Any]] = field(default_factory=list)  # saved at the end
+    started: float = field(default_factory=time.perf_counter)
+    tools_seconds: float = 0.0
+    notices: list[str] = field(default_factory=list)
+    unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog)
+
+    async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
+        """One LLM call on the model of ``category``; every attempt is accounted for."""
+        try:
+            result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, **kwargs)
+        except LLMCallFailed as exc:
+            self.records.extend(exc.records)
+            raise exc.cause from None
+        self.records.extend(result.records)
+        if result.trimmed:
+            await self.recorder.emit(EventKind.THINKING, {
+                "step": role, "text": f"the history was trimmed by {result.trimmed} old message(s) to fit the {category} model's context window"})
+        return result
+
+    async def load_tool_settings(self) -> None:
+        if self.settings_loader is not None:
+            loader, self.settings_loader = self.settings_loader, None
+            self.acknowledge_after, self.tool_timeout = await asyncio.to_thread(loader)
+
+    async def _notice(self, text: str) -> None:
+        self.notices.append(text)
+        await self.recorder.emit(EventKind.THINKING, {"step": "fallback", "text": text})
+
+    async def think(self, step: str, text: str, **extra: Any) -> None:
+        await self.recorder.emit(EventKind.THINKING, {"step": step, "text": text, **extra})
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for r in self.records:
+            total = total + Usage(r.tokens_in, r.tokens_out, r.estimated)
+        return total
+
+    def llm_seconds(self) -> float:
+        return sum(r.latency_ms for r in self.records) / 1000

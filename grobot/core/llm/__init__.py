@@ -1,0 +1,1 @@
+"""LLM providers behind one async interface (see :mod:`grobot.core.llm.base`)."""

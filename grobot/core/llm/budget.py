@@ -1,0 +1,95 @@
+"""Context budget: estimate tokens and trim a history to a context window.
+
+Token counts are estimated (about 4 characters per token) where the provider does
+not report them; no tokenizer files are downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def message_tokens(message: dict[str, Any]) -> int:
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        size = 0
+        for part in content:
+            size += estimate_tokens(part.get("text", "")) if part.get("type") == "text" else 800
+    else:
+        size = estimate_tokens(str(content))
+    if message.get("tool_calls"):
+        size += estimate_tokens(json.dumps(message["tool_calls"]))
+    return size + MESSAGE_OVERHEAD
+
+
+def messages_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(message_tokens(m) for m in messages)
+
+
+def input_budget(context_window: int, *, reserve: int | None = None) -> int:
+    """Tokens the prompt may use: the window minus room for the answer."""
+    reserve = reserve if reserve is not None else min(1024, context_window // 4)
+    return max(64, context_window - reserve)
+
+
+def _units(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Messages grouped so that an assistant's tool calls stay with their tool results."""
+    units: list[list[dict[str, Any]]] = []
+    for message in messages:
+        if message.get("role") == "tool" and units:
+            units[-1].append(message)
+        else:
+            units.append([message])
+    return units
+
+
+def _cut(message: dict[str, Any], tokens: int) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    keep = max(0, tokens * CHARS_PER_TOKEN - 1)  # room for the "…" that marks the cut
+    return {**message, "content": "…" + content[-keep:] if len(content) > keep + 1 else content}
+
+
+def trim_history(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """Drop the oldest messages until the rest fits ``budget`` tokens.
+
+    Leading system messages are always kept first; the newest message is always kept
+    (cut from its start when it alone is too long); tool results never lose their call.
+    """
+    head = []
+    index = 0
+    while index < len(messages) and messages[index].get("role") == "system":
+        head.append(messages[index])
+        index += 1
+    rest = messages[index:]
+    used = messages_tokens(head)
+    kept: list[list[dict[str, Any]]] = []
+    for unit in reversed(_units(rest)):
+        size = messages_tokens(unit)
+        if used + size > budget and kept:
+            break
+        if used + size > budget:  # the newest message alone is too long
+            unit = unit[:-1] + [_cut(unit[-1], max(16, budget - used - MESSAGE_OVERHEAD))]
+            size = messages_tokens(unit)
+        kept.append(unit)
+        used += size
+    result = head + [m for unit in reversed(kept) for m in unit]
+    # A tool result must follow its call: drop orphans at the start of the kept part.
+    while len(result) > len(head) and result[len(head)].get("role") == "tool":
+        result.pop(len(head))
+    dropped = len(messages) - len(result)
+    if dropped:
+        logger.debug("Trimmed %d old messages to fit %d tokens", dropped, budget)
+    return result

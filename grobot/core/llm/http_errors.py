@@ -1,0 +1,74 @@
+"""Turning HTTP failures of an LLM server into :mod:`grobot.core.llm.errors` exceptions."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import httpx
+
+from grobot.core.llm import errors
+
+logger = logging.getLogger(__name__)
+
+
+def error_text(body: str) -> str:
+    """The error message inside a JSON error body (OpenAI, Anthropic, Gemini, Ollama shapes)."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return errors.one_line(body, 200) or "no details"
+    if isinstance(data, list) and data:
+        data = data[0]
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            return errors.one_line(str(err.get("message") or err.get("type") or err), 200)
+        return errors.one_line(str(err), 200)
+    return errors.one_line(str(data), 200)
+
+
+def from_status(status: int, body: str, headers: Any, *, provider: str, url: str, model: str) -> errors.LLMError:
+    """The error for an HTTP ``status`` answer of an LLM server."""
+    detail = error_text(body)
+    kw = {"provider": provider, "url": url}
+    if status in (401, 403):
+        return errors.AuthError(f"API key rejected by {provider} at {url} (HTTP {status}: {detail})", **kw)
+    if status == 429:
+        retry_after = errors.parse_retry_after(headers.get("retry-after") if headers is not None else None)
+        return errors.RateLimited(f"{provider} at {url} is rate limiting requests (HTTP 429: {detail})", retry_after=retry_after, **kw)
+    if errors.looks_like_context_error(detail) and status in (400, 413, 422, 500):
+        return errors.ContextTooLong(f"the prompt is too long for model {model!r} ({detail})", **kw)
+    if status == 404:
+        return errors.ModelNotFound(f"model {model!r} not found at {url} ({detail})", **kw)
+    if status == 408 or status == 504:
+        return errors.LLMTimeout(f"{provider} at {url} timed out (HTTP {status})", **kw)
+    if status >= 500:
+        return errors.ServerError(f"{provider} at {url} failed (HTTP {status}: {detail})", **kw)
+    return errors.BadRequest(f"{provider} at {url} refused the request (HTTP {status}: {detail})", **kw)
+
+
+def from_transport(exc: Exception, *, provider: str, url: str, timeout: float) -> errors.LLMError:
+    """The error for a network failure talking to an LLM server."""
+    kw = {"provider": provider, "url": url}
+    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+        return errors.LLMTimeout(f"{provider} at {url} did not answer within {timeout:g} s", **kw)
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
+        return errors.ServerUnavailable(f"cannot reach the {provider} server at {url} (is it running?)", **kw)
+    return errors.ServerError(f"{provider} at {url}: connection failed ({type(exc).__name__}: {errors.one_line(str(exc), 120)})", **kw)
+
+
+async def raise_for_status(response: httpx.Response, *, provider: str, url: str, model: str) -> None:
+    if response.status_code >= 400:
+        body = (await response.aread()).decode(errors="replace")
+        raise from_status(response.status_code, body, response.headers, provider=provider, url=url, model=model)
+
+
+def make_client(base_url: str, headers: dict[str, str], timeout: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=base_url,
+        headers=headers,
+        timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20, keepalive_expiry=60),
+    )

@@ -1,0 +1,207 @@
+"""One LLM call as the chain makes it: budget, retries, fallback model, accounting.
+
+Retries: 429 waits for ``Retry-After`` (else exponential backoff); a timeout is retried
+once; a prompt too long for the model is trimmed and retried; an empty answer is retried
+once at a higher temperature. 401/403 and an unreachable server fail at once. A fallback
+model is used only where configured, and always announced (``on_notice`` and the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from grobot.core.llm import errors
+from grobot.core.llm.base import ChatRequest, ChatResponse, ToolCall, Usage
+from grobot.core.llm.budget import estimate_tokens, input_budget, messages_tokens, trim_history
+from grobot.core.llm.registry import get_provider
+
+logger = logging.getLogger(__name__)
+
+MAX_RATE_LIMIT_RETRIES = 4
+RETRY_BASE_SECONDS = 1.0  # first backoff of a 429 without Retry-After; doubles each time
+MAX_RETRY_WAIT_SECONDS = 60.0
+MAX_CONTEXT_TRIMS = 2
+EMPTY_RETRY_TEMPERATURE_STEP = 0.4
+
+TextCallback = Callable[[str], Awaitable[None]]
+NoticeCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass
+class CallRecord:
+    """One attempt at one LLM call, as ``llm_call`` stores it."""
+
+    role: str
+    provider: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    error: str = ""
+    estimated: bool = False
+
+
+@dataclass
+class LLMResult:
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    provider: str
+    model: str
+    records: list[CallRecord] = field(default_factory=list)
+    fallback_used: bool = False
+    trimmed: int = 0  # history messages dropped to fit the window
+
+    @property
+    def llm_seconds(self) -> float:
+        return sum(r.latency_ms for r in self.records) / 1000
+
+
+class LLMCallFailed(errors.LLMError):
+    """The call failed for good; ``records`` holds every attempt (for accounting)."""
+
+    def __init__(self, cause: errors.LLMError, records: list[CallRecord]) -> None:
+        super().__init__(str(cause), provider=cause.provider, url=cause.url)
+        self.cause = cause
+        self.records = records
+
+
+async def call_llm(
+    llm: Any,
+    messages: list[dict[str, Any]],
+    *,
+    role: str,
+    tools: list[dict[str, Any]] | None = None,
+    schema: dict[str, Any] | None = None,
+    on_text: TextCallback | None = None,
+    on_notice: NoticeCallback | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> LLMResult:
+    """Call the model of ``llm`` (an :class:`~grobot.core.services.llm_settings.EffectiveLLM`).
+
+    ``on_text`` receives the answer as it streams. Raises :class:`LLMCallFailed`.
+    """
+    records: list[CallRecord] = []
+    models = [llm.model] + ([llm.fallback_model] if llm.fallback_model and llm.fallback_model != llm.model else [])
+    for index, model in enumerate(models):
+        try:
+            result = await _call_model(llm, model, messages, role=role, tools=tools, schema=schema, on_text=on_text,
+                                       temperature=temperature, max_tokens=max_tokens, records=records)
+            result.fallback_used = index > 0
+            return result
+        except errors.LLMError as exc:
+            last = index == len(models) - 1
+            if last or not exc.fallback_helps or getattr(exc, "_emitted", False):
+                raise LLMCallFailed(exc, records) from None
+            notice = f"{role}: model {model!r} failed ({exc}); using the fallback model {models[index + 1]!r}"
+            logger.warning("Bot LLM %s", notice)
+            if on_notice is not None:
+                await on_notice(notice)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _call_model(
+    llm: Any,
+    model: str,
+    messages: list[dict[str, Any]],
+    *,
+    role: str,
+    tools: list[dict[str, Any]] | None,
+    schema: dict[str, Any] | None,
+    on_text: TextCallback | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    records: list[CallRecord],
+) -> LLMResult:
+    provider = get_provider(llm.provider, llm.base_url, llm.api_key)
+    budget = input_budget(llm.context_window, reserve=max_tokens)
+    prompt = trim_history(messages, budget)
+    trimmed = len(messages) - len(prompt)
+    temp = llm.temperature if temperature is None else temperature
+    rate_limited = timeouts = trims = 0
+    empty_retried = False
+    while True:
+        request = ChatRequest(model=model, messages=prompt, tools=tools, schema=schema, temperature=temp,
+                              context_window=llm.context_window, max_tokens=max_tokens)
+        record = CallRecord(role=role, provider=llm.provider, model=model)
+        records.append(record)
+        emitted = False
+
+        async def relay(text: str) -> None:
+            nonlocal emitted
+            emitted = True
+            if on_text is not None:
+                await on_text(text)
+
+        try:
+            response = await _once(provider, request, record, relay if on_text else None)
+        except errors.LLMError as exc:
+            record.error = errors.one_line(str(exc), 500)
+            if emitted:  # part of the answer already reached the user: no silent restart
+                exc._emitted = True  # type: ignore[attr-defined]
+                raise
+            if isinstance(exc, errors.RateLimited) and rate_limited < MAX_RATE_LIMIT_RETRIES:
+                rate_limited += 1
+                wait = exc.retry_after if exc.retry_after is not None else RETRY_BASE_SECONDS * 2 ** (rate_limited - 1)
+                wait = min(wait, MAX_RETRY_WAIT_SECONDS)
+                logger.info("LLM %s rate limited; retry %d in %.2f s", model, rate_limited, wait)
+                await asyncio.sleep(wait)
+                continue
+            if isinstance(exc, errors.LLMTimeout) and timeouts < 1:
+                timeouts += 1
+                logger.info("LLM %s timed out; one more try", model)
+                continue
+            if isinstance(exc, errors.ContextTooLong) and trims < MAX_CONTEXT_TRIMS and len(prompt) > 2:
+                trims += 1
+                smaller = trim_history(prompt, max(64, messages_tokens(prompt) // 2))
+                if len(smaller) < len(prompt):
+                    trimmed += len(prompt) - len(smaller)
+                    prompt = smaller
+                    logger.info("LLM %s: prompt too long; trimmed to %d messages", model, len(prompt))
+                    continue
+            raise
+        if response.empty and not empty_retried:
+            empty_retried = True
+            record.error = "empty answer"
+            temp = min(2.0, (temp or 0.0) + EMPTY_RETRY_TEMPERATURE_STEP)
+            logger.info("LLM %s gave an empty answer; retrying at temperature %.1f", model, temp)
+            continue
+        if response.empty:
+            record.error = "empty answer"
+            raise errors.EmptyAnswer(f"model {model!r} at {llm.base_url} gave an empty answer twice",
+                                     provider=llm.provider, url=llm.base_url)
+        return LLMResult(text=response.text, tool_calls=response.tool_calls, usage=response.usage, provider=llm.provider,
+                         model=model, records=records, trimmed=trimmed)
+
+
+async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text: TextCallback | None) -> ChatResponse:
+    """One HTTP call, streamed; fills ``record`` with tokens and timings."""
+    started = time.perf_counter()
+    response = ChatResponse(model=request.model)
+    usage: Usage | None = None
+    try:
+        async for chunk in provider.stream(request):
+            if record.ttft_ms is None and (chunk.text or chunk.tool_calls):
+                record.ttft_ms = (time.perf_counter() - started) * 1000
+            if chunk.text:
+                response.text += chunk.text
+                if on_text is not None:
+                    await on_text(chunk.text)
+            response.tool_calls.extend(chunk.tool_calls)
+            if chunk.done:
+                usage = chunk.usage
+                response.finish_reason = chunk.finish_reason
+    finally:
+        record.latency_ms = (time.perf_counter() - started) * 1000
+    if usage is None or (usage.tokens_in == 0 and usage.tokens_out == 0):
+        usage = Usage(messages_tokens(request.messages), estimate_tokens(response.text), estimated=True)
+    response.usage = usage
+    record.tokens_in, record.tokens_out, record.estimated = usage.tokens_in, usage.tokens_out, usage.estimated
+    return response

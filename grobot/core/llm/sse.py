@@ -1,0 +1,46 @@
+"""Server-sent events: the ``data:`` payloads of a streamed HTTP answer."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+logger = logging.getLogger(__name__)
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, Any]]:
+    """``(event name, parsed JSON data)`` for each event; stops at ``data: [DONE]``."""
+    event: str | None = None
+    data_lines: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data_lines:
+                payload = "\n".join(data_lines)
+                data_lines = []
+                if payload.strip() == "[DONE]":
+                    continue  # read on to the end so the connection goes back to the pool
+                try:
+                    yield event, json.loads(payload)
+                except ValueError:
+                    logger.debug("Ignored a non-JSON server-sent event")
+            event = None
+            continue
+        if line.startswith(":"):
+            continue
+        key, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if key == "event":
+            event = value
+        elif key == "data":
+            data_lines.append(value)
+    if data_lines:
+        payload = "\n".join(data_lines)
+        if payload.strip() != "[DONE]":
+            try:
+                yield event, json.loads(payload)
+            except ValueError:
+                pass

@@ -1,0 +1,335 @@
+"""The chain with tools: identification, extraction, clarification, execution, limits, native mode."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from sqlmodel import select
+
+from grobot.core.agents import executor, prompts
+from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.db import session_scope
+from grobot.core.models import LLMCall, Message
+from grobot.core.services import app_settings, bots
+from grobot.core.tools.base import ToolError, ToolResult
+from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+
+CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "the city name"}}, "required": ["city"]}
+
+
+def make_bot(**fields) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=fields.pop("name", "Tooly"), personality="You are Tooly.", **fields).id
+
+
+def message(bot_id: int, text: str, key: str = "test:tools") -> IncomingMessage:
+    return IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id="7", author_name="bob", platform="test_chat")
+
+
+def weather_catalog(**kw) -> FakeToolCatalog:
+    async def get_weather(city: str) -> str:
+        return f"sunny and 21 C in {city}"
+
+    return FakeToolCatalog().add("get_weather", get_weather, schema=CITY, read_only=True, **kw)
+
+
+def pick(name: str, **arguments) -> Reply:
+    return Reply(json={"reason": "needs data", "tools": [{"name": name, "arguments": arguments}]})
+
+
+NONE = Reply(json={"reason": "enough", "tools": []})
+
+
+@pytest.fixture
+def bot(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    return bot_id
+
+
+async def test_one_tool_end_to_end(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="It is sunny in Paris (21 C)."))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
+
+    assert result.text == "It is sunny in Paris (21 C)." and result.error is None
+    assert catalog.calls == [("get_weather", {"city": "Paris"})]
+    assert result.llm_calls == 3  # identifier, identifier again, synthesizer
+    kinds = sink.kinds()
+    assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("token") < kinds.index("done")
+    assert sink.of("tool_result")[0].data["content"] == "sunny and 21 C in Paris"
+    identifier_request = fake_llm.chat_requests()[0]
+    assert identifier_request["format"]["properties"]["tools"]["items"]["properties"]["name"]["enum"] == ["get_weather"]
+    assert '"city"' in identifier_request["messages"][0]["content"]  # the tool is shown with its input schema
+    final = fake_llm.chat_requests()[-1]["messages"]
+    assert final[-2]["role"] == "assistant" and final[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert final[-1] == {"role": "tool", "content": "sunny and 21 C in Paris", "tool_name": "get_weather"}
+    with session_scope(readonly=True) as session:
+        rows = session.exec(select(Message).order_by(Message.id)).all()
+        assert [m.role for m in rows] == ["user", "assistant", "tool", "assistant"]
+        assert rows[1].tool_calls[0]["id"] == rows[2].tool_call_id
+        roles = [c.agent_role for c in session.exec(select(LLMCall).order_by(LLMCall.id)).all()]
+        assert roles == ["tool_identifier", "tool_identifier", "synthesizer"]
+    await wait_for_background()
+
+
+async def test_three_read_only_tools_run_in_parallel(bot, fake_llm):
+    catalog = FakeToolCatalog()
+    for name in ("slow_a", "slow_b", "slow_c"):
+        async def slow(_n=name) -> str:
+            await asyncio.sleep(1.0)
+            return f"{_n} done"
+
+        catalog.add(name, slow, read_only=True)
+    fake_llm.script(Reply(json={"tools": [{"name": n, "arguments": {}} for n in ("slow_a", "slow_b", "slow_c")]}), NONE,
+                    Reply(text="All three done."))
+    sink = EventCollector()
+
+    started = time.perf_counter()
+    result = await run_chain(message(bot, "run all three"), sink=sink, tools=catalog)
+
+    assert result.text == "All three done."
+    assert sorted(c[0] for c in catalog.calls) == ["slow_a", "slow_b", "slow_c"]
+    assert result.timings["tools_ms"] < 1500
+    assert time.perf_counter() - started < 2.5
+    assert not [e for e in sink.of("progress") if "acknowledgement" in e.data]  # under the 2 s default
+
+
+async def test_broken_json_from_the_tools_model_is_repaired(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(
+        Reply(text='{"reason": "weather", "tools": [{"name": "get_weather"}'),  # cut short, no arguments
+        Reply(text="{'arguments': {'city': 'Oslo',},}"),  # the Extractor: single quotes, trailing commas
+        NONE,
+        Reply(text="Sunny in Oslo."),
+    )
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "and in Oslo?"), sink=sink, tools=catalog)
+
+    assert catalog.calls == [("get_weather", {"city": "Oslo"})]
+    assert result.text == "Sunny in Oslo." and result.llm_calls == 4
+    assert any("repaired" in e.data.get("text", "") for e in sink.of("thinking"))
+
+
+async def test_invalid_arguments_get_one_retry_with_the_error(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather", city=12), Reply(json={"arguments": {"city": 12}}),
+                    Reply(json={"arguments": {"city": "Rome"}}), NONE, Reply(text="ok"))
+
+    await run_chain(message(bot, "weather in Rome"), tools=catalog)
+
+    assert catalog.calls == [("get_weather", {"city": "Rome"})]
+    retry = fake_llm.chat_requests()[2]["messages"][-1]["content"]
+    assert "not valid" in retry and "12 is not of type 'string'" in retry
+
+
+async def test_missing_argument_gets_a_clarifying_question(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather"),
+                    Reply(json={"arguments": {}, "missing": ["city"], "question": "Which city do you mean?"}))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "what's the weather like?"), sink=sink, tools=catalog)
+
+    assert result.text == "Which city do you mean?" and sink.text() == result.text
+    assert catalog.calls == [] and result.llm_calls == 2
+    assert sink.kinds()[-1] == "done"
+    with session_scope(readonly=True) as session:
+        rows = session.exec(select(Message).order_by(Message.id)).all()
+        assert [(m.role, m.content) for m in rows][-1] == ("assistant", "Which city do you mean?")
+
+
+async def test_clarifier_asks_through_the_output_model_when_the_extractor_does_not(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),
+                    Reply(text="Sure! For which city?"))
+
+    result = await run_chain(message(bot, "weather please"), tools=catalog)
+
+    assert result.text == "Sure! For which city?" and catalog.calls == [] and result.llm_calls == 4
+    clarifier = fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    assert "city: the city name" in clarifier
+
+
+async def test_tool_timeout_becomes_a_result_and_the_answer_goes_on(bot, fake_llm):
+    async def hang(city: str) -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    catalog = FakeToolCatalog().add("get_weather", hang, schema=CITY, timeout=0.3)
+    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="The weather service did not answer."))
+    sink = EventCollector()
+
+    started = time.perf_counter()
+    result = await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
+
+    assert time.perf_counter() - started < 3
+    tool_result = sink.of("tool_result")[0].data
+    assert tool_result["is_error"] and "timed out" in tool_result["content"]
+    assert any(e.data.get("status") == "failed" for e in sink.of("progress"))
+    final = fake_llm.chat_requests()[-1]["messages"]
+    assert "timed out" in final[-1]["content"] and prompts.TOOLS_FAILED_NOTE in final[0]["content"]
+    assert result.text == "The weather service did not answer."
+
+
+async def test_tool_failure_is_explained_to_the_model(bot, fake_llm):
+    async def broken(city: str) -> str:
+        raise ToolError("the weather service is down")
+
+    catalog = FakeToolCatalog().add("get_weather", broken, schema=CITY)
+    fake_llm.script(pick("get_weather", city="Paris"), NONE)  # then the default echo answer
+
+    result = await run_chain(message(bot, "weather in Paris?"), tools=catalog)
+
+    final = fake_llm.chat_requests()[-1]["messages"]
+    assert final[-1]["content"] == "Tool get_weather failed: the weather service is down"
+    assert result.error is None and result.text.startswith("Echo:")
+
+
+async def test_transient_faults_are_retried_then_the_fallback_tool_answers(bot, fake_llm, monkeypatch):
+    monkeypatch.setattr(executor, "RETRY_BACKOFF_SECONDS", 0.01)
+    attempts = {"flaky": 0}
+
+    async def flaky(city: str) -> ToolResult:
+        attempts["flaky"] += 1
+        if attempts["flaky"] < 3:
+            return ToolResult(content="connection reset", is_error=True, transient=True)
+        return ToolResult(content=f"cloudy in {city}")
+
+    async def dead(city: str) -> str:
+        raise ToolError("quota exceeded")
+
+    async def backup(city: str) -> str:
+        return f"backup says rain in {city}"
+
+    catalog = (FakeToolCatalog().add("flaky", flaky, schema=CITY, read_only=True)
+               .add("primary", dead, schema=CITY, fallback="backup").add("backup", backup, schema=CITY))
+    fake_llm.script(Reply(json={"tools": [{"name": "flaky", "arguments": {"city": "Bern"}},
+                                          {"name": "primary", "arguments": {"city": "Bern"}}]}), NONE, Reply(text="ok"))
+    sink = EventCollector()
+
+    await run_chain(message(bot, "weather in Bern, twice"), sink=sink, tools=catalog)
+
+    results = {e.data["name"]: e.data for e in sink.of("tool_result")}
+    assert results["flaky"]["content"] == "cloudy in Bern" and results["flaky"]["attempts"] == 3
+    assert results["primary"]["fallback"] == "backup" and not results["primary"]["is_error"]
+    assert "backup says rain in Bern" in results["primary"]["content"]
+    assert [e.data["status"] for e in sink.of("progress") if e.data.get("tool") == "flaky"].count("retrying") == 2
+
+
+async def test_identical_calls_run_once(bot, fake_llm):
+    catalog = weather_catalog()
+    fake_llm.script(Reply(json={"tools": [{"name": "get_weather", "arguments": {"city": "Nice"}}] * 2}), NONE, Reply(text="ok"))
+
+    await run_chain(message(bot, "weather in Nice"), tools=catalog)
+
+    assert catalog.calls == [("get_weather", {"city": "Nice"})]
+    final = fake_llm.chat_requests()[-1]["messages"]
+    assert [m["role"] for m in final[-3:]] == ["assistant", "tool", "tool"]  # every call id gets its result
+
+
+async def test_round_limit_forces_a_final_answer(grobot_env, fake_llm):
+    bot_id = make_bot(max_tool_rounds=2)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    counter = {"n": 0}
+
+    async def step(n: int) -> str:
+        counter["n"] += 1
+        return f"step {n} done"
+
+    catalog = FakeToolCatalog().add("step", step, schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    fake_llm.script(Reply(json={"tools": [{"name": "step", "arguments": {"n": 1}}]}),
+                    Reply(json={"tools": [{"name": "step", "arguments": {"n": 2}}]}), Reply(text="Stopped after two steps."))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot_id, "do all the steps"), sink=sink, tools=catalog)
+
+    assert counter["n"] == 2 and result.text == "Stopped after two steps." and result.llm_calls == 3
+    assert any("limit" in e.data["text"] for e in sink.of("thinking"))
+    assert prompts.ROUND_LIMIT in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+
+
+async def test_acknowledgement_when_tool_work_takes_long(bot, fake_llm):
+    with session_scope() as session:
+        app_settings.set_value("acknowledge_after_seconds", 0.2, session=session)
+
+    async def slow(city: str) -> str:
+        await asyncio.sleep(0.6)
+        return "done"
+
+    catalog = FakeToolCatalog().add("get_weather", slow, schema=CITY)
+    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="ok"))
+    sink = EventCollector()
+
+    await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
+
+    kinds = sink.kinds()
+    acks = [i for i, e in enumerate(sink.events) if e.kind.value == "progress" and "acknowledgement" in e.data]
+    assert len(acks) == 1 and acks[0] < kinds.index("tool_result")
+    assert "get weather" in sink.events[acks[0]].data["acknowledgement"]
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+async def test_native_mode_runs_one_tool_loop_on_the_output_model(grobot_env, fake_llm, provider):
+    bot_id = make_bot(agent_mode="native")
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    catalog = weather_catalog()
+    fake_llm.script(Reply(tool_calls=[{"name": "get_weather", "arguments": {"city": "Rome"}}]), Reply(text="Sunny in Rome."))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot_id, "weather in Rome?"), sink=sink, tools=catalog)
+
+    assert result.text == "Sunny in Rome." and result.llm_calls == 2
+    assert catalog.calls == [("get_weather", {"city": "Rome"})]
+    first, second = fake_llm.chat_requests()
+    assert first["tools"][0]["function"]["name"] == "get_weather"
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert second["messages"][-1]["role"] == "tool" and second["messages"][-1]["content"] == "sunny and 21 C in Rome"
+    assert {"tool_call", "tool_result", "done"} <= set(sink.kinds())
+    with session_scope(readonly=True) as session:
+        assert [m.role for m in session.exec(select(Message).order_by(Message.id)).all()] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_native_mode_round_limit_and_broken_arguments(grobot_env, fake_llm):
+    bot_id = make_bot(agent_mode="native", max_tool_rounds=1)
+    use_fake_llm(fake_llm, bot_id=bot_id, provider="openai")
+    catalog = weather_catalog()
+    fake_llm.script(Reply(tool_calls=[{"name": "get_weather", "arguments": "{not json"}]), Reply(text="Could not check."))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot_id, "weather?"), sink=sink, tools=catalog)
+
+    assert catalog.calls == [] and result.text == "Could not check."
+    assert "not valid JSON" in sink.of("tool_result")[0].data["content"]
+    last = fake_llm.chat_requests()[-1]
+    assert "tools" not in last and prompts.ROUND_LIMIT in last["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+async def test_one_tool_on_every_provider(grobot_env, fake_llm, provider):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather", city="Lima"), NONE, Reply(text="Sunny in Lima."))
+
+    result = await run_chain(message(bot_id, "weather in Lima?"), tools=catalog)
+
+    assert result.error is None and result.text == "Sunny in Lima." and result.llm_calls == 3
+    assert catalog.calls == [("get_weather", {"city": "Lima"})]
+
+
+async def test_unavailable_tools_are_told_to_the_model(bot, fake_llm):
+    catalog = weather_catalog()
+    catalog.missing = {"search": "MCP server 'search' is not reachable"}
+    sink = EventCollector()
+
+    await run_chain(message(bot, "search the web for cats"), sink=sink, tools=catalog)
+
+    assert "search (MCP server 'search' is not reachable)" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    assert any(e.data.get("unavailable") for e in sink.of("thinking"))

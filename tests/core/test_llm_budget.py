@@ -1,0 +1,41 @@
+"""Context budget: the history is trimmed oldest first, the system prompt kept, tool pairs kept together."""
+
+from __future__ import annotations
+
+from grobot.core.llm.budget import input_budget, messages_tokens, trim_history
+
+
+def turn(i: int, size: int = 200) -> list[dict]:
+    return [{"role": "user", "content": f"q{i} " + "x" * size}, {"role": "assistant", "content": f"a{i} " + "y" * size}]
+
+
+def test_oldest_messages_go_first_and_the_system_prompt_stays():
+    messages = [{"role": "system", "content": "rules"}] + [m for i in range(20) for m in turn(i)] + [{"role": "user", "content": "now"}]
+    trimmed = trim_history(messages, 600)
+    assert trimmed[0] == {"role": "system", "content": "rules"} and trimmed[-1] == {"role": "user", "content": "now"}
+    assert messages_tokens(trimmed) <= 600 < messages_tokens(messages)
+    kept = [m["content"].split()[0] for m in trimmed[1:-1]]
+    assert kept == [f"{p}{i}" for i in range(20 - len(kept) // 2, 20) for p in ("q", "a")]  # the newest turns, in order
+
+
+def test_tool_results_never_lose_their_call():
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+                                                                 "function": {"name": "t", "arguments": "{}"}}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "z" * 400}
+    messages = [{"role": "system", "content": "s"}, *turn(0), call, result, {"role": "assistant", "content": "done"},
+                {"role": "user", "content": "next"}]
+    for budget in range(20, 400, 7):
+        trimmed = trim_history(messages, budget)
+        for index, message in enumerate(trimmed):
+            if message["role"] == "tool":
+                assert trimmed[index - 1] is call
+
+
+def test_a_single_message_too_long_is_cut_from_its_start():
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "a" * 10_000 + "THE END"}]
+    trimmed = trim_history(messages, 300)
+    assert trimmed[-1]["content"].endswith("THE END") and messages_tokens(trimmed) <= 300
+
+
+def test_input_budget_leaves_room_for_the_answer():
+    assert input_budget(8192) == 8192 - 1024 and input_budget(1000) == 750
