@@ -1,0 +1,283 @@
+"""Benchmark of the bot fleet against the fake Discord and an instant fake LLM.
+
+    .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20]
+
+Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet;
+reconcile latency (database change -> bot online again) p50/p95 with the default poll
+period; platform overhead per message (MESSAGE_CREATE -> first reply POST; end of the
+LLM stream -> completing edit) p50/p95; bot CPU time per message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    index = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+    return values[index]
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib(pid: int) -> tuple[float, float, float]:
+    """(RSS, unique set size, proportional set size) in MiB."""
+    rss = uss = pss = 0.0
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) / 1024
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    uss += int(line.split()[1]) / 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return rss, uss, pss
+
+
+def wait_until(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timeout waiting for {what}")
+        time.sleep(0.02)
+
+
+class Bench:
+    def __init__(self, workdir: Path) -> None:
+        from grobot.core import migrations
+        from tests.fakes.discord import FakeDiscord
+        from tests.fakes.llm import FakeLLM
+
+        self.workdir = workdir
+        data = workdir / "data"
+        data.mkdir()
+        os.environ.update(DATABASE_URL=f"sqlite:///{data / 'grobot.db'}", GROBOT_DATA_DIR=str(data),
+                          GROBOT_SECRET_KEY="bench-secret-key")
+        from grobot.core.settings import get_settings
+
+        get_settings.cache_clear()
+        migrations.upgrade()
+        self.discord = FakeDiscord().start()
+        self.llm = FakeLLM().start()
+        from tests.fakes.llm import use_fake_llm
+
+        use_fake_llm(self.llm)
+        self.discord_ids: dict[int, int] = {}
+        self.supervisor: subprocess.Popen[bytes] | None = None
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url, PYTHONPATH=str(ROOT),
+                   GROBOT_LOG_LEVEL="WARNING")
+        env.update(extra)
+        return env
+
+    def add_bots(self, count: int) -> list[int]:
+        from grobot.core.db import session_scope
+        from grobot.core.services import bots
+
+        ids = []
+        with session_scope() as session:
+            start = len(self.discord_ids)
+            for i in range(count):
+                token, uid = self.discord.new_bot_token(f"bench{start + i}")
+                bot = bots.create_bot(session=session, name=f"bench{start + i}", token=token, user_cooldown_seconds=0)
+                self.discord_ids[bot.id] = uid
+                ids.append(bot.id)
+        return ids
+
+    def delete_all(self) -> None:
+        from grobot.core.db import session_scope
+        from grobot.core.services import bots
+
+        with session_scope() as session:
+            for bot_id in list(self.discord_ids):
+                bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
+        self.discord_ids.clear()
+
+    def statuses(self) -> dict[int, Any]:
+        from sqlmodel import select
+
+        from grobot.core.db import session_scope
+        from grobot.core.models import BotStatus
+
+        with session_scope(readonly=True) as session:
+            return {s.bot_id: s for s in session.exec(select(BotStatus)).all()}
+
+    def start_supervisor(self, **extra: str) -> None:
+        log = open(os.environ.get("BENCH_SUPERVISOR_LOG") or self.workdir / "supervisor.log", "ab")
+        self.supervisor = subprocess.Popen([sys.executable, "-m", "bot_worker"], env=self.env(**extra), cwd=ROOT,
+                                           stdout=log, stderr=subprocess.STDOUT)
+
+    def stop_supervisor(self) -> float:
+        assert self.supervisor is not None
+        pids = [s.pid for s in self.statuses().values() if s.pid]
+        started = time.monotonic()
+        self.supervisor.send_signal(signal.SIGTERM)
+        self.supervisor.wait(30)
+        wait_until(lambda: not any(_alive(pid) for pid in pids), 30, "bot processes to stop")
+        self.supervisor = None
+        return time.monotonic() - started
+
+    def all_online(self, ids: list[int]) -> bool:
+        statuses = self.statuses()
+        online = self.discord.online_bots()
+        return all(statuses.get(i) is not None and statuses[i].state == "online" and self.discord_ids[i] in online
+                   for i in ids)
+
+    def close(self) -> None:
+        if self.supervisor is not None:
+            self.stop_supervisor()
+        self.discord.stop()
+        self.llm.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
+    """Platform overhead per message with the instant fake LLM (default reply: streamed in 3 chunks)."""
+    uid = bench.discord_ids[bot_id]
+    pid = bench.statuses()[bot_id].pid
+    channel = bench.discord.channel_id
+    # Warm up (imports, connection pools, first queries).
+    for i in range(3):
+        msg = bench.discord.send_message(channel, f"<@{uid}> warm up {i}", mentions=[uid])
+        wait_until(lambda: any("warm up" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30, "warm-up")
+    time.sleep(1.5)
+    first_reply: list[float] = []
+    completing: list[float] = []
+    cpu_before = cpu_seconds(pid)
+    for i in range(count):
+        text = f"question number {i}"
+        sent_at = time.monotonic()
+        msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
+        post = bench.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and c.path.endswith("/messages")
+                                       and str(((c.json or {}).get("message_reference") or {}).get("message_id")) == msg["id"], 30)
+        first_reply.append(post.time - sent_at)
+        answer = f"Echo: alice: {text}"
+
+        def final_call() -> Any:
+            for call in bench.discord.calls_by(uid):
+                if call.time >= post.time and (call.json or {}).get("content") == answer:
+                    return call
+            return None
+
+        done = wait_until(final_call, 30, "completing edit")
+        llm = [r for r in bench.llm.requests if r.path == "/api/chat" and text in str((r.json or {}).get("messages", [])[-1:])
+               and not (r.json or {}).get("format")]
+        if llm:
+            completing.append(done.time - llm[0].time)
+        time.sleep(0.25)  # let the background archivist of this message finish (counted in CPU)
+    time.sleep(1.0)
+    cpu = cpu_seconds(pid) - cpu_before
+    ms = lambda v: v * 1000  # noqa: E731
+    print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
+          f"   (n={len(first_reply)})")
+    print(f"LLM stream end -> completing edit: p50 {ms(pct(completing, .5)):6.1f} ms   p95 {ms(pct(completing, .95)):6.1f} ms"
+          "   (instant LLM: measured from the answer request)")
+    print(f"bot CPU per message:               {ms(cpu / count):6.1f} ms   (incl. background archivist; "
+          f"{ms(1 / TICK):.0f} ms clock tick)")
+
+
+def bench_reconcile(bench: Bench, ids: list[int], trials: int) -> None:
+    """Database change (new token) -> that bot online again with a new process, default poll period."""
+    from grobot.core.db import session_scope
+    from grobot.core.services import bots
+
+    latencies = []
+    for trial in range(trials):
+        bot_id = ids[trial % len(ids)]
+        old = bench.statuses()[bot_id].pid
+        token, _ = bench.discord.new_bot_token(user_id=bench.discord_ids[bot_id])
+        changed = time.monotonic()
+        with session_scope() as session:
+            bot = bots.get_bot(bot_id, session=session)
+            bots.set_token(bot, token, session=session)
+            revision = bot.gateway_revision
+        wait_until(lambda: (lambda s: s.pid not in (None, old) and s.state == "online" and s.running_revision == revision)(
+            bench.statuses()[bot_id]), 60, "reconcile")
+        latencies.append(time.monotonic() - changed)
+        time.sleep(0.3)
+    print(f"reconcile latency (poll 2 s):      p50 {pct(latencies, .5):5.2f} s    p95 {pct(latencies, .95):5.2f} s"
+          f"    (n={len(latencies)})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10,50,100")
+    parser.add_argument("--messages", type=int, default=40)
+    parser.add_argument("--reconciles", type=int, default=20)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
+        bench = Bench(Path(tmp))
+        try:
+            for index, size in enumerate(sizes):
+                ids = bench.add_bots(size)
+                started = time.monotonic()
+                bench.start_supervisor()
+                wait_until(lambda: bench.all_online(ids), 300, f"{size} bots online")
+                print(f"{size:4d} bots online in {time.monotonic() - started:5.1f} s")
+                if index == 0:
+                    bench_messages(bench, ids[0], args.messages)
+                if index == len(sizes) - 1:
+                    time.sleep(3)
+                    pids = [s.pid for s in bench.statuses().values() if s.pid]
+                    mems = [rss_mib(pid) for pid in pids]
+                    print(f"RSS per idle bot process:          mean {statistics.mean(m[0] for m in mems):5.1f} MiB"
+                          f"   max {max(m[0] for m in mems):5.1f} MiB   (unique {statistics.mean(m[1] for m in mems):5.1f} MiB,"
+                          f" proportional {statistics.mean(m[2] for m in mems):5.1f} MiB)")
+                    before = sum(cpu_seconds(pid) for pid in pids)
+                    window = 10.0
+                    time.sleep(window)
+                    idle = sum(cpu_seconds(pid) for pid in pids) - before
+                    print(f"idle CPU of {len(pids)} bots:               {100 * idle / window:5.1f} % of one core")
+                    bench_reconcile(bench, ids, args.reconciles)
+                took = bench.stop_supervisor()
+                print(f"{size:4d} bots stopped (SIGTERM) in {took:4.1f} s")
+                bench.delete_all()
+        finally:
+            bench.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

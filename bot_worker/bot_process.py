@@ -1,0 +1,539 @@
+"""One bot: ``python -m bot_worker.bot_process --bot-id N``.
+
+Holds the bot's Discord token (it never leaves this process), keeps the gateway
+connection, heartbeats its status, and answers messages through the agent chain. The
+bot's configuration is read from the database for every message, so personality, LLM,
+rules and tools change without a restart. Exit codes tell the supervisor what happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot_worker.chain_adapter import get_run_chain
+from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
+from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
+from bot_worker.mapping import to_incoming
+from bot_worker.streaming import ReplyStreamer
+from bot_worker.text import split_message
+from grobot.core.agents.gatekeeper import rules_decision
+from grobot.core.agents.types import Event, EventKind, IncomingMessage
+from grobot.core.db import session_scope
+from grobot.core.models import Bot
+from grobot.core.services import fleet
+from grobot.core.services.bots import get_token
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
+timings_logger = logging.getLogger("bot_worker.timings")
+
+EXIT_OK = 0
+EXIT_CRASH = 1
+EXIT_TOKEN_REJECTED = 3
+EXIT_INTENTS = 4
+EXIT_REPLACED = 5
+
+ERROR_REPLY = "Sorry, I could not answer that: {error}"
+IGNORE_CACHE_SECONDS = 1.0
+UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my database is unreachable); please try again shortly."
+
+
+@dataclass(frozen=True)
+class ProcessConfig:
+    """Timings of a bot process (environment; short values in tests)."""
+
+    heartbeat_seconds: float = 5.0
+    guild_ready_timeout: float = 2.0
+    stream_edit_seconds: float = 1.0
+    supervisor_id: str | None = None
+    fencing: bool = False  # PostgreSQL: several supervisors may exist
+
+    @classmethod
+    def from_env(cls) -> "ProcessConfig":
+        return cls(
+            supervisor_id=os.environ.get("GROBOT_SUPERVISOR_ID") or None,
+            fencing=get_settings().database_url.startswith("postgresql"),
+            heartbeat_seconds=float(os.environ.get("GROBOT_HEARTBEAT_SECONDS", "5")),
+            guild_ready_timeout=float(os.environ.get("GROBOT_GUILD_READY_TIMEOUT", "2")),
+            stream_edit_seconds=float(os.environ.get("GROBOT_STREAM_EDIT_SECONDS", "1")),
+        )
+
+
+def _die_with_parent() -> None:
+    """Linux: get SIGTERM when the supervisor dies, so no bot outlives it as an orphan."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def load_bot(bot_id: int) -> Bot | None:
+    with session_scope(readonly=True) as session:
+        return session.get(Bot, bot_id)
+
+
+def _privileged(bot: Bot) -> list[str]:
+    return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
+
+
+class FleetBot(discord.Client):
+    """The discord.py client of one GroBot bot."""
+
+    def __init__(self, bot: Bot, config: ProcessConfig) -> None:
+        super().__init__(
+            intents=build_intents(message_content=bot.message_content_intent, members=bot.members_intent),
+            guild_ready_timeout=config.guild_ready_timeout,
+            max_messages=None,
+            chunk_guilds_at_startup=False,
+            allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=True),
+        )
+        self.bot_id = bot.id or 0
+        self.revision = bot.gateway_revision
+        self.privileged = _privileged(bot)
+        self.config = config
+        self.pid = os.getpid()
+        self.exit_code = EXIT_OK
+        self.cooldowns = Cooldowns()
+        self.limiter = RunLimiter()
+        self.actions = BotDiscordActions(self)
+        self.tree = app_commands.CommandTree(self)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._synced = False
+        self._connected = False
+        self.lease_expires: Any = None
+        self._ignore_cache: tuple[Bot | None, float] = (None, 0.0)
+        self._local_db = get_settings().is_sqlite
+        self._register_commands()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def setup_hook(self) -> None:
+        self._spawn(self._heartbeat_loop())
+        self._spawn(self._watch_parent())
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def on_connect(self) -> None:
+        """READY (a new gateway session): the bot is online; guilds keep arriving after this."""
+        assert self.user is not None
+        self._connected = True
+        try:
+            ok = await asyncio.to_thread(self._write_online)
+        except Exception as exc:
+            logger.warning("Could not write the online status (database unreachable?): %s", type(exc).__name__)
+            ok = True
+        if not ok:
+            logger.error("Another process is registered for this bot: stopping")
+            self.exit_code = EXIT_REPLACED
+            await self.close()
+            return
+        logger.info("Online as %s (gateway session started)", self.user.name)
+
+    async def on_disconnect(self) -> None:
+        self._connected = False
+
+    async def on_resumed(self) -> None:
+        self._connected = True
+
+    async def on_ready(self) -> None:
+        if not self._synced:
+            self._synced = True
+            self._spawn(self._sync_commands())
+
+    def _write_online(self) -> bool:
+        assert self.user is not None
+        with session_scope() as session:
+            return fleet.mark_online(self.bot_id, pid=self.pid, user_id=str(self.user.id), user_name=self.user.name,
+                                     guild_count=len(self.guilds), revision=self.revision, session=session)
+
+    async def _sync_commands(self) -> None:
+        try:
+            await self.tree.sync()
+        except Exception as exc:
+            logger.warning("Could not register the slash commands: %s", exc)
+
+    async def _heartbeat_loop(self) -> None:
+        failures = 0
+        while not self.is_closed():
+            await asyncio.sleep(self.config.heartbeat_seconds)
+            try:
+                ok, holder, expires = await asyncio.to_thread(self._write_heartbeat)
+                if failures:
+                    logger.info("Database reachable again")
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                if failures == 1:
+                    logger.warning("Heartbeat failed (database unreachable?): %s; retrying", type(exc).__name__)
+                if self._lease_lapsing(None):
+                    await self._stop_fenced("cannot confirm the lease (database unreachable)")
+                    return
+                continue
+            if not ok:
+                await self._stop_fenced("another process is registered for this bot")
+                return
+            if self.config.supervisor_id and self.config.fencing:
+                if holder != self.config.supervisor_id:
+                    await self._stop_fenced("the bot's lease is held by another supervisor")
+                    return
+                self.lease_expires = expires
+                if self._lease_lapsing(expires):
+                    await self._stop_fenced("the supervisor stopped renewing the lease")
+                    return
+
+    def _lease_lapsing(self, expires: Any) -> bool:
+        """PostgreSQL fencing: stop before the lease can pass to another supervisor."""
+        if not (self.config.supervisor_id and self.config.fencing):
+            return False
+        expires = expires or self.lease_expires
+        if expires is None:
+            return False
+        from grobot.core.models import utcnow
+
+        margin = self.config.heartbeat_seconds + 2.0
+        return (expires - utcnow()).total_seconds() < margin
+
+    async def _stop_fenced(self, why: str) -> None:
+        logger.error("Stopping: %s", why)
+        self.exit_code = EXIT_REPLACED
+        await self.close()
+
+    def _write_heartbeat(self) -> tuple[bool, str | None, Any]:
+        with session_scope() as session:
+            ok = fleet.bot_heartbeat(self.bot_id, pid=self.pid, guild_count=len(self.guilds),
+                                     online=self._connected, session=session)
+            holder, expires = fleet.lease_of(self.bot_id, session=session)
+            return ok, holder, expires
+
+    async def _watch_parent(self) -> None:
+        parent = os.getppid()
+        while not self.is_closed():
+            await asyncio.sleep(1.0)
+            if os.getppid() != parent:
+                logger.warning("The supervisor is gone: stopping")
+                await self.close()
+                return
+
+    # ------------------------------------------------------------------ messages
+    async def on_message(self, message: discord.Message) -> None:
+        received = time.perf_counter()
+        if self.user is None or message.author.id == self.user.id or message.author.bot:
+            return
+        incoming = to_incoming(message, bot_id=self.bot_id, bot_user_id=self.user.id)
+        # Most guild messages are not for this bot: a config read at most IGNORE_CACHE_SECONDS
+        # old may decide to ignore one; anything that may be answered reads it fresh.
+        cached, cached_at = self._ignore_cache
+        if cached is not None and time.monotonic() - cached_at < IGNORE_CACHE_SECONDS \
+                and rules_decision(cached, incoming) is False:
+            return
+        # Addressed to this bot (mention, DM, reply): fetch its tools while its config loads.
+        tools_task = None
+        if incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot:
+            tools_task = asyncio.get_running_loop().create_task(self._tools())
+        try:
+            # SQLite in WAL mode: a read never waits for writers, and skipping the thread hop
+            # saves milliseconds per message; a network database is read off the event loop.
+            bot = load_bot(self.bot_id) if self._local_db else await asyncio.to_thread(load_bot, self.bot_id)
+        except Exception as exc:
+            logger.error("Cannot read the bot's configuration (database unreachable?): %s", type(exc).__name__)
+            if tools_task is not None:  # addressed to the bot: say so rather than stay silent
+                tools_task.cancel()
+                await self._notice(message, UNAVAILABLE_NOTICE)
+            return
+        if bot is not None:
+            self._ignore_cache = (bot, time.monotonic())
+        decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
+        if decision is False:
+            if tools_task is not None:
+                tools_task.cancel()
+            return
+        wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
+        if wait > 0:
+            if tools_task is not None:
+                tools_task.cancel()
+            if decision is True and self.cooldowns.should_notice(incoming.author_id, bot.user_cooldown_seconds):
+                await self._notice(message, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)))
+            return
+        if not self.limiter.try_acquire(int(bot.max_concurrent_runs or 1)):
+            if tools_task is not None:
+                tools_task.cancel()
+            if decision is True:
+                await self._notice(message, BUSY_NOTICE)
+            return
+        marks = {"received": received, "config": time.perf_counter()}
+        self._spawn(self._answer(message, incoming, bot, skip_gatekeeper=decision is True, tools_task=tools_task,
+                                 marks=marks))
+
+    async def _notice(self, message: discord.Message, text: str) -> None:
+        try:
+            await message.reply(text, mention_author=False)
+        except discord.HTTPException as exc:
+            logger.warning("Could not send a notice: %s", exc)
+
+    async def _answer(self, message: discord.Message, incoming: IncomingMessage, bot: Bot, *, skip_gatekeeper: bool,
+                      tools_task: asyncio.Task[Any] | None = None, marks: dict[str, float] | None = None) -> None:
+        marks = marks if marks is not None else {"received": time.perf_counter()}
+        try:
+            if message.attachments:
+                images = await asyncio.to_thread(self._output_takes_images)
+                incoming.attachments = await read_attachments(message, images_allowed=images)
+            streamer = ReplyStreamer(
+                send=lambda text, index: (message.reply(text, mention_author=False) if index == 0
+                                          else message.channel.send(text)),
+                edit=lambda handle, text: handle.edit(content=text),
+                interval=self.config.stream_edit_seconds,
+            )
+            ended = False
+
+            async def sink(event: Event) -> None:
+                nonlocal ended
+                if event.kind == EventKind.TOKEN:
+                    marks.setdefault("first_token", time.perf_counter())
+                    streamer.feed(str(event.data.get("text", "")))
+                elif event.kind == EventKind.PROGRESS and event.data.get("acknowledgement"):
+                    await message.channel.send(str(event.data["acknowledgement"])[:2000])
+                elif event.kind == EventKind.DONE and not ended:
+                    ended = True
+                    text = event.data.get("text")
+                    marks["done_event"] = time.perf_counter()
+                    await streamer.finish(str(text) if text is not None else None)
+                    marks["completed"] = time.perf_counter()
+                elif event.kind == EventKind.ERROR and not ended:
+                    ended = True
+                    await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
+
+            async with typing(self, message.channel.id):
+                tools = await (tools_task if tools_task is not None else self._tools())
+                marks["tools"] = time.perf_counter()
+                result = await get_run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper)
+            if not ended:
+                if result.error:
+                    await self._send_error(message, streamer, result.error)
+                elif result.replied and (result.text or streamer.text):
+                    await streamer.finish(result.text or None)
+        except Exception as exc:
+            logger.exception("Answering a message failed")
+            try:
+                await message.reply(ERROR_REPLY.format(error=type(exc).__name__), mention_author=False)
+            except Exception:
+                pass
+        finally:
+            self.limiter.release()
+            if timings_logger.isEnabledFor(logging.DEBUG):
+                start = marks.pop("received")
+                timings_logger.debug("message timings (ms from receipt): %s", ", ".join(
+                    f"{k} {1000 * (v - start):.1f}" for k, v in sorted(marks.items(), key=lambda kv: kv[1])))
+
+    async def _send_error(self, message: discord.Message, streamer: ReplyStreamer, error: str) -> None:
+        if streamer.started:
+            await streamer.finish(streamer.text + f"\n\n({error[:300]})")
+        else:
+            await streamer.abort()
+            await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)
+
+    def _output_takes_images(self) -> bool:
+        from grobot.core.services.llm_settings import effective_llm
+
+        with session_scope(readonly=True) as session:
+            return bool(effective_llm(session=session, category="output", bot_id=self.bot_id).supports_images)
+
+    async def _tools(self) -> Any:
+        try:
+            from grobot.core.tools.catalog import catalog_for_bot
+
+            return await catalog_for_bot(self.bot_id, discord=self.actions)
+        except Exception as exc:
+            logger.warning("Tools unavailable for this message: %s", exc)
+            from grobot.core.tools.base import EmptyCatalog
+
+            return EmptyCatalog()
+
+    # ------------------------------------------------------------------ slash commands
+    def _register_commands(self) -> None:
+        @self.tree.command(name="reset", description="Forget our conversation in this channel")
+        async def reset(interaction: discord.Interaction) -> None:
+            from bot_worker.conversations import forget
+
+            key = _interaction_key(interaction)
+            try:
+                removed = await asyncio.to_thread(forget, self.bot_id, key, str(interaction.user.id))
+                text = "Done: I forgot our conversation here." if removed else "There was nothing to forget here."
+            except Exception as exc:
+                logger.error("/reset failed: %s", type(exc).__name__)
+                text = "Sorry, I could not reset the conversation right now."
+            await interaction.response.send_message(text, ephemeral=True)
+
+        @self.tree.command(name="ask", description="Ask me privately: only you see the answer")
+        @app_commands.describe(question="What do you want to ask?")
+        async def ask(interaction: discord.Interaction, question: str) -> None:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            channel = interaction.channel
+            incoming = IncomingMessage(
+                bot_id=self.bot_id, conversation_key=f"ask:{interaction.user.id}", content=question,
+                author_id=str(interaction.user.id), author_name=interaction.user.display_name,
+                guild_id=str(interaction.guild_id) if interaction.guild_id else None,
+                guild_name=interaction.guild.name if interaction.guild else None,
+                channel_id=str(interaction.channel_id) if interaction.channel_id else None,
+                channel_name=getattr(channel, "name", None), is_dm=interaction.guild_id is None,
+                mentions_bot=True,
+            )
+            final: dict[str, str] = {}
+
+            async def sink(event: Event) -> None:
+                if event.kind == EventKind.DONE:
+                    final["text"] = str(event.data.get("text", ""))
+                elif event.kind == EventKind.ERROR:
+                    final["error"] = str(event.data.get("message", "unknown error"))
+
+            try:
+                result = await get_run_chain()(incoming, sink=sink, tools=await self._tools(), skip_gatekeeper=True)
+                text = final.get("text") or result.text
+                error = final.get("error") or result.error
+            except Exception as exc:
+                logger.exception("/ask failed")
+                text, error = "", type(exc).__name__
+            if error and not text:
+                text = ERROR_REPLY.format(error=error[:1500])
+            for part in split_message(text or "(no answer)"):
+                await interaction.followup.send(part, ephemeral=True)
+
+
+def _interaction_key(interaction: discord.Interaction) -> str:
+    channel = interaction.channel
+    if interaction.guild_id is None:
+        return f"dm:{interaction.channel_id}"
+    if isinstance(channel, discord.Thread):
+        return f"thread:{channel.id}"
+    return f"guild:{interaction.channel_id}"
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def _record_exit(bot_id: int, detail: str, *, rejected_revision: int | None = None) -> None:
+    try:
+        with session_scope() as session:
+            fleet.mark_error(bot_id, detail, session=session, rejected_revision=rejected_revision, pid=os.getpid())
+    except Exception as exc:  # the supervisor records it from the exit code
+        logger.warning("Could not record the error: %s", type(exc).__name__)
+
+
+async def _load_with_retry(bot_id: int) -> tuple[Bot | None, str | None]:
+    delay = 0.5
+    while True:
+        try:
+            bot = await asyncio.to_thread(load_bot, bot_id)
+            return bot, (get_token(bot) if bot is not None else None)
+        except Exception as exc:
+            from grobot.core.errors import SecretKeyError
+
+            if isinstance(exc, SecretKeyError):
+                raise
+            logger.warning("Database unreachable at start (%s); retrying in %.1f s", type(exc).__name__, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
+async def run(bot_id: int, config: ProcessConfig) -> int:
+    """Run the bot until it is stopped; returns the exit code."""
+    settings = get_settings()
+    redirect(settings.discord_api_base, settings.discord_gateway_url)
+    bot, token = await _load_with_retry(bot_id)
+    if bot is None or not bot.enabled or not token:
+        logger.info("Nothing to run (bot deleted, disabled or without a token)")
+        return EXIT_OK
+    client = FleetBot(bot, config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: loop.create_task(client.close()))
+    try:
+        async with client:
+            await client.start(token)
+    except discord.LoginFailure:
+        await asyncio.to_thread(_record_exit, bot_id, fleet.TOKEN_REJECTED, rejected_revision=client.revision)
+        return EXIT_TOKEN_REJECTED
+    except discord.PrivilegedIntentsRequired:
+        await asyncio.to_thread(_record_exit, bot_id, fleet.intent_error(client.privileged))
+        return EXIT_INTENTS
+    except discord.ConnectionClosed as exc:
+        if exc.code == 4004:
+            await asyncio.to_thread(_record_exit, bot_id, fleet.TOKEN_REJECTED, rejected_revision=client.revision)
+            return EXIT_TOKEN_REJECTED
+        if exc.code == 4014:
+            await asyncio.to_thread(_record_exit, bot_id, fleet.intent_error(client.privileged))
+            return EXIT_INTENTS
+        await asyncio.to_thread(_record_exit, bot_id, f"Discord closed the connection (code {exc.code})")
+        return EXIT_CRASH
+    return client.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot_worker.bot_process")
+    parser.add_argument("--bot-id", type=int, required=True)
+    args = parser.parse_args(argv)
+    _die_with_parent()
+    from grobot.core.logs import configure_logging, set_process_bot_id
+
+    settings = get_settings()
+    set_process_bot_id(args.bot_id)
+    handler = configure_logging(level=settings.log_level, to_database=True)
+    if os.environ.get("GROBOT_TRACE_TIMINGS"):
+        timings_logger.setLevel(logging.DEBUG)
+    started = time.monotonic()
+    try:
+        code = asyncio.run(run(args.bot_id, ProcessConfig.from_env()))
+    except Exception as exc:
+        logger.exception("Bot process failed")
+        _record_exit(args.bot_id, f"{type(exc).__name__}: {str(exc)[:300]}")
+        code = EXIT_CRASH
+    finally:
+        if handler is not None:
+            handler.close()
+    logger.debug("Bot process ran %.1f s", time.monotonic() - started)
+    return code
+
+
+def forked_main(bot_id: int) -> None:
+    """Entry of a bot forked by the supervisor's fork server (``GROBOT_SPAWN=fork``)."""
+    os.setsid()  # like exec mode: Ctrl-C in a terminal reaches the supervisor only
+    # The fork server hands every child its "supervisor alive" pipe and the resource tracker's
+    # pipe; a bot needs neither, and holding them would keep the fork server (and so the bot,
+    # through the parent-death signal) alive after the supervisor dies.
+    from multiprocessing import forkserver, resource_tracker
+
+    for fd in (getattr(forkserver._forkserver, "_forkserver_alive_fd", None),
+               getattr(resource_tracker._resource_tracker, "_fd", None)):
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    forkserver._forkserver._forkserver_alive_fd = None
+    resource_tracker._resource_tracker._fd = None
+    sys.argv = ["bot_worker.bot_process", "--bot-id", str(bot_id)]
+    get_settings.cache_clear()
+    from grobot.core.db import dispose_engines
+
+    dispose_engines()
+    sys.exit(main(["--bot-id", str(bot_id)]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

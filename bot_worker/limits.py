@@ -1,0 +1,64 @@
+"""Flood protection of one bot: a per-user cooldown and a cap on concurrent runs."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
+
+
+class Cooldowns:
+    """At most one accepted message per user per ``seconds``; a notice at most once per window."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last: dict[str, float] = {}
+        self._noticed: dict[str, float] = {}
+
+    def remaining(self, user_id: str, seconds: float) -> float:
+        """Seconds the user still has to wait (0: the message is accepted and the window starts)."""
+        now = self._clock()
+        if seconds <= 0:
+            return 0.0
+        last = self._last.get(user_id)
+        if last is not None and now - last < seconds:
+            return seconds - (now - last)
+        self._last[user_id] = now
+        if len(self._last) > 10_000:
+            self._prune(now, seconds)
+        return 0.0
+
+    def should_notice(self, user_id: str, seconds: float) -> bool:
+        """True once per cooldown window for a user whose message was dropped."""
+        now = self._clock()
+        last = self._noticed.get(user_id)
+        if last is not None and now - last < max(seconds, 1.0):
+            return False
+        self._noticed[user_id] = now
+        return True
+
+    def _prune(self, now: float, seconds: float) -> None:
+        for key in [k for k, t in self._last.items() if now - t >= seconds]:
+            del self._last[key]
+
+
+class RunLimiter:
+    """A cap on the runs of one bot in flight; what is over the cap is dropped, not queued."""
+
+    def __init__(self) -> None:
+        self.active = 0
+
+    def try_acquire(self, cap: int) -> bool:
+        if self.active >= max(1, cap):
+            return False
+        self.active += 1
+        return True
+
+    def release(self) -> None:
+        self.active = max(0, self.active - 1)
+
+
+COOLDOWN_NOTICE = "Slow down a little: please wait {seconds:.0f} s before your next message."
+BUSY_NOTICE = "I'm busy with other messages right now; please try again in a moment."

@@ -1,0 +1,93 @@
+"""Starting bot processes: ``exec`` (a fresh ``python -m bot_worker.bot_process --bot-id N``) or ``fork``.
+
+``fork`` (the default) starts bots from a fork server that imported the bot code once
+(multiprocessing's ``forkserver``): a bot starts in milliseconds instead of a second of
+CPU spent on imports, and the bots share the imported code's memory pages. Each bot is
+still its own OS process with its own gateway connection. ``GROBOT_SPAWN=exec`` starts
+each bot with its own interpreter.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+PRELOAD = ["bot_worker.bot_process", "grobot.core.agents.chain"]
+
+
+class BotHandle(Protocol):
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> int | None: ...
+
+
+class ForkedBot:
+    """A bot process forked by the fork server, seen through the ``Popen`` methods the supervisor uses."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess) -> None:
+        self._process = process
+        self.pid = process.pid or 0
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self._process.join(timeout)
+        return self._process.exitcode
+
+
+class Spawner:
+    """Starts ``bot_worker.bot_process`` for a bot, by exec or from the fork server."""
+
+    def __init__(self, mode: str | None = None) -> None:
+        self.mode = (mode or os.environ.get("GROBOT_SPAWN", "fork")).lower()
+        if self.mode not in ("fork", "exec"):
+            raise ValueError("GROBOT_SPAWN must be 'fork' or 'exec'")
+        self._context: Any = None
+
+    def prepare(self, env: dict[str, str]) -> None:
+        """Set the environment every bot gets (before the fork server starts, which copies it)."""
+        os.environ.update(env)
+        if self.mode == "fork":
+            self._context = multiprocessing.get_context("forkserver")
+            self._context.set_forkserver_preload(PRELOAD)
+
+    def warm(self) -> None:
+        """Start the fork server now (it imports the bot code: a second or two, off the event loop)."""
+        if self.mode == "fork":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+
+    def start(self, bot_id: int) -> BotHandle:
+        if self.mode == "exec":
+            cmd = [sys.executable, "-m", "bot_worker.bot_process", "--bot-id", str(bot_id)]
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)  # type: ignore[return-value]
+        from bot_worker import bot_process
+
+        process = self._context.Process(target=bot_process.forked_main, args=(bot_id,), name=f"grobot-bot-{bot_id}",
+                                        daemon=False)
+        process.start()
+        return ForkedBot(process)

@@ -1,0 +1,601 @@
+"""The supervisor: one process per enabled bot, reconciled with the database.
+
+An APScheduler ``AsyncIOScheduler`` runs the reconcile loop every ``GROBOT_POLL_SECONDS``
+(coalesced, one instance at a time), a fast reaper that notices dead bot processes, and
+the Test Chat job runner. Leases (``grobot.core.services.fleet``) make sure one bot runs
+in one place only; on PostgreSQL a supervisor that cannot renew its leases stops its bots
+before they can expire (fencing), so another supervisor may take them over safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot_worker.spawn import BotHandle, Spawner
+from grobot.core.db import session_scope
+from grobot.core.errors import GroBotError
+from grobot.core.models import BotState
+from grobot.core.services import fleet, test_chat
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+EXIT_TOKEN_REJECTED = 3
+EXIT_INTENTS = 4
+EXIT_REPLACED = 5
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    """Timings of the supervisor (environment variables; short values in tests)."""
+
+    poll_seconds: float = 2.0
+    heartbeat_seconds: float = 5.0  # bot heartbeats and lease renewal
+    lease_seconds: float = 15.0
+    stop_grace_seconds: float = 3.0  # SIGTERM, then SIGKILL
+    start_interval: float = 0.25  # stagger between two bot starts
+    backoff_initial: float = 1.0
+    backoff_max: float = 300.0
+    healthy_reset: float = 600.0  # a process up this long resets its backoff
+    intent_retry_seconds: float = 60.0
+    test_chat_poll_seconds: float = 0.5
+    test_chat_concurrency: int = 4
+    housekeeping_seconds: float = 300.0
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "SupervisorConfig":
+        env = dict(os.environ if env is None else env)
+
+        def num(name: str, default: float) -> float:
+            value = float(env.get(name, default))
+            if value <= 0:
+                raise ValueError(f"{name} must be positive")
+            return value
+
+        heartbeat = num("GROBOT_HEARTBEAT_SECONDS", 5.0)
+        return cls(
+            poll_seconds=get_settings().poll_seconds,
+            heartbeat_seconds=heartbeat,
+            lease_seconds=num("GROBOT_LEASE_SECONDS", 3 * heartbeat),
+            stop_grace_seconds=num("GROBOT_STOP_GRACE_SECONDS", 3.0),
+            # Forked bots start cheaply; a fresh interpreter per bot costs about a second of CPU.
+            start_interval=num("GROBOT_START_INTERVAL", 0.25 if env.get("GROBOT_SPAWN", "fork") == "exec" else 0.08),
+            backoff_initial=num("GROBOT_BACKOFF_INITIAL", 1.0),
+            backoff_max=num("GROBOT_BACKOFF_MAX", 300.0),
+            healthy_reset=num("GROBOT_HEALTHY_RESET", 600.0),
+            intent_retry_seconds=num("GROBOT_INTENT_RETRY_SECONDS", 60.0),
+            test_chat_poll_seconds=num("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
+            test_chat_concurrency=int(num("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
+            housekeeping_seconds=num("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
+        )
+
+    @property
+    def fence_after(self) -> float:
+        """Seconds without a renewal after which our bots are stopped (before the lease can pass)."""
+        return max(self.lease_seconds - self.stop_grace_seconds - 1.0 - self.poll_seconds, self.lease_seconds / 3)
+
+
+def next_backoff(current: float | None, *, ran_for: float, config: SupervisorConfig) -> float:
+    """The wait before restarting a crashed bot: 1 s doubling to 5 min, reset after a healthy run."""
+    if current is None or ran_for >= config.healthy_reset:
+        return config.backoff_initial
+    return min(current * 2, config.backoff_max)
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the bot process was killed ({name})"
+    return f"the bot process exited with code {code}"
+
+
+@dataclass
+class Slot:
+    """What the supervisor knows of one bot it runs (or ran)."""
+
+    bot_id: int
+    proc: BotHandle | None = None
+    revision: int = 0
+    started_at: float = 0.0
+    stopping: bool = False
+    stop_reason: str = ""
+    kill_at: float = 0.0
+    backoff: float | None = None
+    next_start: float = 0.0
+    failures: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None
+
+
+@dataclass
+class Supervisor:
+    """The fleet supervisor of this host."""
+
+    config: SupervisorConfig = field(default_factory=SupervisorConfig.from_env)
+    supervisor_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}")
+
+    def __post_init__(self) -> None:
+        self.hostname = socket.gethostname()
+        self.is_postgres = get_settings().database_url.startswith("postgresql")
+        self.slots: dict[int, Slot] = {}
+        self.held: set[int] = set()
+        self.last_renewal = time.monotonic()
+        self.db_ok = True
+        self.scheduler: AsyncIOScheduler | None = None
+        self.jobs: dict[int, asyncio.Task[Any]] = {}
+        self._stopping = asyncio.Event()
+        self._lock_file: Any = None
+        self._last_sweep = 0.0
+        self.spawner = Spawner()
+        self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
+                              "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
+
+    # ------------------------------------------------------------------ start / stop
+    def acquire_single_instance(self) -> None:
+        """On SQLite only one supervisor may run: hold an exclusive lock file, or refuse."""
+        if self.is_postgres:
+            return
+        import fcntl
+
+        from sqlalchemy.engine import make_url
+
+        database = make_url(get_settings().database_url).database or "grobot.db"
+        path = f"{database}.supervisor.lock"
+        handle = open(path, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            owner = handle.read().strip() or "unknown"
+            handle.close()
+            raise GroBotError(
+                f"another supervisor is already running on this SQLite database ({owner}); only one may run "
+                "at a time: stop it first, or use PostgreSQL (DATABASE_URL) to run several supervisors"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {self.hostname}\n")
+        handle.flush()
+        self._lock_file = handle
+
+    async def run(self) -> int:
+        """Run until SIGTERM/SIGINT; returns the exit code."""
+        self.acquire_single_instance()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopping.set)
+        await self._startup()
+        await asyncio.to_thread(self.spawner.warm)
+        self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        now = datetime.now(timezone.utc)
+        self.scheduler.add_job(self.reconcile, IntervalTrigger(seconds=self.config.poll_seconds), id="reconcile",
+                               next_run_time=now)
+        self.scheduler.add_job(self.reap, IntervalTrigger(seconds=0.25), id="reap", next_run_time=now)
+        self.scheduler.add_job(self.run_test_chat, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
+                               id="test_chat", next_run_time=now)
+        self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
+                               id="housekeeping")
+        self.scheduler.start()
+        logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
+                    "PostgreSQL" if self.is_postgres else "SQLite")
+        await self._stopping.wait()
+        await self.shutdown()
+        return 0
+
+    def wake(self) -> None:
+        """Reconcile now instead of at the next tick."""
+        if self.scheduler is not None and not self._stopping.is_set():
+            try:
+                self.scheduler.modify_job("reconcile", next_run_time=datetime.now(timezone.utc))
+            except Exception:  # pragma: no cover - job gone at shutdown
+                pass
+
+    async def _startup(self) -> None:
+        """Register, and replace the bot processes a previous supervisor of this host left behind."""
+        delay = 0.5
+        while not self._stopping.is_set():
+            try:
+                await asyncio.to_thread(self._register)
+                break
+            except Exception as exc:
+                logger.warning("Database unreachable at start (%s); retrying in %.1f s", type(exc).__name__, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10)
+        self.last_renewal = time.monotonic()
+
+    def _register(self) -> None:
+        with session_scope() as session:
+            supervisors = fleet.all_supervisors(session=session)
+            known = {sup.id for sup in supervisors}
+            dead = {sup.id for sup in supervisors if sup.hostname == self.hostname and sup.id != self.supervisor_id
+                    and not _pid_alive(sup.pid)}
+            mine = f"{self.hostname}:"
+            orphans = []
+            for row in fleet.fleet_view(session=session):
+                holder = row.supervisor_id
+                if not holder or holder == self.supervisor_id:
+                    continue
+                gone = holder in dead or (holder.startswith(mine) and holder not in known) or not self.is_postgres
+                if gone and row.pid and holder.startswith(mine):
+                    orphans.append((row.bot_id, row.pid))
+                if gone:
+                    # SQLite has one supervisor only; on PostgreSQL a dead supervisor of this host
+                    # is known to be gone, so its leases need not run out first.
+                    fleet.release_all(holder, session=session, state=BotState.OFFLINE.value,
+                                      detail="supervisor restarted")
+            for sup_id in dead:
+                fleet.remove_supervisor(sup_id, session=session)
+            fleet.register_supervisor(self.supervisor_id, hostname=self.hostname, pid=os.getpid(), session=session)
+        for bot_id, pid in orphans:
+            if _is_bot_process(pid, bot_id):
+                logger.warning("Stopping bot %s process %s left by a previous supervisor", bot_id, pid)
+                _terminate(pid, grace=self.config.stop_grace_seconds)
+
+    async def shutdown(self) -> None:
+        """Stop every bot process (SIGTERM, SIGKILL after the grace period) and release the leases."""
+        logger.info("Supervisor stopping: %d bot process(es)", sum(1 for s in self.slots.values() if s.running))
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=False)
+        for slot in self.slots.values():
+            if slot.proc is not None and slot.proc.poll() is None:
+                slot.proc.send_signal(signal.SIGTERM)
+        for task in self.jobs.values():
+            task.cancel()
+        deadline = time.monotonic() + min(self.config.stop_grace_seconds, 6.0)
+        while time.monotonic() < deadline and any(s.proc is not None and s.proc.poll() is None for s in self.slots.values()):
+            await asyncio.sleep(0.05)
+        for slot in self.slots.values():
+            if slot.proc is not None and slot.proc.poll() is None:
+                slot.proc.kill()
+                slot.proc.wait(2)
+        if self.jobs:
+            await asyncio.gather(*self.jobs.values(), return_exceptions=True)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
+        except Exception as exc:
+            logger.warning("Could not release the leases (%s): they expire by themselves", type(exc).__name__)
+        logger.info("Supervisor stopped")
+
+    def _release_everything(self) -> None:
+        with session_scope() as session:
+            fleet.release_all(self.supervisor_id, session=session)
+            fleet.remove_supervisor(self.supervisor_id, session=session)
+
+    # ------------------------------------------------------------------ reconcile
+    async def reconcile(self) -> None:
+        """Compare the database with the process table and act on the difference."""
+        if self._stopping.is_set():
+            return
+        started_at = time.monotonic()
+        try:
+            rows, held = await asyncio.to_thread(self._read_and_lease)
+        except Exception as exc:
+            if self.db_ok:
+                logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
+            self.db_ok = False
+            self._fence()
+            return
+        if not self.db_ok:
+            logger.info("Database reachable again")
+        self.db_ok = True
+        self.last_renewal = started_at
+        self.held = held
+        by_id = {row.bot_id: row for row in rows}
+        now = time.monotonic()
+        to_start: list[fleet.BotRow] = []
+        for bot_id, slot in list(self.slots.items()):
+            row = by_id.get(bot_id)
+            if slot.running and not slot.stopping:
+                if row is None:
+                    self._stop(slot, "deleted")
+                elif not row.enabled:
+                    self._stop(slot, "disabled")
+                elif not row.has_token:
+                    self._stop(slot, "no Discord token set")
+                elif bot_id not in held:
+                    self._stop(slot, "lease lost")
+                elif row.gateway_revision != slot.revision:
+                    self._stop(slot, "restart")
+                elif self._heartbeat_stale(slot, row, now):
+                    logger.warning("Bot %s: no heartbeat for %.0f s; replacing its process", bot_id,
+                                   fleet.heartbeat_age(row) or 0)
+                    self._stop(slot, "no heartbeat")
+            if row is None and not slot.running:
+                del self.slots[bot_id]
+        for row in rows:
+            if row.bot_id not in held or not row.wanted:
+                if not row.enabled and row.supervisor_id == self.supervisor_id and not self._is_running(row.bot_id):
+                    await asyncio.to_thread(self._write, fleet.release_lease, self.supervisor_id, row.bot_id,
+                                            state=BotState.STOPPED.value, detail="disabled")
+                continue
+            slot = self.slots.setdefault(row.bot_id, Slot(row.bot_id))
+            if slot.running:
+                continue
+            if slot.revision and slot.revision != row.gateway_revision:
+                slot.backoff, slot.next_start = None, 0.0  # a new token or intents: try at once
+            if now >= slot.next_start:
+                to_start.append(row)
+        budget = max(1, int(self.config.poll_seconds / self.config.start_interval))
+        for index, row in enumerate(to_start[:budget]):
+            if self._stopping.is_set():
+                return
+            if index:
+                await asyncio.sleep(self.config.start_interval)
+            await self._start(row)
+        if len(to_start) > budget:
+            self.wake()
+        if time.monotonic() - self._last_sweep > max(self.config.heartbeat_seconds, 5.0):
+            self._last_sweep = time.monotonic()
+            try:
+                await asyncio.to_thread(self._sweep)
+            except Exception as exc:
+                logger.warning("Sweep failed: %s", type(exc).__name__)
+
+    def _is_running(self, bot_id: int) -> bool:
+        slot = self.slots.get(bot_id)
+        return slot is not None and slot.running
+
+    def _heartbeat_stale(self, slot: Slot, row: fleet.BotRow, now: float) -> bool:
+        limit = 3 * self.config.heartbeat_seconds
+        if now - slot.started_at < limit + 10:  # give a starting bot time to connect
+            return False
+        age = fleet.heartbeat_age(row)
+        return age is None or age > limit
+
+    def _read_and_lease(self) -> tuple[list[fleet.BotRow], set[int]]:
+        with session_scope() as session:
+            fleet.supervisor_heartbeat(self.supervisor_id, session=session)
+            rows = fleet.fleet_view(session=session)
+            wanted = [row.bot_id for row in rows if row.wanted]
+            held = set(fleet.acquire_leases(self.supervisor_id, wanted, lease_seconds=self.config.lease_seconds,
+                                            session=session))
+            # Keep the leases of bots still stopping (never two processes for one bot).
+            running = [bot_id for bot_id, slot in self.slots.items() if slot.running and bot_id not in held]
+            held |= fleet.renew_leases(self.supervisor_id, running, lease_seconds=self.config.lease_seconds,
+                                       session=session)
+        return rows, held
+
+    def _sweep(self) -> None:
+        with session_scope() as session:
+            stale_after = self.config.lease_seconds
+            live = {s.id for s in fleet.live_supervisors(stale_after=stale_after, session=session)}
+            test_chat.recover_abandoned(session=session, live_supervisor_ids=live | {self.supervisor_id},
+                                        older_than=stale_after)
+            fleet.mark_stale_offline(max_age=3 * self.config.heartbeat_seconds + 10, session=session)
+            fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
+
+    def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        with session_scope() as session:
+            return fn(*args, session=session, **kwargs)
+
+    def _fence(self) -> None:
+        """PostgreSQL: leases we could not renew must not outlive us; stop the bots before they expire."""
+        if not self.is_postgres:
+            return  # one supervisor only: nobody can take the bots over, so they keep running
+        silent = time.monotonic() - self.last_renewal
+        if silent < self.config.fence_after:
+            return
+        for slot in self.slots.values():
+            if slot.running and not slot.stopping:
+                logger.error("Bot %s: leases not renewed for %.0f s; stopping it before another supervisor "
+                             "takes it over", slot.bot_id, silent)
+                self._stop(slot, "lease lost")
+        self.held = set()
+
+    # ------------------------------------------------------------------ processes
+    async def _start(self, row: fleet.BotRow) -> None:
+        slot = self.slots.setdefault(row.bot_id, Slot(row.bot_id))
+        if slot.running:
+            return
+        try:  # clear the previous pid first: the new process may report online before we write its pid
+            await asyncio.to_thread(self._write, fleet.mark_starting, row.bot_id, supervisor_id=self.supervisor_id,
+                                    pid=None, revision=row.gateway_revision)
+        except Exception as exc:
+            logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__)
+            return
+        proc = self.spawner.start(row.bot_id)
+        slot.proc, slot.revision, slot.started_at = proc, row.gateway_revision, time.monotonic()
+        slot.stopping, slot.stop_reason = False, ""
+        logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid)
+        try:
+            await asyncio.to_thread(self._write, fleet.record_pid, row.bot_id, pid=proc.pid)
+        except Exception as exc:
+            logger.warning("Bot %s: cannot write its pid (%s)", row.bot_id, type(exc).__name__)
+
+    def _stop(self, slot: Slot, reason: str) -> None:
+        if slot.proc is None or slot.stopping:
+            return
+        logger.info("Bot %s: stopping process %s (%s)", slot.bot_id, slot.proc.pid, reason)
+        slot.stopping, slot.stop_reason = True, reason
+        slot.kill_at = time.monotonic() + self.config.stop_grace_seconds
+        try:
+            slot.proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    async def reap(self) -> None:
+        """Notice exited processes (crash, stop), and SIGKILL those that ignore SIGTERM."""
+        if self._stopping.is_set():
+            return
+        now = time.monotonic()
+        for slot in list(self.slots.values()):
+            proc = slot.proc
+            if proc is None:
+                continue
+            code = proc.poll()
+            if code is None:
+                if slot.stopping and now >= slot.kill_at:
+                    logger.warning("Bot %s: process %s ignored SIGTERM; killing it", slot.bot_id, proc.pid)
+                    proc.kill()
+                continue
+            slot.proc = None
+            ran_for = now - slot.started_at
+            if slot.stopping:
+                reason, slot.stopping = slot.stop_reason, False
+                if reason in ("disabled", "no Discord token set"):
+                    await self._safe_write(fleet.release_lease, self.supervisor_id, slot.bot_id,
+                                           state=BotState.STOPPED.value, detail=reason)
+                elif reason == "lease lost":
+                    pass
+                elif reason == "deleted":
+                    self.slots.pop(slot.bot_id, None)
+                self.wake()  # a restart starts the new process now
+                continue
+            if code == EXIT_TOKEN_REJECTED:
+                logger.error("Bot %s: Discord rejected the token; not retrying until it changes", slot.bot_id)
+                await self._safe_write(fleet.mark_error, slot.bot_id, fleet.TOKEN_REJECTED,
+                                       rejected_revision=slot.revision, clear_pid=True,
+                                       supervisor_id=self.supervisor_id)
+                continue
+            if code == EXIT_INTENTS:
+                slot.backoff = max(self.config.intent_retry_seconds, slot.backoff or 0)
+                slot.next_start = now + slot.backoff
+                logger.error("Bot %s: a privileged intent is not enabled; retrying in %.0f s", slot.bot_id, slot.backoff)
+                continue
+            if code == EXIT_REPLACED:
+                # Fenced: the lease lapsed or another process holds the bot; the lease decides what next.
+                logger.warning("Bot %s: the process stopped itself (lease lost or replaced)", slot.bot_id)
+                slot.next_start = now + self.config.backoff_initial
+                continue
+            slot.backoff = next_backoff(slot.backoff, ran_for=ran_for, config=self.config)
+            slot.next_start = now + slot.backoff
+            slot.failures += 1
+            error = describe_exit(code)
+            logger.error("Bot %s: %s; restarting in %.0f s", slot.bot_id, error, slot.backoff)
+            await self._safe_write(fleet.record_crash, slot.bot_id, error, retry_in=slot.backoff,
+                                   supervisor_id=self.supervisor_id)
+            if slot.backoff <= self.config.poll_seconds:
+                asyncio.get_running_loop().call_later(slot.backoff, self.wake)
+
+    async def _safe_write(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            await asyncio.to_thread(self._write, fn, *args, **kwargs)
+        except Exception as exc:
+            logger.warning("Could not write the bot status (%s)", type(exc).__name__)
+
+    # ------------------------------------------------------------------ housekeeping
+    async def housekeeping(self) -> None:
+        """Log and event retention, usage roll-ups (idempotent: several supervisors may run them)."""
+        try:
+            from grobot.core.services import maintenance
+        except ImportError:  # pragma: no cover - an install without the maintenance service
+            return
+        for job in (maintenance.rollup_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
+            try:
+                await asyncio.to_thread(self._write, job)
+            except Exception as exc:
+                logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
+
+    # ------------------------------------------------------------------ Test Chat
+    async def run_test_chat(self) -> None:
+        """Claim pending Test Chat messages and answer them (a few at a time)."""
+        free = self.config.test_chat_concurrency - len(self.jobs)
+        if free <= 0 or self._stopping.is_set():
+            return
+        try:
+            claimed = await asyncio.to_thread(self._claim, free)
+        except Exception as exc:
+            logger.debug("Test Chat claim failed: %s", type(exc).__name__)
+            return
+        for message_id, bot_id, key, content, author_id, author_name in claimed:
+            task = asyncio.get_running_loop().create_task(
+                self._run_job(message_id, bot_id, key, content, author_id, author_name))
+            self.jobs[message_id] = task
+            task.add_done_callback(lambda _t, mid=message_id: self.jobs.pop(mid, None))
+
+    def _claim(self, limit: int) -> list[tuple[int, int, str, str, str, str]]:
+        from grobot.core.models import Conversation
+
+        with session_scope() as session:
+            out = []
+            for msg in test_chat.claim_pending(self.supervisor_id, session=session, limit=limit):
+                conv = session.get(Conversation, msg.conversation_id)
+                if conv is None:
+                    continue
+                out.append((msg.id or 0, conv.bot_id, conv.key, msg.content, msg.author_id or "tester",
+                            msg.author_name or "tester"))
+            return out
+
+    async def _run_job(self, message_id: int, bot_id: int, key: str, content: str, author_id: str,
+                       author_name: str) -> None:
+        from bot_worker.test_chat_job import run_test_chat_job
+
+        try:
+            error = await run_test_chat_job(message_id, bot_id, key, content, author_id, author_name)
+        except asyncio.CancelledError:
+            error = "the worker stopped while answering; please send the message again"
+            await self._safe_write(test_chat.fail, message_id, error)
+            raise
+        except Exception as exc:
+            logger.exception("Test Chat job %s failed", message_id)
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if error:
+            await self._safe_write(test_chat.fail, message_id, error)
+        else:
+            await self._safe_write(test_chat.finish, message_id)
+
+
+# --------------------------------------------------------------------------- OS helpers
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_bot_process(pid: int, bot_id: int) -> bool:
+    """Is ``pid`` a ``bot_worker.bot_process --bot-id <bot_id>`` process on this host?"""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = handle.read().split(b"\0")
+    except OSError:
+        return False
+    return b"bot_worker.bot_process" in args and str(bot_id).encode() in args
+
+
+def _terminate(pid: int, *, grace: float) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid) or _is_zombie(pid):
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -1,0 +1,124 @@
+"""Test Chat: sessions of a person with a bot in the web app, answered by a supervisor.
+
+The web app creates a session (a conversation keyed ``test:<uuid>``) and submits user
+messages as ``pending``. A supervisor claims them atomically (``FOR UPDATE SKIP LOCKED``
+on PostgreSQL; a single guarded ``UPDATE`` on SQLite, where writers are serialised), runs
+the chain with ``run_id`` = the message id, and marks the message ``done`` or ``error``.
+A message left ``running`` by a supervisor that died is ended with a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import update
+from sqlmodel import Session, select
+
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.models import Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 20_000
+ABANDONED_ERROR = "the worker that was answering this message stopped; please send it again"
+
+
+def create_session(bot_id: int, *, session: Session, app_user_id: int | None = None, title: str = "") -> Conversation:
+    """A new Test Chat conversation with ``bot_id``."""
+    if session.get(Bot, bot_id) is None:
+        raise NotFoundError(f"no bot numbered {bot_id}")
+    conv = Conversation(bot_id=bot_id, key=f"test:{uuid.uuid4()}", kind="test", title=title[:200] or "Test chat",
+                        app_user_id=app_user_id)
+    session.add(conv)
+    session.flush()
+    return conv
+
+
+def submit(conversation_id: int, content: str, *, session: Session, author_name: str = "tester",
+           author_id: str | None = None) -> Message:
+    """Store a user message as ``pending``: a supervisor will answer it."""
+    content = (content or "").strip()
+    if not content:
+        raise ValidationError("the message is empty")
+    if len(content) > MAX_MESSAGE_CHARS:
+        raise ValidationError(f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+    conv = session.get(Conversation, conversation_id)
+    if conv is None or not conv.key.startswith("test:"):
+        raise NotFoundError(f"no Test Chat session numbered {conversation_id}")
+    msg = Message(conversation_id=conversation_id, role="user", content=content,
+                  author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value)
+    conv.updated_at = utcnow()
+    session.add(conv)
+    session.add(msg)
+    session.flush()
+    return msg
+
+
+def claim_pending(supervisor_id: str, *, session: Session, limit: int = 4) -> list[Message]:
+    """Atomically move up to ``limit`` pending messages to ``running`` for this supervisor.
+
+    Two supervisors never get the same message: PostgreSQL locks the rows with
+    ``FOR UPDATE SKIP LOCKED``; on SQLite the guarded ``UPDATE ... WHERE status = 'pending'``
+    runs in a write transaction, one at a time.
+    """
+    now = utcnow()
+    ids_query = (select(Message.id).where(Message.status == MessageStatus.PENDING.value)
+                 .order_by(Message.id).limit(limit))
+    if session.get_bind().dialect.name == "postgresql":
+        ids_query = ids_query.with_for_update(skip_locked=True)
+    ids = list(session.exec(ids_query).all())
+    if not ids:
+        return []
+    result = session.execute(
+        update(Message)
+        .where(Message.id.in_(ids), Message.status == MessageStatus.PENDING.value)  # type: ignore[union-attr]
+        .values(status=MessageStatus.RUNNING.value, claimed_by=supervisor_id, claimed_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not result.rowcount:
+        return []
+    session.expire_all()
+    return list(session.exec(select(Message).where(Message.id.in_(ids), Message.claimed_by == supervisor_id,  # type: ignore[union-attr]
+                                                   Message.status == MessageStatus.RUNNING.value)
+                             .order_by(Message.id)).all())
+
+
+def finish(message_id: int, *, session: Session) -> None:
+    """The run of ``message_id`` ended well."""
+    session.execute(update(Message).where(Message.id == message_id).values(status=MessageStatus.DONE.value, error=""))
+
+
+def fail(message_id: int, error: str, *, session: Session) -> None:
+    """The run of ``message_id`` failed: ``error`` is shown to the tester."""
+    session.execute(update(Message).where(Message.id == message_id)
+                    .values(status=MessageStatus.ERROR.value, error=(error or "failed")[:2000]))
+
+
+def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_than: float = 0.0) -> list[int]:
+    """End with a clear error every ``running`` message whose supervisor is not alive any more.
+
+    ``older_than`` (seconds since the claim) guards against ending a claim that a new
+    supervisor made a moment ago and has not registered yet.
+    """
+    cutoff = utcnow() - timedelta(seconds=older_than)
+    rows = session.exec(select(Message.id, Message.claimed_by).where(
+        Message.status == MessageStatus.RUNNING.value, Message.claimed_at <= cutoff)).all()  # type: ignore[operator]
+    ids = [mid for mid, by in rows if by not in live_supervisor_ids]
+    if ids:
+        session.execute(update(Message).where(Message.id.in_(ids))  # type: ignore[union-attr]
+                        .values(status=MessageStatus.ERROR.value, error=ABANDONED_ERROR))
+        logger.warning("Ended %d Test Chat message(s) left running by a stopped supervisor", len(ids))
+    return ids
+
+
+def live_supervisor_ids(*, session: Session, stale_after: float) -> set[str]:
+    cutoff = utcnow() - timedelta(seconds=stale_after)
+    return set(session.exec(select(Supervisor.id).where(Supervisor.heartbeat_at >= cutoff)).all())
+
+
+def messages(conversation_id: int, *, session: Session) -> list[Message]:
+    """The messages of a Test Chat session, oldest first."""
+    return list(session.exec(select(Message).where(Message.conversation_id == conversation_id)
+                             .order_by(Message.created_at, Message.id)).all())

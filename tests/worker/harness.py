@@ -1,0 +1,138 @@
+"""End-to-end harness: a real supervisor subprocess with real bot processes, the fake Discord and a fake LLM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from grobot.core.db import session_scope
+from grobot.core.models import BotStatus
+from grobot.core.services import bots
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.llm import FakeLLM, use_fake_llm
+from tests.helpers import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FAST_ENV = {
+    "GROBOT_POLL_SECONDS": "0.5",
+    "GROBOT_HEARTBEAT_SECONDS": "1",
+    "GROBOT_GUILD_READY_TIMEOUT": "0.1",
+    "GROBOT_STOP_GRACE_SECONDS": "2",
+    "GROBOT_STREAM_EDIT_SECONDS": "0.2",
+    "GROBOT_START_INTERVAL": "0.05",
+    "GROBOT_TEST_CHAT_POLL_SECONDS": "0.2",
+    "GROBOT_LOG_LEVEL": "INFO",
+    "GROBOT_HOUSEKEEPING_SECONDS": "2",
+}
+
+
+class Fleet:
+    """One test's world: fake Discord, fake LLM, database, supervisors."""
+
+    def __init__(self, env: Any, tmp_path: Path, discord: FakeDiscord, llm: FakeLLM) -> None:
+        self.env = env
+        self.tmp_path = tmp_path
+        self.discord = discord
+        self.llm = llm
+        self.supervisors: list[subprocess.Popen[bytes]] = []
+        self.discord_ids: dict[int, int] = {}  # bot id -> Discord user id
+        use_fake_llm(llm)
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        return self.env.environ(**self.discord.env(), **FAST_ENV, OLLAMA_HOST=self.llm.url, **extra)
+
+    def start_supervisor(self, **extra: str) -> subprocess.Popen[bytes]:
+        log = open(self.tmp_path / f"supervisor{len(self.supervisors)}.log", "wb")
+        proc = subprocess.Popen([sys.executable, "-m", "bot_worker"], env=self.environ(**extra), cwd=ROOT,
+                                stdout=log, stderr=subprocess.STDOUT)
+        self.supervisors.append(proc)
+        return proc
+
+    def log(self, index: int = 0) -> str:
+        return (self.tmp_path / f"supervisor{index}.log").read_text(errors="replace")
+
+    def add_bot(self, name: str, **fields: Any) -> int:
+        token, user_id = self.discord.new_bot_token(name)
+        with session_scope() as session:
+            bot = bots.create_bot(session=session, name=name, token=token, **fields)
+            self.discord_ids[bot.id] = user_id
+            return bot.id
+
+    def status(self, bot_id: int) -> BotStatus | None:
+        with session_scope(readonly=True) as session:
+            return session.get(BotStatus, bot_id)
+
+    def wait_state(self, bot_id: int, state: str, timeout: float = 20.0) -> BotStatus:
+        def check() -> BotStatus | None:
+            status = self.status(bot_id)
+            return status if status is not None and status.state == state else None
+
+        return wait_for(check, timeout, message=f"bot {bot_id} {state}; log:\n{self._tail()}")
+
+    def wait_online(self, bot_id: int, timeout: float = 20.0) -> BotStatus:
+        """Online in the database and connected to the fake Discord."""
+        status = self.wait_state(bot_id, "online", timeout)
+        wait_for(lambda: self.discord.session_of(self.discord_ids[bot_id]), timeout)
+        return status
+
+    def mention(self, bot_id: int, text: str, channel_id: int | None = None) -> dict[str, Any]:
+        uid = self.discord_ids[bot_id]
+        return self.discord.send_message(channel_id or self.discord.channel_id, f"<@{uid}> {text}", mentions=[uid])
+
+    def wait_reply(self, message: dict[str, Any], *, containing: str = "", timeout: float = 20.0) -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            for reply in self.discord.replies_to(message["id"]):
+                if containing in reply["content"]:
+                    return reply
+            return None
+
+        return wait_for(check, timeout, message=f"reply containing {containing!r}; log:\n{self._tail()}")
+
+    def _tail(self) -> str:
+        try:
+            return "\n".join(self.log(len(self.supervisors) - 1).splitlines()[-30:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        for proc in self.supervisors:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.supervisors:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+
+@contextmanager
+def fleet(env: Any, tmp_path: Path) -> Iterator[Fleet]:
+    discord = FakeDiscord().start()
+    llm = FakeLLM().start()
+    world = Fleet(env, tmp_path, discord, llm)
+    try:
+        yield world
+    finally:
+        world.stop()
+        discord.stop()
+        llm.stop()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

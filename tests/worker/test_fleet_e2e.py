@@ -1,0 +1,291 @@
+"""The fleet end to end: a real supervisor, real bot processes, the fake Discord and a fake LLM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grobot.core.db import session_scope
+from grobot.core.services import bots, test_chat
+from tests.helpers import wait_for
+from tests.worker.harness import ROOT, fleet, pid_alive
+
+pytestmark = pytest.mark.slow
+
+
+def test_three_bots_answer_only_when_mentioned_and_change_alone(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        a, b, c = (world.add_bot(name, personality=f"You are {name}.") for name in ("alpha", "beta", "gamma"))
+        world.start_supervisor()
+        for bot_id in (a, b, c):
+            world.wait_online(bot_id)
+        status = world.status(a)
+        assert status.discord_user_name == "alpha" and status.guild_count == 1
+
+        # A mention is answered by the mentioned bot only, as a reply to the user's message.
+        asked = world.mention(b, "hello there")
+        reply = world.wait_reply(asked, containing="hello there")
+        assert reply["author"]["id"] == str(world.discord_ids[b])
+        assert world.discord.calls_by(world.discord_ids[b], "POST", r"/typing$")
+        quiet = world.discord.send_message(world.discord.channel_id, "nobody is mentioned here")
+        time.sleep(1.0)  # a negative: give the bots a chance to (wrongly) answer
+        assert len(world.discord.replies_to(asked["id"])) == 1
+        assert world.discord.replies_to(quiet["id"]) == []
+        for other in (a, c):
+            assert not world.discord.calls_by(world.discord_ids[other], "POST", r"/messages$")
+
+        pids = {bot_id: world.status(bot_id).pid for bot_id in (a, b, c)}
+        sessions = {bot_id: world.discord.session_of(world.discord_ids[bot_id]) for bot_id in (a, b, c)}
+
+        # Personality: applies to the next message, no restart.
+        with session_scope() as session:
+            bots.update_bot(bots.get_bot(a, session=session), {"personality": "You are a pirate."}, session=session)
+        asked = world.mention(a, "ahoy")
+        world.wait_reply(asked, containing="ahoy")
+        assert any("You are a pirate." in str(req.get("messages")) for req in world.llm.chat_requests())
+
+        # Disable beta: its process stops, the others are untouched.
+        with session_scope() as session:
+            bots.update_bot(bots.get_bot(b, session=session), {"enabled": False}, session=session)
+        world.wait_state(b, "stopped")
+        wait_for(lambda: not pid_alive(pids[b]), 10)
+        wait_for(lambda: world.discord.session_of(world.discord_ids[b]) is None, 10)
+
+        # A new token for gamma: gamma alone reconnects with a new process and session.
+        token, _ = world.discord.new_bot_token(user_id=world.discord_ids[c])
+        with session_scope() as session:
+            bots.set_token(bots.get_bot(c, session=session), token, session=session)
+        wait_for(lambda: (world.status(c).pid not in (None, pids[c]) and world.status(c).state == "online"
+                          and world.discord.session_of(world.discord_ids[c]) not in (None, sessions[c])), 20)
+
+        # Delete alpha, add delta.
+        with session_scope() as session:
+            bots.delete_bot(bots.get_bot(a, session=session), session=session)
+        wait_for(lambda: not pid_alive(pids[a]), 10)
+        d = world.add_bot("delta")
+        world.wait_online(d)
+        asked = world.mention(d, "new here")
+        world.wait_reply(asked, containing="new here")
+
+        new_gamma = world.status(c).pid
+        assert world.discord.session_of(world.discord_ids[c]) not in (None, sessions[c])
+        assert pid_alive(new_gamma)
+        # Every change touched one bot only: gamma was never restarted by the others' changes.
+        assert world.discord.identify_count(world.discord_ids[c]) == 2
+
+        # SIGTERM: every bot process is gone within 10 s.
+        supervisor = world.supervisors[0]
+        running = [world.status(bot_id).pid for bot_id in (c, d)]
+        started = time.monotonic()
+        supervisor.send_signal(signal.SIGTERM)
+        supervisor.wait(10)
+        wait_for(lambda: not any(pid_alive(pid) for pid in running), 10 - (time.monotonic() - started))
+        assert supervisor.returncode == 0
+        assert world.status(c).state == "stopped"
+        log = world.log()
+        assert "Housekeeping" not in log and "Traceback" not in log, log
+
+
+def test_faults_crash_invalid_token_missing_intent(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        good = world.add_bot("good")
+        bad = world.add_bot("bad")
+        nointent = world.add_bot("nointent")
+        closed = world.add_bot("closed")
+        world.discord.revoke(_token_of(bad))  # 401 at login
+        world.discord.reject_at_identify(_token_of(closed))  # gateway close 4004
+        world.discord.deny_intent(world.discord_ids[nointent], "message_content")
+        world.start_supervisor(GROBOT_BACKOFF_INITIAL="0.5", GROBOT_SPAWN="exec")  # one interpreter per bot
+        world.wait_online(good)
+
+        status = world.wait_state(bad, "error")
+        assert "Discord rejected the token" in status.detail
+        status = world.wait_state(closed, "error")
+        assert "Discord rejected the token" in status.detail
+        status = world.wait_state(nointent, "error")
+        assert "Message Content Intent" in status.detail and "developer portal" in status.detail
+
+        # kill -9 of a bot process: it comes back online with a new process.
+        old = world.status(good).pid
+        os.kill(old, signal.SIGKILL)
+        wait_for(lambda: world.status(good).pid not in (None, old) and world.status(good).state == "online", 15)
+        assert world.status(good).crash_count == 1
+        assert "SIGKILL" in world.status(good).last_error
+        asked = world.mention(good, "still there?")
+        world.wait_reply(asked, containing="still there?")
+
+        # The rejected token is not retried: one login attempt, however long we wait.
+        time.sleep(2.0)  # a negative: several poll periods for a (wrong) retry loop to show
+        logins = world.discord.calls_by(world.discord_ids[bad], "GET", r"^/users/@me$")
+        assert len(logins) <= 1 and world.status(bad).state == "error"
+        assert world.discord.identify_count(world.discord_ids[closed]) == 0
+        assert len(world.discord.calls_by(world.discord_ids[closed], "GET", r"^/users/@me$")) == 1
+        # A new token is tried at once.
+        token, _ = world.discord.new_bot_token(user_id=world.discord_ids[bad])
+        with session_scope() as session:
+            bots.set_token(bots.get_bot(bad, session=session), token, session=session)
+        world.wait_online(bad)
+
+        # Test Chat: a pending message is claimed and answered.
+        with session_scope() as session:
+            conv = test_chat.create_session(good, session=session)
+            mid = test_chat.submit(conv.id, "from the web", session=session).id
+        wait_for(lambda: _message_status(conv.id, mid) == "done", 20)
+        with session_scope(readonly=True) as session:
+            answers = [m.content for m in test_chat.messages(conv.id, session=session) if m.role == "assistant"]
+        assert len(answers) == 1 and "from the web" in answers[0]
+
+
+def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        a = world.add_bot("solo")
+        first = world.start_supervisor()
+        world.wait_online(a)
+        second = subprocess.run([sys.executable, "-m", "bot_worker"], env=world.environ(), cwd=ROOT,
+                                capture_output=True, text=True, timeout=30)
+        assert second.returncode == 2
+        assert "another supervisor is already running" in second.stderr
+        old_pid = world.status(a).pid
+
+        # The supervisor dies hard: its bot goes with it and the next supervisor runs it again, once.
+        first.kill()
+        first.wait(5)
+        wait_for(lambda: not pid_alive(old_pid), 10)
+        world.start_supervisor()
+        wait_for(lambda: world.status(a).pid not in (None, old_pid) and world.status(a).state == "online", 20)
+        wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
+        assert sum(1 for s in world.discord.sessions.values()
+                   if s.bot_id == world.discord_ids[a] and s.ws is not None and not s.ws.closed) == 1
+
+
+def _token_of(bot_id: int) -> str:
+    with session_scope(readonly=True) as session:
+        return bots.get_token(bots.get_bot(bot_id, session=session))
+
+
+def _message_status(conversation_id: int, message_id: int) -> str | None:
+    with session_scope(readonly=True) as session:
+        for m in test_chat.messages(conversation_id, session=session):
+            if m.id == message_id:
+                return m.status
+    return None
+
+
+PG_ENV = {"GROBOT_LEASE_SECONDS": "5"}
+
+
+def _holder(world, bot_id: int) -> str | None:
+    status = world.status(bot_id)
+    return status.supervisor_id if status is not None else None
+
+
+def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_path):
+    with fleet(pg_env, tmp_path) as world:
+        a, b = world.add_bot("one"), world.add_bot("two")
+        first = world.start_supervisor(**PG_ENV)
+        world.wait_online(a)
+        world.wait_online(b)
+        holder = _holder(world, a)
+        assert holder and holder.split(":")[1] == str(first.pid) and _holder(world, b) == holder
+        second = world.start_supervisor(**PG_ENV)
+        wait_for(lambda: "started" in world.log(1), 15)
+        before = world.mention(a, "before failover")
+        world.wait_reply(before, containing="before failover")
+
+        old_pids = {bot_id: world.status(bot_id).pid for bot_id in (a, b)}
+        first.kill()  # kill -9: no chance to clean up
+        killed_at = time.monotonic()
+        for bot_id in (a, b):
+            wait_for(lambda bot_id=bot_id: (_holder(world, bot_id) or "").split(":")[1:2] == [str(second.pid)]
+                     and world.status(bot_id).state == "online"
+                     and world.discord.session_of(world.discord_ids[bot_id]) is not None, 30)
+        assert time.monotonic() - killed_at < 30
+        assert all(world.status(bot_id).pid != old_pids[bot_id] for bot_id in (a, b))
+
+        after = {bot_id: world.mention(bot_id, f"after failover {bot_id}") for bot_id in (a, b)}
+        for bot_id, msg in after.items():
+            world.wait_reply(msg, containing=f"after failover {bot_id}")
+        time.sleep(1.0)  # a negative: room for a (wrong) second answer to arrive
+        for msg in (before, *after.values()):
+            assert len(world.discord.replies_to(msg["id"])) == 1
+        for bot_id in (a, b):
+            assert world.discord.max_open_sessions[world.discord_ids[bot_id]] == 1
+
+
+def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path):
+    with fleet(pg_env, tmp_path) as world:
+        a = world.add_bot("fenced")
+        first = world.start_supervisor(**PG_ENV)
+        world.wait_online(a)
+        old_pid = world.status(a).pid
+        second = world.start_supervisor(**PG_ENV)
+        wait_for(lambda: "started" in world.log(1), 15)
+        first.send_signal(signal.SIGSTOP)  # alive but silent: it renews nothing, stops nothing
+        try:
+            # The bot process stops itself before its lease can pass...
+            wait_for(lambda: not pid_alive(old_pid), 15)
+            # ...and the other supervisor runs it, never alongside the old process.
+            wait_for(lambda: (_holder(world, a) or "").split(":")[1:2] == [str(second.pid)]
+                     and world.status(a).state == "online" and world.status(a).pid != old_pid
+                     and world.discord.session_of(world.discord_ids[a]) is not None, 30)
+            assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
+            asked = world.mention(a, "who answers?")
+            world.wait_reply(asked, containing="who answers?")
+        finally:
+            first.send_signal(signal.SIGCONT)
+        # The woken supervisor sees it lost the lease and does not start the bot again.
+        time.sleep(2.0)  # a negative: a few poll periods for a (wrong) duplicate to appear
+        assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
+        assert len(world.discord.replies_to(asked["id"])) == 1
+
+
+def test_database_outage_is_survived_and_recovered(pg_env, tmp_path):
+    import psycopg2
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_env.database_url)
+    admin_dsn = f"host={url.host} port={url.port} user={url.username} dbname=postgres"
+
+    def rename(src: str, dst: str) -> None:
+        conn = psycopg2.connect(admin_dsn)
+        conn.autocommit = True
+        try:
+            def attempt() -> bool:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                                "AND pid <> pg_backend_pid()", (src,))
+                    try:
+                        cur.execute(f'ALTER DATABASE "{src}" RENAME TO "{dst}"')
+                        return True
+                    except psycopg2.Error:
+                        return False  # a client reconnected in between: again
+
+            wait_for(attempt, 15, interval=0.01)
+        finally:
+            conn.close()
+
+    with fleet(pg_env, tmp_path) as world:
+        a = world.add_bot("steady")
+        supervisor = world.start_supervisor(**PG_ENV)
+        world.wait_online(a)
+        from grobot.core.db import dispose_engines
+
+        dispose_engines()  # the test's own pooled connections would block the rename
+        rename(url.database, url.database + "_away")  # the database is gone for everyone
+        try:
+            wait_for(lambda: "Database unreachable" in world.log(), 15)
+            assert supervisor.poll() is None  # the supervisor keeps running and retrying
+        finally:
+            rename(url.database + "_away", url.database)
+        # Back: the same supervisor (no restart) runs the bot again and it answers.
+        wait_for(lambda: "Database reachable again" in world.log(), 20)
+        wait_for(lambda: world.status(a).state == "online" and world.discord.session_of(world.discord_ids[a]), 30)
+        asked = world.mention(a, "are you back?")
+        world.wait_reply(asked, containing="are you back?")
+        assert supervisor.poll() is None
+        assert world.discord.max_open_sessions[world.discord_ids[a]] == 1

@@ -1,0 +1,114 @@
+"""Leases, status writes and Test Chat claims in the database (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from grobot.core.db import session_scope
+from grobot.core.models import BotState, BotStatus, MessageStatus
+from grobot.core.services import bots, fleet, test_chat
+from tests.helpers import make_token
+
+
+def _bot(name: str, token: bool = True) -> int:
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name=name, token=make_token(10**17 + hash(name) % 10**9) if token else None)
+        return bot.id
+
+
+def test_leases_are_exclusive_until_they_expire(any_db_env):
+    a, b = _bot("a"), _bot("b")
+    with session_scope() as session:
+        assert fleet.acquire_leases("s1", [a, b], lease_seconds=15, session=session) == [a, b]
+    with session_scope() as session:
+        assert fleet.acquire_leases("s2", [a, b], lease_seconds=15, session=session) == []
+        assert fleet.renew_leases("s1", [a, b], lease_seconds=15, session=session) == {a, b}
+    with session_scope() as session:  # s1's lease on a runs out
+        session.get(BotStatus, a).lease_expires_at = fleet.utcnow() - timedelta(seconds=1)
+    with session_scope() as session:
+        assert fleet.acquire_leases("s2", [a, b], lease_seconds=15, session=session) == [a]
+    with session_scope() as session:
+        assert fleet.renew_leases("s1", [a, b], lease_seconds=15, session=session) == {b}  # s1 learns it lost a
+        fleet.release_lease("s1", b, state=BotState.STOPPED.value, detail="disabled", session=session)
+    with session_scope(readonly=True) as session:
+        status = session.get(BotStatus, b)
+        assert (status.supervisor_id, status.state, status.detail) == (None, "stopped", "disabled")
+
+
+def test_status_lifecycle_and_fencing_of_a_replaced_process(grobot_env):
+    a = _bot("a")
+    with session_scope() as session:
+        fleet.mark_starting(a, supervisor_id="s1", pid=1000, revision=1, session=session)
+    with session_scope() as session:
+        assert fleet.mark_online(a, pid=1000, user_id="42", user_name="alpha", guild_count=2, revision=1, session=session)
+        assert not fleet.mark_online(a, pid=999, user_id="42", user_name="alpha", guild_count=2, revision=1, session=session)
+        assert fleet.bot_heartbeat(a, pid=1000, guild_count=3, session=session)
+        assert not fleet.bot_heartbeat(a, pid=999, session=session)  # an old process learns it was replaced
+    with session_scope(readonly=True) as session:
+        row = [r for r in fleet.fleet_view(session=session) if r.bot_id == a][0]
+        assert (row.state, row.pid, row.running_revision) == ("online", 1000, 1)
+        assert session.get(BotStatus, a).guild_count == 3
+    with session_scope() as session:
+        assert fleet.record_crash(a, "the bot process was killed (SIGKILL)", retry_in=1, session=session) == 1
+    with session_scope() as session:
+        fleet.mark_error(a, fleet.TOKEN_REJECTED, rejected_revision=1, session=session)
+    with session_scope(readonly=True) as session:
+        row = [r for r in fleet.fleet_view(session=session) if r.bot_id == a][0]
+        assert row.state == "error" and not row.wanted and row.crash_count == 1
+    with session_scope() as session:  # a new token: wanted again
+        bot = bots.get_bot(a, session=session)
+        bots.set_token(bot, make_token(10**17 + 5), session=session)
+    with session_scope(readonly=True) as session:
+        assert [r for r in fleet.fleet_view(session=session) if r.bot_id == a][0].wanted
+
+
+def test_stale_heartbeat_shows_offline(grobot_env):
+    a = _bot("a")
+    with session_scope() as session:
+        fleet.mark_online(a, pid=5, user_id="1", user_name="x", guild_count=1, revision=1, session=session)
+        session.flush()
+        session.get(BotStatus, a).heartbeat_at = fleet.utcnow() - timedelta(seconds=60)
+    with session_scope() as session:
+        assert fleet.mark_stale_offline(max_age=15, session=session) == [a]
+    with session_scope(readonly=True) as session:
+        assert session.get(BotStatus, a).state == "offline"
+
+
+def test_intent_error_names_the_intent():
+    assert "Message Content Intent" in fleet.intent_error(["message_content"])
+    assert "developer portal" in fleet.intent_error(["members"])
+
+
+def test_test_chat_claims_are_atomic(any_db_env):
+    a = _bot("a", token=False)
+    with session_scope() as session:
+        conv = test_chat.create_session(a, session=session)
+        ids = [test_chat.submit(conv.id, f"q{i}", session=session).id for i in range(20)]
+    claimed: dict[str, list[int]] = {"s1": [], "s2": []}
+
+    def worker(name: str) -> None:
+        while True:
+            with session_scope() as session:
+                got = test_chat.claim_pending(name, session=session, limit=3)
+            if not got:
+                return
+            claimed[name].extend(m.id for m in got)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in claimed]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(claimed["s1"] + claimed["s2"]) == ids  # every message once, none twice
+    with session_scope() as session:
+        test_chat.finish(ids[0], session=session)
+        test_chat.fail(ids[1], "model down", session=session)
+        ended = test_chat.recover_abandoned(session=session, live_supervisor_ids={"s1"})
+    assert set(ended) == set(claimed["s2"]) - {ids[0], ids[1]}
+    with session_scope(readonly=True) as session:
+        rows = {m.id: m for m in test_chat.messages(conv.id, session=session)}
+    assert rows[ids[0]].status == MessageStatus.DONE.value
+    assert rows[ids[1]].status == "error" and rows[ids[1]].error == "model down"
+    for mid in ended:
+        assert rows[mid].status == "error" and "stopped" in rows[mid].error

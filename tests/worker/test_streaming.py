@@ -1,0 +1,77 @@
+"""Streaming an answer into Discord messages, throttled per message."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot_worker.streaming import ReplyStreamer
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, int, str]] = []
+        self.count = 0
+
+    async def send(self, text: str, index: int) -> int:
+        self.count += 1
+        self.ops.append(("send", self.count, text))
+        return self.count
+
+    async def edit(self, handle: int, text: str) -> None:
+        self.ops.append(("edit", handle, text))
+
+
+async def test_first_text_is_sent_at_once_then_edits_are_throttled():
+    rec = Recorder()
+    streamer = ReplyStreamer(rec.send, rec.edit, interval=0.3)
+    streamer.feed("Hel")
+    await asyncio.sleep(0.02)
+    assert rec.ops == [("send", 1, "Hel")]
+    for piece in "lo wor":
+        streamer.feed(piece)
+        await asyncio.sleep(0.01)
+    assert [op for op in rec.ops if op[0] == "edit"] == []  # within the interval: no edit yet
+    await asyncio.sleep(0.4)
+    assert rec.ops[-1] == ("edit", 1, "Hello wor")  # the timer sent the pending edit
+    assert len([op for op in rec.ops if op[0] == "edit"]) == 1
+
+
+async def test_finish_sends_the_completing_edit_immediately():
+    rec = Recorder()
+    streamer = ReplyStreamer(rec.send, rec.edit, interval=10.0)
+    streamer.feed("Hello")
+    await asyncio.sleep(0.01)
+    streamer.feed(" world")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await streamer.finish("Hello world!")
+    assert loop.time() - started < 0.1
+    assert rec.ops == [("send", 1, "Hello"), ("edit", 1, "Hello world!")]
+
+
+async def test_overflow_continues_in_new_messages():
+    rec = Recorder()
+    streamer = ReplyStreamer(rec.send, rec.edit, interval=10.0, limit=100)
+    await streamer.finish("a" * 80 + "\n\n" + "b" * 80)
+    assert rec.ops == [("send", 1, "a" * 80), ("send", 2, "b" * 80)]
+
+
+async def test_nothing_is_sent_for_an_empty_answer():
+    rec = Recorder()
+    streamer = ReplyStreamer(rec.send, rec.edit)
+    await streamer.finish("  ")
+    assert rec.ops == []
+
+
+async def test_at_most_one_edit_per_interval_under_a_fast_stream():
+    rec = Recorder()
+    streamer = ReplyStreamer(rec.send, rec.edit, interval=0.2)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 0.9
+    while loop.time() < end:
+        streamer.feed("x")
+        await asyncio.sleep(0.005)
+    await streamer.finish()
+    edits = [op for op in rec.ops if op[0] == "edit"]
+    assert 3 <= len(edits) <= 6  # ~0.9 s / 0.2 s, plus the completing one
+    assert edits[-1][2] == streamer.text
