@@ -453,6 +453,15 @@ async def _load_with_retry(bot_id: int) -> tuple[Bot | None, str | None]:
 
 async def run(bot_id: int, config: ProcessConfig) -> int:
     """Run the bot until it is stopped; returns the exit code."""
+    from grobot.core.tools.lifecycle import close_process_hub
+
+    try:
+        return await _run(bot_id, config)
+    finally:
+        await close_process_hub()
+
+
+async def _run(bot_id: int, config: ProcessConfig) -> int:
     settings = get_settings()
     redirect(settings.discord_api_base, settings.discord_gateway_url)
     bot, token = await _load_with_retry(bot_id)

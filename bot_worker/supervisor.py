@@ -29,6 +29,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.models import BotState
 from grobot.core.services import fleet, test_chat
 from grobot.core.settings import get_settings
+from grobot.core.tools.lifecycle import close_process_hub
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class SupervisorConfig:
     test_chat_poll_seconds: float = 0.5
     test_chat_concurrency: int = 4
     housekeeping_seconds: float = 300.0
+    mcp_refresh_seconds: float = 300.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "SupervisorConfig":
@@ -79,6 +81,7 @@ class SupervisorConfig:
             test_chat_poll_seconds=num("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
             test_chat_concurrency=int(num("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
             housekeeping_seconds=num("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
+            mcp_refresh_seconds=num("GROBOT_MCP_REFRESH_SECONDS", 300.0),
         )
 
     @property
@@ -192,6 +195,8 @@ class Supervisor:
                                id="test_chat", next_run_time=now)
         self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
                                id="housekeeping")
+        self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
+                               id="mcp_refresh", next_run_time=now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
                     "PostgreSQL" if self.is_postgres else "SQLite")
@@ -267,6 +272,7 @@ class Supervisor:
                 slot.proc.wait(2)
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
+        await close_process_hub()
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -502,6 +508,19 @@ class Supervisor:
                 await asyncio.to_thread(self._write, job)
             except Exception as exc:
                 logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
+
+    async def refresh_mcp_tools(self) -> None:
+        """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
+        from grobot.core.tools.mcp_hub import get_hub
+
+        try:
+            errors = await get_hub().refresh_all()
+        except Exception as exc:
+            logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
+            return
+        for name, error in errors.items():
+            if error:
+                logger.warning("MCP server %s: %s", name, error)
 
     # ------------------------------------------------------------------ Test Chat
     async def run_test_chat(self) -> None:

@@ -7,11 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from grobot.core.db import session_scope
-from grobot.core.services import bots, test_chat
+from grobot.core.services import bots, mcp_servers, test_chat
 from tests.helpers import wait_for
 from tests.worker.harness import ROOT, fleet, pid_alive
 
@@ -142,10 +143,16 @@ def test_faults_crash_invalid_token_missing_intent(grobot_env, tmp_path):
 
 
 def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_path):
+    with session_scope() as session:
+        mcp_servers.create_server(session=session, name="time",
+                                  command=str(Path(sys.executable).parent / "mcp-server-time"))
     with fleet(grobot_env, tmp_path) as world:
         a = world.add_bot("solo")
         first = world.start_supervisor()
         world.wait_online(a)
+        # The supervisor's scheduled refresh caches the MCP servers' tool lists for the web app.
+        wait_for(lambda: _cached_tools("time"), 30, message="tool list of 'time' cached by the supervisor")
+        assert "get_current_time" in _cached_tools("time")
         second = subprocess.run([sys.executable, "-m", "bot_worker"], env=world.environ(), cwd=ROOT,
                                 capture_output=True, text=True, timeout=30)
         assert second.returncode == 2
@@ -161,6 +168,12 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
         assert sum(1 for s in world.discord.sessions.values()
                    if s.bot_id == world.discord_ids[a] and s.ws is not None and not s.ws.closed) == 1
+
+
+def _cached_tools(name: str) -> list[str]:
+    with session_scope(readonly=True) as session:
+        server = mcp_servers.get_server(name, session=session)
+        return [tool["name"] for tool in server.tools_cache or []]
 
 
 def _token_of(bot_id: int) -> str:
