@@ -173,8 +173,10 @@ def configure_logging(*, level: str = "INFO", to_database: bool = False, databas
         console.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         console._grobot = True  # type: ignore[attr-defined]
         root.addHandler(console)
-    for noisy in ("httpx", "httpcore", "discord.gateway", "discord.http", "apscheduler", "chromadb", "mcp"):
+    for noisy in ("httpx", "httpcore", "discord.gateway", "discord.http", "chromadb", "mcp"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    # "job skipped: maximum number of running instances reached" is coalescing working as meant.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     if not to_database:
         return None
     handler = DatabaseLogHandler(database_url=database_url)
