@@ -5,42 +5,46 @@ from __future__ import annotations
 import asyncio
 
 from bot_worker.streaming import ReplyStreamer
+from tests.helpers import async_wait_for
 
 
 class Recorder:
     def __init__(self) -> None:
         self.ops: list[tuple[str, int, str]] = []
+        self.times: list[float] = []
         self.count = 0
+
+    def _stamp(self) -> None:
+        self.times.append(asyncio.get_running_loop().time())
 
     async def send(self, text: str, index: int) -> int:
         self.count += 1
         self.ops.append(("send", self.count, text))
+        self._stamp()
         return self.count
 
     async def edit(self, handle: int, text: str) -> None:
         self.ops.append(("edit", handle, text))
+        self._stamp()
 
 
 async def test_first_text_is_sent_at_once_then_edits_are_throttled():
     rec = Recorder()
     streamer = ReplyStreamer(rec.send, rec.edit, interval=0.3)
     streamer.feed("Hel")
-    await asyncio.sleep(0.02)
-    assert rec.ops == [("send", 1, "Hel")]
+    await async_wait_for(lambda: rec.ops == [("send", 1, "Hel")], timeout=2)
     for piece in "lo wor":
         streamer.feed(piece)
-        await asyncio.sleep(0.01)
-    assert [op for op in rec.ops if op[0] == "edit"] == []  # within the interval: no edit yet
-    await asyncio.sleep(0.4)
-    assert rec.ops[-1] == ("edit", 1, "Hello wor")  # the timer sent the pending edit
+    await async_wait_for(lambda: rec.ops[-1] == ("edit", 1, "Hello wor"), timeout=2)  # the timer's edit
     assert len([op for op in rec.ops if op[0] == "edit"]) == 1
+    assert rec.times[1] - rec.times[0] >= 0.3 * 0.95  # not before the interval had passed
 
 
 async def test_finish_sends_the_completing_edit_immediately():
     rec = Recorder()
     streamer = ReplyStreamer(rec.send, rec.edit, interval=10.0)
     streamer.feed("Hello")
-    await asyncio.sleep(0.01)
+    await async_wait_for(lambda: rec.ops == [("send", 1, "Hello")], timeout=2)
     streamer.feed(" world")
     loop = asyncio.get_running_loop()
     started = loop.time()
