@@ -88,9 +88,9 @@ def _grant(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    with session_scope() as session:
-        bot = bots.get_bot(args.bot, session=session)
-        counts = discord_users.forget_user(session=session, bot_id=bot.id, discord_user_id=args.discord_user_id)
+    with session_scope(readonly=True) as session:
+        bot_id = bots.get_bot(args.bot, session=session).id
+    counts = discord_users.forget_user_everywhere(bot_id=bot_id, discord_user_id=args.discord_user_id)
     print(f"bot '{args.bot}' forgot user {args.discord_user_id}: "
           + ", ".join(f"{n} {what}" for what, n in counts.items()))
     return 0

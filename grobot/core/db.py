@@ -23,6 +23,16 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# A dead network path must fail fast, not hang a heartbeat or lease renewal for minutes:
+# connect timeout, TCP keepalives, and a bound on any one statement.
+POSTGRES_CONNECT_ARGS = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "options": "-c statement_timeout=60000",
+}
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
@@ -58,7 +68,9 @@ def create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
     if url.startswith("sqlite"):
         _prepare_sqlite_path(url)
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            url,
+            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            hide_parameters=True,  # errors must not carry message text or secrets into the logs
         )
         _install_sqlite_hooks(engine)
         return engine
@@ -69,7 +81,8 @@ def create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
         pool_size=size,
         max_overflow=size,
         pool_recycle=1800,
-        connect_args={"connect_timeout": 5} if url.startswith("postgresql") else {},
+        hide_parameters=True,
+        connect_args=POSTGRES_CONNECT_ARGS if url.startswith("postgresql") else {},
     )
 
 

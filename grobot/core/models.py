@@ -405,6 +405,9 @@ class AppUser(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     last_login_at: Optional[datetime] = None
 
+    def __repr_args__(self) -> Any:  # repr() and str() never show the password hash
+        return [(k, v) for k, v in super().__repr_args__() if k != "password_hash"]
+
 
 class AppUserBot(SQLModel, table=True):
     """A bot that a tester may see."""

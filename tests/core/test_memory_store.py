@@ -43,8 +43,7 @@ def test_forgetting_a_user_and_deleting_a_bot_remove_their_memories(grobot_env):
     memory = get_memory()
     memory.add(bot_id, ["Erin likes jazz"], {"user_id": "erin"})
     memory.add(bot_id, ["Finn likes rock"], {"user_id": "finn"})
-    with session_scope() as session:
-        counts = discord_users.forget_user(session=session, bot_id=bot_id, discord_user_id="erin")
+    counts = discord_users.forget_user_everywhere(bot_id=bot_id, discord_user_id="erin")
     assert counts["memories"] == 1
     assert [m.text for m in memory.list(bot_id)] == ["Finn likes rock"]
     with session_scope() as session:

@@ -35,16 +35,29 @@ def set_directives(
 
 
 def forget_user(*, session: Session, bot_id: int, discord_user_id: str) -> dict[str, int]:
-    """Delete the profile, the notes and the long-term memories about a user."""
+    """Delete the profile and the notes of a user (memories: :func:`forget_user_everywhere`)."""
     profiles = session.exec(
         delete(UserProfile).where(UserProfile.bot_id == bot_id, UserProfile.discord_user_id == discord_user_id)
     ).rowcount
     notes = session.exec(
         delete(UserNote).where(UserNote.bot_id == bot_id, UserNote.discord_user_id == discord_user_id)
     ).rowcount
-    memories = forget_user_memories(bot_id=bot_id, discord_user_id=discord_user_id)
-    logger.info("Bot %s forgot a user: %s profile(s), %s note(s), %s memories", bot_id, profiles, notes, memories)
-    return {"profiles": profiles or 0, "notes": notes or 0, "memories": memories}
+    logger.info("Bot %s forgot a user: %s profile(s), %s note(s)", bot_id, profiles, notes)
+    return {"profiles": profiles or 0, "notes": notes or 0}
+
+
+def forget_user_everywhere(*, bot_id: int, discord_user_id: str) -> dict[str, int]:
+    """Profile and notes (one transaction, committed first), then the memories in Chroma.
+
+    The Chroma calls may be network I/O: they run after the database transaction ends,
+    never while it holds the write lock.
+    """
+    from grobot.core.db import session_scope
+
+    with session_scope() as session:
+        counts = forget_user(session=session, bot_id=bot_id, discord_user_id=discord_user_id)
+    counts["memories"] = forget_user_memories(bot_id=bot_id, discord_user_id=discord_user_id)
+    return counts
 
 
 def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -58,7 +58,7 @@ class EffectiveLLM:
     model: str
     context_window: int
     temperature: float
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     fallback_model: str | None
     supports_images: bool
     source: str  # "bot", "global" or "builtin"

@@ -85,14 +85,18 @@ def claim_pending(supervisor_id: str, *, session: Session, limit: int = 4) -> li
                              .order_by(Message.id)).all())
 
 
+_OPEN = (MessageStatus.PENDING.value, MessageStatus.RUNNING.value)
+
+
 def finish(message_id: int, *, session: Session) -> None:
-    """The run of ``message_id`` ended well."""
-    session.execute(update(Message).where(Message.id == message_id).values(status=MessageStatus.DONE.value, error=""))
+    """The run of ``message_id`` ended well (a run already ended, e.g. as abandoned, stays as it is)."""
+    session.execute(update(Message).where(Message.id == message_id, Message.status.in_(_OPEN))  # type: ignore[union-attr]
+                    .values(status=MessageStatus.DONE.value, error=""))
 
 
 def fail(message_id: int, error: str, *, session: Session) -> None:
-    """The run of ``message_id`` failed: ``error`` is shown to the tester."""
-    session.execute(update(Message).where(Message.id == message_id)
+    """The run of ``message_id`` failed: ``error`` is shown to the tester (an ended run stays as it is)."""
+    session.execute(update(Message).where(Message.id == message_id, Message.status.in_(_OPEN))  # type: ignore[union-attr]
                     .values(status=MessageStatus.ERROR.value, error=(error or "failed")[:2000]))
 
 

@@ -49,7 +49,7 @@ class StderrCapture:
                 line = raw.rstrip()
                 if line.strip():
                     self.lines.append(line.strip())
-                    logger.info("MCP server %r stderr: %s", self.name, line)
+                    logger.info("MCP server %r stderr: %s", self.name, line[:500])
 
     def spawned(self) -> None:
         """The child holds its own copy of the write end now: drop ours so EOF can come."""
