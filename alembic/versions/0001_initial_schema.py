@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 13:27:39.361477
+Create Date: 2026-11-22 14:29:23.308458
 """
 from typing import Sequence, Union
 
@@ -25,6 +25,7 @@ def upgrade() -> None:
     sa.Column('password_hash', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=False),
     sa.Column('role', sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
     sa.Column('disabled', sa.Boolean(), nullable=False),
+    sa.Column('session_generation', sa.Integer(), nullable=False),
     sa.Column('created_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
     sa.Column('last_login_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.PrimaryKeyConstraint('id'),

@@ -402,6 +402,8 @@ class AppUser(SQLModel, table=True):
     password_hash: str = Field(max_length=255)
     role: str = Field(default=Role.TESTER.value, max_length=16)
     disabled: bool = Field(default=False)
+    # Bumped when the user signs out: every session token issued before stops working.
+    session_generation: int = Field(default=0)
     created_at: datetime = Field(default_factory=utcnow)
     last_login_at: Optional[datetime] = None
 

@@ -55,6 +55,11 @@ def current_user(token: str, *roles: Role) -> users.SignedInUser:
     return run_authorized(token, lambda _session, user: users.signed_in(user), *roles)
 
 
+def _end_sessions(user_id: int) -> None:
+    with session_scope() as session:
+        users.end_sessions(user_id, session=session)
+
+
 def sign_out_script() -> EventSpec:
     """Forget the session in the browser and start over on the login page with a fresh state.
 
@@ -122,9 +127,10 @@ class AppState(rx.State):
         return await self._check_session(Role.ADMIN)
 
     @rx.event
-    def sign_out(self):
-        """Log out: forget the session here and in the browser, back to the login page."""
-        if self.username:
+    async def sign_out(self):
+        """Log out: end the user's sessions on the server, forget it here and in the browser."""
+        if self.user_id:
+            await asyncio.to_thread(_end_sessions, self.user_id)
             logger.info("User %s signed out of the web app", self.username)
         self._forget_session()
         return sign_out_script()

@@ -210,6 +210,17 @@ def test_a_new_password_ends_older_sessions(grobot_env):
     assert user_for(fresh) is not None
 
 
+def test_signing_out_ends_the_session_even_for_a_copied_token(grobot_env):
+    user_id = make_user("alice")
+    _, token = login("alice", PASSWORD, security.LoginThrottle())
+    copied = str(token)
+    with session_scope() as session:
+        users.end_sessions(user_id, session=session)
+    assert user_for(copied) is None
+    _, fresh = login("alice", PASSWORD, security.LoginThrottle())
+    assert user_for(fresh) is not None
+
+
 def test_a_token_for_a_user_id_alone_is_not_enough(grobot_env):
     user_id = make_user("alice", Role.ADMIN)
     assert user_for(security.sign_session(user_id)) is None  # no stamp of the account

@@ -124,8 +124,17 @@ class SignedInUser:
 
 
 def session_stamp(user: AppUser) -> str:
-    """A short fingerprint of the account's password hash: a new password ends older sessions."""
-    return hashlib.sha256(f"{user.id}:{user.password_hash}".encode()).hexdigest()[:16]
+    """A short fingerprint of the password hash and session generation: a new password or a
+    sign-out ends the sessions issued before."""
+    return hashlib.sha256(f"{user.id}:{user.session_generation}:{user.password_hash}".encode()).hexdigest()[:16]
+
+
+def end_sessions(user_id: int, *, session: Session) -> None:
+    """Sign the user out everywhere: every session token issued so far stops working."""
+    user = session.get(AppUser, user_id, with_for_update=True)
+    if user is not None:
+        user.session_generation += 1
+        session.add(user)
 
 
 def start_session(user: AppUser) -> str:
