@@ -21,6 +21,7 @@ from typing import Any
 
 import discord
 from discord import app_commands
+from sqlmodel import select
 
 from bot_worker.chain_adapter import get_run_chain
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
@@ -84,6 +85,53 @@ def _die_with_parent() -> None:
 def load_bot(bot_id: int) -> Bot | None:
     with session_scope(readonly=True) as session:
         return session.get(Bot, bot_id)
+
+
+def _bot_with_links_flag() -> Any:
+    """``SELECT bot, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once)."""
+    global _BOT_QUERY
+    if _BOT_QUERY is None:
+        from sqlalchemy import bindparam, exists
+
+        from grobot.core.models import BotMcpServer
+
+        has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
+        _BOT_QUERY = select(Bot, has_links).where(Bot.id == bindparam("bot_id"))
+    return _BOT_QUERY
+
+
+_BOT_QUERY: Any = None
+
+
+def load_for_message(bot_id: int, incoming: IncomingMessage | None = None) -> tuple[Bot | None, Any, Any]:
+    """``(bot, MCP links, chain preload)`` for one message, in one read-only session.
+
+    Always the bot's configuration (the reply rules need it). For a message (``incoming``)
+    its reply rules may answer: also its MCP associations (only queried when it has any: the
+    bot's row says so in the same query) and what the chain reads at its start. A part that
+    cannot be read is None: the catalog and the chain then read it themselves and report
+    what fails.
+    """
+    with session_scope(readonly=True) as session:
+        row = session.execute(_bot_with_links_flag(), {"bot_id": bot_id}).first()
+        if row is None:
+            return None, None, None
+        bot, links_exist = row
+        links = preloaded = None
+        if incoming is not None and bot.enabled and rules_decision(bot, incoming) is not False:
+            try:
+                from grobot.core.tools.catalog import read_links
+
+                links = read_links(bot_id, session=session) if links_exist else []
+            except Exception as exc:
+                logger.warning("Could not read the bot's MCP servers: %s", type(exc).__name__)
+            try:
+                from grobot.core.agents.chain import load_for_run
+
+                preloaded = load_for_run(incoming, session=session)
+            except Exception as exc:  # the chain reads again and reports it
+                logger.debug("Preloading the run failed: %s", type(exc).__name__)
+        return bot, links, preloaded
 
 
 def _privileged(bot: Bot) -> list[str]:
@@ -243,43 +291,38 @@ class FleetBot(discord.Client):
         if cached is not None and time.monotonic() - cached_at < IGNORE_CACHE_SECONDS \
                 and rules_decision(cached, incoming) is False:
             return
-        # Addressed to this bot (mention, DM, reply): fetch its tools while its config loads.
-        tools_task = None
-        if incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot:
-            tools_task = asyncio.get_running_loop().create_task(self._tools())
+        addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
         try:
-            # SQLite in WAL mode: a read never waits for writers, and skipping the thread hop
-            # saves milliseconds per message; a network database is read off the event loop.
-            bot = load_bot(self.bot_id) if self._local_db else await asyncio.to_thread(load_bot, self.bot_id)
+            # One read for the whole message: the config, and for a message it may answer, its
+            # MCP servers and what the chain reads first. SQLite in WAL mode: a read never waits
+            # for writers, and skipping the thread hop saves milliseconds per message; a network
+            # database is read off the event loop.
+            if self._local_db:
+                bot, links, preloaded = load_for_message(self.bot_id, incoming)
+            else:
+                bot, links, preloaded = await asyncio.to_thread(load_for_message, self.bot_id, incoming)
         except Exception as exc:
             logger.error("Cannot read the bot's configuration (database unreachable?): %s", type(exc).__name__)
-            if tools_task is not None:  # addressed to the bot: say so rather than stay silent
-                tools_task.cancel()
+            if addressed:  # addressed to the bot: say so rather than stay silent
                 await self._notice(message, UNAVAILABLE_NOTICE)
             return
         if bot is not None:
             self._ignore_cache = (bot, time.monotonic())
         decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
         if decision is False:
-            if tools_task is not None:
-                tools_task.cancel()
             return
         wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
         if wait > 0:
-            if tools_task is not None:
-                tools_task.cancel()
             if decision is True and self.cooldowns.should_notice(incoming.author_id, bot.user_cooldown_seconds):
                 await self._notice(message, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)))
             return
         if not self.limiter.try_acquire(int(bot.max_concurrent_runs or 1)):
-            if tools_task is not None:
-                tools_task.cancel()
             if decision is True:
                 await self._notice(message, BUSY_NOTICE)
             return
         marks = {"received": received, "config": time.perf_counter()}
-        self._spawn(self._answer(message, incoming, bot, skip_gatekeeper=decision is True, tools_task=tools_task,
-                                 marks=marks))
+        self._spawn(self._answer(message, incoming, bot, skip_gatekeeper=decision is True, links=links,
+                                 preloaded=preloaded, marks=marks))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -288,7 +331,7 @@ class FleetBot(discord.Client):
             logger.warning("Could not send a notice: %s", exc)
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, bot: Bot, *, skip_gatekeeper: bool,
-                      tools_task: asyncio.Task[Any] | None = None, marks: dict[str, float] | None = None) -> None:
+                      links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
@@ -320,9 +363,10 @@ class FleetBot(discord.Client):
                     await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
 
             async with typing(self, message.channel.id):
-                tools = await (tools_task if tools_task is not None else self._tools())
+                tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
-                result = await get_run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper)
+                result = await get_run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
+                                               preloaded=preloaded)
             if not ended:
                 if result.error:
                     await self._send_error(message, streamer, result.error)
@@ -354,11 +398,11 @@ class FleetBot(discord.Client):
         with session_scope(readonly=True) as session:
             return bool(effective_llm(session=session, category="output", bot_id=self.bot_id).supports_images)
 
-    async def _tools(self) -> Any:
+    async def _tools(self, links: Any = None) -> Any:
         try:
             from grobot.core.tools.catalog import catalog_for_bot
 
-            return await catalog_for_bot(self.bot_id, discord=self.actions)
+            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links)
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog

@@ -36,8 +36,8 @@ def get_run_chain() -> RunChain:
 
 
 async def single_call_chain(msg: IncomingMessage, *, sink: Any = None, tools: Any = None, memory: Any = None,
-                            skip_gatekeeper: bool = False) -> ChainResult:
-    """One streamed call on the output model with the bot's personality (no tools, no history)."""
+                            skip_gatekeeper: bool = False, preloaded: Any = None) -> ChainResult:
+    """One streamed call on the output model with the bot's personality (no tools, no history; ``preloaded`` unused)."""
     import httpx
 
     from grobot.core.db import session_scope

@@ -19,7 +19,9 @@ from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
 
-PRELOAD = ["bot_worker.bot_process", "grobot.core.agents.chain"]
+# Imported once by the fork server; the last one freezes them for the garbage collector so
+# that the forked bots keep sharing their memory pages.
+PRELOAD = ["bot_worker.bot_process", "grobot.core.agents.chain", "bot_worker.forkserver_ready"]
 
 
 class BotHandle(Protocol):

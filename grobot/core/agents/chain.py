@@ -31,9 +31,10 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.models import AgentMode, Bot, Message, MessageStatus, Setting, UserProfile
-from grobot.core.services import app_settings, conversations, llm_calls
+from grobot.core.models import AgentMode, Bot, Message, MessageStatus, Setting
+from grobot.core.services import app_settings, conversations, discord_users, llm_calls, user_notes
 from grobot.core.services.llm_settings import EffectiveLLM, effective_llms
+from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,9 @@ MEMORIES_PER_MESSAGE = 5
 
 
 @dataclass
-class _Loaded:
+class Loaded:
+    """What one run reads from the database when it starts (see :func:`load_for_run`)."""
+
     bot: BotConfig
     llms: dict[str, EffectiveLLM]
     conversation_id: int | None
@@ -51,18 +54,27 @@ class _Loaded:
     knowledge: context.UserKnowledge = field(default_factory=context.UserKnowledge)
     run_status: str | None = None
     rules: Any = None
+    # The message it was read for (a preloaded read is used for that message only).
+    bot_id: int | None = None
+    conversation_key: str | None = None
+    run_id: int | None = None
+
+    def is_for(self, msg: IncomingMessage) -> bool:
+        return (self.bot_id, self.conversation_key, self.run_id) == (msg.bot_id, msg.conversation_key, msg.run_id)
 
 
-def _load_bot(msg: IncomingMessage) -> tuple[BotConfig, dict[str, EffectiveLLM], Any]:
-    """The bot's settings and LLM settings, read now."""
-    with session_scope(readonly=True) as session:
-        bot = session.get(Bot, msg.bot_id)
-        if bot is None:
-            raise NotFoundError(f"no bot numbered {msg.bot_id}")
-        config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
-                           max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant)
-        llms = effective_llms(session=session, bot_id=bot.id)
-        return config, llms, _RulesView(bot)
+def _load_bot(msg: IncomingMessage, session: Session | None = None) -> tuple[BotConfig, dict[str, EffectiveLLM], Any]:
+    """The bot's settings and LLM settings, read now (in ``session`` when given)."""
+    if session is None:
+        with session_scope(readonly=True) as own:
+            return _load_bot(msg, own)
+    bot = session.get(Bot, msg.bot_id)
+    if bot is None:
+        raise NotFoundError(f"no bot numbered {msg.bot_id}")
+    config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
+                       max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant)
+    llms = effective_llms(session=session, bot_id=bot.id)
+    return config, llms, _RulesView(bot)
 
 
 def load_tool_settings() -> tuple[float, float]:
@@ -74,44 +86,61 @@ def load_tool_settings() -> tuple[float, float]:
             float(stored.get("tool_timeout_seconds", app_settings.DEFAULTS["tool_timeout_seconds"])))
 
 
-def _load_talk(msg: IncomingMessage) -> tuple[int | None, list[dict[str, Any]], context.UserKnowledge, str | None]:
-    """The conversation so far and what the bot knows about the author, read now."""
-    from grobot.core.services import user_notes
+def _load_talk(
+    msg: IncomingMessage, session: Session | None = None
+) -> tuple[int | None, list[dict[str, Any]], context.UserKnowledge, str | None]:
+    """The conversation so far and what the bot knows about the author, read now (in ``session`` when given)."""
+    if session is None:
+        with session_scope(readonly=True) as own:
+            return _load_talk(msg, own)
+    run_status = None
+    if msg.run_id is not None:
+        stored = session.get(Message, msg.run_id)
+        if stored is None:
+            raise NotFoundError(f"no stored message numbered {msg.run_id}")
+        conversation_id: int | None = stored.conversation_id
+        run_status = stored.status
+        history = conversations.load_history(session=session, conversation_id=conversation_id, before_id=msg.run_id)
+    else:
+        conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
+                                                                     key=msg.conversation_key)
+    knowledge = context.UserKnowledge()
+    if msg.author_id:
+        who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
+        knowledge.directives = discord_users.get_directives(**who)
+        knowledge.notes = user_notes.note_pairs(**who)
+    return conversation_id, history, knowledge, run_status
 
-    with session_scope(readonly=True) as session:
-        run_status = None
-        if msg.run_id is not None:
-            stored = session.get(Message, msg.run_id)
-            if stored is None:
-                raise NotFoundError(f"no stored message numbered {msg.run_id}")
-            conversation_id: int | None = stored.conversation_id
-            run_status = stored.status
-            history = conversations.load_history(session=session, conversation_id=conversation_id, before_id=msg.run_id)
-        else:
-            conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
-                                                                         key=msg.conversation_key)
-        knowledge = context.UserKnowledge()
-        if msg.author_id:
-            directives = session.exec(select(UserProfile.directives).where(
-                UserProfile.bot_id == msg.bot_id, UserProfile.discord_user_id == str(msg.author_id))).first()
-            knowledge.directives = directives or ""
-            notes = user_notes.list_notes(session=session, bot_id=msg.bot_id, discord_user_id=str(msg.author_id))
-            knowledge.notes = [(n.note, n.reliability) for n in notes]
-        return conversation_id, history, knowledge, run_status
 
+def load_for_run(msg: IncomingMessage, *, session: Session) -> Loaded:
+    """Everything a run of ``msg`` needs from the database, read in the caller's session.
 
-async def _load(msg: IncomingMessage) -> _Loaded:
-    """Everything the run needs from the database: two short reads, in a worker thread.
-
-    (Reading both at once in two threads measured no faster: the time is Python, not I/O.)
+    A caller that has just read the bot for this message (the bot process, for its reply
+    rules) reads this in the same session and passes it to :func:`run_chain` as
+    ``preloaded``: one session per message. Only use it for the message it was read for.
     """
+    config, llms, rules = _load_bot(msg, session)
+    conversation_id, history, knowledge, run_status = _load_talk(msg, session)
+    return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
+                  run_status=run_status, rules=rules, bot_id=msg.bot_id, conversation_key=msg.conversation_key,
+                  run_id=msg.run_id)
 
-    def read() -> tuple[Any, Any]:
-        return _load_bot(msg), _load_talk(msg)
 
-    (config, llms, rules), (conversation_id, history, knowledge, run_status) = await asyncio.to_thread(read)
-    return _Loaded(bot=config, llms=llms, conversation_id=conversation_id,
-                   history=history, knowledge=knowledge, run_status=run_status, rules=rules)
+def _read_all(msg: IncomingMessage) -> Loaded:
+    with session_scope(readonly=True) as session:
+        return load_for_run(msg, session=session)
+
+
+async def _load(msg: IncomingMessage) -> Loaded:
+    """Everything the run needs from the database: one short read-only session.
+
+    On SQLite (WAL: a read never waits for writers) it runs on the event loop, which saves
+    the thread hop; a network database is read in a worker thread. (Reading the parts at
+    once in two threads measured no faster: the time is Python, not I/O.)
+    """
+    if get_settings().is_sqlite:
+        return _read_all(msg)
+    return await asyncio.to_thread(_read_all, msg)
 
 
 def _store_user_message(session: Session, msg: IncomingMessage, conversation_id: int | None) -> tuple[int, int]:
@@ -145,13 +174,17 @@ async def run_chain(
     tools: ToolCatalog | None = None,
     memory: MemoryPort | None = None,
     skip_gatekeeper: bool = False,
+    preloaded: Loaded | None = None,
 ) -> ChainResult:
-    """Answer one message: emit its events to ``sink``, store them and the answer, return the result."""
+    """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
+
+    ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
+    """
     recorder = RunRecorder(sink)
     started = time.perf_counter()
     run: Run | None = None
     try:
-        loaded = await _load(msg)
+        loaded = preloaded if preloaded is not None and preloaded.is_for(msg) else await _load(msg)
         with_names = not msg.is_dm and msg.platform == "discord"
         output_llm = loaded.llms["output"]
         run = Run(msg=msg, bot=loaded.bot, llms=loaded.llms, recorder=recorder, settings_loader=load_tool_settings,
@@ -394,8 +427,8 @@ def _final_writer(run: Run | None, recorder: RunRecorder, error: str | None):  #
     def write(session: Session) -> None:
         run_id, conversation_id = recorder.run_id, recorder.conversation_id
         if run is not None and conversation_id is not None and error is None and run.new_messages:
-            conversations.append_run_messages(session=session, conversation_id=conversation_id, messages=run.new_messages,
-                                              author_name=run.bot.name)
+            conversations.append_run_messages(session=session, conversation_id=conversation_id,
+                                              messages=run.new_messages, author_name=run.bot.name)
         if run is not None and run.records:
             llm_calls.insert_calls(session=session, bot_id=run.msg.bot_id, run_id=run_id, records=run.records)
         if run_id is not None and run is not None and run.msg.run_id is not None:

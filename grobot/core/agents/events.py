@@ -1,6 +1,6 @@
 """The events of one run: passed to the caller's sink at once, stored in ``agent_event`` in batches.
 
-Answer text is batched by time (about every 60 ms) so that a Discord reply can be edited
+Answer text is batched by time (the first words at once, then about every 60 ms) so that a Discord reply can be edited
 as it grows without one event per token; a run ends with exactly one ``done`` or ``error``.
 """
 
@@ -62,12 +62,14 @@ class RunRecorder:
         """Answer text as it streams; sent on in batches."""
         if not text or self.finished is not None:
             return
-        if self.first_token_at is None:
+        first = self.first_token_at is None
+        if first:
             self.first_token_at = time.perf_counter()
         self._tokens.append(text)
         self.text += text
         now = time.monotonic()
-        if now - self._last_token_flush >= TOKEN_INTERVAL_SECONDS or sum(map(len, self._tokens)) >= TOKEN_MAX_CHARS:
+        # The first words go out at once (the reply appears as early as possible); the rest in batches.
+        if first or now - self._last_token_flush >= TOKEN_INTERVAL_SECONDS or sum(map(len, self._tokens)) >= TOKEN_MAX_CHARS:
             await self.flush_tokens()
         elif self._timer is None:
             loop = asyncio.get_running_loop()
@@ -141,7 +143,8 @@ class RunRecorder:
             self._seq += 1
             rows.append({"run_id": self.run_id, "seq": self._seq, "kind": kind, "data": dict(data), "created_at": now})
         if rows:
-            session.execute(insert(AgentEvent), rows)
+            # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
+            session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
 
     async def _save(self, also: Callable[[Session], None] | None) -> None:
         async with self._db_lock:

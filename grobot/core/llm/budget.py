@@ -73,6 +73,9 @@ def trim_history(messages: list[dict[str, Any]], budget: int) -> list[dict[str, 
     while index < len(messages) and messages[index].get("role") == "system":
         head.append(messages[index])
         index += 1
+    # Fast path (the usual case): everything fits and no tool result leads the history.
+    if (index >= len(messages) or messages[index].get("role") != "tool") and messages_tokens(messages) <= budget:
+        return list(messages)
     rest = messages[index:]
     used = messages_tokens(head)
     kept: list[list[dict[str, Any]]] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import bindparam, delete, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -92,20 +92,34 @@ def to_openai(message: Message) -> dict[str, Any]:
     return item
 
 
+# Per-message statements, built once (building a statement costs about as much as running
+# it) and run as plain Core statements: rows, not ORM objects.
+_HISTORY_BY_KEY = (
+    select(Message.conversation_id, Message.role, Message.content, Message.tool_calls,  # type: ignore[call-overload]
+           Message.tool_call_id, Message.name, Message.author_name, Message.status)
+    .join(Conversation, Conversation.id == Message.conversation_id)
+    .where(Conversation.bot_id == bindparam("bot_id"), Conversation.key == bindparam("key"))
+    .order_by(col(Message.id).desc()).limit(bindparam("limit"))
+)
+_CONVERSATION_ID = select(Conversation.id).where(Conversation.bot_id == bindparam("bot_id"),
+                                                 Conversation.key == bindparam("key"))
+_MESSAGE_TABLE = Message.__table__  # type: ignore[attr-defined]
+_INSERT_MESSAGE_RETURNING_ID = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
+_TOUCH_CONVERSATION = (update(Conversation.__table__)  # type: ignore[attr-defined]
+                       .where(Conversation.__table__.c.id == bindparam("conversation_id"))  # type: ignore[attr-defined]
+                       .values(updated_at=bindparam("now")))
+
+
 def load_history_by_key(
     *, session: Session, bot_id: int, key: str, limit: int = HISTORY_LIMIT
 ) -> tuple[int | None, list[dict[str, Any]]]:
     """``(conversation id or None, history)`` of the conversation ``key`` of a bot, in one query when it has messages."""
-    columns = (Message.conversation_id, Message.role, Message.content, Message.tool_calls, Message.tool_call_id,
-               Message.name, Message.author_name, Message.status)
-    stmt = (select(*columns).join(Conversation, Conversation.id == Message.conversation_id)  # type: ignore[arg-type]
-            .where(Conversation.bot_id == bot_id, Conversation.key == key)
-            .order_by(col(Message.id).desc()).limit(limit))
-    rows = list(reversed(session.exec(stmt).all()))  # type: ignore[call-overload]
+    connection = session.connection()
+    keys = {"bot_id": bot_id, "key": key}
+    rows = list(reversed(connection.execute(_HISTORY_BY_KEY, {**keys, "limit": limit}).all()))
     if rows:
         return rows[0][0], _to_history(rows)
-    conv = find_conversation(session=session, bot_id=bot_id, key=key)
-    return (conv.id if conv else None), []
+    return connection.execute(_CONVERSATION_ID, keys).scalar(), []
 
 
 def load_history(
@@ -167,9 +181,10 @@ def append_run_messages(
     *, session: Session, conversation_id: int, messages: list[dict[str, Any]], author_name: str | None = None
 ) -> None:
     """Like :func:`save_run_messages`, in one bulk INSERT without ORM objects (the chain's hot path)."""
+    connection = session.connection()
     if messages:
-        session.execute(insert(Message), [_message_values(conversation_id, m, author_name) for m in messages])
-    session.execute(update(Conversation).where(Conversation.id == conversation_id).values(updated_at=utcnow()))  # type: ignore[arg-type]
+        connection.execute(insert(_MESSAGE_TABLE), [_message_values(conversation_id, m, author_name) for m in messages])
+    connection.execute(_TOUCH_CONVERSATION, {"conversation_id": conversation_id, "now": utcnow()})
 
 
 def insert_user_message(
@@ -180,7 +195,7 @@ def insert_user_message(
     values = {"conversation_id": conversation_id, "role": "user", "content": content, "author_id": author_id,
               "author_name": (author_name or "")[:100] or None, "discord_message_id": discord_message_id,
               "attachments": attachments or None, "error": "", "created_at": utcnow()}
-    return int(session.execute(insert(Message).values(**values).returning(Message.id)).scalar_one())
+    return int(session.connection().execute(_INSERT_MESSAGE_RETURNING_ID, values).scalar_one())
 
 
 def save_run_messages(

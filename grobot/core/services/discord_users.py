@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, delete, select
 
 from grobot.core.models import UserNote, UserProfile, utcnow
@@ -16,6 +17,15 @@ def get_profile(*, session: Session, bot_id: int, discord_user_id: str) -> UserP
     return session.exec(
         select(UserProfile).where(UserProfile.bot_id == bot_id, UserProfile.discord_user_id == discord_user_id)
     ).first()
+
+
+_DIRECTIVES = select(UserProfile.directives).where(UserProfile.bot_id == bindparam("bot_id"),
+                                                   UserProfile.discord_user_id == bindparam("user_id"))
+
+
+def get_directives(*, session: Session, bot_id: int, discord_user_id: str) -> str:
+    """The admin's directives for this user ("" when none), without ORM objects (per message)."""
+    return session.connection().execute(_DIRECTIVES, {"bot_id": bot_id, "user_id": str(discord_user_id)}).scalar() or ""
 
 
 def set_directives(

@@ -12,6 +12,8 @@ from grobot.core.models import LLMCall, utcnow
 
 logger = logging.getLogger(__name__)
 
+_TABLE = LLMCall.__table__  # type: ignore[attr-defined]
+
 
 def record_calls(*, session: Session, bot_id: int | None, run_id: int | None, records: list[Any], flush: bool = True) -> list[LLMCall]:
     """Store call records (objects with role, provider, model, tokens_in/out, ttft_ms, latency_ms, error)."""
@@ -25,7 +27,7 @@ def record_calls(*, session: Session, bot_id: int | None, run_id: int | None, re
 def insert_calls(*, session: Session, bot_id: int | None, run_id: int | None, records: list[Any]) -> None:
     """Like :func:`record_calls`, in one bulk INSERT without ORM objects (the chain's hot path)."""
     if records:
-        session.execute(insert(LLMCall), [_values(bot_id, run_id, r) for r in records])
+        session.connection().execute(insert(_TABLE), [_values(bot_id, run_id, r) for r in records])
 
 
 def _values(bot_id: int | None, run_id: int | None, r: Any) -> dict[str, Any]:

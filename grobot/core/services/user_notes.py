@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
@@ -41,13 +42,26 @@ def _check_reliability(reliability: float) -> float:
     return value
 
 
+# Most reliable first, then newest: the order every reader of notes uses.
+_NOTES_ORDER = (col(UserNote.reliability).desc(), col(UserNote.updated_at).desc(), col(UserNote.id).desc())
+_NOTE_PAIRS = (select(UserNote.note, UserNote.reliability)  # type: ignore[call-overload]
+               .where(UserNote.bot_id == bindparam("bot_id"), UserNote.discord_user_id == bindparam("user_id"))
+               .order_by(*_NOTES_ORDER))
+
+
 def _query_notes(session: Session, bot_id: int, discord_user_id: str) -> list[UserNote]:
     stmt = (
         select(UserNote)
         .where(UserNote.bot_id == bot_id, UserNote.discord_user_id == str(discord_user_id))
-        .order_by(col(UserNote.reliability).desc(), col(UserNote.updated_at).desc(), col(UserNote.id).desc())
+        .order_by(*_NOTES_ORDER)
     )
     return list(session.exec(stmt).all())
+
+
+def note_pairs(*, session: Session, bot_id: int, discord_user_id: str) -> list[tuple[str, float]]:
+    """``(note, reliability)`` of one user, in :func:`list_notes` order, without ORM objects (per message)."""
+    rows = session.connection().execute(_NOTE_PAIRS, {"bot_id": bot_id, "user_id": str(discord_user_id)}).all()
+    return [(note, reliability) for note, reliability in rows]
 
 
 def list_notes(*, session: Session, bot_id: int, discord_user_id: str) -> list[UserNote]:

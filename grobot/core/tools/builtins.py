@@ -15,8 +15,6 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import jsonschema
-
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.services import files as files_service
@@ -36,6 +34,8 @@ class BuiltinTool:
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         """Validate the arguments against the schema, then run; domain errors become :class:`ToolError`."""
+        import jsonschema  # only when a tool is called (not at the import of every bot process)
+
         try:
             jsonschema.validate(arguments, self.spec.input_schema)
         except jsonschema.ValidationError as exc:

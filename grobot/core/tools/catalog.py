@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,9 @@ from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 from grobot.core.tools.builtins import BuiltinTool, builtin_tools
 from grobot.core.tools.mcp_config import McpServerConfig
-from grobot.core.tools.mcp_results import MAX_NAME, namespaced, tool_spec
+
+# The MCP SDK (``mcp_results`` imports it: ~20 MiB and half a second) is imported only when a
+# bot has MCP servers, so a bot process without any never loads it.
 
 logger = logging.getLogger(__name__)
 
@@ -98,45 +101,61 @@ class BotCatalog:
         return dict(self._unavailable)
 
 
-def _load_links(bot_id: int) -> list[_Link]:
-    from grobot.core.db import session_scope
+def read_links(bot_id: int, *, session: Any) -> list[_Link]:
+    """The bot's usable MCP associations, read in ``session`` (the caller's: one session per message)."""
     from grobot.core.services import mcp_servers
 
     links: list[_Link] = []
-    with session_scope(readonly=True) as session:
-        for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
-            allowed = list(link.allowed_tools) if link.allowed_tools else None
-            try:
-                config: McpServerConfig | None = mcp_servers.server_config(server)
-                error = ""
-            except GroBotError as exc:  # e.g. its secrets were encrypted with another key
-                config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
-            links.append(_Link(config, server.name, allowed, float(link.timeout_seconds), error))
+    for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
+        allowed = list(link.allowed_tools) if link.allowed_tools else None
+        try:
+            config: McpServerConfig | None = mcp_servers.server_config(server)
+            error = ""
+        except GroBotError as exc:  # e.g. its secrets were encrypted with another key
+            config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
+        links.append(_Link(config, server.name, allowed, float(link.timeout_seconds), error))
     return links
 
 
+def _load_links(bot_id: int) -> list[_Link]:
+    from grobot.core.db import session_scope
+
+    with session_scope(readonly=True) as session:
+        return read_links(bot_id, session=session)
+
+
 def _unique(name: str, used: set[str], server: str, tool: str) -> str:
+    from grobot.core.tools.mcp_results import MAX_NAME
+
     if name not in used:
         return name
     digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
     return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
-async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, memory: Any = None) -> BotCatalog:
+async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, memory: Any = None,
+                          links: list[_Link] | None = None) -> BotCatalog:
     """The tools bot ``bot_id`` may use now.
 
-    ``hub``: the process's MCP hub (default :func:`get_hub`); ``discord``: a
-    ``DiscordActions`` inside a bot process (adds the Discord tools); ``memory``: a
-    ``MemoryPort`` (adds memory search/remember).
+    ``hub``: the process's MCP hub (default :func:`get_hub`, created only when the bot has
+    MCP servers); ``discord``: a ``DiscordActions`` inside a bot process (adds the Discord
+    tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the
+    bot's MCP associations when the caller has just read them (:func:`read_links`).
     """
-    if hub is None:
+    builtins = builtin_tools(bot_id, discord=discord, memory=memory)
+    if links is None:
+        from grobot.core.settings import get_settings
+
+        # SQLite in WAL mode: a read never waits for writers; skip the thread hop.
+        links = _load_links(bot_id) if get_settings().is_sqlite else await asyncio.to_thread(_load_links, bot_id)
+    unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}
+    usable = [link for link in links if link.config is not None]
+    if usable:
+        from grobot.core.tools.mcp_results import tool_spec
+    if hub is None and (usable or "grobot.core.tools.mcp_hub" in sys.modules):
         from grobot.core.tools.mcp_hub import get_hub
 
         hub = get_hub()
-    builtins = builtin_tools(bot_id, discord=discord, memory=memory)
-    links = await asyncio.to_thread(_load_links, bot_id)
-    unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}
-    usable = [link for link in links if link.config is not None]
 
     async def tools_of(link: _Link) -> Any:
         assert link.config is not None
@@ -172,4 +191,13 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
     return BotCatalog(bot_id, builtins=builtins, mcp=entries, unavailable=unavailable, hub=hub, discord=discord)
 
 
-__all__ = ["BotCatalog", "catalog_for_bot", "namespaced"]
+def __getattr__(name: str) -> Any:
+    """``namespaced`` (re-exported from :mod:`grobot.core.tools.mcp_results`) without importing the MCP SDK up front."""
+    if name == "namespaced":
+        from grobot.core.tools.mcp_results import namespaced
+
+        return namespaced
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["BotCatalog", "catalog_for_bot", "namespaced", "read_links"]
