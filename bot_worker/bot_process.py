@@ -222,7 +222,9 @@ class FleetBot(discord.Client):
         while not self.is_closed():
             await asyncio.sleep(self.config.heartbeat_seconds)
             try:
-                ok, holder, expires = await asyncio.to_thread(self._write_heartbeat)
+                # Bounded: a database call that hangs must count as a failure, or fencing never runs.
+                ok, holder, expires = await asyncio.wait_for(asyncio.to_thread(self._write_heartbeat),
+                                                             timeout=self.config.heartbeat_seconds)
                 if failures:
                     logger.info("Database reachable again")
                 failures = 0

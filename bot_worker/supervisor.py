@@ -437,9 +437,14 @@ class Supervisor:
             pass
 
     async def reap(self) -> None:
-        """Notice exited processes (crash, stop), and SIGKILL those that ignore SIGTERM."""
+        """Notice exited processes (crash, stop), and SIGKILL those that ignore SIGTERM.
+
+        It also fences: a reconcile stuck on a hanging database call cannot, since the
+        scheduler runs one reconcile at a time, so this fast tick checks the lease age too.
+        """
         if self._stopping.is_set():
             return
+        self._fence()
         now = time.monotonic()
         for slot in list(self.slots.values()):
             proc = slot.proc

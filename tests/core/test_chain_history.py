@@ -123,3 +123,44 @@ async def test_events_are_stored_while_the_run_goes_on(grobot_env, fake_llm, mon
     with session_scope(readonly=True) as session:
         roles = [m.role for m in session.exec(select(Message).order_by(Message.id)).all()]
     assert roles == ["user", "assistant"] * 6
+
+
+async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grobot_env):
+    """Even when the final transaction fails, the stored events end with exactly one error."""
+    from sqlmodel import select
+
+    from grobot.core.agents.events import RunRecorder
+    from grobot.core.agents.types import EventKind
+    from grobot.core.db import session_scope
+    from grobot.core.models import AgentEvent, Conversation, Message
+    from grobot.core.services import bots
+
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name="fragile").id
+        conv = Conversation(bot_id=bot_id, key="test:fragile", kind="test")
+        session.add(conv)
+        session.flush()
+        message = Message(conversation_id=conv.id, role="user", content="hello", status="running")
+        session.add(message)
+        session.flush()
+        run_id, conversation_id = message.id, conv.id
+
+    seen = []
+
+    async def sink(event):
+        seen.append(event)
+
+    recorder = RunRecorder(sink)
+    recorder.attach(run_id, conversation_id=conversation_id)
+    await recorder.emit(EventKind.THINKING, {"why": "testing"})
+
+    def broken(session):
+        raise RuntimeError("disk full")
+
+    final = await recorder.finish(EventKind.DONE, {"text": "hi"}, also=broken)
+    assert final.kind == EventKind.ERROR and "could not be saved" in final.data["message"]
+    assert [e.kind for e in seen][-1] == EventKind.ERROR
+    with session_scope(readonly=True) as session:
+        kinds = [e.kind for e in session.exec(select(AgentEvent).where(AgentEvent.run_id == run_id)
+                                              .order_by(AgentEvent.seq)).all()]
+    assert kinds[-1] == "error" and kinds.count("error") + kinds.count("done") == 1

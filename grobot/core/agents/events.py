@@ -189,6 +189,10 @@ class RunRecorder:
             logger.exception("Storing the end of run %s failed", self.run_id)
             event = Event(EventKind.ERROR, {"message": f"the answer could not be saved: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
             self.finished = event
+            if self.storing:
+                # Whatever else was lost, the stored run must still end: one more try, the error alone.
+                self._unsaved = [(EventKind.ERROR.value, event.data)]
+                await self._save(None)
         await self._to_sink(event)
         return event
 
