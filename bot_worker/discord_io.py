@@ -71,7 +71,7 @@ async def read_attachments(message: discord.Message, *, images_allowed: bool) ->
             elif kind == "image" and images_allowed:
                 att.image_base64 = base64.b64encode(await item.read()).decode()
         except (discord.HTTPException, OSError) as exc:
-            logger.warning("Could not read attachment %s: %s", item.filename, exc)
+            logger.warning("Could not read an attachment (%s): %s", kind, type(exc).__name__)
         out.append(att)
     return out
 

@@ -163,7 +163,8 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            logger.warning("Tool %s raised %s", spec.name, type(exc).__name__, exc_info=True)
+            # No traceback: its message may hold the call's arguments (conversation content).
+            logger.warning("Tool %s raised %s", spec.name, type(exc).__name__)
             return f"Tool {spec.name} failed: {type(exc).__name__}: {exc}", True, attempt
         if result.is_error and result.transient and attempt <= MAX_RETRIES:
             await _backoff(run, spec, attempt, result.content)
