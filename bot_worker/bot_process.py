@@ -23,7 +23,6 @@ import discord
 from discord import app_commands
 from sqlmodel import select
 
-from bot_worker.chain_adapter import get_run_chain
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 from bot_worker.mapping import to_incoming
@@ -132,6 +131,13 @@ def load_for_message(bot_id: int, incoming: IncomingMessage | None = None) -> tu
             except Exception as exc:  # the chain reads again and reports it
                 logger.debug("Preloading the run failed: %s", type(exc).__name__)
         return bot, links, preloaded
+
+
+def _run_chain() -> Any:
+    """The agent chain, imported on the first message (an idle bot does not load it)."""
+    from grobot.core.agents.chain import run_chain
+
+    return run_chain
 
 
 def _privileged(bot: Bot) -> list[str]:
@@ -367,7 +373,7 @@ class FleetBot(discord.Client):
             async with typing(self, message.channel.id):
                 tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
-                result = await get_run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
+                result = await _run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
                                                preloaded=preloaded)
             if not ended:
                 if result.error:
@@ -449,7 +455,7 @@ class FleetBot(discord.Client):
                     final["error"] = str(event.data.get("message", "unknown error"))
 
             try:
-                result = await get_run_chain()(incoming, sink=sink, tools=await self._tools(), skip_gatekeeper=True)
+                result = await _run_chain()(incoming, sink=sink, tools=await self._tools(), skip_gatekeeper=True)
                 text = final.get("text") or result.text
                 error = final.get("error") or result.error
             except Exception as exc:
