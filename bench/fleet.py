@@ -24,6 +24,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers import pid_alive  # noqa: E402
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -143,7 +145,7 @@ class Bench:
         started = time.monotonic()
         self.supervisor.send_signal(signal.SIGTERM)
         self.supervisor.wait(30)
-        wait_until(lambda: not any(_alive(pid) for pid in pids), 30, "bot processes to stop")
+        wait_until(lambda: not any(pid_alive(pid) for pid in pids), 30, "bot processes to stop")
         self.supervisor = None
         return time.monotonic() - started
 
@@ -158,18 +160,6 @@ class Bench:
             self.stop_supervisor()
         self.discord.stop()
         self.llm.stop()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def bench_messages(bench: Bench, bot_id: int, count: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -47,3 +48,16 @@ async def async_wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s: {message or predicate}")
         await asyncio.sleep(interval)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie not yet reaped by its parent counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

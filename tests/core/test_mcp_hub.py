@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shutil
 import sys
 import time
@@ -17,7 +16,7 @@ from grobot.core.tools.base import ToolError
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
 from tests.fakes.mcp_servers import EverythingHttp, HtmlServer, everything_stdio_config, stdio_config
-from tests.helpers import async_wait_for
+from tests.helpers import async_wait_for, pid_alive
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -35,19 +34,6 @@ async def hub():
 
 def _quick_hub(**limits) -> McpHub:
     return McpHub(HubLimits(**{"connect_timeout": 5, "retry_after": 0, **limits}))
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # a zombie not yet reaped by its parent counts as gone
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 # --------------------------------------------------------------------------- real servers
@@ -131,7 +117,7 @@ async def test_a_server_dying_mid_session_is_reconnected(hub, caplog):
     assert caught.value.transient
     second_pid = int((await hub.call_tool(FAKE, "whoami", {}, timeout=10)).content)
     assert second_pid != first_pid
-    await async_wait_for(lambda: _gone(first_pid), timeout=10, message="the dead server was cleaned up")
+    await async_wait_for(lambda: not pid_alive(first_pid), timeout=10, message="the dead server was cleaned up")
     assert "fake server: crashing on purpose" in caplog.text  # stderr went to the logs
 
 
@@ -154,7 +140,7 @@ async def test_close_ends_every_server_process():
     hub = _quick_hub()
     pid = int((await hub.call_tool(FAKE, "whoami", {}, timeout=10)).content)
     await hub.aclose()
-    await async_wait_for(lambda: _gone(pid), timeout=10, message="the stdio server was stopped")
+    await async_wait_for(lambda: not pid_alive(pid), timeout=10, message="the stdio server was stopped")
 
 
 # --------------------------------------------------------------------------- bad servers: one clear line

@@ -13,8 +13,8 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers, test_chat
-from tests.helpers import wait_for
-from tests.worker.harness import ROOT, fleet, pid_alive
+from tests.helpers import pid_alive, wait_for
+from tests.worker.harness import ROOT, fleet
 
 pytestmark = pytest.mark.slow
 
