@@ -241,7 +241,7 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
         first.send_signal(signal.SIGSTOP)  # alive but silent: it renews nothing, stops nothing
         try:
             # The bot process stops itself before its lease can pass...
-            wait_for(lambda: not pid_alive(old_pid), 15)
+            wait_for(lambda: not pid_alive(old_pid), 30)
             # ...and the other supervisor runs it, never alongside the old process.
             wait_for(lambda: (_holder(world, a) or "").split(":")[1:2] == [str(second.pid)]
                      and world.status(a).state == "online" and world.status(a).pid != old_pid
