@@ -17,24 +17,23 @@ from grobot.core.services import app_settings
 logger = logging.getLogger(__name__)
 
 
+def _purge(model: type[LogEntry] | type[AgentEvent], setting: str, days: int | None, *, session: Session) -> int:
+    days = days if days is not None else int(app_settings.get_value(setting, session=session))
+    cutoff = utcnow() - timedelta(days=days)
+    deleted = session.exec(delete(model).where(model.created_at < cutoff)).rowcount or 0
+    if deleted:
+        logger.info("Retention: %s %s rows older than %s days deleted", deleted, model.__tablename__, days)
+    return deleted
+
+
 def purge_old_logs(*, session: Session, days: int | None = None) -> int:
     """Delete log entries older than the retention (setting ``log_retention_days``)."""
-    days = days if days is not None else int(app_settings.get_value("log_retention_days", session=session))
-    cutoff = utcnow() - timedelta(days=days)
-    deleted = session.exec(delete(LogEntry).where(LogEntry.created_at < cutoff)).rowcount or 0
-    if deleted:
-        logger.info("Log retention: %s entries older than %s days deleted", deleted, days)
-    return deleted
+    return _purge(LogEntry, "log_retention_days", days, session=session)
 
 
 def purge_old_events(*, session: Session, days: int | None = None) -> int:
     """Delete agent events older than ``event_retention_days`` (the messages stay)."""
-    days = days if days is not None else int(app_settings.get_value("event_retention_days", session=session))
-    cutoff = utcnow() - timedelta(days=days)
-    deleted = session.exec(delete(AgentEvent).where(AgentEvent.created_at < cutoff)).rowcount or 0
-    if deleted:
-        logger.info("Event retention: %s events older than %s days deleted", deleted, days)
-    return deleted
+    return _purge(AgentEvent, "event_retention_days", days, session=session)
 
 
 def rollup_usage(*, session: Session, days: int = 2) -> int:
