@@ -95,10 +95,6 @@ def decrypt(token: str) -> str:
         ) from None
 
 
-def encrypt_optional(value: str | None) -> str | None:
-    return encrypt(value) if value else None
-
-
 def decrypt_optional(token: str | None) -> str | None:
     return decrypt(token) if token else None
 

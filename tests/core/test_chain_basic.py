@@ -125,9 +125,10 @@ async def test_history_is_trimmed_to_the_context_window(grobot_env, fake_llm):
     with session_scope() as session:
         conv = conversations.get_or_create_conversation(session=session, bot_id=bot_id, key="test:one")
         for i in range(40):
-            conversations.add_user_message(session=session, conversation_id=conv.id, content=f"old question {i} " + "x" * 100)
-            conversations.save_run_messages(session=session, conversation_id=conv.id,
-                                            messages=[{"role": "assistant", "content": f"old answer {i} " + "y" * 100}])
+            conversations.insert_user_message(session=session, conversation_id=conv.id,
+                                              content=f"old question {i} " + "x" * 100)
+            conversations.append_run_messages(session=session, conversation_id=conv.id,
+                                              messages=[{"role": "assistant", "content": f"old answer {i} " + "y" * 100}])
     sink = EventCollector()
 
     await run_chain(message(bot_id, "newest question"), sink=sink, tools=FakeToolCatalog())

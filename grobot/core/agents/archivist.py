@@ -108,7 +108,7 @@ async def _take_notes(bot_id: int, run_id: int | None, author_id: str, author_na
 
     def write() -> None:
         with session_scope() as session:
-            llm_calls.record_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
+            llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
             for text, reliability in notes[:MAX_NOTES_PER_RUN]:
                 user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=author_id, note=text[:1000],
                                     reliability=reliability, source="archivist")

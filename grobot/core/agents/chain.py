@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from grobot.core.agents import archivist, context, gatekeeper, prompts
 from grobot.core.agents.clarifier import clarify
@@ -31,7 +31,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.models import AgentMode, Bot, Message, MessageStatus, Setting
+from grobot.core.models import AgentMode, Bot, Message, MessageStatus
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, user_notes
 from grobot.core.services.llm_settings import EffectiveLLM, effective_llms
 from grobot.core.settings import get_settings
@@ -80,10 +80,8 @@ def _load_bot(msg: IncomingMessage, session: Session | None = None) -> tuple[Bot
 def load_tool_settings() -> tuple[float, float]:
     """``(acknowledge_after_seconds, tool_timeout_seconds)``, read now (only runs that call tools need them)."""
     with session_scope(readonly=True) as session:
-        stored = dict(session.exec(select(Setting.key, Setting.value).where(  # type: ignore[call-overload]
-            col(Setting.key).in_(("acknowledge_after_seconds", "tool_timeout_seconds")))).all())
-    return (float(stored.get("acknowledge_after_seconds", app_settings.DEFAULTS["acknowledge_after_seconds"])),
-            float(stored.get("tool_timeout_seconds", app_settings.DEFAULTS["tool_timeout_seconds"])))
+        values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
+    return float(values["acknowledge_after_seconds"]), float(values["tool_timeout_seconds"])
 
 
 def _load_talk(
@@ -448,7 +446,7 @@ async def _save_orphan_calls(run: Run) -> None:
 
     def write() -> None:
         with session_scope() as session:
-            llm_calls.record_calls(session=session, bot_id=run.msg.bot_id, run_id=None, records=run.records)
+            llm_calls.insert_calls(session=session, bot_id=run.msg.bot_id, run_id=None, records=run.records)
 
     await asyncio.to_thread(write)
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from grobot.core.llm import errors
-from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
+from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments, split_system
 from grobot.core.llm.http_errors import from_transport, make_client, raise_for_status
 from grobot.core.llm.sse import sse_events
 
@@ -39,13 +39,10 @@ def _content_blocks(content: Any) -> list[dict[str, Any]]:
 
 def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """(system text, messages) in Anthropic's shape; tool results become user ``tool_result`` blocks."""
-    system: list[str] = []
+    system, rest = split_system(messages)
     result: list[dict[str, Any]] = []
-    for message in messages:
+    for message in rest:
         role = message.get("role")
-        if role == "system":
-            system.append(str(message.get("content") or ""))
-            continue
         if role == "tool":
             block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": str(message.get("content") or "")}
             if result and result[-1]["role"] == "user" and any(b.get("type") == "tool_result" for b in result[-1]["content"]):
@@ -65,7 +62,7 @@ def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, An
             result[-1]["content"].extend(blocks)  # the API wants alternating roles
         else:
             result.append({"role": "assistant" if role == "assistant" else "user", "content": blocks})
-    return "\n\n".join(s for s in system if s), result
+    return system, result
 
 
 class AnthropicProvider(LLMProvider):
@@ -73,7 +70,7 @@ class AnthropicProvider(LLMProvider):
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
-        headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+        headers = {"anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
         self._client = make_client(self.base_url, headers, timeout)

@@ -49,6 +49,12 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
+def split_system(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """``(system text, the other messages)``: for APIs that take the system prompt apart."""
+    system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+    return "\n\n".join(s for s in system if s), [m for m in messages if m.get("role") != "system"]
+
+
 def parse_arguments(raw: Any) -> dict[str, Any] | None:
     """Arguments as a dict: dicts pass, JSON strings are parsed, anything else is None."""
     if isinstance(raw, dict):

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from grobot.core.llm import errors
-from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
+from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments, split_system
 from grobot.core.llm.http_errors import from_transport, make_client, raise_for_status
 from grobot.core.llm.sse import sse_events
 
@@ -35,14 +35,11 @@ def _parts(content: Any) -> list[dict[str, Any]]:
 
 def to_gemini(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """(system instruction, contents) in Gemini's shape."""
-    system: list[str] = []
+    system, rest = split_system(messages)
     names: dict[str, str] = {}
     contents: list[dict[str, Any]] = []
-    for message in messages:
+    for message in rest:
         role = message.get("role")
-        if role == "system":
-            system.append(str(message.get("content") or ""))
-            continue
         if role == "tool":
             name = message.get("name") or names.get(message.get("tool_call_id", ""), "tool")
             part = {"functionResponse": {"name": name, "response": {"content": str(message.get("content") or "")}}}
@@ -58,7 +55,7 @@ def to_gemini(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]
                 names[call.get("id", "")] = fn.get("name", "")
                 parts.append({"functionCall": {"name": fn.get("name", ""), "args": parse_arguments(fn.get("arguments")) or {}}})
         contents.append({"role": "model" if role == "assistant" else "user", "parts": parts or [{"text": " "}]})
-    return "\n\n".join(s for s in system if s), contents
+    return system, contents
 
 
 class GeminiProvider(LLMProvider):
@@ -66,9 +63,7 @@ class GeminiProvider(LLMProvider):
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers["x-goog-api-key"] = api_key
+        headers = {"x-goog-api-key": api_key} if api_key else {}
         self._client = make_client(self.base_url, headers, timeout)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:

@@ -66,9 +66,10 @@ async def raise_for_status(response: httpx.Response, *, provider: str, url: str,
 
 
 def make_client(base_url: str, headers: dict[str, str], timeout: float) -> httpx.AsyncClient:
+    """A pooled JSON client for one provider server (``headers`` carry its authentication)."""
     return httpx.AsyncClient(
         base_url=base_url,
-        headers=headers,
+        headers={"Content-Type": "application/json", **headers},
         timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
         limits=httpx.Limits(max_connections=50, max_keepalive_connections=20, keepalive_expiry=60),
     )

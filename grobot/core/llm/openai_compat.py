@@ -40,9 +40,7 @@ class OpenAICompatProvider(LLMProvider):
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = make_client(self.base_url, headers, timeout)
         # Servers that refused ``response_format`` json_schema get json_object, then nothing.
         self._schema_mode = "json_schema"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from grobot.core.errors import ValidationError
 from grobot.core.models import Setting, utcnow
@@ -40,5 +40,10 @@ def set_value(key: str, value: Any, *, session: Session) -> None:
     session.add(row)
 
 
-def all_values(*, session: Session) -> dict[str, Any]:
-    return {key: get_value(key, session=session) for key in DEFAULTS}
+def get_values(keys: tuple[str, ...], *, session: Session) -> dict[str, Any]:
+    """Several settings in one query, each typed like its default."""
+    unknown = [k for k in keys if k not in DEFAULTS]
+    if unknown:
+        raise ValidationError(f"unknown setting {unknown[0]!r}")
+    stored = dict(session.exec(select(Setting.key, Setting.value).where(col(Setting.key).in_(keys))).all())
+    return {k: type(DEFAULTS[k])(stored[k]) if stored.get(k) is not None else DEFAULTS[k] for k in keys}

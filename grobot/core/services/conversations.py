@@ -58,40 +58,6 @@ def get_or_create_conversation(
     return conv
 
 
-def add_user_message(
-    *,
-    session: Session,
-    conversation_id: int,
-    content: str,
-    author_id: str | None = None,
-    author_name: str | None = None,
-    discord_message_id: str | None = None,
-    attachments: list[dict[str, Any]] | None = None,
-    status: str | None = None,
-) -> Message:
-    """Store a user message (its id is the run id of the answer)."""
-    message = Message(conversation_id=conversation_id, role="user", content=content, author_id=author_id,
-                      author_name=(author_name or "")[:100] or None, discord_message_id=discord_message_id,
-                      attachments=attachments or None, status=status)
-    session.add(message)
-    session.flush()
-    return message
-
-
-def to_openai(message: Message) -> dict[str, Any]:
-    """One stored message as an OpenAI chat message."""
-    item: dict[str, Any] = {"role": message.role, "content": message.content or ""}
-    if message.role == "assistant" and message.tool_calls:
-        item["tool_calls"] = message.tool_calls
-    if message.role == "tool":
-        item["tool_call_id"] = message.tool_call_id or ""
-        if message.name:
-            item["name"] = message.name
-    if message.role == "user" and message.author_name:
-        item["name"] = message.author_name
-    return item
-
-
 # Per-message statements, built once (building a statement costs about as much as running
 # it) and run as plain Core statements: rows, not ORM objects.
 _HISTORY_BY_KEY = (
@@ -180,7 +146,7 @@ def _message_values(conversation_id: int, item: dict[str, Any], author_name: str
 def append_run_messages(
     *, session: Session, conversation_id: int, messages: list[dict[str, Any]], author_name: str | None = None
 ) -> None:
-    """Like :func:`save_run_messages`, in one bulk INSERT without ORM objects (the chain's hot path)."""
+    """Store the assistant and tool messages of a run in one bulk INSERT (the caller's session is the transaction)."""
     connection = session.connection()
     if messages:
         connection.execute(insert(_MESSAGE_TABLE), [_message_values(conversation_id, m, author_name) for m in messages])
@@ -198,30 +164,6 @@ def insert_user_message(
     return int(session.connection().execute(_INSERT_MESSAGE_RETURNING_ID, values).scalar_one())
 
 
-def save_run_messages(
-    *, session: Session, conversation_id: int, messages: list[dict[str, Any]], author_name: str | None = None,
-    flush: bool = True,
-) -> list[Message]:
-    """Store the assistant and tool messages of a run (the caller's session is the one transaction)."""
-    rows = []
-    for item in messages:
-        role = item["role"]
-        rows.append(Message(
-            conversation_id=conversation_id,
-            role=role,
-            content=item.get("content") or "",
-            tool_calls=item.get("tool_calls") or None,
-            tool_call_id=item.get("tool_call_id"),
-            name=(item.get("name") or None) if role == "tool" else None,
-            author_name=author_name if role == "assistant" else None,
-        ))
-    session.add_all(rows)
-    session.execute(update(Conversation).where(Conversation.id == conversation_id).values(updated_at=utcnow()))  # type: ignore[arg-type]
-    if flush:
-        session.flush()
-    return rows
-
-
 def reset_conversation(*, session: Session, bot_id: int, key: str) -> int:
     """Forget the messages (and their events) of one conversation; returns how many were removed."""
     conv = find_conversation(session=session, bot_id=bot_id, key=key)
@@ -234,12 +176,6 @@ def reset_conversation(*, session: Session, bot_id: int, key: str) -> int:
     session.add(conv)
     session.flush()
     return int(result.rowcount or 0)
-
-
-def list_conversations(*, session: Session, bot_id: int, limit: int = 100) -> list[Conversation]:
-    """The bot's conversations, most recently active first."""
-    stmt = select(Conversation).where(Conversation.bot_id == bot_id).order_by(col(Conversation.updated_at).desc()).limit(limit)
-    return list(session.exec(stmt).all())
 
 
 def run_events(*, session: Session, run_id: int, after_seq: int = 0) -> list[AgentEvent]:

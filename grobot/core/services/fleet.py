@@ -332,13 +332,6 @@ def record_crash(bot_id: int, error: str, *, retry_in: float, session: Session,
     return status.crash_count
 
 
-def mark_offline(bot_id: int, detail: str, *, session: Session) -> None:
-    status = _status(bot_id, session)
-    status.state, status.detail = BotState.OFFLINE.value, detail
-    status.updated_at = utcnow()
-    session.add(status)
-
-
 def mark_stale_offline(*, max_age: float, session: Session) -> list[int]:
     """Bots shown ``online``/``starting`` whose heartbeat is older than ``max_age`` seconds become ``offline``."""
     cutoff = utcnow() - timedelta(seconds=max_age)

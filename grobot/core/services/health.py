@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 
 import httpx
 from sqlalchemy import text

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from sqlalchemy import insert
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from grobot.core.models import LLMCall, utcnow
 
@@ -15,17 +15,8 @@ logger = logging.getLogger(__name__)
 _TABLE = LLMCall.__table__  # type: ignore[attr-defined]
 
 
-def record_calls(*, session: Session, bot_id: int | None, run_id: int | None, records: list[Any], flush: bool = True) -> list[LLMCall]:
-    """Store call records (objects with role, provider, model, tokens_in/out, ttft_ms, latency_ms, error)."""
-    rows = [LLMCall(**_values(bot_id, run_id, r)) for r in records]
-    session.add_all(rows)
-    if flush:
-        session.flush()
-    return rows
-
-
 def insert_calls(*, session: Session, bot_id: int | None, run_id: int | None, records: list[Any]) -> None:
-    """Like :func:`record_calls`, in one bulk INSERT without ORM objects (the chain's hot path)."""
+    """Store call records (objects with role, provider, model, tokens_in/out, ttft_ms, latency_ms, error) in one INSERT."""
     if records:
         session.connection().execute(insert(_TABLE), [_values(bot_id, run_id, r) for r in records])
 
@@ -44,14 +35,3 @@ def _values(bot_id: int | None, run_id: int | None, r: Any) -> dict[str, Any]:
         "error": (r.error or "")[:2000],
         "created_at": utcnow(),
     }
-
-
-def calls_of_run(*, session: Session, run_id: int) -> list[LLMCall]:
-    return list(session.exec(select(LLMCall).where(LLMCall.run_id == run_id).order_by(col(LLMCall.id))).all())
-
-
-def recent_calls(*, session: Session, bot_id: int | None = None, limit: int = 100) -> list[LLMCall]:
-    stmt = select(LLMCall)
-    if bot_id is not None:
-        stmt = stmt.where(LLMCall.bot_id == bot_id)
-    return list(session.exec(stmt.order_by(col(LLMCall.id).desc()).limit(limit)).all())

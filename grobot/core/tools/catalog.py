@@ -191,13 +191,4 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
     return BotCatalog(bot_id, builtins=builtins, mcp=entries, unavailable=unavailable, hub=hub, discord=discord)
 
 
-def __getattr__(name: str) -> Any:
-    """``namespaced`` (re-exported from :mod:`grobot.core.tools.mcp_results`) without importing the MCP SDK up front."""
-    if name == "namespaced":
-        from grobot.core.tools.mcp_results import namespaced
-
-        return namespaced
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["BotCatalog", "catalog_for_bot", "namespaced", "read_links"]
+__all__ = ["BotCatalog", "catalog_for_bot", "read_links"]
