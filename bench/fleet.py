@@ -62,6 +62,25 @@ def rss_mib(pid: int) -> tuple[float, float, float]:
     return rss, uss, pss
 
 
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (the supervisor, its fork server, the bots)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
 def wait_until(predicate: Any, timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -255,6 +274,10 @@ def main() -> int:
                     print(f"RSS per idle bot process:          mean {statistics.mean(m[0] for m in mems):5.1f} MiB"
                           f"   max {max(m[0] for m in mems):5.1f} MiB   (unique {statistics.mean(m[1] for m in mems):5.1f} MiB,"
                           f" proportional {statistics.mean(m[2] for m in mems):5.1f} MiB)")
+                    assert bench.supervisor is not None
+                    fleet_pss = sum(rss_mib(pid)[2] for pid in descendants(bench.supervisor.pid))
+                    print(f"whole fleet (supervisor + fork server + {len(pids)} bots): {fleet_pss:6.0f} MiB proportional"
+                          f" = {fleet_pss / len(pids):5.1f} MiB per bot")
                     before = sum(cpu_seconds(pid) for pid in pids)
                     window = 10.0
                     time.sleep(window)

@@ -25,3 +25,11 @@ the settings of :mod:`grobot.core.settings` (``GROBOT_POLL_SECONDS``, ``DISCORD_
 
 ``kill -USR1 <supervisor pid>`` prints the stacks of its threads.
 """
+
+import sys
+
+# httpx imports its optional command-line client (click, rich, pygments: about 8 MiB in
+# every process) whenever those packages are installed, and Reflex installs them. The
+# worker never uses that client: a ``None`` entry makes the import fail, and httpx falls
+# back to its own stub (a documented ``sys.modules`` behaviour).
+sys.modules.setdefault("httpx._main", None)

@@ -4,6 +4,7 @@ and the login throttle."""
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from pwdlib import PasswordHash
 
 from grobot.core.errors import PermissionDenied, SecretKeyError
 from grobot.core.models import Role
@@ -26,7 +26,6 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 KEY_FILE_NAME = "secret.key"
-_password_hash = PasswordHash.recommended()
 _lock = threading.Lock()
 _fernet_cache: dict[tuple[str, ...], MultiFernet] = {}
 
@@ -115,13 +114,21 @@ def rotate(token: str) -> str:
         raise SecretKeyError("secrets were encrypted with another key") from None
 
 
+@functools.cache
+def _password_hasher() -> Any:
+    """The argon2 hasher, imported on first use (bot processes never hash passwords)."""
+    from pwdlib import PasswordHash
+
+    return PasswordHash.recommended()
+
+
 def hash_password(password: str) -> str:
-    return _password_hash.hash(password)
+    return _password_hasher().hash(password)
 
 
 def verify_password(password: str, password_hash: str) -> bool:
     try:
-        return _password_hash.verify(password, password_hash)
+        return _password_hasher().verify(password, password_hash)
     except Exception:  # malformed hash: treat as a mismatch
         return False
 
