@@ -75,8 +75,9 @@ class Fleet:
 
         return wait_for(check, timeout, message=f"bot {bot_id} {state}; log:\n{self._tail()}")
 
-    def wait_online(self, bot_id: int, timeout: float = 20.0) -> BotStatus:
-        """Online in the database and connected to the fake Discord."""
+    def wait_online(self, bot_id: int, timeout: float = 45.0) -> BotStatus:
+        """Online in the database and connected to the fake Discord (a first start includes the
+        fork server's imports: seconds on a loaded 2-core machine)."""
         status = self.wait_state(bot_id, "online", timeout)
         wait_for(lambda: self.discord.session_of(self.discord_ids[bot_id]), timeout)
         return status
