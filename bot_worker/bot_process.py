@@ -408,9 +408,10 @@ class FleetBot(discord.Client):
 
     async def _tools(self, links: Any = None) -> Any:
         try:
+            from grobot.core.memory.runtime import memory_or_none
             from grobot.core.tools.catalog import catalog_for_bot
 
-            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links)
+            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links, memory=memory_or_none())
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog

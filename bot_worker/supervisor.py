@@ -146,6 +146,7 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
+        self.memory_service: Any = None
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -185,6 +186,7 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
+        await self._start_memory_service()  # before the fork server starts: it copies the environment
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(timezone.utc)
@@ -224,6 +226,46 @@ class Supervisor:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10)
         self.last_renewal = time.monotonic()
+
+    async def _start_memory_service(self) -> None:
+        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
+
+        Only the HTTP listener starts now: the embedder and Chroma load on first use, on
+        the store's own threads. Without it the bots still answer, with no memory.
+        """
+        from bot_worker.memory_service import MemoryService
+        from grobot.core.memory.local import LocalMemory
+        from grobot.core.memory.runtime import URL_ENV, set_process_memory
+
+        local = LocalMemory()
+        service = MemoryService(local)
+        try:
+            url = await service.start()
+        except OSError as exc:
+            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
+            return
+        self.memory_service = service
+        os.environ[URL_ENV] = url
+        set_process_memory(local)
+        try:
+            await asyncio.to_thread(self._write, _advertise, self.supervisor_id, url)
+        except Exception as exc:
+            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
+                           "cannot reach it", type(exc).__name__)
+        asyncio.get_running_loop().create_task(self.prune_memories())
+
+    async def prune_memories(self) -> None:
+        """Drop the memory collections of bots deleted while no memory service ran."""
+        if self.memory_service is None:
+            return
+        try:
+            existing = await asyncio.to_thread(self._write, _bot_ids)
+            gone = await self.memory_service.memory.prune(set(existing))
+        except Exception as exc:
+            logger.warning("Pruning the memories of deleted bots failed: %s", type(exc).__name__)
+            return
+        if gone:
+            logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -273,6 +315,11 @@ class Supervisor:
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
         await close_process_hub()
+        if self.memory_service is not None:
+            from grobot.core.memory.runtime import set_process_memory
+
+            await self.memory_service.stop()
+            set_process_memory(None)
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -283,6 +330,7 @@ class Supervisor:
         with session_scope() as session:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
+            _withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -513,6 +561,7 @@ class Supervisor:
                 await asyncio.to_thread(self._write, job)
             except Exception as exc:
                 logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
+        await self.prune_memories()
 
     async def refresh_mcp_tools(self) -> None:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
@@ -574,6 +623,29 @@ class Supervisor:
             await self._safe_write(test_chat.fail, message_id, error)
         else:
             await self._safe_write(test_chat.finish, message_id)
+
+
+# --------------------------------------------------------------------------- memory service address
+
+
+def _bot_ids(*, session: Any) -> list[int]:
+    from sqlmodel import select
+
+    from grobot.core.models import Bot
+
+    return [int(i) for i in session.exec(select(Bot.id)).all()]
+
+
+def _advertise(supervisor_id: str, url: str, *, session: Any) -> None:
+    from grobot.core.memory.registry import advertise
+
+    advertise(supervisor_id, url, session=session)
+
+
+def _withdraw(supervisor_id: str, *, session: Any) -> None:
+    from grobot.core.memory.registry import withdraw
+
+    withdraw(supervisor_id, session=session)
 
 
 # --------------------------------------------------------------------------- OS helpers
