@@ -10,7 +10,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.memory.remote import RemoteMemory
 from grobot.core.security import memory_service_token
-from grobot.core.services import bots, discord_users, memories
+from grobot.core.services import bots, discord_users, health, memories
 from tests.memory_helpers import memory_service
 
 UNAVAILABLE = "memory service unavailable: is the bot worker running?"
@@ -61,12 +61,13 @@ async def test_remote_memory_skips_near_duplicates_and_keeps_only_relevant_hits(
 
 def test_a_wrong_or_missing_token_is_refused(grobot_env):
     with memory_service() as service:
-        health = f"{service.url}/v1/health"
-        assert httpx.get(health).status_code == 401
-        wrong = httpx.get(health, headers={"Authorization": "Bearer " + "0" * 64})
+        probe = f"{service.url}/v1/health"
+        assert httpx.get(probe).status_code == 401
+        wrong = httpx.get(probe, headers={"Authorization": "Bearer " + "0" * 64})
         assert wrong.status_code == 401 and wrong.json() == {"error": "missing or wrong bearer token"}
-        ok = httpx.get(health, headers={"Authorization": f"Bearer {memory_service_token()}"})
-        assert ok.status_code == 200 and ok.json()["ok"] is True
+        ok = httpx.get(probe, headers={"Authorization": f"Bearer {memory_service_token()}"})
+        assert ok.status_code == 200 and ok.json() == {"ok": True, "embedder_loaded": ok.json()["embedder_loaded"]}
+        assert health._memory().ok
 
 
 def test_without_a_worker_memory_calls_fail_with_one_clear_line(grobot_env, capsys):
@@ -75,6 +76,7 @@ def test_without_a_worker_memory_calls_fail_with_one_clear_line(grobot_env, caps
         memories.list_memories(bot_id, session=s)
     assert cli(["memory", "list", "rememberer"]) == 2
     assert capsys.readouterr().err == f"error: {UNAVAILABLE}\n"
+    assert health._memory() == health.Check("memory", False, UNAVAILABLE)
     # A worker that stopped without withdrawing its address: the same error, no traceback.
     with memory_service():
         pass
