@@ -147,6 +147,8 @@ class Supervisor:
         self._lock_file: Any = None
         self._last_sweep = 0.0
         self.memory_service: Any = None
+        self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
+        self._prune_task: asyncio.Task[None] | None = None
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -186,7 +188,7 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
-        await self._start_memory_service()  # before the fork server starts: it copies the environment
+        await self._start_memory_service()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(timezone.utc)
@@ -235,27 +237,66 @@ class Supervisor:
         """
         from bot_worker.memory_service import MemoryService
         from grobot.core.memory.local import LocalMemory
-        from grobot.core.memory.runtime import URL_ENV, set_process_memory
+        from grobot.core.memory.runtime import set_process_memory
 
+        if not self._lock_memory_store():
+            return
         local = LocalMemory()
         service = MemoryService(local)
         try:
             url = await service.start()
         except OSError as exc:
             logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
+            if self._memory_lock:
+                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
+                self._memory_lock = None
             return
         self.memory_service = service
-        os.environ[URL_ENV] = url
         set_process_memory(local)
         try:
             await asyncio.to_thread(self._write, _advertise, self.supervisor_id, url)
         except Exception as exc:
             logger.warning("Could not record the memory service address (%s): the web app and the CLI "
                            "cannot reach it", type(exc).__name__)
-        asyncio.get_running_loop().create_task(self.prune_memories())
+        self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
+
+    def _bot_env(self) -> dict[str, str]:
+        """Per-start environment of a bot: where its memory lives (nothing: no memory)."""
+        from grobot.core.memory.runtime import URL_ENV
+
+        return {URL_ENV: self.memory_service.url if self.memory_service is not None else ""}
+
+    def _lock_memory_store(self) -> bool:
+        """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
+        settings = get_settings()
+        if settings.chroma_url or self._memory_lock:
+            return True  # a Chroma server: every supervisor may serve it (or we hold the lock already)
+        import fcntl
+
+        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(settings.chroma_dir / "supervisor.lock", "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            if self._memory_lock is False:
+                return False  # said so already
+            self._memory_lock = False
+            logger.error("Another supervisor holds the embedded memory store in %s: this one's bots run without "
+                         "long-term memory (set CHROMA_URL to a Chroma server shared by every supervisor)",
+                         settings.chroma_dir)
+            return False
+        self._memory_lock = handle
+        return True
 
     async def prune_memories(self) -> None:
-        """Drop the memory collections of bots deleted while no memory service ran."""
+        """Drop the memory collections of bots deleted while no memory service ran.
+
+        A supervisor that could not serve memory (another one held the embedded store) tries
+        again here: bots started from then on get it.
+        """
+        if self.memory_service is None:
+            await self._start_memory_service()
         if self.memory_service is None:
             return
         try:
@@ -464,7 +505,7 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__)
             return
-        proc = self.spawner.start(row.bot_id)
+        proc = self.spawner.start(row.bot_id, self._bot_env())
         slot.proc, slot.revision, slot.started_at = proc, row.gateway_revision, time.monotonic()
         slot.stopping, slot.stop_reason = False, ""
         logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid)

@@ -130,6 +130,8 @@ class RemoteMemory:
                 timeout=_timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT)
         except httpx.TransportError as exc:
             raise MemoryUnavailable() from exc
+        if response.status_code == 401:
+            self._headers = None  # the secret key may have been rotated: derive the token again next time
         return _answer(response, request)
 
     async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
