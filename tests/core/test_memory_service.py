@@ -137,3 +137,32 @@ def test_forgetting_a_user_without_a_worker_says_what_was_done(grobot_env):
     bot_id = make_bot()
     with pytest.raises(MemoryUnavailable, match=r"profile and notes forgotten \(0 profile\(s\), 0 note\(s\)\), but not"):
         discord_users.forget_user_everywhere(bot_id=bot_id, discord_user_id="erin")
+
+
+async def test_store_work_runs_off_the_event_loop(grobot_env):
+    """The supervisor's leases and heartbeats run on its event loop: embedding must never stall it."""
+    import asyncio
+
+    from grobot.core.memory.local import LocalMemory
+    from grobot.core.memory.store import ChromaMemory
+
+    local = LocalMemory(ChromaMemory())
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        while not done.is_set():
+            began = loop.time()
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - began - 0.01)
+
+    task = asyncio.create_task(ticker())
+    began = loop.time()
+    texts = [f"Person {i} mentioned a fairly long sentence about topic number {i} and its many details" for i in range(30)]
+    await local.add(1, texts, {})
+    took = loop.time() - began
+    done.set()
+    await task
+    local.close()
+    assert max(lags) < min(0.5, took / 2), (max(lags), took)

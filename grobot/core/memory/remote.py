@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 API = "/v1"
 CONNECT_TIMEOUT = 0.5
-READ_TIMEOUT = 10.0  # an add may wait for the embedder to load (first use)
+READ_TIMEOUT = 30.0  # the first add waits for the embedder and Chroma to load (seconds on a busy host)
 
 
 @dataclass(frozen=True)
