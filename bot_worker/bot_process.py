@@ -408,9 +408,10 @@ class FleetBot(discord.Client):
 
     async def _tools(self, links: Any = None) -> Any:
         try:
+            from grobot.core.memory.runtime import memory_or_none
             from grobot.core.tools.catalog import catalog_for_bot
 
-            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links)
+            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links, memory=memory_or_none())
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog
@@ -571,8 +572,13 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def forked_main(bot_id: int) -> None:
-    """Entry of a bot forked by the supervisor's fork server (``GROBOT_SPAWN=fork``)."""
+def forked_main(bot_id: int, env: dict[str, str] | None = None) -> None:
+    """Entry of a bot forked by the supervisor's fork server (``GROBOT_SPAWN=fork``).
+
+    ``env``: what the supervisor sets for this bot only (the fork server's environment was
+    copied when it started, e.g. before the memory service had an address).
+    """
+    os.environ.update(env or {})
     os.setsid()  # like exec mode: Ctrl-C in a terminal reaches the supervisor only
     # The fork server hands every child its "supervisor alive" pipe and the resource tracker's
     # pipe; a bot needs neither, and holding them would keep the fork server (and so the bot,

@@ -87,13 +87,15 @@ class Spawner:
 
             forkserver.ensure_running()
 
-    def start(self, bot_id: int) -> BotHandle:
+    def start(self, bot_id: int, env: dict[str, str] | None = None) -> BotHandle:
+        """Start bot ``bot_id``; ``env``: variables of this start only (e.g. the memory service address)."""
         if self.mode == "exec":
             cmd = [sys.executable, "-m", "bot_worker.bot_process", "--bot-id", str(bot_id)]
-            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)  # type: ignore[return-value]
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,  # type: ignore[return-value]
+                                    env={**os.environ, **(env or {})})
         from bot_worker import bot_process
 
-        process = self._context.Process(target=bot_process.forked_main, args=(bot_id,), name=f"grobot-bot-{bot_id}",
-                                        daemon=False)
+        process = self._context.Process(target=bot_process.forked_main, args=(bot_id, dict(env or {})),
+                                        name=f"grobot-bot-{bot_id}", daemon=False)
         process.start()
         return ForkedBot(process)

@@ -146,6 +146,9 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
+        self.memory_service: Any = None
+        self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
+        self._prune_task: asyncio.Task[None] | None = None
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -185,6 +188,7 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
+        await self._start_memory_service()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(timezone.utc)
@@ -224,6 +228,85 @@ class Supervisor:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10)
         self.last_renewal = time.monotonic()
+
+    async def _start_memory_service(self) -> None:
+        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
+
+        Only the HTTP listener starts now: the embedder and Chroma load on first use, on
+        the store's own threads. Without it the bots still answer, with no memory.
+        """
+        from bot_worker.memory_service import MemoryService
+        from grobot.core.memory.local import LocalMemory
+        from grobot.core.memory.runtime import set_process_memory
+
+        if not self._lock_memory_store():
+            return
+        local = LocalMemory()
+        service = MemoryService(local)
+        try:
+            url = await service.start()
+        except OSError as exc:
+            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
+            if self._memory_lock:
+                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
+                self._memory_lock = None
+            return
+        self.memory_service = service
+        set_process_memory(local)
+        try:
+            await asyncio.to_thread(self._write, _advertise, self.supervisor_id, url)
+        except Exception as exc:
+            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
+                           "cannot reach it", type(exc).__name__)
+        self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
+
+    def _bot_env(self) -> dict[str, str]:
+        """Per-start environment of a bot: where its memory lives (nothing: no memory)."""
+        from grobot.core.memory.runtime import URL_ENV
+
+        return {URL_ENV: self.memory_service.url if self.memory_service is not None else ""}
+
+    def _lock_memory_store(self) -> bool:
+        """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
+        settings = get_settings()
+        if settings.chroma_url or self._memory_lock:
+            return True  # a Chroma server: every supervisor may serve it (or we hold the lock already)
+        import fcntl
+
+        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(settings.chroma_dir / "supervisor.lock", "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            if self._memory_lock is False:
+                return False  # said so already
+            self._memory_lock = False
+            logger.error("Another supervisor holds the embedded memory store in %s: this one's bots run without "
+                         "long-term memory (set CHROMA_URL to a Chroma server shared by every supervisor)",
+                         settings.chroma_dir)
+            return False
+        self._memory_lock = handle
+        return True
+
+    async def prune_memories(self) -> None:
+        """Drop the memory collections of bots deleted while no memory service ran.
+
+        A supervisor that could not serve memory (another one held the embedded store) tries
+        again here: bots started from then on get it.
+        """
+        if self.memory_service is None:
+            await self._start_memory_service()
+        if self.memory_service is None:
+            return
+        try:
+            existing = await asyncio.to_thread(self._write, _bot_ids)
+            gone = await self.memory_service.memory.prune(set(existing))
+        except Exception as exc:
+            logger.warning("Pruning the memories of deleted bots failed: %s", type(exc).__name__)
+            return
+        if gone:
+            logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -273,6 +356,11 @@ class Supervisor:
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
         await close_process_hub()
+        if self.memory_service is not None:
+            from grobot.core.memory.runtime import set_process_memory
+
+            await self.memory_service.stop()
+            set_process_memory(None)
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -283,6 +371,7 @@ class Supervisor:
         with session_scope() as session:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
+            _withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -416,7 +505,7 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__)
             return
-        proc = self.spawner.start(row.bot_id)
+        proc = self.spawner.start(row.bot_id, self._bot_env())
         slot.proc, slot.revision, slot.started_at = proc, row.gateway_revision, time.monotonic()
         slot.stopping, slot.stop_reason = False, ""
         logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid)
@@ -513,6 +602,7 @@ class Supervisor:
                 await asyncio.to_thread(self._write, job)
             except Exception as exc:
                 logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
+        await self.prune_memories()
 
     async def refresh_mcp_tools(self) -> None:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
@@ -574,6 +664,29 @@ class Supervisor:
             await self._safe_write(test_chat.fail, message_id, error)
         else:
             await self._safe_write(test_chat.finish, message_id)
+
+
+# --------------------------------------------------------------------------- memory service address
+
+
+def _bot_ids(*, session: Any) -> list[int]:
+    from sqlmodel import select
+
+    from grobot.core.models import Bot
+
+    return [int(i) for i in session.exec(select(Bot.id)).all()]
+
+
+def _advertise(supervisor_id: str, url: str, *, session: Any) -> None:
+    from grobot.core.memory.registry import advertise
+
+    advertise(supervisor_id, url, session=session)
+
+
+def _withdraw(supervisor_id: str, *, session: Any) -> None:
+    from grobot.core.memory.registry import withdraw
+
+    withdraw(supervisor_id, session=session)
 
 
 # --------------------------------------------------------------------------- OS helpers

@@ -16,13 +16,14 @@ async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str
     The chain stores the answer and the events, and marks the message done or error.
     """
     from grobot.core.agents.chain import run_chain
+    from grobot.core.memory.runtime import memory_or_none
     from grobot.core.tools.base import EmptyCatalog
     from grobot.core.tools.catalog import catalog_for_bot
 
     incoming = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                                author_name=author_name, platform="test_chat", run_id=message_id)
     try:
-        tools = await catalog_for_bot(bot_id)
+        tools = await catalog_for_bot(bot_id, memory=memory_or_none())
     except Exception as exc:
         logger.warning("Tools unavailable for Test Chat: %s", type(exc).__name__)
         tools = EmptyCatalog()

@@ -25,3 +25,10 @@ class SecretKeyError(GroBotError):
 
 class PermissionDenied(GroBotError):
     """The session's role does not allow the action."""
+
+
+class MemoryUnavailable(GroBotError):
+    """The memory service (run by the bot worker) cannot be reached."""
+
+    def __init__(self, message: str = "memory service unavailable: is the bot worker running?") -> None:
+        super().__init__(message)

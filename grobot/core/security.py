@@ -282,3 +282,22 @@ class LoginThrottle:
 
 
 login_throttle = LoginThrottle()
+
+
+# --------------------------------------------------------------------------- memory service
+
+_MEMORY_TOKEN_CONTEXT = b"grobot memory service v1"
+
+
+def memory_service_tokens() -> list[str]:
+    """Bearer tokens of the supervisor's memory service: HMAC of each key in force (primary first).
+
+    Every GroBot process holds the secret key, so each derives the token itself: it never
+    travels through the environment, the database or the logs.
+    """
+    return [hmac.new(_as_fernet_key(k), _MEMORY_TOKEN_CONTEXT, hashlib.sha256).hexdigest() for k in current_keys()]
+
+
+def memory_service_token() -> str:
+    """The token a client sends (from the primary key)."""
+    return memory_service_tokens()[0]

@@ -26,6 +26,7 @@ class Settings:
     poll_seconds: float
     db_pool_size: int
     log_level: str
+    memory_budget_seconds: float = 0.3  # the most memory retrieval may add to an answer
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -35,6 +36,7 @@ class Settings:
         try:
             poll = float(env.get("GROBOT_POLL_SECONDS", "2"))
             pool = int(env.get("GROBOT_DB_POOL_SIZE", "5"))
+            memory_budget = float(env.get("GROBOT_MEMORY_BUDGET_SECONDS", "0.3"))
         except ValueError as exc:
             raise ValueError(f"invalid number in the environment: {exc}") from None
         if poll <= 0:
@@ -50,6 +52,7 @@ class Settings:
             poll_seconds=poll,
             db_pool_size=max(1, pool),
             log_level=env.get("GROBOT_LOG_LEVEL", "INFO").upper(),
+            memory_budget_seconds=max(0.01, memory_budget),
         )
 
     @property

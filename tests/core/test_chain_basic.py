@@ -220,12 +220,19 @@ async def test_memories_are_searched_and_remembered(grobot_env, fake_llm):
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     memory = ListMemory()
-    await run_chain(message(bot_id, "the launch code word is pineapple"), tools=FakeToolCatalog(), memory=memory)
+    fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
+        {"text": "alice said the launch code word is pineapple", "kind": "fact"}]}))
+    await run_chain(message(bot_id, "the launch code word is pineapple", discord_message_id="777", channel_id="55"),
+                    tools=FakeToolCatalog(), memory=memory)
     await wait_for_background()
-    assert memory.items and "pineapple" in memory.items[0][1]
+    assert [t for _, t, _ in memory.items] == ["alice said the launch code word is pineapple"]
+    meta = memory.items[0][2]
+    assert (meta["user_id"], meta["channel_id"], meta["source_message_id"], meta["kind"]) == ("42", "55", "777", "fact")
     await run_chain(message(bot_id, "what was the word?", conversation_key="test:other"), tools=FakeToolCatalog(), memory=memory)
     assert "pineapple" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
     await wait_for_background()
+    # A question is not worth a memory: no Archivist call, nothing stored.
+    assert len(memory.items) == 1 and not any(is_archivist_request(b) for b in fake_llm.chat_requests()[-1:])
 
 
 def test_cli_chat_prints_the_stream_and_the_events(grobot_env, fake_llm, capsys):

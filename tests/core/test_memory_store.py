@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chromadb
 
-from grobot.core.memory import MemoryPort
+from grobot.core.memory import RELEVANT_DISTANCE, MemoryPort
 from grobot.core.memory.store import ChromaMemory
 
 
@@ -32,21 +32,12 @@ async def test_async_port_and_forgetting_a_user(grobot_env):
     assert [m.text for m in memory.list(7)] == ["Carol works night shifts"]
 
 
-def test_forgetting_a_user_and_deleting_a_bot_remove_their_memories(grobot_env):
-    from grobot.core.db import session_scope
-    from grobot.core.memory.store import get_memory
-    from grobot.core.services import bots, discord_users
-
-    get_memory.cache_clear()
-    with session_scope() as session:
-        bot_id = bots.create_bot(session=session, name="rememberer").id
-    memory = get_memory()
-    memory.add(bot_id, ["Erin likes jazz"], {"user_id": "erin"})
-    memory.add(bot_id, ["Finn likes rock"], {"user_id": "finn"})
-    counts = discord_users.forget_user_everywhere(bot_id=bot_id, discord_user_id="erin")
-    assert counts["memories"] == 1
-    assert [m.text for m in memory.list(bot_id)] == ["Finn likes rock"]
-    with session_scope() as session:
-        bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
-    assert memory.count(bot_id) == 0
-    get_memory.cache_clear()
+def test_search_keeps_relevant_memories_and_add_can_skip_duplicates(grobot_env):
+    memory = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
+    memory.add(3, ["Alice loves green tea", "The deploy runs every Friday"], {})
+    assert memory.add(3, ["Alice loves green tea!", "alice loves green tea", "Bob's cat is called Miso"], {},
+                      dedupe=True) and memory.count(3) == 3
+    hits = memory.query(3, "what does Alice like to drink?", k=5, max_distance=RELEVANT_DISTANCE)
+    assert [h.text for h in hits] == ["Alice loves green tea"]
+    assert [m.text for m in memory.list(3, limit=2)] == ["Bob's cat is called Miso", "The deploy runs every Friday"]
+    assert memory.bot_ids() == [3]

@@ -1,8 +1,11 @@
 """Archivist: after the answer, in the background, keeps notes about the user and long-term memories.
 
 It never delays the answer. Notes need a reliability of at least 0.6 and are never
-duplicated (the notes service merges the same text). The note-taking LLM call is made
-only when the message looks like the user said something about themselves.
+duplicated (the notes service merges the same text). One LLM call (decision model) does
+both jobs, and only when a rule says the message may hold something worth keeping: the
+user said something about themselves, or (with a memory) made a statement that is neither
+a question nor small talk. The model picks the memories (facts, decisions, preferences);
+the memory skips one whose meaning is already stored.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from grobot.core.agents import prompts
 from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.db import session_scope
 from grobot.core.llm.service import LLMCallFailed, call_llm
-from grobot.core.memory import MemoryPort, NoopMemory
+from grobot.core.memory import MAX_MEMORY_CHARS, MemoryPort, NoopMemory
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +32,13 @@ SELF_STATEMENT = re.compile(
     r"call me|remember that|je suis|j'habite|ich bin|ich wohne|soy|me llamo)\b",
     re.IGNORECASE,
 )
+# A statement worth showing the model when the bot has a memory: a few words, not a question,
+# not small talk.
+SMALL_TALK = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|ok|okay|yes|no|lol|bye|good (morning|night))\b",
+                        re.IGNORECASE)
+MIN_STATEMENT_WORDS = 4
+MAX_MEMORIES_PER_RUN = 5
+MEMORY_KINDS = ("fact", "decision", "preference", "event")
 NOTES_SCHEMA = {
     "type": "object",
     "properties": {
@@ -39,16 +50,48 @@ NOTES_SCHEMA = {
     },
     "required": ["notes"],
 }
+MEMORY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        **NOTES_SCHEMA["properties"],
+        "memories": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"text": {"type": "string"}, "kind": {"type": "string"}},
+                      "required": ["text"]},
+        },
+    },
+    "required": ["notes", "memories"],
+}
 
 _pending: set[asyncio.Task[None]] = set()
 
 
+@dataclass
+class Exchange:
+    """One answered message, as the Archivist sees it."""
+
+    bot_id: int
+    bot_name: str
+    run_id: int | None
+    author_id: str
+    author_name: str
+    conversation_key: str
+    user_text: str
+    answer: str
+    channel_id: str | None = None
+    guild_id: str | None = None
+    source_message_id: str | None = None
+
+
 def schedule(*, bot_id: int, bot_name: str, run_id: int | None, author_id: str, author_name: str, conversation_key: str,
-             user_text: str, answer: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> asyncio.Task[None]:
+             user_text: str, answer: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None,
+             channel_id: str | None = None, guild_id: str | None = None,
+             source_message_id: str | None = None) -> asyncio.Task[None]:
     """Start the Archivist for one exchange; returns its task (see :func:`drain`)."""
-    task = asyncio.create_task(_archive(bot_id=bot_id, bot_name=bot_name, run_id=run_id, author_id=author_id,
-                                        author_name=author_name, conversation_key=conversation_key, user_text=user_text,
-                                        answer=answer, decision_llm=decision_llm, known_notes=known_notes, memory=memory))
+    exchange = Exchange(bot_id=bot_id, bot_name=bot_name, run_id=run_id, author_id=author_id, author_name=author_name,
+                        conversation_key=conversation_key, user_text=user_text, answer=answer, channel_id=channel_id,
+                        guild_id=guild_id, source_message_id=source_message_id)
+    task = asyncio.create_task(_archive(exchange, decision_llm=decision_llm, known_notes=known_notes, memory=memory))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
     return task
@@ -61,58 +104,109 @@ async def drain(timeout: float = 30.0) -> None:
         await asyncio.wait(tasks, timeout=timeout)
 
 
-async def _archive(*, bot_id: int, bot_name: str, run_id: int | None, author_id: str, author_name: str, conversation_key: str,
-                   user_text: str, answer: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> None:
+def worth_a_look(user_text: str, *, with_memory: bool) -> bool:
+    """The rule that decides whether the Archivist's LLM call is made at all."""
+    if SELF_STATEMENT.search(user_text):
+        return True
+    text = user_text.strip()
+    return (with_memory and len(text.split()) >= MIN_STATEMENT_WORDS and not text.endswith("?")
+            and not SMALL_TALK.match(text))
+
+
+async def _archive(exchange: Exchange, *, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> None:
+    with_memory = memory is not None and not isinstance(memory, NoopMemory)
     try:
-        if SELF_STATEMENT.search(user_text):
-            await _take_notes(bot_id, run_id, author_id, author_name, user_text, answer, decision_llm, known_notes)
-        if memory is not None and not isinstance(memory, NoopMemory):
-            text = f"{author_name}: {user_text}\n{bot_name}: {answer}"
-            await memory.remember(bot_id, [text], {"conversation": conversation_key, "user_id": author_id,
-                                                   "user_name": author_name, "run_id": run_id or 0})
+        if not worth_a_look(exchange.user_text, with_memory=with_memory):
+            return
+        memories = await _review(exchange, decision_llm, known_notes, with_memory=with_memory)
+        if memories and memory is not None:
+            await _remember(memory, exchange, memories)
     except asyncio.CancelledError:
         raise
     except Exception:
-        logger.exception("The Archivist failed for bot %s", bot_id)
+        logger.exception("The Archivist failed for bot %s", exchange.bot_id)
 
 
-async def _take_notes(bot_id: int, run_id: int | None, author_id: str, author_name: str, user_text: str, answer: str,
-                      llm: Any, known: list[str]) -> None:
+async def _remember(memory: MemoryPort, exchange: Exchange, memories: list[tuple[str, str]]) -> None:
+    """Store the chosen memories with where they come from (a failure is logged once, not raised)."""
+    from grobot.core.memory.runtime import memory_failed, memory_worked
+
+    by_kind: dict[str, list[str]] = {}
+    for text, kind in memories[:MAX_MEMORIES_PER_RUN]:
+        by_kind.setdefault(kind, []).append(text)
+    base = {"user_id": exchange.author_id, "user_name": exchange.author_name, "channel_id": exchange.channel_id or "",
+            "guild_id": exchange.guild_id or "", "conversation": exchange.conversation_key,
+            "source_message_id": exchange.source_message_id or "", "run_id": exchange.run_id or 0,
+            "source": "archivist"}
+    try:
+        for kind, texts in by_kind.items():
+            await memory.remember(exchange.bot_id, texts, {**base, "kind": kind})
+    except Exception as exc:
+        memory_failed("storing memories", exc)
+        return
+    memory_worked()
+    logger.info("The Archivist offered %d memory(ies) for bot %s", sum(map(len, by_kind.values())), exchange.bot_id)
+
+
+async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory: bool) -> list[tuple[str, str]]:
+    """One LLM call: store the notes it finds; return the memories ``(text, kind)`` worth keeping."""
     from grobot.core.services import llm_calls, user_notes
 
-    system = prompts.ARCHIVIST.format(known="\n".join(f"- {n}" for n in known) or "(none)")
+    prompt = prompts.ARCHIVIST_WITH_MEMORY if with_memory else prompts.ARCHIVIST
+    system = prompt.format(known="\n".join(f"- {n}" for n in known) or "(none)", author=exchange.author_name)
     messages = [{"role": "system", "content": system},
-                {"role": "user", "content": f"{author_name}: {user_text}\n\nBot: {answer}"}]
+                {"role": "user", "content": f"{exchange.author_name}: {exchange.user_text}\n\nBot: {exchange.answer}"}]
     records = []
     notes: list[tuple[str, float]] = []
+    memories: list[tuple[str, str]] = []
     try:
-        result = await call_llm(llm, messages, role="archivist", schema=NOTES_SCHEMA, temperature=0.0)
+        result = await call_llm(llm, messages, role="archivist", schema=MEMORY_SCHEMA if with_memory else NOTES_SCHEMA,
+                                temperature=0.0)
         records = result.records
         try:
             data, _ = parse_object(result.text)
         except BadJSON:
             data = {}
-        for item in data.get("notes") or []:
-            if not isinstance(item, dict):
-                continue
-            try:
-                reliability = float(item.get("reliability", 0))
-            except (TypeError, ValueError):
-                continue
-            text = str(item.get("note") or "").strip()
-            if text and reliability >= MIN_RELIABILITY:
-                notes.append((text, min(1.0, reliability)))
+        notes = _notes(data)
+        memories = _memories(data) if with_memory else []
     except LLMCallFailed as exc:
         records = exc.records
         logger.warning("The Archivist's LLM call failed: %s", exc)
 
     def write() -> None:
         with session_scope() as session:
-            llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
+            llm_calls.insert_calls(session=session, bot_id=exchange.bot_id, run_id=exchange.run_id, records=records)
             for text, reliability in notes[:MAX_NOTES_PER_RUN]:
-                user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=author_id, note=text[:1000],
-                                    reliability=reliability, source="archivist")
+                user_notes.add_note(session=session, bot_id=exchange.bot_id, discord_user_id=exchange.author_id,
+                                    note=text[:1000], reliability=reliability, source="archivist")
 
     await asyncio.to_thread(write)
     if notes:
-        logger.info("The Archivist kept %d note(s) for bot %s", len(notes[:MAX_NOTES_PER_RUN]), bot_id)
+        logger.info("The Archivist kept %d note(s) for bot %s", len(notes[:MAX_NOTES_PER_RUN]), exchange.bot_id)
+    return memories
+
+
+def _notes(data: dict[str, Any]) -> list[tuple[str, float]]:
+    notes = []
+    for item in data.get("notes") or []:
+        if not isinstance(item, dict):
+            continue
+        try:
+            reliability = float(item.get("reliability", 0))
+        except (TypeError, ValueError):
+            continue
+        text = str(item.get("note") or "").strip()
+        if text and reliability >= MIN_RELIABILITY:
+            notes.append((text, min(1.0, reliability)))
+    return notes
+
+
+def _memories(data: dict[str, Any]) -> list[tuple[str, str]]:
+    found = []
+    for item in data.get("memories") or []:
+        text = str(item.get("text") or "").strip() if isinstance(item, dict) else ""
+        if not text:
+            continue
+        kind = str(item.get("kind") or "fact").strip().lower()
+        found.append((text[:MAX_MEMORY_CHARS], kind if kind in MEMORY_KINDS else "fact"))
+    return found

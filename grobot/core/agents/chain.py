@@ -31,6 +31,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
+from grobot.core.memory.runtime import memory_failed, memory_worked, process_memory
 from grobot.core.models import AgentMode, Bot, Message, MessageStatus
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, user_notes
 from grobot.core.services.llm_settings import EffectiveLLM, effective_llms
@@ -39,7 +40,6 @@ from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 
-MEMORY_TIMEOUT_SECONDS = 3.0
 MEMORIES_PER_MESSAGE = 5
 
 
@@ -215,7 +215,7 @@ async def run_chain(
 
         # -- Context (tools and memories at once)
         catalog = tools
-        memory = memory or NoopMemory()
+        memory = memory or process_memory()
         if catalog is None:
             catalog = await _catalog(run)
         specs, memories = await asyncio.gather(_list_tools(run, catalog), _memories(memory, msg))
@@ -249,7 +249,9 @@ async def run_chain(
         archivist.schedule(bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            answer=final_text, decision_llm=loaded.llms["decision"],
-                           known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory)
+                           known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
+                           channel_id=msg.channel_id, guild_id=msg.guild_id,
+                           source_message_id=msg.discord_message_id)
         return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
     except asyncio.CancelledError:
         await asyncio.shield(_fail(recorder, run, "the run was cancelled", started))
@@ -400,10 +402,13 @@ async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:
     if isinstance(memory, NoopMemory) or not msg.content.strip():
         return []
     try:
-        return list(await asyncio.wait_for(memory.search(msg.bot_id, msg.content, k=MEMORIES_PER_MESSAGE), MEMORY_TIMEOUT_SECONDS))
+        found = list(await asyncio.wait_for(memory.search(msg.bot_id, msg.content, k=MEMORIES_PER_MESSAGE),
+                                            get_settings().memory_budget_seconds))
     except Exception as exc:
-        logger.warning("Memory search failed for bot %s: %s", msg.bot_id, type(exc).__name__)
+        memory_failed("retrieving memories", exc)
         return []
+    memory_worked()
+    return found
 
 
 def _timings(run: Run, total: float) -> dict[str, float]:

@@ -74,6 +74,20 @@ Known notes:
 {known}
 Reply with JSON: {{"notes": [{{"note": "<fact>", "reliability": 0.9}}]}}."""
 
+ARCHIVIST_WITH_MEMORY = """\
+You keep the long-term records of a chat bot. From the exchange below, list:
+- "notes": lasting facts the person stated about themselves (name, location, preferences,
+  job, ...), each as one short sentence in the third person, with how reliable it is (0 to 1:
+  0.9 for a clear statement, 0.5 for a guess). Leave out anything already in the known notes.
+- "memories": what is worth remembering in later conversations, with anyone: facts, decisions,
+  plans, preferences, each as one short self-contained sentence that names who said it
+  ("{author} said ..."), with its kind (fact, decision, preference or event). Leave out small
+  talk, questions, greetings, and what the bot itself made up. Most exchanges have none.
+Known notes:
+{known}
+Reply with JSON: {{"notes": [{{"note": "<fact>", "reliability": 0.9}}],
+"memories": [{{"text": "<sentence>", "kind": "fact"}}]}}."""
+
 ACKNOWLEDGEMENTS = (
     "Working on it: {what}…",
     "One moment, {what}…",

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -225,13 +226,23 @@ def delete_bot(bot: Bot, *, session: Session) -> None:
     folder = get_settings().bot_files_dir(bot_id)
     if folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
-    from grobot.core.services.discord_users import memory_store_exists
-
-    if memory_store_exists():
-        from grobot.core.memory.store import get_memory
-
-        get_memory().drop_bot(bot_id)
+    event.listen(session, "after_commit", lambda _session: _drop_memories(bot_id), once=True)
     logger.info("Bot %s (%s) deleted", bot_id, bot.name)
+
+
+def _drop_memories(bot_id: int) -> None:
+    """After the deletion is committed: drop the bot's memories (or the worker does it when it starts)."""
+    from grobot.core.db import session_scope
+    from grobot.core.errors import GroBotError
+    from grobot.core.services.memories import drop_bot_memories
+
+    try:
+        with session_scope(readonly=True) as session:
+            drop_bot_memories(bot_id, session=session)
+    except GroBotError as exc:
+        logger.info("The memories of deleted bot %s are dropped when the worker next starts (%s)", bot_id, exc)
+    except Exception as exc:  # never fail the caller after its commit
+        logger.warning("Dropping the memories of deleted bot %s failed: %s", bot_id, type(exc).__name__)
 
 
 def list_bots(*, session: Session) -> list[BotSummary]:

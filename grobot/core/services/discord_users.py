@@ -8,7 +8,6 @@ from sqlalchemy import bindparam
 from sqlmodel import Session, delete, select
 
 from grobot.core.models import UserNote, UserProfile, utcnow
-from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -57,32 +56,29 @@ def forget_user(*, session: Session, bot_id: int, discord_user_id: str) -> dict[
 
 
 def forget_user_everywhere(*, bot_id: int, discord_user_id: str) -> dict[str, int]:
-    """Profile and notes (one transaction, committed first), then the memories in Chroma.
+    """Profile and notes (one transaction, committed first), then the memories (memory service).
 
-    The Chroma calls may be network I/O: they run after the database transaction ends,
-    never while it holds the write lock.
+    The memory service is asked after the database transaction ends, never while it holds
+    the write lock. Without a running worker the memories cannot be deleted: the profile and
+    notes are gone, and :class:`MemoryUnavailable` says what is left to do.
     """
     from grobot.core.db import session_scope
+    from grobot.core.errors import MemoryUnavailable
 
     with session_scope() as session:
         counts = forget_user(session=session, bot_id=bot_id, discord_user_id=discord_user_id)
-    counts["memories"] = forget_user_memories(bot_id=bot_id, discord_user_id=discord_user_id)
+    try:
+        counts["memories"] = forget_user_memories(bot_id=bot_id, discord_user_id=discord_user_id)
+    except MemoryUnavailable as exc:
+        raise MemoryUnavailable(f"profile and notes forgotten ({counts['profiles']} profile(s), {counts['notes']} "
+                                f"note(s)), but not the memories: {exc}; run the command again once it runs") from None
     return counts
 
 
 def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:
-    """Delete the memories whose ``user_id`` metadata is this user; returns how many."""
-    if not memory_store_exists():
-        return 0
-    from grobot.core.memory.store import get_memory
+    """Delete the memories whose ``user_id`` metadata is this user (memory service); returns how many."""
+    from grobot.core.db import session_scope
+    from grobot.core.services.memories import delete_user_memories
 
-    memory = get_memory()
-    before = memory.count(bot_id)
-    memory.delete(bot_id, where={"user_id": discord_user_id})
-    return before - memory.count(bot_id)
-
-
-def memory_store_exists() -> bool:
-    """Whether a Chroma store is configured or was ever created (avoids creating one needlessly)."""
-    settings = get_settings()
-    return bool(settings.chroma_url) or settings.chroma_dir.exists()
+    with session_scope(readonly=True) as session:
+        return delete_user_memories(bot_id, discord_user_id, session=session)

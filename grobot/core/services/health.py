@@ -84,6 +84,22 @@ def _llm() -> Check:
     return Check("llm", True, f"{output.provider} at {url} answers")
 
 
+def _memory() -> Check:
+    from grobot.core.memory.registry import find_url
+    from grobot.core.memory.remote import MemoryServiceClient
+
+    with session_scope(readonly=True) as session:
+        url = find_url(session=session)
+    if url is None:
+        return Check("memory", False, "memory service unavailable: is the bot worker running?")
+    try:
+        health = MemoryServiceClient(url, read_timeout=3.0).health()
+    except GroBotError as exc:
+        return Check("memory", False, str(exc))
+    loaded = "embedder loaded" if health.get("embedder_loaded") else "embedder loads on first use"
+    return Check("memory", True, f"memory service at {url} answers ({loaded})")
+
+
 def run_checks() -> list[Check]:
     """Every check; the first failing database check skips the ones that need it."""
     checks = [_database()]
@@ -92,7 +108,7 @@ def run_checks() -> list[Check]:
     checks.append(_schema())
     if not checks[-1].ok:
         return checks
-    for check in (_secrets, _supervisor, _llm):
+    for check in (_secrets, _supervisor, _memory, _llm):
         try:
             checks.append(check())
         except Exception as exc:  # a check must report, not crash

@@ -239,8 +239,9 @@ def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
         return _json_result(list(found))
 
     async def remember(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        metadata = {k: v for k, v in {"user_id": context.user_id, "channel_id": context.channel_id,
-                                      "source": "tool"}.items() if v}
+        metadata = {k: v for k, v in {"user_id": context.user_id, "user_name": context.user_name,
+                                      "channel_id": context.channel_id, "guild_id": context.guild_id,
+                                      "source_message_id": context.message_id, "source": "tool"}.items() if v}
         await memory.remember(bot_id, [args["text"]], metadata)
         return ToolResult(content="remembered")
 

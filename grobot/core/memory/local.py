@@ -1,0 +1,98 @@
+"""The memory store used in place: only the bot worker's supervisor makes one.
+
+Every store call (Chroma, the embedder) runs on a small executor of its own, so memory
+work never takes the threads the supervisor's leases and heartbeats use, and never runs
+on its event loop. The embedder and Chroma load on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+from grobot.core.memory import RELEVANT_DISTANCE, Memory
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+MEMORY_THREADS = 2
+
+
+class LocalMemory:
+    """The full memory API on the store of this process (async, off the event loop)."""
+
+    def __init__(self, store: Any | None = None, *, threads: int = MEMORY_THREADS) -> None:
+        self._store = store
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            from grobot.core.memory.store import get_memory
+
+            self._store = get_memory()
+        return self._store
+
+    @staticmethod
+    def embedder_loaded() -> bool:
+        """Whether this process has loaded the embedding model (without loading it)."""
+        import sys
+
+        module = sys.modules.get("grobot.core.memory.embeddings")
+        return bool(module is not None and module.get_embedder.cache_info().currsize)
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    def _call(self, name: str) -> Callable[..., Any]:
+        return lambda *args, **kwargs: getattr(self.store, name)(*args, **kwargs)
+
+    # -- the full API (the memory service serves these) -------------------------------------
+    async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
+                  dedupe: bool = False) -> list[str]:
+        return await self._run(self._call("add"), bot_id, texts, metadata, dedupe=dedupe)
+
+    async def query(self, bot_id: int, query: str, k: int = 5, *, max_distance: float | None = None,
+                    user_id: str | None = None) -> list[Memory]:
+        where = {"user_id": str(user_id)} if user_id else None
+        return await self._run(self._call("query"), bot_id, query, k, where, max_distance)
+
+    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0, user_id: str | None = None) -> list[Memory]:
+        return await self._run(self._call("list"), bot_id, limit=limit, offset=offset, user_id=user_id)
+
+    async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
+        return await self._run(self._call("count"), bot_id, user_id)
+
+    async def delete(self, bot_id: int, ids: list[str]) -> int:
+        return await self._run(self._call("delete"), bot_id, ids)
+
+    async def forget_user(self, bot_id: int, user_id: str) -> int:
+        return await self._run(self._call("forget_user"), bot_id, user_id)
+
+    async def drop_bot(self, bot_id: int) -> None:
+        await self._run(self._call("drop_bot"), bot_id)
+
+    async def prune(self, existing_bot_ids: set[int]) -> list[int]:
+        """Drop the collections of bots that no longer exist (deleted while no worker ran)."""
+
+        def work() -> list[int]:
+            gone = [b for b in self.store.bot_ids() if b not in existing_bot_ids]
+            for bot_id in gone:
+                self.store.drop_bot(bot_id)
+            return gone
+
+        return await self._run(work)
+
+    # -- MemoryPort (the Test Chat jobs of the supervisor) ----------------------------------
+    async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
+        await self.add(bot_id, texts, metadata, dedupe=True)
+
+    async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
+        return [m.text for m in await self.query(bot_id, query, k, max_distance=RELEVANT_DISTANCE)]
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

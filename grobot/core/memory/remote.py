@@ -1,0 +1,212 @@
+"""Clients of the supervisor's memory service (HTTP on 127.0.0.1, bearer token).
+
+``RemoteMemory`` (async, pooled) is the :class:`~grobot.core.memory.MemoryPort` of bot
+processes and carries the full API; ``MemoryServiceClient`` is its blocking twin for the
+services, the CLI and the web app. Both build their requests with the same
+:class:`_Request` helpers, so the wire format lives in one place. Neither imports
+chromadb, onnxruntime or numpy.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import httpx
+
+from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
+from grobot.core.memory import RELEVANT_DISTANCE, Memory
+
+logger = logging.getLogger(__name__)
+
+API = "/v1"
+CONNECT_TIMEOUT = 0.5
+READ_TIMEOUT = 30.0  # the first add waits for the embedder and Chroma to load (seconds on a busy host)
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One call of the memory service and how to read its answer."""
+
+    method: str
+    path: str
+    decode: Callable[[Any], Any]
+    json: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+
+
+def _memories(data: Any) -> list[Memory]:
+    return [Memory.from_dict(item) for item in data["memories"]]
+
+
+def _page(data: Any) -> tuple[list[Memory], int]:
+    return _memories(data), int(data["total"])
+
+
+class _Calls:
+    """The requests of every operation (shared by the async and the blocking client)."""
+
+    @staticmethod
+    def add(bot_id: int, texts: list[str], metadata: dict[str, Any] | None, dedupe: bool) -> _Request:
+        return _Request("POST", f"{API}/bots/{int(bot_id)}/memories", lambda d: list(d["ids"]),
+                        json={"texts": list(texts), "metadata": metadata or {}, "dedupe": bool(dedupe)})
+
+    @staticmethod
+    def query(bot_id: int, query: str, k: int, max_distance: float | None, user_id: str | None) -> _Request:
+        return _Request("POST", f"{API}/bots/{int(bot_id)}/search", _memories,
+                        json={"query": query, "k": int(k), "max_distance": max_distance, "user_id": user_id})
+
+    @staticmethod
+    def list(bot_id: int, limit: int, offset: int, user_id: str | None) -> _Request:
+        params = {"limit": int(limit), "offset": int(offset), **({"user_id": user_id} if user_id else {})}
+        return _Request("GET", f"{API}/bots/{int(bot_id)}/memories", _page, params=params)
+
+    @staticmethod
+    def count(bot_id: int, user_id: str | None) -> _Request:
+        return _Request("GET", f"{API}/bots/{int(bot_id)}/count", lambda d: int(d["count"]),
+                        params={"user_id": user_id} if user_id else None)
+
+    @staticmethod
+    def delete(bot_id: int, memory_id: str) -> _Request:
+        return _Request("DELETE", f"{API}/bots/{int(bot_id)}/memories/{memory_id}", lambda d: int(d["deleted"]))
+
+    @staticmethod
+    def forget_user(bot_id: int, user_id: str) -> _Request:
+        return _Request("POST", f"{API}/bots/{int(bot_id)}/forget", lambda d: int(d["deleted"]),
+                        json={"user_id": str(user_id)})
+
+    @staticmethod
+    def drop_bot(bot_id: int) -> _Request:
+        return _Request("DELETE", f"{API}/bots/{int(bot_id)}", lambda d: None)
+
+    @staticmethod
+    def health() -> _Request:
+        return _Request("GET", f"{API}/health", lambda d: dict(d))
+
+
+def _headers() -> dict[str, str]:
+    from grobot.core.security import memory_service_token
+
+    return {"Authorization": f"Bearer {memory_service_token()}"}
+
+
+def _timeout(read: float) -> httpx.Timeout:
+    return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+
+
+def _answer(response: httpx.Response, request: _Request) -> Any:
+    """The decoded answer, or the domain error the service reported."""
+    if response.status_code == 200:
+        return request.decode(response.json())
+    try:
+        message = str(response.json().get("error") or response.reason_phrase)
+    except ValueError:
+        message = response.reason_phrase
+    if response.status_code == 404:
+        raise NotFoundError(message)
+    if response.status_code in (400, 413, 422):
+        raise ValidationError(message)
+    if response.status_code == 401:
+        raise MemoryUnavailable("memory service refused our token (was the secret key changed? restart the worker)")
+    raise MemoryUnavailable(f"memory service failed: {message}")
+
+
+class RemoteMemory:
+    """The memory service seen from another process (async; one pooled connection set)."""
+
+    def __init__(self, url: str, *, read_timeout: float = READ_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self._client = httpx.AsyncClient(base_url=self.url, timeout=_timeout(read_timeout), trust_env=False,
+                                         limits=httpx.Limits(max_connections=8, max_keepalive_connections=4))
+        self._headers: dict[str, str] | None = None
+
+    async def _send(self, request: _Request, timeout: float | None = None) -> Any:
+        if self._headers is None:
+            self._headers = _headers()
+        try:
+            response = await self._client.request(
+                request.method, request.path, json=request.json, params=request.params, headers=self._headers,
+                timeout=_timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+        except httpx.TransportError as exc:
+            raise MemoryUnavailable() from exc
+        if response.status_code == 401:
+            self._headers = None  # the secret key may have been rotated: derive the token again next time
+        return _answer(response, request)
+
+    async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
+                  dedupe: bool = False) -> list[str]:
+        return await self._send(_Calls.add(bot_id, texts, metadata, dedupe))
+
+    async def query(self, bot_id: int, query: str, k: int = 5, *, max_distance: float | None = None,
+                    user_id: str | None = None, timeout: float | None = None) -> list[Memory]:
+        return await self._send(_Calls.query(bot_id, query, k, max_distance, user_id), timeout)
+
+    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
+                   user_id: str | None = None) -> tuple[list[Memory], int]:
+        return await self._send(_Calls.list(bot_id, limit, offset, user_id))
+
+    async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
+        return await self._send(_Calls.count(bot_id, user_id))
+
+    async def delete(self, bot_id: int, memory_id: str) -> int:
+        return await self._send(_Calls.delete(bot_id, memory_id))
+
+    async def forget_user(self, bot_id: int, user_id: str) -> int:
+        return await self._send(_Calls.forget_user(bot_id, user_id))
+
+    async def health(self) -> dict[str, Any]:
+        return await self._send(_Calls.health(), 2.0)
+
+    # -- MemoryPort ---------------------------------------------------------------------
+    async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
+        await self.add(bot_id, texts, metadata, dedupe=True)
+
+    async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
+        return [m.text for m in await self.query(bot_id, query, k, max_distance=RELEVANT_DISTANCE)]
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class MemoryServiceClient:
+    """The memory service, blocking (the services, the CLI, the web app)."""
+
+    def __init__(self, url: str, *, read_timeout: float = READ_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self._read_timeout = read_timeout
+
+    def _send(self, request: _Request) -> Any:
+        try:
+            response = httpx.request(request.method, self.url + request.path, json=request.json, params=request.params,
+                                     headers=_headers(), timeout=_timeout(self._read_timeout), trust_env=False)
+        except httpx.TransportError as exc:
+            raise MemoryUnavailable() from exc
+        return _answer(response, request)
+
+    def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
+            dedupe: bool = False) -> list[str]:
+        return self._send(_Calls.add(bot_id, texts, metadata, dedupe))
+
+    def query(self, bot_id: int, query: str, k: int = 5, *, max_distance: float | None = None,
+              user_id: str | None = None) -> list[Memory]:
+        return self._send(_Calls.query(bot_id, query, k, max_distance, user_id))
+
+    def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
+             user_id: str | None = None) -> tuple[list[Memory], int]:
+        return self._send(_Calls.list(bot_id, limit, offset, user_id))
+
+    def count(self, bot_id: int, *, user_id: str | None = None) -> int:
+        return self._send(_Calls.count(bot_id, user_id))
+
+    def delete(self, bot_id: int, memory_id: str) -> int:
+        return self._send(_Calls.delete(bot_id, memory_id))
+
+    def forget_user(self, bot_id: int, user_id: str) -> int:
+        return self._send(_Calls.forget_user(bot_id, user_id))
+
+    def drop_bot(self, bot_id: int) -> None:
+        self._send(_Calls.drop_bot(bot_id))
+
+    def health(self) -> dict[str, Any]:
+        return self._send(_Calls.health())

@@ -1,0 +1,117 @@
+"""Memory in the chain: a dead or slow memory never breaks or delays the answer; bot processes stay light."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import subprocess
+import sys
+import time
+
+from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.db import session_scope
+from grobot.core.memory.remote import RemoteMemory
+from grobot.core.services import bots
+from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
+from tests.memory_helpers import memory_service
+
+
+def _bot() -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name="Keeper", personality="You are Keeper.").id
+
+
+def _message(bot_id: int, text: str, key: str = "test:one") -> IncomingMessage:
+    return IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id="42", author_name="alice",
+                           platform="test_chat", channel_id="55", discord_message_id="900")
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_a_dead_memory_service_does_not_break_the_answer_and_is_logged_once(grobot_env, fake_llm, caplog):
+    bot_id = _bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    dead = RemoteMemory(f"http://127.0.0.1:{_closed_port()}")
+    fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [{"text": "alice has a boat"}]}))
+    caplog.set_level(logging.INFO)
+    for text in ("I have a boat on the lake", "My boat is painted red and white"):
+        result = await run_chain(_message(bot_id, text), tools=FakeToolCatalog(), memory=dead)
+        await wait_for_background()
+        assert result.error is None and text in result.text
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Memory unavailable" in r.getMessage()]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    await dead.aclose()
+
+
+async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, monkeypatch):
+    class SlowMemory:
+        async def remember(self, bot_id, texts, metadata):
+            return None
+
+        async def search(self, bot_id, query, k=5):
+            await asyncio.sleep(5)  # a memory that hangs: the chain must not wait for it
+            return ["never seen"]
+
+    monkeypatch.setenv("GROBOT_MEMORY_BUDGET_SECONDS", "0.3")
+    from grobot.core.settings import get_settings
+
+    get_settings.cache_clear()
+    bot_id = _bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    started = time.perf_counter()
+    result = await run_chain(_message(bot_id, "what do you remember?"), tools=FakeToolCatalog(), memory=SlowMemory())
+    elapsed = time.perf_counter() - started
+    assert result.error is None and result.text
+    assert elapsed < 2.0, elapsed
+    assert "never seen" not in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+
+
+async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fake_llm, monkeypatch):
+    monkeypatch.setenv("GROBOT_MEMORY_BUDGET_SECONDS", "5")  # a loaded test machine; the budget has its own test
+    from grobot.core.settings import get_settings
+
+    get_settings.cache_clear()
+    bot_id = _bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    with memory_service() as service:
+        remote = RemoteMemory(service.url)
+        fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
+            {"text": "alice said the team decided to ship on Thursday", "kind": "decision"}]}))
+        await run_chain(_message(bot_id, "we decided to ship the release on Thursday"), tools=FakeToolCatalog(),
+                        memory=remote)
+        await wait_for_background()
+        # The same decision again is not stored twice.
+        await run_chain(_message(bot_id, "so we decided to ship the release on Thursday"), tools=FakeToolCatalog(),
+                        memory=remote)
+        await wait_for_background()
+        stored, total = await remote.list(bot_id)
+        assert total == 1 and stored[0].text == "alice said the team decided to ship on Thursday"
+        assert {k: stored[0].metadata[k] for k in ("user_id", "channel_id", "source_message_id", "kind", "source")} == \
+            {"user_id": "42", "channel_id": "55", "source_message_id": "900", "kind": "decision", "source": "archivist"}
+        await run_chain(_message(bot_id, "when do we ship the release?", key="test:other"), tools=FakeToolCatalog(),
+                        memory=remote)
+        system = fake_llm.chat_requests()[-1]["messages"][0]["content"]
+        assert "Things you remember" in system and "ship on Thursday" in system
+        await remote.aclose()
+
+
+def test_a_bot_process_does_not_import_the_store_or_the_model(grobot_env):
+    code = (
+        "import os, sys\n"
+        "os.environ['GROBOT_MEMORY_URL'] = 'http://127.0.0.1:9'\n"
+        "import bot_worker.bot_process, grobot.core.agents.chain, grobot.core.tools.catalog\n"
+        "from grobot.core.memory.runtime import process_memory\n"
+        "memory = process_memory()\n"
+        "assert type(memory).__name__ == 'RemoteMemory', memory\n"
+        "print(sorted(m for m in ('numpy', 'chromadb', 'onnxruntime', 'tokenizers') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=grobot_env.environ())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

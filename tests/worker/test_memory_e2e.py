@@ -1,0 +1,65 @@
+"""Long-term memory across a real fleet: bot processes and Test Chat jobs share the supervisor's memory service."""
+
+from __future__ import annotations
+
+import pytest
+
+from grobot.core.db import session_scope
+from grobot.core.models import Message
+from grobot.core.services import memories, test_chat
+from tests.fakes.llm import Reply, is_archivist_request
+from tests.helpers import wait_for
+from tests.worker.harness import fleet
+
+pytestmark = pytest.mark.slow
+
+
+def _system_prompt_of_answer(world, question: str) -> str | None:
+    """The system prompt of the answer request for ``question`` (not the Archivist's or other JSON calls)."""
+    for body in reversed(world.llm.chat_requests()):
+        messages = body.get("messages") or []
+        if question in str(messages[-1:]) and not body.get("format") and not body.get("response_format"):
+            return str(messages[0].get("content"))
+    return None
+
+
+def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env, tmp_path):
+    """Forked bots (the default); exec'd bots get the same address (tests/worker/test_fleet_e2e.py)."""
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("keeper", user_cooldown_seconds=0)
+        world.start_supervisor(GROBOT_MEMORY_BUDGET_SECONDS="5")  # a loaded test machine
+        world.wait_online(bot, timeout=40)
+        alice = str(world.discord.alice["id"])
+
+        world.llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
+            {"text": "alice said the launch code word is pineapple", "kind": "fact"}]}))
+        told = world.mention(bot, "remember that the launch code word is pineapple")
+        world.wait_reply(told, containing="pineapple")
+
+        # The bot process's Archivist stored it through the supervisor's service, with where it came from.
+        def stored() -> list[memories.MemoryItem]:
+            with session_scope(readonly=True) as s:
+                return memories.list_memories(bot, session=s).items
+
+        items = wait_for(stored, 20, message=f"a stored memory; log:\n{world._tail()}")
+        assert [m.text for m in items] == ["alice said the launch code word is pineapple"]
+        assert (items[0].user_id, items[0].source_message_id, items[0].channel_id, items[0].source) == \
+            (alice, told["id"], str(world.discord.channel_id), "archivist")
+
+        # A later message, in a DM (another conversation), retrieves it into the system prompt.
+        dm = world.discord.dm_channel(world.discord_ids[bot], world.discord.alice)
+        asked = world.discord.send_message(dm, "what is the launch code word?")
+        world.wait_reply(asked, containing="launch code word")
+        assert "pineapple" in (_system_prompt_of_answer(world, "what is the launch code word?") or "")
+
+        # A Test Chat job in the supervisor uses the store directly: same memories.
+        with session_scope() as s:
+            conv = test_chat.create_session(bot, session=s)
+            pending = test_chat.submit(conv.id, "tell me the launch code word", session=s).id
+
+        def answered() -> bool:
+            with session_scope(readonly=True) as s:
+                return s.get(Message, pending).status in ("done", "error")
+
+        wait_for(answered, 20, message=f"the Test Chat answer; log:\n{world._tail()}")
+        assert "pineapple" in (_system_prompt_of_answer(world, "tell me the launch code word") or "")
