@@ -149,6 +149,7 @@ class Supervisor:
         self.memory_service: Any = None
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
         self._prune_task: asyncio.Task[None] | None = None
+        self._warm_task: asyncio.Task[None] | None = None
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -232,8 +233,9 @@ class Supervisor:
     async def _start_memory_service(self) -> None:
         """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
 
-        Only the HTTP listener starts now: the embedder and Chroma load on first use, on
-        the store's own threads. Without it the bots still answer, with no memory.
+        The embedder and Chroma load in the background on the store's own threads
+        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the service the bots
+        still answer, with no memory.
         """
         from bot_worker.memory_service import MemoryService
         from grobot.core.memory.local import LocalMemory
@@ -259,6 +261,8 @@ class Supervisor:
             logger.warning("Could not record the memory service address (%s): the web app and the CLI "
                            "cannot reach it", type(exc).__name__)
         self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
+        if os.environ.get("GROBOT_MEMORY_PRELOAD", "1") != "0":
+            self._warm_task = asyncio.get_running_loop().create_task(local.warm())
 
     def _bot_env(self) -> dict[str, str]:
         """Per-start environment of a bot: where its memory lives (nothing: no memory)."""

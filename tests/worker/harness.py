@@ -29,6 +29,7 @@ FAST_ENV = {
     "GROBOT_TEST_CHAT_POLL_SECONDS": "0.2",
     "GROBOT_LOG_LEVEL": "INFO",
     "GROBOT_HOUSEKEEPING_SECONDS": "2",
+    "GROBOT_MEMORY_PRELOAD": "0",  # the memory tests turn it on
 }
 
 
@@ -45,7 +46,7 @@ class Fleet:
         use_fake_llm(llm)
 
     def environ(self, **extra: str) -> dict[str, str]:
-        return self.env.environ(**self.discord.env(), **FAST_ENV, OLLAMA_HOST=self.llm.url, **extra)
+        return self.env.environ(**{**self.discord.env(), **FAST_ENV, "OLLAMA_HOST": self.llm.url, **extra})
 
     def start_supervisor(self, **extra: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp_path / f"supervisor{len(self.supervisors)}.log", "wb")

@@ -27,8 +27,11 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
     """Forked bots (the default); exec'd bots get the same address (tests/worker/test_fleet_e2e.py)."""
     with fleet(grobot_env, tmp_path) as world:
         bot = world.add_bot("keeper", user_cooldown_seconds=0)
-        world.start_supervisor(GROBOT_MEMORY_BUDGET_SECONDS="5")  # a loaded test machine
+        world.start_supervisor(GROBOT_MEMORY_BUDGET_SECONDS="5", GROBOT_MEMORY_PRELOAD="1")  # a loaded machine
         world.wait_online(bot, timeout=40)
+        # The supervisor loads the embedder in the background at start, before any message needs it.
+        wait_for(lambda: "Memory store and embedding model loaded" in world.log(), 60,
+                 message=f"memory warm-up; log:\n{world._tail()}")
         alice = str(world.discord.alice["id"])
 
         world.llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [

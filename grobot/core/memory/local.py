@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
@@ -43,6 +44,24 @@ class LocalMemory:
 
         module = sys.modules.get("grobot.core.memory.embeddings")
         return bool(module is not None and module.get_embedder.cache_info().currsize)
+
+    async def warm(self) -> None:
+        """Load Chroma and the embedding model now (on the store's threads), so that the first
+        message does not wait for them; a failure is logged and retried on first use."""
+
+        def load() -> None:
+            from grobot.core.memory.embeddings import get_embedder
+
+            _ = self.store
+            get_embedder().embed(["warm-up"])
+
+        started = time.monotonic()
+        try:
+            await self._run(load)
+        except Exception as exc:
+            logger.warning("Memory warm-up failed (%s); it loads on first use", type(exc).__name__)
+        else:
+            logger.info("Memory store and embedding model loaded in %.1f s", time.monotonic() - started)
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
