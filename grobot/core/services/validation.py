@@ -1,12 +1,15 @@
-"""Turning pydantic validation errors into one clear line."""
+"""Turning pydantic validation errors into one clear line (or one message per field)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, TypeVar
 
 import pydantic
 
 from grobot.core.errors import ValidationError
+
+logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -29,3 +32,19 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise ValidationError(describe(exc)) from None
+
+
+def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[str, str]:
+    """The problem of each top-level field of ``data`` for ``model`` (empty when it is valid),
+    for forms that show an error next to its field."""
+    try:
+        model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        errors: dict[str, str] = {}
+        for err in exc.errors():
+            loc = err.get("loc", ())
+            key = str(loc[0]) if loc else "value"
+            msg = "unknown field" if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+            errors.setdefault(key, msg.removeprefix("Value error, "))
+        return errors
+    return {}
