@@ -31,7 +31,7 @@ TITLE = "MCP servers · GroBot"
 TRANSPORTS = tuple(t.value for t in McpTransport)
 MAX_DESCRIPTION = 400
 EDITOR_FIELDS = ("name", "transport", "command", "args", "cwd", "url", "env", "headers")
-ADD_COMMAND = "python -m grobot mcp add --name time --command uvx --arg mcp-server-time"
+ENABLE_COMMAND = "python -m grobot bot mcp BOT enable SERVER"
 
 
 @dataclass
@@ -620,9 +620,9 @@ def no_servers() -> rx.Component:
     return empty_state(
         "plug",
         "No MCP servers yet",
-        "MCP servers give your bots tools: a clock, web fetch, your own APIs. Add one here, then enable it for a bot "
-        "on the bot's Tools tab. From a shell, the same works with:",
-        command_line(ADD_COMMAND),
+        "MCP servers give your bots tools: a clock, web fetch, your own APIs. Add one here, then enable it for "
+        "the bots that should use it (on the bot's page, or from a shell):",
+        command_line(ENABLE_COMMAND),
         rx.button(rx.icon("plus", size=16), "Add an MCP server", on_click=McpState.start_add),
     )
 

@@ -75,18 +75,19 @@ def _number_text(value: Any) -> str:
 def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """The current global LLM defaults (API keys as "set"/"not set") and global settings, as text."""
     llms = llm_settings.effective_llms(session=session)
+    stored = llm_settings.global_rows(session=session)
     forms: dict[str, dict[str, str]] = {}
     for key, llm in llms.items():
-        public = llm.public()
+        row = stored.get(key)
         forms[key] = {
             "provider": llm.provider,
-            "base_url": "" if llm.source == "builtin" else (llm.base_url or ""),
+            "base_url": row.base_url if row is not None else "",  # as saved: empty follows OLLAMA_HOST
             "model": llm.model,
             "context_window": str(llm.context_window),
             "temperature": _number_text(llm.temperature),
             "fallback_model": llm.fallback_model or "",
             "supports_images": "yes" if llm.supports_images else "",
-            "api_key": public["api_key"],
+            "api_key": llm.public()["api_key"],
             "source": llm.source,
         }
     values = app_settings.get_values(tuple(app_settings.DEFAULTS), session=session)
@@ -343,6 +344,7 @@ def llm_form(info: CategoryInfo) -> rx.Component:
                 color_scheme="gray",
                 disabled=SettingsState.checking != "",
                 on_click=SettingsState.check_connection(cat),
+                title="Lists the models of the server in the saved settings",
             ),
             spacing="3",
             margin_top="1rem",

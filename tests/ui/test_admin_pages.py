@@ -71,9 +71,10 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, ui_env)
     page.locator("#llm-decision-model").fill("llama3.1:8b")
     page.locator("#llm-decision-temperature").fill("5")
     form.get_by_role("button", name="Save").click()
-    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("less than or equal to 2")
+    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be at most 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
+    form.screenshot(path="/tmp/ui-settings-error.png")
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="decision").model == "qwen2.5:3b"
 
@@ -100,6 +101,14 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, ui_env)
     page.reload()
     expect(page.locator("#app-log_retention_days")).to_have_value("45", timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("#llm-decision-model")).to_have_value("qwen2.5:3b")
+
+    # The stored API key can be removed (the rest of the form is saved with it).
+    form = page.get_by_role("form", name="Decision model")
+    form.get_by_role("checkbox", name="Remove the stored key").click()
+    form.get_by_role("button", name="Save").click()
+    expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("not set")
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="decision").api_key is None
     page.screenshot(path="/tmp/ui-settings.png", full_page=True)
     assert_never_sent(page, secret_key)
 
@@ -119,6 +128,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
             mcp_servers.delete_server(server, session=session)
     open_admin_page(page, "/mcp", "MCP servers")
     expect(page.get_by_role("heading", name="No MCP servers yet")).to_be_visible()
+    page.screenshot(path="/tmp/ui-mcp-empty.png")
 
     page.get_by_role("button", name="Add server").click()
     dialog = page.get_by_role("dialog")
@@ -129,6 +139,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     dialog.get_by_role("button", name="Save").click()
     expect(dialog.locator('[data-field-error="mcp-name"]')).to_contain_text("1-32 characters")
     expect(page.locator("#mcp-env")).to_have_value(f"API_TOKEN={secret}")  # nothing lost
+    page.screenshot(path="/tmp/ui-mcp-editor.png")
     page.locator("#mcp-name").fill("clock")
     dialog.get_by_role("button", name="Save").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
@@ -205,6 +216,7 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     shown = page.get_by_role("dialog").locator("#shown-once-password")
     expect(shown).not_to_have_value("", timeout=PAGE_TIMEOUT_MS)
     password = shown.input_value()
+    page.screenshot(path="/tmp/ui-users-password.png")
     assert len(password) >= users.MIN_PASSWORD
     page.get_by_role("button", name="Done").click()
 

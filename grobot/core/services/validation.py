@@ -44,7 +44,28 @@ def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[
         for err in exc.errors():
             loc = err.get("loc", ())
             key = str(loc[0]) if loc else "value"
-            msg = "unknown field" if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
-            errors.setdefault(key, msg.removeprefix("Value error, "))
+            errors.setdefault(key, _plain(err))
         return errors
     return {}
+
+
+def _plain(err: Any) -> str:
+    """A pydantic error in the words a form shows next to its field."""
+    kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    plain = {
+        "extra_forbidden": "unknown field",
+        "missing": "required",
+        "int_parsing": "expected a whole number",
+        "int_from_float": "expected a whole number",
+        "float_parsing": "expected a number",
+        "less_than_equal": f"must be at most {_num(ctx.get('le'))}",
+        "greater_than_equal": f"must be at least {_num(ctx.get('ge'))}",
+        "string_too_long": f"at most {ctx.get('max_length')} characters",
+    }.get(kind)
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        plain = "required"
+    return plain or str(err.get("msg", "invalid")).removeprefix("Value error, ")
+
+
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
