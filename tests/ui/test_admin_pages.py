@@ -13,9 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import expect
+from sqlalchemy import delete
 
 from grobot.core.db import session_scope
-from grobot.core.models import AppUser
+from grobot.core.models import AppUser, LLMSetting, Setting
 from grobot.core.services import app_settings, bots, llm_calls, llm_settings, mcp_servers, users
 from tests.ui.auth import PAGE_TIMEOUT_MS, UiUser, home_url_pattern, sign_in
 from tests.ui.webapp import free_port
@@ -45,7 +46,16 @@ def open_admin_page(page, route: str, heading: str) -> None:
 # --------------------------------------------------------------------------- Settings
 
 
-def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, ui_env) -> None:
+@pytest.fixture
+def global_settings_restored(ui_env):
+    """The other modules share the database: the global defaults are put back afterwards."""
+    yield
+    with session_scope() as session:
+        session.exec(delete(LLMSetting).where(LLMSetting.bot_id.is_(None)))
+        session.exec(delete(Setting))
+
+
+def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_settings_restored) -> None:
     page = admin_page
     secret_key = "sk-test-9f8e7d6c5b4a"
     open_admin_page(page, "/settings", "Settings")
