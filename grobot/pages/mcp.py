@@ -49,8 +49,7 @@ class McpRow:
     refreshed: str
     refreshed_at: str
     bots: str
-    env_names: str
-    header_names: str
+    secret_names: str  # "env: A, B" (stdio) or "headers: Authorization" (HTTP): names only
 
 
 @dataclass
@@ -63,6 +62,11 @@ def _endpoint(server) -> str:
     if server.transport == McpTransport.STDIO.value:
         return " ".join([server.command or "", *(server.args or [])]).strip()
     return server.url or ""
+
+
+def _secret_names(transport: str, summary: dict[str, Any]) -> str:
+    kind, names = ("env", summary["env"]) if transport == McpTransport.STDIO.value else ("headers", summary["headers"])
+    return f"{kind}: {', '.join(names)}" if names else ""
 
 
 def load_rows(session, _user) -> list[McpRow]:
@@ -84,8 +88,7 @@ def load_rows(session, _user) -> list[McpRow]:
                 refreshed=ago(server.tools_refreshed_at, never="not yet"),
                 refreshed_at=utc_text(server.tools_refreshed_at),
                 bots=", ".join(using.get(server.id or 0, [])),
-                env_names=", ".join(summary["env"]),
-                header_names=", ".join(summary["headers"]),
+                secret_names=_secret_names(server.transport, summary),
             )
         )
     return rows
@@ -379,14 +382,10 @@ def server_row(row: McpRow) -> rx.Component:
                 rx.hstack(rx.text(row.name, weight="medium"), transport_badge(row.transport), spacing="2", align="center"),
                 rx.text(row.endpoint, size="1", color=muted, font_family="var(--code-font-family, monospace)", truncate=True, max_width="18rem", title=row.endpoint),
                 rx.cond(
-                    (row.env_names != "") | (row.header_names != ""),
+                    row.secret_names != "",
                     rx.hstack(
                         rx.icon("lock", size=12, color=muted),
-                        rx.text(
-                            rx.cond(row.env_names != "", "env: " + row.env_names, "headers: " + row.header_names),
-                            size="1",
-                            color=muted,
-                        ),
+                        rx.text(row.secret_names, size="1", color=muted),
                         spacing="1",
                         align="center",
                     ),

@@ -10,7 +10,6 @@ import reflex as rx
 
 from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
-from grobot.components.forms import table_header
 from grobot.components.layout import page_layout
 from grobot.core.services import usage
 from grobot.state.admin_state import AdminState, Refused

@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 
 from grobot.components.formatting import ago, utc_text
-from grobot.components.forms import confirm_dialog, field, muted_dash, table_header
+from grobot.components.forms import confirm_dialog, field, table_header
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
 from grobot.core.models import Role

@@ -52,7 +52,7 @@ def global_settings_restored(ui_env):
     yield
     with session_scope() as session:
         session.exec(delete(LLMSetting).where(LLMSetting.bot_id.is_(None)))
-        session.exec(delete(Setting))
+        session.exec(delete(Setting).where(Setting.key.in_(app_settings.DEFAULTS)))
 
 
 def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_settings_restored) -> None:
@@ -197,7 +197,25 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     with session_scope(readonly=True) as session:
         server = mcp_servers.get_server("clock", session=session)
         assert server.enabled is False
-    assert_never_sent(page, secret)
+        assert mcp_servers.server_config(server).env == {"API_TOKEN": secret}
+
+    # Move it to streamable HTTP with a secret header.
+    header_secret = "hdr-secret-8d7c6b"
+    row.get_by_role("button", name="Edit").click()
+    page.locator("#mcp-transport").click()
+    page.get_by_role("option", name="streamable_http").click()
+    page.locator("#mcp-url").fill("https://mcp.example.com/mcp")
+    page.locator("#mcp-headers").fill(f"Authorization=Bearer {header_secret}")
+    page.get_by_role("dialog").get_by_role("button", name="Save").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(row).to_contain_text("https://mcp.example.com/mcp")
+    expect(row).to_contain_text("HTTP")
+    expect(row).to_contain_text("headers: Authorization")
+    with session_scope(readonly=True) as session:
+        config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))
+    assert (config.transport, config.url, config.command) == ("streamable_http", "https://mcp.example.com/mcp", None)
+    assert config.headers == {"Authorization": f"Bearer {header_secret}"}
+    assert_never_sent(page, secret, header_secret)
 
     row.get_by_role("button", name="Delete").click()
     page.get_by_role("alertdialog").get_by_role("button", name="Delete").click()
