@@ -116,16 +116,20 @@ class SettingsState(AdminState):
     app: dict[str, str] = {}
     errors: dict[str, str] = {}
     loaded: bool = False
-    form_version: int = 0
+    # Bumped for a form whose inputs must start over from the stored values (after its save);
+    # the other forms keep what the admin typed in them.
+    form_versions: dict[str, int] = {}
     checking: str = ""
     models: dict[str, list[str]] = {}
     check_result: dict[str, str] = {}
     check_failed: dict[str, bool] = {}
 
-    async def _reload(self) -> None:
+    async def _reload(self, *forms: str) -> None:
+        """Read the stored values; ``forms`` (all when none given) show them afresh."""
         self.llm, self.app = await self._admin(load_forms)
         self.loaded = True
-        self.form_version += 1  # the uncontrolled inputs start over from the stored values
+        names = forms or (*(c.key for c in CATEGORIES), "app")
+        self.form_versions = {**self.form_versions, **{name: self.form_versions.get(name, 0) + 1 for name in names}}
 
     @rx.event
     async def open(self):
@@ -163,7 +167,7 @@ class SettingsState(AdminState):
 
         try:
             await self._admin(work, readonly=False)
-            await self._reload()
+            await self._reload(category)
         except Refused as refused:
             return refused.event
         except GroBotError as exc:
@@ -189,7 +193,7 @@ class SettingsState(AdminState):
             if problems:
                 self.errors.update({f"app.{k}": v for k, v in problems.items()})
                 return rx.toast.error("Nothing was saved: check the highlighted fields")
-            await self._reload()
+            await self._reload("app")
         except Refused as refused:
             return refused.event
         return rx.toast.success("Settings saved")
@@ -352,7 +356,7 @@ def llm_form(info: CategoryInfo) -> rx.Component:
         check_result(cat, ident),
         on_submit=SettingsState.save_llm,
         reset_on_submit=False,
-        key=f"{ident}-{SettingsState.form_version}",
+        key=f"{ident}-{SettingsState.form_versions.get(cat, 0)}",
         width="100%",
         aria_label=info.label,
         no_validate=True,
@@ -435,7 +439,7 @@ def app_settings_form() -> rx.Component:
             rx.button(rx.icon("save", size=16), "Save settings", type="submit", margin_top="1rem"),
             on_submit=SettingsState.save_app,
             reset_on_submit=False,
-            key=f"app-{SettingsState.form_version}",
+            key=f"app-{SettingsState.form_versions.get('app', 0)}",
             width="100%",
             aria_label="Fleet settings",
             no_validate=True,

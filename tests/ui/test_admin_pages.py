@@ -112,11 +112,13 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     expect(page.locator("#app-log_retention_days")).to_have_value("45", timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("#llm-decision-model")).to_have_value("qwen2.5:3b")
 
-    # The stored API key can be removed (the rest of the form is saved with it).
+    # The stored API key can be removed; what is typed in another form is not lost meanwhile.
     form = page.get_by_role("form", name="Decision model")
+    page.locator("#app-event_retention_days").fill("99")
     form.get_by_role("checkbox", name="Remove the stored key").click()
     form.get_by_role("button", name="Save").click()
     expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("not set")
+    expect(page.locator("#app-event_retention_days")).to_have_value("99")
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="decision").api_key is None
     page.screenshot(path="/tmp/ui-settings.png", full_page=True)
