@@ -163,23 +163,15 @@ class McpState(AdminState):
     @rx.event
     async def open(self):
         """On load and on "Refresh": read the registry."""
-        if not self.user_id:
-            return None
-        try:
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        return None
+        return await self._open()
 
     # ----------------------------------------------------------------- editor
 
     @rx.event
     async def start_add(self):
         """Open an empty editor (admins only, like every handler that leads to a write)."""
-        try:
-            await self._admin(lambda _s, _u: None)
-        except Refused as refused:
-            return refused.event
+        if refused := await self._refused():
+            return refused
         self.editor_id = 0
         self.editor = {"name": "", "command": "", "args": "", "cwd": "", "url": "", "env_names": "", "header_names": ""}
         self.editor_transport = McpTransport.STDIO.value
@@ -289,14 +281,7 @@ class McpState(AdminState):
             mcp_servers.update_server(server, {"enabled": bool(enabled)}, session=session)
             logger.info("Admin %s %s MCP server %s", user.username, "enabled" if enabled else "disabled", server.name)
 
-        try:
-            await self._admin(work, readonly=False)
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        except GroBotError as exc:
-            return rx.toast.error(str(exc))
-        return None
+        return await self._act(work)
 
     @rx.event
     async def show_tools(self, server_id: int):
@@ -352,14 +337,7 @@ class McpState(AdminState):
             logger.info("Admin %s deleted MCP server %s", user.username, name)
             return name
 
-        try:
-            name = await self._admin(work, readonly=False)
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        except GroBotError as exc:
-            return rx.toast.error(str(exc))
-        return rx.toast.success(f"MCP server {name} deleted")
+        return await self._act(work, lambda name: f"MCP server {name} deleted")
 
 
 # --------------------------------------------------------------------------- components

@@ -134,14 +134,8 @@ class SettingsState(AdminState):
     @rx.event
     async def open(self):
         """On load: read the forms (after the page's admin check)."""
-        if not self.user_id:
-            return None
         self.errors = {}
-        try:
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        return None
+        return await self._open()
 
     @rx.event
     async def save_llm(self, form: dict[str, Any]):
@@ -203,10 +197,8 @@ class SettingsState(AdminState):
         """List the models of the server a category's saved settings point at (no agent chain)."""
         if category not in {c.key for c in CATEGORIES}:
             return
-        try:
-            await self._admin(lambda _s, _u: None)
-        except Refused as refused:
-            yield refused.event
+        if refused := await self._refused():
+            yield refused
             return
         self.checking = category
         yield

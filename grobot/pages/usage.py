@@ -12,7 +12,7 @@ from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
 from grobot.components.layout import page_layout
 from grobot.core.services import usage
-from grobot.state.admin_state import AdminState, Refused
+from grobot.state.admin_state import AdminState
 
 logger = logging.getLogger(__name__)
 
@@ -91,20 +91,14 @@ class UsageState(AdminState):
     def period_label(self) -> str:
         return PERIODS.get(self.period, "7 days")
 
-    async def _load(self):
-        try:
-            self.by_bot, self.by_role, self.totals = await self._admin(load_usage(int(self.period)))
-        except Refused as refused:
-            return refused.event
+    async def _reload(self) -> None:
+        self.by_bot, self.by_role, self.totals = await self._admin(load_usage(int(self.period)))
         self.loaded = True
-        return None
 
     @rx.event
     async def open(self):
         """On load and on "Refresh": read the usage of the chosen period."""
-        if not self.user_id:
-            return None
-        return await self._load()
+        return await self._open()
 
     @rx.event
     async def set_period(self, value: str | list[str]):
@@ -112,7 +106,7 @@ class UsageState(AdminState):
         value = value[0] if isinstance(value, list) else value
         if value in PERIODS:
             self.period = value
-            return await self._load()
+            return await self._open()
         return None
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
+from reflex.event import EventType
 
 from grobot.components.formatting import ago, utc_text
 from grobot.components.forms import confirm_dialog, field, table_header
@@ -54,8 +55,8 @@ class BotAccess:
     granted: bool
 
 
-def load_rows(session, user) -> tuple[list[UserRow], list[BotAccess]]:
-    """Every account with the bots granted to it, and every bot (for the access dialog)."""
+def load_rows(session, user) -> list[UserRow]:
+    """Every account with the names of the bots granted to it."""
     bots = bots_service.list_bots(session=session)[:MAX_BOTS_LISTED]
     names = {bot.id: bot.name for bot in bots}
     granted = users.granted_bots(session=session)
@@ -77,7 +78,7 @@ def load_rows(session, user) -> tuple[list[UserRow], list[BotAccess]]:
                 is_self=account.id == user.id,
             )
         )
-    return rows, [BotAccess(id=bot.id, name=bot.name, granted=False) for bot in bots]
+    return rows
 
 
 def _show_once_script(password: str) -> rx.event.EventSpec:
@@ -93,7 +94,6 @@ class UsersState(AdminState):
     """The account list and its dialogs."""
 
     accounts: list[UserRow] = []
-    all_bots: list[BotAccess] = []
     loaded: bool = False
     add_open: bool = False
     add_errors: dict[str, str] = {}
@@ -119,28 +119,21 @@ class UsersState(AdminState):
         return sum(1 for row in self.accounts if row.role == Role.TESTER.value)
 
     async def _reload(self) -> None:
-        self.accounts, self.all_bots = await self._admin(load_rows)
+        self.accounts = await self._admin(load_rows)
         self.loaded = True
 
     @rx.event
     async def open(self):
         """On load: read the accounts."""
-        if not self.user_id:
-            return None
-        try:
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        return None
+        return await self._open()
 
     # ----------------------------------------------------------------- add
 
     @rx.event
     async def start_add(self):
-        try:
-            await self._admin(lambda _s, _u: None)
-        except Refused as refused:
-            return refused.event
+        """Open the empty "Add a user" form."""
+        if refused := await self._refused():
+            return refused
         self.add_errors = {}
         self.add_role = Role.TESTER.value
         self.form_version += 1
@@ -199,10 +192,9 @@ class UsersState(AdminState):
 
     @rx.event
     async def start_password(self, user_id: int, username: str):
-        try:
-            await self._admin(lambda _s, _u: None)
-        except Refused as refused:
-            return refused.event
+        """Open the password form of an account."""
+        if refused := await self._refused():
+            return refused
         self.password_user_id = int(user_id)
         self.password_username = username
         self.password_errors = {}
@@ -282,15 +274,8 @@ class UsersState(AdminState):
             users.set_granted_bots(users.get_user(user_id, session=session), bot_ids, session=session)
             logger.info("Admin %s set the bots of %s", user.username, username)
 
-        try:
-            await self._admin(work, readonly=False)
-            self.access_user_id = 0
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        except GroBotError as exc:
-            return rx.toast.error(str(exc))
-        return rx.toast.success(f"{username} may now test {len(bot_ids)} bot{'' if len(bot_ids) == 1 else 's'}")
+        self.access_user_id = 0
+        return await self._act(work, f"{username} may now test {len(bot_ids)} bot{'' if len(bot_ids) == 1 else 's'}")
 
     # ----------------------------------------------------------------- enable, disable, delete
 
@@ -324,14 +309,7 @@ class UsersState(AdminState):
             logger.info("Admin %s deleted the account %s", user.username, account.username)
             return account.username
 
-        try:
-            name = await self._admin(work, readonly=False)
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        except GroBotError as exc:
-            return rx.toast.error(str(exc))
-        return rx.toast.success(f"{name} deleted")
+        return await self._act(work, lambda name: f"{name} deleted")
 
     async def _set_disabled(self, user_id: int, disabled: bool):
         def work(session, user) -> str:
@@ -340,14 +318,7 @@ class UsersState(AdminState):
             logger.info("Admin %s %s the account %s", user.username, "disabled" if disabled else "enabled", account.username)
             return account.username
 
-        try:
-            name = await self._admin(work, readonly=False)
-            await self._reload()
-        except Refused as refused:
-            return refused.event
-        except GroBotError as exc:
-            return rx.toast.error(str(exc))
-        return rx.toast.success(f"{name} {'disabled: their sessions have ended' if disabled else 'enabled'}")
+        return await self._act(work, lambda name: f"{name} {'disabled: their sessions have ended' if disabled else 'enabled'}")
 
 
 def _errors(message: str, fields: tuple[str, ...]) -> dict[str, str]:
@@ -446,71 +417,88 @@ def _password_input(ident: str, error: rx.Var) -> rx.Component:
     )
 
 
-def _dialog_buttons(label: str) -> rx.Component:
-    return rx.hstack(
-        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
-        rx.button(label, type="submit"),
-        spacing="3",
-        justify="end",
-        width="100%",
+def form_dialog(
+    title: rx.Component | str,
+    description: str,
+    *fields: rx.Component,
+    submit_label: str,
+    on_submit: EventType,
+    form_key: str,
+    open_: rx.Var[bool],
+    on_open_change: EventType,
+) -> rx.Component:
+    """A dialog holding one form: its fields, then Cancel and the submit button."""
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(title),
+            rx.dialog.description(description, size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
+            rx.form(
+                rx.vstack(
+                    *fields,
+                    rx.hstack(
+                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
+                        rx.button(submit_label, type="submit"),
+                        spacing="3",
+                        justify="end",
+                        width="100%",
+                    ),
+                    spacing="4",
+                    width="100%",
+                ),
+                on_submit=on_submit,
+                reset_on_submit=False,
+                key=form_key,
+            ),
+            max_width="28rem",
+        ),
+        open=open_,
+        on_open_change=on_open_change,
     )
 
 
 def add_dialog() -> rx.Component:
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Add a user"),
-            rx.dialog.description("Admins run the whole fleet; testers may only chat with the bots you give them.", size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
-            rx.form(
-                rx.vstack(
-                    field("Username", rx.input(id="new-username", name="username", auto_complete="off", width="100%"), input_id="new-username", error=UsersState.add_errors.get("username", "")),
-                    field(
-                        "Role",
-                        rx.select.root(
-                            rx.select.trigger(id="new-role", width="100%"),
-                            rx.select.content(rx.select.item("Tester", value="tester"), rx.select.item("Admin", value="admin")),
-                            value=UsersState.add_role,
-                            on_change=UsersState.set_add_role,
-                        ),
-                        input_id="new-role",
-                        error=UsersState.add_errors.get("role", ""),
-                    ),
-                    _password_input("new-password", UsersState.add_errors.get("password", "")),
-                    rx.cond(UsersState.add_errors.contains("form"), rx.callout(UsersState.add_errors.get("form", ""), icon="triangle-alert", color_scheme="red", width="100%")),
-                    _dialog_buttons("Add user"),
-                    spacing="4",
-                    width="100%",
-                ),
-                on_submit=UsersState.add_user,
-                reset_on_submit=False,
-                key=f"add-{UsersState.form_version}",
-            ),
-            max_width="28rem",
+    return form_dialog(
+        "Add a user",
+        "Admins run the whole fleet; testers may only chat with the bots you give them.",
+        field(
+            "Username",
+            rx.input(id="new-username", name="username", auto_complete="off", width="100%"),
+            input_id="new-username",
+            error=UsersState.add_errors.get("username", ""),
         ),
-        open=UsersState.add_open,
+        field(
+            "Role",
+            rx.select.root(
+                rx.select.trigger(id="new-role", width="100%"),
+                rx.select.content(rx.select.item("Tester", value="tester"), rx.select.item("Admin", value="admin")),
+                value=UsersState.add_role,
+                on_change=UsersState.set_add_role,
+            ),
+            input_id="new-role",
+            error=UsersState.add_errors.get("role", ""),
+        ),
+        _password_input("new-password", UsersState.add_errors.get("password", "")),
+        rx.cond(
+            UsersState.add_errors.contains("form"),
+            rx.callout(UsersState.add_errors.get("form", ""), icon="triangle-alert", color_scheme="red", width="100%"),
+        ),
+        submit_label="Add user",
+        on_submit=UsersState.add_user,
+        form_key=f"add-{UsersState.form_version}",
+        open_=UsersState.add_open,
         on_open_change=UsersState.add_open_change,
     )
 
 
 def password_dialog() -> rx.Component:
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Reset the password of ", UsersState.password_username),
-            rx.dialog.description("Their open sessions end at once.", size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
-            rx.form(
-                rx.vstack(
-                    _password_input("reset-password", UsersState.password_errors.get("password", "")),
-                    _dialog_buttons("Set password"),
-                    spacing="4",
-                    width="100%",
-                ),
-                on_submit=UsersState.reset_password,
-                reset_on_submit=False,
-                key=f"pw-{UsersState.form_version}",
-            ),
-            max_width="28rem",
-        ),
-        open=UsersState.password_user_id != 0,
+    return form_dialog(
+        rx.fragment("Reset the password of ", UsersState.password_username),
+        "Their open sessions end at once.",
+        _password_input("reset-password", UsersState.password_errors.get("password", "")),
+        submit_label="Set password",
+        on_submit=UsersState.reset_password,
+        form_key=f"pw-{UsersState.form_version}",
+        open_=UsersState.password_user_id != 0,
         on_open_change=UsersState.password_open_change,
     )
 
@@ -553,45 +541,35 @@ def shown_once_dialog() -> rx.Component:
 
 
 def access_dialog() -> rx.Component:
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Bots ", UsersState.access_username, " may test"),
-            rx.dialog.description("Testers see only these bots, and only their Test Chat.", size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
-            rx.form(
+    return form_dialog(
+        rx.fragment("Bots ", UsersState.access_username, " may test"),
+        "Testers see only these bots, and only their Test Chat.",
+        rx.cond(
+            UsersState.access_bots.length() > 0,
+            rx.scroll_area(
                 rx.vstack(
-                    rx.cond(
-                        UsersState.access_bots.length() > 0,
-                        rx.scroll_area(
-                            rx.vstack(
-                                rx.foreach(
-                                    UsersState.access_bots,
-                                    lambda bot: rx.el.label(
-                                        rx.hstack(
-                                            rx.checkbox(name="bot-" + bot.id.to_string(), default_checked=bot.granted),
-                                            rx.text(bot.name, size="2"),
-                                            spacing="2",
-                                            align="center",
-                                        ),
-                                    ),
-                                ),
+                    rx.foreach(
+                        UsersState.access_bots,
+                        lambda bot: rx.el.label(
+                            rx.hstack(
+                                rx.checkbox(name="bot-" + bot.id.to_string(), default_checked=bot.granted),
+                                rx.text(bot.name, size="2"),
                                 spacing="2",
+                                align="center",
                             ),
-                            max_height="20rem",
-                            type="auto",
                         ),
-                        rx.text("There are no bots yet.", size="2", color=rx.color("gray", 11)),
                     ),
-                    _dialog_buttons("Save access"),
-                    spacing="4",
-                    width="100%",
+                    spacing="2",
                 ),
-                on_submit=UsersState.save_access,
-                reset_on_submit=False,
-                key=f"access-{UsersState.form_version}",
+                max_height="20rem",
+                type="auto",
             ),
-            max_width="28rem",
+            rx.text("There are no bots yet.", size="2", color=rx.color("gray", 11)),
         ),
-        open=UsersState.access_user_id != 0,
+        submit_label="Save access",
+        on_submit=UsersState.save_access,
+        form_key=f"access-{UsersState.form_version}",
+        open_=UsersState.access_user_id != 0,
         on_open_change=UsersState.access_open_change,
     )
 

@@ -4,7 +4,8 @@ A page state derives from :class:`AdminState` and runs its database work with
 :meth:`AdminState._admin`, which verifies the session token and the ``admin`` role in the
 same transaction as the work. When the check fails it raises :class:`Refused`, carrying
 the event that sends the browser away (to the login page, or home for a tester); handlers
-return ``refused.event``.
+return ``refused.event``. :meth:`AdminState._act` wraps the common case: one write, the
+page reloaded (:meth:`_reload`), and a toast that says what happened.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import reflex as rx
 from reflex.event import EventSpec
 from sqlmodel import Session
 
-from grobot.core.errors import PermissionDenied
+from grobot.core.errors import GroBotError, PermissionDenied
 from grobot.core.models import AppUser, Role
 from grobot.core.services.users import NotSignedIn
 from grobot.state.app_state import HOME_ROUTE, AppState, run_authorized, sign_out_script
@@ -50,3 +51,37 @@ class AdminState(AppState):
         except PermissionDenied:
             logger.warning("User %s (%s) was refused an admin action", self.username, self.role)
             raise Refused(rx.redirect(HOME_ROUTE, replace=True)) from None
+
+    async def _reload(self) -> None:
+        """Read what the page shows (each page overrides it; raises :class:`Refused`)."""
+
+    async def _open(self) -> EventSpec | None:
+        """The on-load read of a page (after ``AppState.require_admin``)."""
+        if not self.user_id:
+            return None  # the session check sends the browser to the login page
+        try:
+            await self._reload()
+        except Refused as refused:
+            return refused.event
+        return None
+
+    async def _refused(self) -> EventSpec | None:
+        """Where a non-admin session goes instead (None for an admin), for handlers that only open a form."""
+        try:
+            await self._admin(lambda _session, _user: None)
+        except Refused as refused:
+            return refused.event
+        return None
+
+    async def _act(self, work: Callable[[Session, AppUser], T], success: str | Callable[[T], str] = "") -> EventSpec | None:
+        """Run the write ``work`` as an admin and reload the page; the event to send back:
+        a redirect when refused, the domain error as a toast, else the ``success`` toast."""
+        try:
+            result = await self._admin(work, readonly=False)
+            await self._reload()
+        except Refused as refused:
+            return refused.event
+        except GroBotError as exc:
+            return rx.toast.error(str(exc))
+        message = success(result) if callable(success) else success
+        return rx.toast.success(message) if message else None
