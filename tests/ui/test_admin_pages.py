@@ -269,6 +269,8 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=web_app.url)
     try:
         tester_page = context.new_page()
+        frames: list[str] = []
+        tester_page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode("utf-8", "replace"))))
         sign_in(tester_page, UiUser(id=account.id or 0, username=username, password=password, role="tester"))
         headers = tester_page.get_by_role("table").get_by_role("rowheader")
         expect(headers).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
@@ -280,6 +282,9 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
             tester_page.goto(route)
             expect(tester_page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)
             expect(tester_page.get_by_role("heading", name="Bots", exact=True)).to_be_visible()
+        # The server sent the tester nothing of the admin pages (no accounts, no other bot).
+        assert any(shared in frame for frame in frames), "the state updates were not recorded"
+        assert not any("ui-admin" in frame or hidden in frame for frame in frames)
     finally:
         context.close()
 
