@@ -493,7 +493,7 @@ def add_dialog() -> rx.Component:
 def password_dialog() -> rx.Component:
     return form_dialog(
         rx.fragment("Reset the password of ", UsersState.password_username),
-        "Their open sessions end at once.",
+        "Their open sessions end at once (yours too, when it is your own account).",
         _password_input("reset-password", UsersState.password_errors.get("password", "")),
         submit_label="Set password",
         on_submit=UsersState.reset_password,
