@@ -12,6 +12,7 @@ from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, ValidationError
 from grobot.core.services import mcp_servers
+from grobot.core.services.mcp_servers import parse_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -66,17 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     delete = cmds.add_parser("delete", help="unregister a server")
     delete.add_argument("name", metavar="NAME")
     delete.set_defaults(func=_delete)
-
-
-def parse_pairs(items: list[str], what: str) -> dict[str, str]:
-    """``["A=1", "B=x"]`` -> ``{"A": "1", "B": "x"}``."""
-    pairs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValidationError(f"{what}: expected KEY=VALUE, got a line without '='")
-        pairs[key.strip()] = value
-    return pairs
 
 
 def _stdin_pairs(what: str) -> dict[str, str]:

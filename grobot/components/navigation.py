@@ -21,4 +21,10 @@ class NavItem:
 
 # The pages testers may use are the ones with ``admin_only=False``; their on-load check
 # (``AppState.require_login`` or ``require_admin``) must say the same.
-NAV_ITEMS: tuple[NavItem, ...] = (NavItem(key="bots", label="Bots", route="/", icon="bot", admin_only=False),)
+NAV_ITEMS: tuple[NavItem, ...] = (
+    NavItem(key="bots", label="Bots", route="/", icon="bot", admin_only=False),
+    NavItem(key="mcp", label="MCP servers", route="/mcp", icon="plug"),
+    NavItem(key="usage", label="Usage", route="/usage", icon="chart-no-axes-column"),
+    NavItem(key="users", label="Users", route="/users", icon="users"),
+    NavItem(key="settings", label="Settings", route="/settings", icon="settings"),
+)

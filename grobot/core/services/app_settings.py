@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import math
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import ValidationError
 from grobot.core.models import Setting, utcnow
+
+logger = logging.getLogger(__name__)
 
 # Known settings and their defaults; unknown keys are refused.
 DEFAULTS: dict[str, Any] = {
@@ -18,8 +22,44 @@ DEFAULTS: dict[str, Any] = {
     "tool_timeout_seconds": 30.0,
 }
 
+# The range each setting accepts (inclusive).
+LIMITS: dict[str, tuple[float, float]] = {
+    "log_retention_days": (1, 3650),
+    "event_retention_days": (1, 3650),
+    "max_file_bytes": (1, 1024**3),
+    "acknowledge_after_seconds": (0.0, 600.0),
+    "tool_timeout_seconds": (1.0, 600.0),
+}
+
+
+def check_value(key: str, value: Any) -> Any:
+    """``value`` typed like the default of ``key`` and within its range, or ``ValidationError``."""
+    if key not in DEFAULTS:
+        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
+    kind = type(DEFAULTS[key])
+    if isinstance(value, str):
+        value = value.strip()
+    try:
+        if isinstance(value, bool) or value == "":
+            raise ValueError
+        number = float(value)
+        if not math.isfinite(number) or (kind is int and not number.is_integer()):
+            raise ValueError
+        typed = kind(number)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{key}: expected {'a whole number' if kind is int else 'a number'}") from None
+    low, high = LIMITS[key]
+    if not low <= typed <= high:
+        raise ValidationError(f"{key}: must be between {_number(low)} and {_number(high)}")
+    return typed
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
 
 def get_value(key: str, *, session: Session) -> Any:
+    """The stored value of ``key``, or its default."""
     if key not in DEFAULTS:
         raise ValidationError(f"unknown setting {key!r}")
     row = session.get(Setting, key)
@@ -27,13 +67,8 @@ def get_value(key: str, *, session: Session) -> Any:
 
 
 def set_value(key: str, value: Any, *, session: Session) -> None:
-    if key not in DEFAULTS:
-        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
-    default = DEFAULTS[key]
-    try:
-        value = type(default)(value)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{key}: expected a {type(default).__name__}") from None
+    """Store a setting, checked by :func:`check_value`."""
+    value = check_value(key, value)
     row = session.get(Setting, key) or Setting(key=key)
     row.value = value
     row.updated_at = utcnow()
@@ -47,3 +82,19 @@ def get_values(keys: tuple[str, ...], *, session: Session) -> dict[str, Any]:
         raise ValidationError(f"unknown setting {unknown[0]!r}")
     stored = dict(session.exec(select(Setting.key, Setting.value).where(col(Setting.key).in_(keys))).all())
     return {k: type(DEFAULTS[k])(stored[k]) if stored.get(k) is not None else DEFAULTS[k] for k in keys}
+
+
+def set_values(values: dict[str, Any], *, session: Session) -> dict[str, str]:
+    """Store several settings, all or none: the problems per key (empty when all were stored)."""
+    errors: dict[str, str] = {}
+    for key, value in values.items():
+        try:
+            check_value(key, value)
+        except ValidationError as exc:
+            errors[key] = str(exc).partition(": ")[2] or str(exc)
+    if errors:
+        return errors
+    for key, value in values.items():
+        set_value(key, value, session=session)
+    logger.info("Global settings changed: %s", ", ".join(sorted(values)))
+    return {}

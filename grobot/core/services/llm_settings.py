@@ -171,6 +171,12 @@ def effective_llm(*, session: Session, category: str, bot_id: int | None = None)
     return _builtin(category)
 
 
+def global_rows(*, session: Session) -> dict[str, LLMSetting]:
+    """The stored global defaults by category, as saved (an empty base URL stays empty)."""
+    rows = session.exec(select(LLMSetting).where(LLMSetting.bot_id.is_(None))).all()  # type: ignore[union-attr]
+    return {row.category: row for row in rows}
+
+
 def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, EffectiveLLM]:
     """The effective settings of every category, in one query."""
     stmt = select(LLMSetting).where(

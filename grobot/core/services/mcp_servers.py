@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 
 from grobot.core import security
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
-from grobot.core.models import BotMcpServer, McpServer, McpTransport, utcnow
+from grobot.core.models import Bot, BotMcpServer, McpServer, McpTransport, utcnow
 from grobot.core.services.validation import validate
 from grobot.core.tools.mcp_config import SERVER_NAME_RE, McpServerConfig
 
@@ -165,6 +165,31 @@ def delete_server(server: McpServer, *, session: Session) -> None:
 
 def list_servers(*, session: Session) -> list[McpServer]:
     return list(session.exec(select(McpServer).order_by(McpServer.name)).all())
+
+
+def bots_using(*, session: Session) -> dict[int, list[str]]:
+    """Server id -> the names of the bots it is enabled for, in one query."""
+    stmt = (
+        select(BotMcpServer.mcp_server_id, Bot.name)
+        .join(Bot, col(Bot.id) == col(BotMcpServer.bot_id))
+        .where(BotMcpServer.enabled == True)  # noqa: E712
+        .order_by(Bot.name)
+    )
+    result: dict[int, list[str]] = {}
+    for server_id, bot_name in session.exec(stmt).all():
+        result.setdefault(server_id, []).append(bot_name)
+    return result
+
+
+def parse_pairs(items: list[str], what: str) -> dict[str, str]:
+    """``["A=1", "B=x"]`` -> ``{"A": "1", "B": "x"}`` (environment variables, HTTP headers)."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(f"{what}: expected KEY=VALUE, got a line without '='")
+        pairs[key.strip()] = value
+    return pairs
 
 
 def server_config(server: McpServer) -> McpServerConfig:

@@ -69,6 +69,7 @@ def get_user(ref: int | str, *, session: Session) -> AppUser:
 
 
 def set_password(user: AppUser, password: str, *, session: Session) -> None:
+    """A new password; the user's existing sessions stop working (their stamp changes)."""
     if len(password) < MIN_PASSWORD:
         raise ValidationError(f"password: at least {MIN_PASSWORD} characters")
     user.password_hash = security.hash_password(password)
@@ -88,8 +89,72 @@ def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
         session.flush()
 
 
+def revoke_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
+    """A tester may no longer see the bot (nothing happens when they could not)."""
+    link = session.get(AppUserBot, (user.id, bot_id))
+    if link is not None:
+        session.delete(link)
+        session.flush()
+
+
+def set_granted_bots(user: AppUser, bot_ids: set[int], *, session: Session) -> None:
+    """Exactly ``bot_ids`` become the bots a tester may see."""
+    if user.role != Role.TESTER.value:
+        raise ValidationError("only testers are limited to some bots; admins see them all")
+    current = visible_bot_ids(user, session=session) or set()
+    for bot_id in bot_ids - current:
+        bots_service.get_bot(bot_id, session=session)  # NotFoundError for a deleted bot
+        session.add(AppUserBot(app_user_id=user.id, bot_id=bot_id))
+    for bot_id in current - bot_ids:
+        revoke_bot(user, bot_id, session=session)
+    session.flush()
+    logger.info("User %s may now see %d bot(s)", user.username, len(bot_ids))
+
+
+def granted_bots(*, session: Session) -> dict[int, list[int]]:
+    """Tester id -> the ids of the bots they may see, in one query."""
+    result: dict[int, list[int]] = {}
+    for user_id, bot_id in session.exec(select(AppUserBot.app_user_id, AppUserBot.bot_id)).all():
+        result.setdefault(user_id, []).append(bot_id)
+    return result
+
+
 def list_users(*, session: Session) -> list[AppUser]:
     return list(session.exec(select(AppUser).order_by(AppUser.username)).all())
+
+
+def _check_not_last_admin(user: AppUser, what: str, *, session: Session) -> None:
+    if user.role != Role.ADMIN.value:
+        return
+    others = session.exec(
+        select(func.count()).select_from(AppUser).where(
+            AppUser.role == Role.ADMIN.value, AppUser.disabled == False, AppUser.id != user.id  # noqa: E712
+        )
+    ).one()
+    if others == 0:
+        raise ConflictError(f"cannot {what} the last enabled admin")
+
+
+def set_disabled(user: AppUser, disabled: bool, *, session: Session, acting_user_id: int | None = None) -> None:
+    """Disable (every session ends at once) or enable an account; never yourself nor the last admin."""
+    if disabled:
+        if acting_user_id is not None and user.id == acting_user_id:
+            raise ConflictError("you cannot disable your own account")
+        _check_not_last_admin(user, "disable", session=session)
+    user.disabled = disabled
+    session.add(user)
+    session.flush()
+    logger.info("User %s %s", user.username, "disabled" if disabled else "enabled")
+
+
+def delete_user(user: AppUser, *, session: Session, acting_user_id: int | None = None) -> None:
+    """Delete an account; never yourself nor the last admin."""
+    if acting_user_id is not None and user.id == acting_user_id:
+        raise ConflictError("you cannot delete your own account")
+    _check_not_last_admin(user, "delete", session=session)
+    session.delete(user)
+    session.flush()
+    logger.info("User %s deleted", user.username)
 
 
 # --------------------------------------------------------------------------- web sessions

@@ -1,0 +1,120 @@
+"""Form building blocks of the admin pages: labelled fields with their error, section cards,
+"set / not set" badges for secrets, and the confirmation dialog."""
+
+from __future__ import annotations
+
+import logging
+
+import reflex as rx
+from reflex.event import EventType
+
+logger = logging.getLogger(__name__)
+
+MUTED = rx.color("gray", 11)
+
+
+def field(
+    label: str,
+    control: rx.Component,
+    *,
+    input_id: str,
+    error: rx.Var | None = None,
+    help_text: str | rx.Var | None = None,
+) -> rx.Component:
+    """A label, its control, an optional help line and the field's error (shown when not empty)."""
+    parts: list[rx.Component] = [
+        rx.el.label(rx.text(label, size="2", weight="medium"), html_for=input_id),
+        control,
+    ]
+    if help_text is not None:
+        parts.append(rx.text(help_text, size="1", color=MUTED))
+    if error is not None:
+        parts.append(
+            rx.cond(
+                error,
+                rx.text(
+                    rx.icon("circle-alert", size=12, display="inline", vertical_align="-1px", margin_right="4px"),
+                    error,
+                    size="1",
+                    color=rx.color("red", 11),
+                    role="alert",
+                    data_field_error=input_id,
+                ),
+            )
+        )
+    return rx.vstack(*parts, spacing="1", width="100%", align="stretch")
+
+
+def section(title: str, description: str | rx.Var, *children: rx.Component, actions: rx.Component | None = None) -> rx.Component:
+    """A card with a heading, one line of explanation and its content."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.vstack(
+                    rx.heading(title, size="4", as_="h2"),
+                    rx.text(description, size="2", color=MUTED),
+                    spacing="1",
+                ),
+                actions if actions is not None else rx.fragment(),
+                justify="between",
+                align="start",
+                width="100%",
+                gap="1rem",
+            ),
+            *children,
+            spacing="4",
+            width="100%",
+        ),
+        size="3",
+        width="100%",
+    )
+
+
+def secret_badge(is_set: rx.Var[bool], *, testid: str = "") -> rx.Component:
+    """Whether a secret is stored: its value never reaches the browser."""
+    return rx.cond(
+        is_set,
+        rx.badge(rx.icon("lock", size=12), "set", color_scheme="green", variant="soft", data_testid=testid or None),
+        rx.badge(rx.icon("lock-open", size=12), "not set", color_scheme="gray", variant="soft", data_testid=testid or None),
+    )
+
+
+def confirm_dialog(
+    *,
+    open_: rx.Var[bool],
+    title: str,
+    message: rx.Var | str,
+    confirm_label: str,
+    on_confirm: EventType,
+    on_cancel: EventType,
+) -> rx.Component:
+    """A destructive action's confirmation (an alert dialog with Cancel and a red button)."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(title),
+            rx.alert_dialog.description(message, size="2"),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray", on_click=on_cancel)),
+                rx.alert_dialog.action(rx.button(confirm_label, color_scheme="red", on_click=on_confirm)),
+                spacing="3",
+                justify="end",
+                margin_top="1rem",
+            ),
+            max_width="28rem",
+        ),
+        open=open_,
+    )
+
+
+def muted_dash() -> rx.Component:
+    """What an empty table cell shows."""
+    return rx.text("—", color=rx.color("gray", 9))
+
+
+def table_header(*columns: str | tuple[str, str]) -> rx.Component:
+    """A table header row; a column is a label or (label, width)."""
+    cells = []
+    for column in columns:
+        label, width = column if isinstance(column, tuple) else (column, None)
+        cells.append(rx.table.column_header_cell(label, width=width))
+    return rx.table.header(rx.table.row(*cells))
