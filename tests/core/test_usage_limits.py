@@ -133,3 +133,28 @@ def test_the_check_is_part_of_the_run_preload(grobot_env):
     with session_scope(readonly=True) as session:
         loaded = load_for_run(_discord(bot_id, "hi"), session=session)
     assert loaded.limits is not None and usage_limits.check(loaded.limits).reason == usage_limits.USER_MESSAGES
+
+
+def test_usage_of_one_bot_and_of_the_fleet_for_the_web_app(any_db_env):
+    from grobot.core.services import usage
+
+    busy, idle = _bot("Busy", user_daily_message_limit=2), _bot("Idle")
+    now = utcnow()
+    with session_scope() as session:
+        for days_ago, tokens in ((0, 30), (1, 20), (20, 999)):
+            usage_accounting.add_llm_usage(session=session, bot_id=busy, calls=1, tokens_in=tokens, tokens_out=1,
+                                           errors=0, now=now - timedelta(days=days_ago))
+        for user, messages in (("a", 3), ("b", 1), ("c", 2)):
+            for _ in range(messages):
+                usage_accounting.count_user_message(session=session, bot_id=busy, discord_user_id=user, now=now)
+    with session_scope(readonly=True) as session:
+        one = usage.bot_usage(busy, session=session, days=14, now=now, top_users=2)
+        fleet = usage.fleet_usage(session=session, now=now)
+    assert [(d.day, d.tokens) for d in one.days] == [(utc_day(now, 0), 31), (utc_day(now, 1), 21)]
+    assert one.top_users == [("a", 3), ("c", 2)] and one.today.users_at_limit == 2
+    assert [(r.bot_name, r.tokens, r.users_at_limit, r.user_message_limit) for r in fleet] == [
+        ("Busy", 31, 2, 2), ("Idle", 0, 0, 0)]
+
+
+def utc_day(now, days_ago: int) -> str:
+    return usage_accounting.utc_day(now - timedelta(days=days_ago))
