@@ -8,6 +8,7 @@ writers; PostgreSQL locks the conflicting row until the other transaction ends).
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import datetime
 from typing import Any
@@ -30,18 +31,23 @@ def utc_day(now: datetime | None = None) -> str:
     return (now or utcnow()).date().isoformat()
 
 
-def _upsert(session: Session, table: Table, keys: tuple[str, ...], values: dict[str, Any], counters: tuple[str, ...],
-            *, add: bool = True) -> None:
-    """Insert ``values``, or on a clash of ``keys`` add (``add``) or set the ``counters``."""
-    dialect = session.get_bind().dialect.name
+@functools.lru_cache(maxsize=16)
+def _statement(dialect: str, table: Table, keys: tuple[str, ...], counters: tuple[str, ...], add: bool) -> Any:
+    """``INSERT .. ON CONFLICT (keys) DO UPDATE`` of ``table``, built once (building it costs more than running it)."""
     insert = _INSERTS.get(dialect)
     if insert is None:  # pragma: no cover - only SQLite and PostgreSQL are supported
         raise RuntimeError(f"usage counters need SQLite or PostgreSQL, not {dialect}")
-    stmt = insert(table).values(**values)
-    stmt = stmt.on_conflict_do_update(
+    stmt = insert(table)
+    return stmt.on_conflict_do_update(
         index_elements=list(keys),
         set_={c: (table.c[c] + stmt.excluded[c]) if add else stmt.excluded[c] for c in counters})
-    session.connection().execute(stmt)
+
+
+def _upsert(session: Session, table: Table, keys: tuple[str, ...], values: dict[str, Any], counters: tuple[str, ...],
+            *, add: bool = True) -> None:
+    """Insert ``values``, or on a clash of ``keys`` add (``add``) or set the ``counters``."""
+    connection = session.connection()
+    connection.execute(_statement(connection.dialect.name, table, keys, counters, add), values)
 
 
 def add_llm_usage(*, session: Session, bot_id: int, calls: int, tokens_in: int, tokens_out: int, errors: int,
