@@ -64,3 +64,7 @@ def test_admin_sets_limits_and_reads_usage_against_them(grobot_env, capsys):
     assert len(detail["days"]) == 1
     code, out, _ = run(capsys, "usage", "beta")
     assert code == 0 and "15 tokens of 5000" in out and "1 user(s) at it" in out
+
+    # Over its budget, `chat` makes no LLM call and says why.
+    code, out, err = run(capsys, "chat", "alpha", "hello?")
+    assert code == 1 and "[error] alpha has reached its daily limit; it will be back after 00:00 UTC." in err
