@@ -107,7 +107,8 @@ def load_for_message(bot_id: int, incoming: IncomingMessage | None = None) -> tu
 
     Always the bot's configuration (the reply rules need it). For a message (``incoming``)
     its reply rules may answer: also its MCP associations (only queried when it has any: the
-    bot's row says so in the same query) and what the chain reads at its start. A part that
+    bot's row says so in the same query) and what the chain reads at its start, today's usage
+    against the daily limits included (``preloaded.limits``). A part that
     cannot be read is None: the catalog and the chain then read it themselves and report
     what fails.
     """
