@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_usage)
 
 
-def _limit(value: int) -> str:
-    return str(value) if value else "-"
+def _limit(value: int, unlimited: str = "-") -> str:
+    return str(value) if value else unlimited
 
 
 def _usage(args: argparse.Namespace) -> int:
@@ -58,8 +58,9 @@ def _one_bot(args: argparse.Namespace) -> int:
         print_json(result.as_dict())
         return 0
     t = result.today
-    print(f"{t.bot_name} today ({t.day} UTC): {t.tokens} tokens of {_limit(t.token_limit)}, {t.calls} LLM calls of "
-          f"{_limit(t.call_limit)}, {t.errors} errors; per-user message limit {_limit(t.user_message_limit)} "
+    print(f"{t.bot_name} today ({t.day} UTC): {t.tokens} tokens of {_limit(t.token_limit, 'unlimited')}, {t.calls} "
+          f"LLM calls of {_limit(t.call_limit, 'unlimited')}, {t.errors} errors; per-user message limit "
+          f"{_limit(t.user_message_limit, 'none')} "
           f"({t.users_at_limit} user(s) at it){'; LIMIT REACHED' if t.over_limit else ''}")
     if result.days:
         print_table([(d.day, d.calls, d.tokens_in, d.tokens_out, d.errors) for d in result.days],
