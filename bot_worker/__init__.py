@@ -19,7 +19,7 @@ the settings of :mod:`grobot.core.settings` (``GROBOT_POLL_SECONDS``, ``DISCORD_
 ``GROBOT_STREAM_EDIT_SECONDS``     1        at most one edit per message per this period
 ``GROBOT_TEST_CHAT_POLL_SECONDS``  0.5      how often pending Test Chat messages are claimed
 ``GROBOT_TEST_CHAT_CONCURRENCY``   4        Test Chat runs at once per supervisor
-``GROBOT_HOUSEKEEPING_SECONDS``    300      log/event retention and usage roll-ups
+``GROBOT_HOUSEKEEPING_SECONDS``    300      log/event retention and usage repair
 ``GROBOT_TRACE_TIMINGS``           unset    log per-message timings of the bot processes
 =================================  =======  ==================================================
 

@@ -24,7 +24,7 @@ from discord import app_commands
 from sqlmodel import select
 
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
-from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
+from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
@@ -32,7 +32,7 @@ from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import Bot
-from grobot.core.services import fleet
+from grobot.core.services import fleet, usage_limits
 from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
 
@@ -107,7 +107,8 @@ def load_for_message(bot_id: int, incoming: IncomingMessage | None = None) -> tu
 
     Always the bot's configuration (the reply rules need it). For a message (``incoming``)
     its reply rules may answer: also its MCP associations (only queried when it has any: the
-    bot's row says so in the same query) and what the chain reads at its start. A part that
+    bot's row says so in the same query) and what the chain reads at its start, today's usage
+    against the daily limits included (``preloaded.limits``). A part that
     cannot be read is None: the catalog and the chain then read it themselves and report
     what fails.
     """
@@ -163,6 +164,7 @@ class FleetBot(discord.Client):
         self.exit_code = EXIT_OK
         self.cooldowns = Cooldowns()
         self.limiter = RunLimiter()
+        self.limit_notices = NoticeGate()
         self.actions = BotDiscordActions(self)
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -318,6 +320,13 @@ class FleetBot(discord.Client):
             self._ignore_cache = (bot, time.monotonic())
         decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
         if decision is False:
+            return
+        limits = getattr(preloaded, "limits", None)
+        hit = usage_limits.check(limits) if limits is not None else None
+        if hit is not None:  # over a daily limit: no LLM call, and at most one notice an hour
+            usage_limits.warn_once(limits, hit, incoming.author_id)
+            if decision is True and self.limit_notices.allow(incoming.author_id, hit.reason):
+                await self._notice(message, hit.text)
             return
         wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
         if wait > 0:

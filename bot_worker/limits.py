@@ -1,4 +1,4 @@
-"""Flood protection of one bot: a per-user cooldown and a cap on concurrent runs."""
+"""Flood protection of one bot: a per-user cooldown, a cap on concurrent runs, rate-limited notices."""
 
 from __future__ import annotations
 
@@ -42,6 +42,27 @@ class Cooldowns:
     def _prune(self, now: float, seconds: float) -> None:
         for key in [k for k, t in self._last.items() if now - t >= seconds]:
             del self._last[key]
+
+
+class NoticeGate:
+    """At most one notice per user per ``seconds`` for the same reason (a daily limit, say)."""
+
+    def __init__(self, seconds: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._sent: dict[tuple[str, str], float] = {}
+
+    def allow(self, user_id: str, reason: str) -> bool:
+        """True (and the window starts) when this user has not been told ``reason`` in the last window."""
+        now = self._clock()
+        key = (user_id, reason)
+        last = self._sent.get(key)
+        if last is not None and now - last < self.seconds:
+            return False
+        if len(self._sent) > 10_000:
+            self._sent = {k: t for k, t in self._sent.items() if now - t < self.seconds}
+        self._sent[key] = now
+        return True
 
 
 class RunLimiter:

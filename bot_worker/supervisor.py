@@ -596,12 +596,12 @@ class Supervisor:
 
     # ------------------------------------------------------------------ housekeeping
     async def housekeeping(self) -> None:
-        """Log and event retention, usage roll-ups (idempotent: several supervisors may run them)."""
+        """Log and event retention, usage repair (idempotent: several supervisors may run them)."""
         try:
             from grobot.core.services import maintenance
         except ImportError:  # pragma: no cover - an install without the maintenance service
             return
-        for job in (maintenance.rollup_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
+        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
             try:
                 await asyncio.to_thread(self._write, job)
             except Exception as exc:

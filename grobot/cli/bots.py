@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     set_.add_argument("assignments", nargs="*", metavar="FIELD=VALUE")
     set_.add_argument("--token-stdin", action="store_true", help="read a new Discord token from stdin")
     set_.add_argument("--clear-token", action="store_true", help="remove the Discord token")
+    for field in bots.LIMIT_FIELDS:
+        set_.add_argument("--" + field.replace("_", "-"), dest=field, metavar="N|default|unlimited",
+                          help=f"daily limit (UTC day); 'default': the global setting {field}")
     set_.set_defaults(func=_set)
 
     for name, enabled in (("enable", True), ("disable", False)):
@@ -122,12 +125,13 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _set(args: argparse.Namespace) -> int:
-    changes = parse_assignments(args.assignments)
+    changes: dict[str, str | None] = dict(parse_assignments(args.assignments))
+    changes.update({f: getattr(args, f) for f in bots.LIMIT_FIELDS if getattr(args, f, None) is not None})
     if args.token_stdin and args.clear_token:
         raise ValidationError("--token-stdin and --clear-token exclude each other")
     token = read_secret_from_stdin("Discord bot token") if args.token_stdin else None
     if not changes and token is None and not args.clear_token:
-        raise ValidationError("nothing to change: give FIELD=VALUE pairs, --token-stdin or --clear-token")
+        raise ValidationError("nothing to change: give FIELD=VALUE pairs, a limit option, --token-stdin or --clear-token")
     with session_scope() as session:
         bot = bots.get_bot(args.bot, session=session)
         if changes:

@@ -17,7 +17,7 @@ from grobot.core.errors import GroBotError
 logger = logging.getLogger(__name__)
 
 # Command-group modules under grobot.cli, in the order ``--help`` lists them.
-COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "users", "memory", "usage", "health", "secrets",
+COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "users", "memory", "usage", "settings", "health", "secrets",
                    "worker")
 
 

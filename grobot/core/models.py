@@ -108,6 +108,10 @@ class Bot(SQLModel, table=True):
     max_tool_rounds: int = Field(default=5)
     user_cooldown_seconds: float = Field(default=2.0)
     max_concurrent_runs: int = Field(default=4)
+    # Daily limits (UTC day); NULL: the global default in ``setting``; 0: unlimited.
+    daily_token_limit: Optional[int] = None
+    daily_call_limit: Optional[int] = None
+    user_daily_message_limit: Optional[int] = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -302,7 +306,7 @@ class LLMCall(SQLModel, table=True):
 
 
 class UsageDaily(SQLModel, table=True):
-    """Roll-up of ``llm_call`` per bot and UTC day (for usage limits and the dashboard)."""
+    """LLM usage per bot and UTC day, kept current with every ``llm_call`` insert (limits, dashboard)."""
 
     __tablename__ = "usage_daily"
     __table_args__ = (UniqueConstraint("bot_id", "day", name="uq_usage_daily_bot_day"),)
@@ -314,6 +318,19 @@ class UsageDaily(SQLModel, table=True):
     tokens_in: int = Field(default=0)
     tokens_out: int = Field(default=0)
     errors: int = Field(default=0)
+
+
+class UserUsageDaily(SQLModel, table=True):
+    """Messages of one Discord user answered by one bot on one UTC day (the per-user daily limit)."""
+
+    __tablename__ = "user_usage_daily"
+
+    bot_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    day: str = Field(primary_key=True, max_length=10)  # YYYY-MM-DD
+    discord_user_id: str = Field(primary_key=True, max_length=32)
+    messages: int = Field(default=0)
 
 
 class LogEntry(SQLModel, table=True):

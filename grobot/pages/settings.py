@@ -63,6 +63,10 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
         "When tool work takes longer, the bot first says it is working on it.",
         "any",
     ),
+    SettingInfo("daily_token_limit", "Daily tokens per bot", "LLM tokens in + out per UTC day; 0 = unlimited. "
+                "A bot's own limit (bot settings) wins.", "1"),
+    SettingInfo("daily_call_limit", "Daily LLM calls per bot", "0 = unlimited.", "1"),
+    SettingInfo("user_daily_message_limit", "Daily messages per Discord user", "Per user and bot; 0 = unlimited.", "1"),
 )
 
 LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "fallback_model", "supports_images")

@@ -1,4 +1,4 @@
-"""Housekeeping jobs: retention and usage roll-ups."""
+"""Housekeeping jobs: retention and usage repair."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Conversation, LLMCall, LogEntry, Message, UsageDaily, utcnow
+from grobot.core.models import AgentEvent, Conversation, LLMCall, LogEntry, Message, UsageDaily, UserUsageDaily, utcnow
 from grobot.core.services import bots, maintenance
 
 
@@ -41,16 +41,25 @@ def test_old_events_are_purged_and_the_messages_kept(grobot_env):
         assert len(session.exec(select(Message)).all()) == 1
 
 
-def test_usage_rollup_counts_calls_tokens_and_errors_per_day(any_db_env):
+def test_usage_repair_rewrites_closed_days_from_llm_calls_and_leaves_today(any_db_env):
+    yesterday = utcnow() - timedelta(days=1)
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="busy").id
         for i in range(3):
-            session.add(LLMCall(bot_id=bot_id, agent_role="synthesizer", provider="ollama", model="m",
-                                tokens_in=10, tokens_out=5, error="" if i else "timeout"))
+            session.add(LLMCall(bot_id=bot_id, agent_role="synthesizer", provider="ollama", model="m", tokens_in=10,
+                                tokens_out=5, error="" if i else "timeout", created_at=yesterday))
+        # a drifted counter for yesterday, and today's counter (kept current by the inserts)
+        session.add(UsageDaily(bot_id=bot_id, day=yesterday.date().isoformat(), calls=1, tokens_in=1))
+        session.add(UsageDaily(bot_id=bot_id, day=utcnow().date().isoformat(), calls=7, tokens_in=70))
+        session.add(UserUsageDaily(bot_id=bot_id, day=(utcnow() - timedelta(days=90)).date().isoformat(),
+                                   discord_user_id="1", messages=3))
+        session.add(UserUsageDaily(bot_id=bot_id, day=utcnow().date().isoformat(), discord_user_id="1", messages=2))
     for _ in range(2):  # idempotent
         with session_scope() as session:
-            maintenance.rollup_usage(session=session)
+            assert maintenance.repair_usage(session=session) == 1
     with session_scope(readonly=True) as session:
-        rows = session.exec(select(UsageDaily)).all()
-    assert [(r.bot_id, r.calls, r.tokens_in, r.tokens_out, r.errors) for r in rows] == [(bot_id, 3, 30, 15, 1)]
-    assert rows[0].day == utcnow().date().isoformat()
+        rows = session.exec(select(UsageDaily).order_by(UsageDaily.day)).all()
+        users = session.exec(select(UserUsageDaily)).all()
+    assert [(r.day, r.calls, r.tokens_in, r.tokens_out, r.errors) for r in rows] == [
+        (yesterday.date().isoformat(), 3, 30, 15, 1), (utcnow().date().isoformat(), 7, 70, 0, 0)]
+    assert [(u.day, u.messages) for u in users] == [(utcnow().date().isoformat(), 2)]

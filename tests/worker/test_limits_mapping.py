@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bot_worker.conversations import messages_to_forget
-from bot_worker.limits import Cooldowns, RunLimiter
+from bot_worker.limits import Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import attachment_kind, to_incoming
 
 
@@ -19,6 +19,18 @@ def test_cooldown_per_user():
     now[0] += 2.1
     assert cd.remaining("u1", 2.0) == 0
     assert cd.remaining("u3", 0) == 0 and cd.remaining("u3", 0) == 0
+
+
+def test_limit_notice_at_most_once_an_hour_per_user_and_reason():
+    now = [0.0]
+    gate = NoticeGate(clock=lambda: now[0])
+    assert gate.allow("alice", "bot_tokens")
+    assert not gate.allow("alice", "bot_tokens")
+    assert gate.allow("bob", "bot_tokens") and gate.allow("alice", "user_messages")
+    now[0] = 3599.0
+    assert not gate.allow("alice", "bot_tokens")
+    now[0] = 3600.0
+    assert gate.allow("alice", "bot_tokens")
 
 
 def test_run_cap():

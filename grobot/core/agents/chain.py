@@ -33,7 +33,8 @@ from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.memory.runtime import memory_failed, memory_worked, process_memory
 from grobot.core.models import AgentMode, Bot, Message, MessageStatus
-from grobot.core.services import app_settings, conversations, discord_users, llm_calls, user_notes
+from grobot.core.services import (app_settings, conversations, discord_users, llm_calls, usage_accounting,
+                                  usage_limits, user_notes)
 from grobot.core.services.llm_settings import EffectiveLLM, effective_llms
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
@@ -54,6 +55,7 @@ class Loaded:
     knowledge: context.UserKnowledge = field(default_factory=context.UserKnowledge)
     run_status: str | None = None
     rules: Any = None
+    limits: usage_limits.LimitState | None = None  # today's usage and the limits, read with the rest
     # The message it was read for (a preloaded read is used for that message only).
     bot_id: int | None = None
     conversation_key: str | None = None
@@ -119,9 +121,16 @@ def load_for_run(msg: IncomingMessage, *, session: Session) -> Loaded:
     """
     config, llms, rules = _load_bot(msg, session)
     conversation_id, history, knowledge, run_status = _load_talk(msg, session)
+    limits = usage_limits.read_state(session=session, bot=session.get(Bot, msg.bot_id),  # type: ignore[arg-type]
+                                     discord_user_id=_limited_user(msg))
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
-                  run_status=run_status, rules=rules, bot_id=msg.bot_id, conversation_key=msg.conversation_key,
-                  run_id=msg.run_id)
+                  run_status=run_status, rules=rules, limits=limits, bot_id=msg.bot_id,
+                  conversation_key=msg.conversation_key, run_id=msg.run_id)
+
+
+def _limited_user(msg: IncomingMessage) -> str | None:
+    """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
+    return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
 def _read_all(msg: IncomingMessage) -> Loaded:
@@ -153,6 +162,9 @@ def _store_user_message(session: Session, msg: IncomingMessage, conversation_id:
     run_id = conversations.insert_user_message(
         session=session, conversation_id=conversation_id or 0, content=context.user_text(msg), author_id=msg.author_id,
         author_name=msg.author_name, discord_message_id=msg.discord_message_id, attachments=attachments)
+    user = _limited_user(msg)
+    if user is not None:
+        usage_accounting.count_user_message(session=session, bot_id=msg.bot_id, discord_user_id=user)
     return conversation_id or 0, run_id
 
 
@@ -192,20 +204,25 @@ async def run_chain(
             run.output_user_msg = context.user_message(msg, with_name=with_names, images=True)
         run.started = started
 
-        # -- Gatekeeper
-        if not skip_gatekeeper:
-            decision = gatekeeper.rules_decision(loaded.rules, msg)
-            if decision is None:
-                reply, reason = await gatekeeper.llm_decision(run, run.history)
-                await run.think("gatekeeper", f"{'answer' if reply else 'stay silent'}: {reason}".strip(), decision=reply)
-                if not reply:
-                    recorder.discard()
-                    await _save_orphan_calls(run)
-                    return ChainResult(replied=False, llm_calls=len(run.records),
-                                       timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
-            elif decision is False:
+        # -- Gatekeeper (rules), then the usage limits: no LLM call over a limit
+        decision = None if skip_gatekeeper else gatekeeper.rules_decision(loaded.rules, msg)
+        if decision is False:
+            recorder.discard()
+            return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
+        hit = usage_limits.check(loaded.limits) if loaded.limits is not None else None
+        if hit is not None:
+            usage_limits.warn_once(loaded.limits, hit, _limited_user(msg))  # type: ignore[arg-type]
+            if msg.run_id is not None:  # a stored message (Test Chat): its error event is stored too
+                recorder.attach(msg.run_id, conversation_id=loaded.conversation_id)
+            return await _fail(recorder, run, hit.text, started)
+        if decision is None and not skip_gatekeeper:
+            reply, reason = await gatekeeper.llm_decision(run, run.history)
+            await run.think("gatekeeper", f"{'answer' if reply else 'stay silent'}: {reason}".strip(), decision=reply)
+            if not reply:
                 recorder.discard()
-                return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
+                await _save_orphan_calls(run)
+                return ChainResult(replied=False, llm_calls=len(run.records),
+                                   timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
 
         # -- the run id: the stored user message (stored with the run's first write, to save a transaction)
         if msg.run_id is None:

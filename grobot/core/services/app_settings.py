@@ -20,7 +20,14 @@ DEFAULTS: dict[str, Any] = {
     "max_file_bytes": 5 * 1024 * 1024,
     "acknowledge_after_seconds": 2.0,
     "tool_timeout_seconds": 30.0,
+    # Usage limits of every bot without its own (0: unlimited); UTC days.
+    "daily_token_limit": 0,
+    "daily_call_limit": 0,
+    "user_daily_message_limit": 0,
 }
+
+# Settings where "" or "unlimited" means 0 (no limit).
+LIMIT_KEYS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
 
 # The range each setting accepts (inclusive).
 LIMITS: dict[str, tuple[float, float]] = {
@@ -29,6 +36,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "max_file_bytes": (1, 1024**3),
     "acknowledge_after_seconds": (0.0, 600.0),
     "tool_timeout_seconds": (1.0, 600.0),
+    "daily_token_limit": (0, 10**12),
+    "daily_call_limit": (0, 10**9),
+    "user_daily_message_limit": (0, 10**9),
 }
 
 
@@ -39,6 +49,8 @@ def check_value(key: str, value: Any) -> Any:
     kind = type(DEFAULTS[key])
     if isinstance(value, str):
         value = value.strip()
+        if key in LIMIT_KEYS and value.lower() in ("", "unlimited"):
+            value = 0
     try:
         if isinstance(value, bool) or value == "":
             raise ValueError

@@ -27,6 +27,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,60}$")
 # Fields whose change needs a new gateway connection (the bot process restarts).
 GATEWAY_FIELDS = {"message_content_intent", "members_intent"}
+# Per-bot daily limits (NULL: the global default of the same name in ``setting``).
+LIMIT_FIELDS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
 
 
 def validate_token(token: str) -> str:
@@ -69,6 +71,10 @@ class BotFields(BaseModel):
     max_tool_rounds: Optional[int] = Field(default=None, ge=0, le=20)
     user_cooldown_seconds: Optional[float] = Field(default=None, ge=0, le=3600)
     max_concurrent_runs: Optional[int] = Field(default=None, ge=1, le=100)
+    # Daily limits: None ("default"): the global default; 0 ("unlimited"): no limit.
+    daily_token_limit: Optional[int] = Field(default=None, ge=0, le=10**12)
+    daily_call_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
+    user_daily_message_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
 
     @field_validator("name")
     @classmethod
@@ -88,6 +94,17 @@ class BotFields(BaseModel):
                 if not str(item).isdigit():
                     raise ValueError(f"{item!r} is not a Discord channel id (digits only)")
             return [str(item) for item in value]
+        return value
+
+    @field_validator(*LIMIT_FIELDS, mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("", "default"):
+                return None
+            if word == "unlimited":
+                return 0
         return value
 
     @field_validator("keywords", mode="before")

@@ -1,4 +1,4 @@
-"""Scheduled housekeeping: log and event retention, usage roll-ups.
+"""Scheduled housekeeping: log and event retention, usage repair.
 
 The supervisor runs these on a schedule; each is one short transaction of set-based SQL.
 """
@@ -11,10 +11,13 @@ from datetime import datetime, time, timedelta, timezone
 from sqlalchemy import case, func
 from sqlmodel import Session, delete, select
 
-from grobot.core.models import AgentEvent, LLMCall, LogEntry, UsageDaily, utcnow
+from grobot.core.models import AgentEvent, Bot, LLMCall, LogEntry, UserUsageDaily, utcnow
 from grobot.core.services import app_settings
+from grobot.core.services.usage_accounting import set_usage
 
 logger = logging.getLogger(__name__)
+
+USER_USAGE_KEEP_DAYS = 35  # per-user daily message counts are kept this long
 
 
 def _purge(model: type[LogEntry] | type[AgentEvent], setting: str, days: int | None, *, session: Session) -> int:
@@ -36,14 +39,21 @@ def purge_old_events(*, session: Session, days: int | None = None) -> int:
     return _purge(AgentEvent, "event_retention_days", days, session=session)
 
 
-def rollup_usage(*, session: Session, days: int = 2) -> int:
-    """Recompute ``usage_daily`` for the last ``days`` UTC days from ``llm_call``; returns rows written."""
-    today = utcnow().date()
+def repair_usage(*, session: Session, days: int = 2, now: datetime | None = None) -> int:
+    """Recompute ``usage_daily`` of the last ``days`` closed UTC days from ``llm_call``; returns rows written.
+
+    The counters are kept current by every ``llm_call`` insert (:mod:`usage_accounting`); this
+    repair job only rewrites closed days (no call is added to them any more, so it cannot race
+    with the incremental counters), e.g. after an upgrade from a version that rolled usage up
+    every few minutes. It also deletes per-user counters older than ``USER_USAGE_KEEP_DAYS``.
+    """
+    today = (now or utcnow()).date()
     written = 0
-    for offset in range(days):
+    for offset in range(1, days + 1):
         day = today - timedelta(days=offset)
         start = datetime.combine(day, time.min, tzinfo=timezone.utc)
         end = start + timedelta(days=1)
+        # From ``bot``: each bot's calls are an index range (bot_id, created_at).
         rows = session.exec(
             select(
                 LLMCall.bot_id,
@@ -52,17 +62,16 @@ def rollup_usage(*, session: Session, days: int = 2) -> int:
                 func.coalesce(func.sum(LLMCall.tokens_out), 0),
                 func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
             )
-            .where(LLMCall.created_at >= start, LLMCall.created_at < end, LLMCall.bot_id.is_not(None))  # type: ignore[union-attr]
+            .select_from(Bot)
+            .join(LLMCall, (LLMCall.bot_id == Bot.id) & (LLMCall.created_at >= start) & (LLMCall.created_at < end))
             .group_by(LLMCall.bot_id)
         ).all()
-        key = day.isoformat()
-        existing = {
-            u.bot_id: u for u in session.exec(select(UsageDaily).where(UsageDaily.day == key)).all()
-        }
         for bot_id, calls, tokens_in, tokens_out, errors in rows:
-            usage = existing.get(bot_id) or UsageDaily(bot_id=bot_id, day=key)
-            usage.calls, usage.tokens_in, usage.tokens_out, usage.errors = int(calls), int(tokens_in), int(tokens_out), int(errors)
-            session.add(usage)
+            set_usage(session=session, bot_id=bot_id, day=day.isoformat(), calls=int(calls), tokens_in=int(tokens_in),
+                      tokens_out=int(tokens_out), errors=int(errors))
             written += 1
-    session.flush()
+    cutoff = (today - timedelta(days=USER_USAGE_KEEP_DAYS)).isoformat()
+    session.exec(delete(UserUsageDaily).where(UserUsageDaily.day < cutoff))  # type: ignore[arg-type]
+    if written:
+        logger.debug("Usage repair: %d bot-days rewritten", written)
     return written
