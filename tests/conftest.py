@@ -49,10 +49,12 @@ class GroBotEnv:
 
 def _reset_process_state() -> None:
     from grobot.core.db import dispose_engines
+    from grobot.core.services.usage_limits import reset_warnings
     from grobot.core.settings import get_settings
 
     dispose_engines()
     get_settings.cache_clear()
+    reset_warnings()
 
 
 @pytest.fixture(scope="session")

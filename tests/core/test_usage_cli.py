@@ -25,9 +25,9 @@ def test_admin_sets_limits_and_reads_usage_against_them(grobot_env, capsys):
     assert run(capsys, "settings", "set", "user_daily_message_limit", "20")[0] == 0
     assert run(capsys, "settings", "get", "daily_token_limit")[1].strip() == "5000"
     code, _, err = run(capsys, "settings", "set", "daily_call_limit", "-3")
-    assert code == 2 and err.strip() == "error: daily_call_limit: must be 0 or more"
+    assert code == 2 and err.strip() == "error: daily_call_limit: must be between 0 and 1,000,000,000"
     code, _, err = run(capsys, "settings", "set", "daily_call_limit", "lots")
-    assert code == 2 and "expected an integer" in err
+    assert code == 2 and "expected a whole number" in err
     assert json.loads(run(capsys, "settings", "list", "--json")[1])["daily_call_limit"] == 0
 
     # Per bot: an own value, "unlimited", and back to the default.

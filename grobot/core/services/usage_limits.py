@@ -124,6 +124,14 @@ _warned_day = ""
 _warned_lock = threading.Lock()
 
 
+def reset_warnings() -> None:
+    """Forget which limits were logged (a new database in this process: the tests)."""
+    global _warned_day
+    with _warned_lock:
+        _warned.clear()
+        _warned_day = ""
+
+
 def warn_once(state: LimitState, hit: LimitHit, discord_user_id: str | None = None) -> bool:
     """Log a WARNING the first time (in this process) a limit stops a run on a UTC day; True when logged.
 
