@@ -17,7 +17,7 @@ from sqlalchemy import update
 from sqlmodel import Session, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
+from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -157,3 +157,23 @@ def run_status(message_id: int, *, session: Session) -> tuple[str, str]:
     """``(status, error)`` of a Test Chat user message (``("", "")`` when it is gone)."""
     row = session.exec(select(Message.status, Message.error).where(Message.id == message_id)).first()
     return (row[0] or "", row[1] or "") if row else ("", "")
+
+
+STEP_KINDS = ("thinking", "progress", "tool_call", "tool_result")
+
+
+def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> list[AgentEvent]:
+    """The step events (thinking, progress, tool calls and results) of some runs, in order, at most ``limit``."""
+    if not run_ids:
+        return []
+    stmt = (select(AgentEvent).where(AgentEvent.run_id.in_(run_ids), AgentEvent.kind.in_(STEP_KINDS))  # type: ignore[attr-defined]
+            .order_by(AgentEvent.run_id, AgentEvent.seq).limit(limit))
+    rows = list(session.exec(stmt).all())
+    for row in rows:
+        session.expunge(row)
+    return rows
+
+
+def worker_running(*, session: Session, stale_after: float = 20.0) -> bool:
+    """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds."""
+    return bool(live_supervisor_ids(session=session, stale_after=stale_after))
