@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, BotTab
-from grobot.pages import bot_chat, bots, login
+from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, SETTINGS, BotTab
+from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings, bots, login
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
@@ -31,3 +31,7 @@ def add_bot_page(tab: BotTab, page: Callable[[], rx.Component], load: Callable) 
 add_bot_page(CHAT, bot_chat.chat_page, bot_chat.ChatState.load)
 app.add_page(bot_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
              on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, bot_chat.ChatState.load])
+add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
+add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.SettingsState.load)
+add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
+add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)

@@ -170,7 +170,12 @@ def log_row(row: LogRow) -> rx.Component:
 
 def toolbar() -> rx.Component:
     return rx.flex(
-        rx.select(LEVEL_CHOICES, value=LogsState.level, on_change=LogsState.set_level, aria_label="Level"),
+        rx.hstack(
+            rx.text("Level", size="2", color=rx.color("gray", 11)),
+            rx.select(LEVEL_CHOICES, value=LogsState.level, on_change=LogsState.set_level, aria_label="Level"),
+            align="center",
+            spacing="2",
+        ),
         rx.form(
             rx.hstack(
                 rx.input(rx.input.slot(rx.icon("search", size=14)), name="search", placeholder="Search messages…",
@@ -179,6 +184,7 @@ def toolbar() -> rx.Component:
                 spacing="2",
             ),
             on_submit=LogsState.apply_search,
+            width="auto",
         ),
         rx.cond(LogsState.filtered, rx.button("Clear filters", variant="ghost", color_scheme="gray",
                                               on_click=LogsState.clear_filters)),
