@@ -102,6 +102,12 @@ class FilesState(BotPageState):
         return len(self.files)
 
     @rx.var
+    def target_folder(self) -> str:
+        """Where uploads go, as the admin reads it."""
+        folder = self.folder.strip().strip("/")
+        return f"{folder}/" if folder else "the top folder"
+
+    @rx.var
     def max_size(self) -> str:
         return human_size(self.max_bytes)
 
@@ -221,7 +227,8 @@ def upload_zone() -> rx.Component:
                             rx.input(value=FilesState.folder, on_change=FilesState.set_folder,
                                      placeholder="e.g. docs/manuals", width="18rem"),
                             display="flex", flex_direction="column", gap="0.25rem"),
-                rx.text(f"Up to {FilesState.max_size} per file.", size="1", color=rx.color("gray", 10)),
+                rx.text("Files go into ", rx.code(FilesState.target_folder), f", up to {FilesState.max_size} each.",
+                        size="1", color=rx.color("gray", 10), data_testid="upload-target"),
                 align="end",
                 justify="between",
                 width="100%",

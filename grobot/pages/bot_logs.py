@@ -172,7 +172,12 @@ def toolbar() -> rx.Component:
     return rx.flex(
         rx.hstack(
             rx.text("Level", size="2", color=rx.color("gray", 11)),
-            rx.select(LEVEL_CHOICES, value=LogsState.level, on_change=LogsState.set_level, aria_label="Level"),
+            rx.select.root(
+                rx.select.trigger(aria_label="Level"),
+                rx.select.content(*[rx.select.item(choice, value=choice) for choice in LEVEL_CHOICES]),
+                value=LogsState.level,
+                on_change=LogsState.set_level,
+            ),
             align="center",
             spacing="2",
         ),

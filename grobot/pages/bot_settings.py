@@ -33,6 +33,11 @@ TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "alwa
                "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs")
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
                "message_content_intent", "members_intent")
+FIELD_LABELS = {
+    "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
+    "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
+    "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
+}
 CATEGORY_HELP = {
     "decision": "Small, fast calls: whether to answer, what to do next.",
     "tools": "Choosing tools and extracting their arguments (JSON).",
@@ -238,9 +243,12 @@ class SettingsState(BotPageState):
             view = await self._call(_write, change)
         except Exception as exc:
             self.saving = False
-            message = user_message(exc)
             self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
-            self.form_error = message
+            if self.errors:
+                self.form_error = "Nothing was saved. Please correct: " + "; ".join(
+                    f"{FIELD_LABELS.get(name, name)}: {problem}" for name, problem in self.errors.items())
+            else:
+                self.form_error = user_message(exc)
             return
         self.saving = False
         self.errors, self.form_error = {}, ""
