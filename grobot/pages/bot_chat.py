@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 100  # messages shown
 POLL_SECONDS = 0.3  # how often a running answer is read
+PENDING_POLL_SECONDS = 1.5  # how often a message no worker has claimed yet is checked
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 WORKER_COMMAND = "python -m grobot worker"
 DETAIL_CHARS = 2000
@@ -298,7 +299,7 @@ class ChatState(BotPageState):
                     self._apply(update)
                 if final:
                     break
-                await asyncio.sleep(POLL_SECONDS)
+                await asyncio.sleep(PENDING_POLL_SECONDS if update.status == "pending" else POLL_SECONDS)
         finally:
             async with self:
                 self._following = False
