@@ -43,6 +43,7 @@ CATEGORY_HELP = {
     "tools": "Choosing tools and extracting their arguments (JSON).",
     "output": "The answer the user reads, streamed.",
 }
+MODELS_TIMEOUT = 15.0
 ADD_MCP_COMMAND = "python -m grobot mcp add NAME --command ..."
 
 
@@ -170,6 +171,9 @@ class SettingsState(BotPageState):
     revision: int = 0
     saving: bool = False
     delete_confirm: str = ""
+    # Per category: the models its server offers (fetched on request) and a line about them.
+    models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
+    models_note: dict[str, str] = {}
 
     @rx.var
     def dirty(self) -> bool:
@@ -368,6 +372,30 @@ class SettingsState(BotPageState):
         self.mcp_errors = {}
         self._show(view, keep_form=True)
         return rx.toast.success("MCP server settings saved.")
+
+    @rx.event
+    async def list_models(self, category: str):
+        """Ask the category's saved server which models it offers (for the Model field's suggestions)."""
+        if category not in self.models:
+            return
+        self.models_note = {**self.models_note, category: "Asking the server…"}
+        yield
+        try:
+            await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id,
+                                    lambda _session, _user, _bot: None, admin=True)
+            names = await asyncio.wait_for(
+                llm_settings.list_models_for(category=category, bot_id=self.current_bot_id), timeout=MODELS_TIMEOUT)
+        except asyncio.TimeoutError:
+            note = f"The server did not answer within {MODELS_TIMEOUT:g} s."
+            names = []
+        except Exception as exc:
+            note = "Could not list the models: " + user_message(exc)
+            names = []
+        else:
+            note = (f"{len(names)} model{'' if len(names) == 1 else 's'} on the server: pick one in the Model field."
+                    if names else "The server offers no models.")
+        self.models = {**self.models, category: names[:500]}
+        self.models_note = {**self.models_note, category: note}
 
     @rx.event
     def set_delete_confirm(self, value: str) -> None:
@@ -584,15 +612,28 @@ def llm_card(row: LLMRow) -> rx.Component:
                     width="100%",
                 ),
                 rx.el.input(type="hidden", name="category", value=row.category),
+                rx.el.datalist(rx.foreach(SettingsState.models[row.category], lambda name: rx.el.option(value=name)),
+                               id=f"models-{row.category}"),
                 rx.grid(
                     rx.el.label(rx.text("Provider", size="1", weight="medium"),
                                 rx.select(list(llm_settings.PROVIDERS), name="provider", default_value=row.provider,
                                           size="2"),
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     rx.el.label(rx.text("Model", size="1", weight="medium"),
-                                rx.input(name="model", default_value=row.model, **small),
+                                rx.input(name="model", default_value=row.model, custom_attrs={"list": f"models-{row.category}"},
+                                         **small),
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     columns="2", spacing="3", width="100%",
+                ),
+                rx.hstack(
+                    rx.button(rx.icon("list", size=12), "List models", type="button", variant="ghost", size="1",
+                              on_click=SettingsState.list_models(row.category)),
+                    rx.cond(SettingsState.models_note.contains(row.category),  # type: ignore[attr-defined]
+                            rx.text(SettingsState.models_note[row.category], size="1", color=rx.color("gray", 11),
+                                    data_testid="models-note")),
+                    spacing="2",
+                    align="center",
+                    width="100%",
                 ),
                 rx.el.label(rx.text("Base URL", size="1", weight="medium"),
                             rx.input(name="base_url", default_value=row.base_url, placeholder="Provider default",

@@ -260,7 +260,7 @@ def test_logs_filter_by_level_and_text(admin_page) -> None:
     page.screenshot(path="/tmp/ui-logs.png", full_page=True)
 
 
-def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page) -> None:
+def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, fake_llm) -> None:
     page = admin_page
     token = make_token(334455667788990011)
     bot_id = add_bot(unique("Settled"), token=token, personality="Be brief.")
@@ -290,7 +290,8 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page) -
     # An LLM override of the output category, with an API key that never comes back.
     api_key = "sk-test-" + uuid.uuid4().hex
     card = page.locator('[data-category="output"]')
-    card.get_by_role("textbox", name="Model", exact=True).fill("qwen2.5:7b")
+    card.get_by_role("combobox", name="Model", exact=True).fill("qwen2.5:7b")
+    card.get_by_role("textbox", name="Base URL").fill(fake_llm.url)
     card.get_by_role("spinbutton", name="Temperature").fill("0.3")
     card.get_by_role("textbox", name="API key").fill(api_key)
     card.get_by_role("button", name="Save output").click()
@@ -299,10 +300,14 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page) -
         llm = llm_settings.effective_llm(session=session, category="output", bot_id=bot_id)
         assert (llm.source, llm.model, llm.temperature, llm.api_key) == ("bot", "qwen2.5:7b", 0.3, api_key)
     expect(card.get_by_text("set", exact=True)).to_be_visible()
+    card.get_by_role("button", name="List models").click()  # asks the saved server (the fake)
+    expect(card.get_by_test_id("models-note")).to_have_text("2 models on the server: pick one in the Model field.",
+                                                            timeout=LIVE_TIMEOUT_MS)
+    expect(card.locator("datalist option")).to_have_count(2)
     card.get_by_role("spinbutton", name="Temperature").fill("7")
     card.get_by_role("button", name="Save output").click()
     expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature: Input should be less than or equal to 2")
-    expect(card.get_by_role("textbox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
+    expect(card.get_by_role("combobox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
 
     # A bad token is refused with the service's words; the stored one stays.
     page.get_by_label("New Discord token").fill("not-a-token")
