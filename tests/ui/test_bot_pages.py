@@ -18,7 +18,8 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Message, Role, Supervisor
-from grobot.core.services import bots, conversations, discord_users, llm_settings, test_chat, user_notes, users
+from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
+                                  users)
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
 
@@ -264,6 +265,10 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     page = admin_page
     token = make_token(334455667788990011)
     bot_id = add_bot(unique("Settled"), token=token, personality="Be brief.")
+    mcp_name = unique("weather")
+    with session_scope() as session:
+        server_id = mcp_servers.create_server(session=session, name=mcp_name, command="python", args=["-m", "w"]).id
+        mcp_servers.record_tools(session=session, server_id=server_id, tools=[{"name": "forecast"}, {"name": "alerts"}])
     open_tab(page, bot_id, "settings")
     personality = page.get_by_role("textbox", name="Personality")
     expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
@@ -308,6 +313,20 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     card.get_by_role("button", name="Save output").click()
     expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature: Input should be less than or equal to 2")
     expect(card.get_by_role("combobox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
+
+    # An MCP server for this bot, limited to one of its tools; an unknown tool is refused.
+    server = page.locator(f'[data-server="{mcp_name}"]')
+    server.get_by_role("checkbox").click()
+    server.get_by_role("textbox", name="Allowed tools").fill("forecast, teleport")
+    server.get_by_role("spinbutton", name="Timeout (s)").fill("10")
+    server.get_by_role("button", name="Save").click()
+    expect(server).to_contain_text("has no tool named teleport")
+    server.get_by_role("textbox", name="Allowed tools").fill("forecast")
+    server.get_by_role("button", name="Save").click()
+    expect(server).not_to_contain_text("teleport", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        links = mcp_servers.bot_links(session=session, bot_id=bot_id)
+        assert [(s.name, link.allowed_tools, link.timeout_seconds) for link, s in links] == [(mcp_name, ["forecast"], 10.0)]
 
     # A bad token is refused with the service's words; the stored one stays.
     page.get_by_label("New Discord token").fill("not-a-token")
