@@ -35,6 +35,7 @@ PENDING_POLL_SECONDS = 1.5  # how often a message no worker has claimed yet is c
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 WORKER_COMMAND = "python -m grobot worker"
 DETAIL_CHARS = 2000
+TITLE_CHARS = 160
 
 
 @dataclass
@@ -69,7 +70,11 @@ def step_of(kind: str, data: dict[str, Any]) -> ChatStep | None:
     """How one event of a run reads in the step list (None: not worth a line)."""
     if kind == "thinking":
         step = str(data.get("step") or "thinking").replace("_", " ")
-        return ChatStep(kind, step[:1].upper() + step[1:], _short(data.get("text") or ""))
+        text = str(data.get("text") or "")
+        title = f"{step[:1].upper()}{step[1:]}: {text}" if text else step[:1].upper() + step[1:]
+        if len(title) <= TITLE_CHARS:
+            return ChatStep(kind, title)
+        return ChatStep(kind, title[:TITLE_CHARS] + "…", _short(text))
     if kind == "tool_call":
         return ChatStep(kind, f"Calls {data.get('name', 'a tool')}", _short(data.get("arguments") or {}))
     if kind == "tool_result":

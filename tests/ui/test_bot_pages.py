@@ -7,9 +7,11 @@ the message and writes the events and the answer a worker writes, with the same 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import expect
@@ -17,9 +19,10 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Message, Role, Supervisor
+from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, Conversation, LogEntry, Message, Role, Supervisor
 from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
                                   users)
+from tests.fakes.llm import use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
 
@@ -157,7 +160,7 @@ def _answer(run_id: int, text: str) -> None:
     _events(run_id, ("done", {}))
 
 
-def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_runs(admin_page) -> None:
+def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_runs(admin_page, fake_llm) -> None:
     page = admin_page
     bot_id = add_bot(unique("Chatty"))
     open_tab(page, bot_id, "chat")
@@ -216,6 +219,14 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
             if supervisor is not None:
                 session.delete(supervisor)
 
+    # The real Test Chat job (the agent chain, on a fake LLM server) answers the next message.
+    use_fake_llm(fake_llm, bot_id=bot_id)  # it answers "Echo: <the message>"
+    box.fill("Ping")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("user-message").last).to_have_text("Ping")
+    _run_real_job(_claim(unique("sup")), bot_id)
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: Ping", timeout=LIVE_TIMEOUT_MS)
+
     # After a reload the history is still there; "Reset conversation" forgets it.
     page.reload()
     expect(page.get_by_test_id("bot-answer").first).to_contain_text("It is noon in UTC.", timeout=PAGE_TIMEOUT_MS)
@@ -224,6 +235,25 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
     with session_scope(readonly=True) as session:
         assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,
                                          session=session) == []
+
+
+def _run_real_job(run_id: int, bot_id: int) -> None:
+    """What a supervisor does with a claimed message: the Test Chat job, then done or error."""
+    from bot_worker.test_chat_job import run_test_chat_job
+
+    with session_scope(readonly=True) as session:
+        message = session.get(Message, run_id)
+        key = session.get(Conversation, message.conversation_id).key
+        content = message.content
+    # In a thread of its own: Playwright's sync API holds an event loop in this one.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        error = pool.submit(lambda: asyncio.run(run_test_chat_job(run_id, bot_id, key, content, "tester",
+                                                                  "ui-admin"))).result(timeout=60)
+    with session_scope() as session:
+        if error:
+            test_chat.fail(run_id, error, session=session)
+        else:
+            test_chat.finish(run_id, session=session)
 
 
 def _admin_id(session) -> int:
