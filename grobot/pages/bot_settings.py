@@ -195,6 +195,16 @@ class SettingsState(BotPageState):
     async def _call(self, fn: Any, *args: Any) -> Any:
         return await asyncio.to_thread(fn, self.session_token, self.current_bot_id, *args)
 
+    async def _change(self, change: Any) -> str:
+        """Apply ``change(session, user, bot)`` as an admin and show the settings again; returns
+        the error to show ("" when it worked). The bot's fields being edited stay as typed."""
+        try:
+            view = await self._call(_write, change)
+        except Exception as exc:
+            return user_message(exc)
+        self._show(view, keep_form=True)
+        return ""
+
     @rx.event
     async def load(self):
         """On load: the bot's settings."""
@@ -271,13 +281,9 @@ class SettingsState(BotPageState):
         def change(session: Session, user: AppUser, bot: Bot) -> None:
             bots_service.set_token(bot, token, session=session)
 
-        try:
-            view = await self._call(_write, change)
-        except Exception as exc:
-            self.token_error = user_message(exc)
+        self.token_error = await self._change(change)
+        if self.token_error:
             return None
-        self.token_error = ""
-        self._show(view, keep_form=True)
         self.bot_has_token = True
         return [rx.set_value("new-token", ""),
                 rx.toast.success("Token replaced. The bot reconnects to Discord with it.")]
@@ -287,13 +293,9 @@ class SettingsState(BotPageState):
         def change(session: Session, user: AppUser, bot: Bot) -> None:
             bots_service.set_token(bot, None, session=session)
 
-        try:
-            view = await self._call(_write, change)
-        except Exception as exc:
-            self.token_error = user_message(exc)
+        self.token_error = await self._change(change)
+        if self.token_error:
             return None
-        self.token_error = ""
-        self._show(view, keep_form=True)
         self.bot_has_token = False
         return rx.toast.success("Token removed. The bot stops until a new one is set.")
 
@@ -313,13 +315,10 @@ class SettingsState(BotPageState):
                                  clear_api_key=clear_key, **fields)
             logger.info("User %s set the %s LLM of bot %s", user.username, category, bot.id)
 
-        try:
-            view = await self._call(_write, change)
-        except Exception as exc:
-            self.llm_errors = {category: user_message(exc)}
+        error = await self._change(change)
+        self.llm_errors = {category: error} if error else {}
+        if error:
             return None
-        self.llm_errors = {}
-        self._show(view, keep_form=True)
         return rx.toast.success(f"The {category} model of this bot is saved.")
 
     @rx.event
@@ -329,13 +328,10 @@ class SettingsState(BotPageState):
         def change(session: Session, user: AppUser, bot: Bot) -> None:
             llm_settings.clear_override(session=session, bot_id=bot.id or 0, category=category)
 
-        try:
-            view = await self._call(_write, change)
-        except Exception as exc:
-            self.llm_errors = {category: user_message(exc)}
+        error = await self._change(change)
+        self.llm_errors = {category: error} if error else {}
+        if error:
             return None
-        self.llm_errors = {}
-        self._show(view, keep_form=True)
         return rx.toast.success(f"The {category} model now follows the global default.")
 
     @rx.event
@@ -363,14 +359,10 @@ class SettingsState(BotPageState):
             logger.info("User %s %s MCP server %s for bot %s", user.username, "enabled" if enabled else "disabled",
                         server.name, bot.id)
 
-        key = str(server_id)
-        try:
-            view = await self._call(_write, change)
-        except Exception as exc:
-            self.mcp_errors = {key: user_message(exc)}
+        error = await self._change(change)
+        self.mcp_errors = {str(server_id): error} if error else {}
+        if error:
             return None
-        self.mcp_errors = {}
-        self._show(view, keep_form=True)
         return rx.toast.success("MCP server settings saved.")
 
     @rx.event
