@@ -487,7 +487,7 @@ def knowledge_tab() -> rx.Component:
                             "Choose someone on the left to see what the bot knows about them, give the bot directives "
                             "for them, or make it forget them."),
             ),
-            columns="18rem 1fr",
+            columns=rx.breakpoints(initial="1fr", md="18rem 1fr"),
             spacing="5",
             width="100%",
             align_items="start",

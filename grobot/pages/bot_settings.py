@@ -44,6 +44,7 @@ CATEGORY_HELP = {
     "output": "The answer the user reads, streamed.",
 }
 MODELS_TIMEOUT = 15.0
+TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
 ADD_MCP_COMMAND = "python -m grobot mcp add NAME --command ..."
 
 
@@ -474,7 +475,7 @@ def general_section() -> rx.Component:
                                           aria_label="Agent mode", width="100%"),
                   hint="chain: specialised calls per step. native: one tool-calling loop for models that call tools well.",
                   error_key="agent_mode"),
-            columns="2", spacing="4", width="100%",
+            columns=TWO_COLUMNS, spacing="4", width="100%",
         ),
         field("Personality", rx.text_area(value=SettingsState.form["personality"],
                                           on_change=lambda value: SettingsState.set_field("personality", value),
@@ -491,7 +492,7 @@ def reply_section() -> rx.Component:
             flag_switch("reply_in_dms", "Direct messages", "Answer every direct message."),
             flag_switch("reply_to_replies", "Replies", "Answer replies to the bot's messages."),
             flag_switch("reply_when_relevant", "When relevant", "Let the decision model join other conversations."),
-            columns="2", spacing="4", width="100%",
+            columns=TWO_COLUMNS, spacing="4", width="100%",
         ),
         field("Allowed channels", text_input("allowed_channel_ids", placeholder="Any channel"),
               hint="Discord channel ids, comma-separated. Empty: every channel.", error_key="allowed_channel_ids"),
@@ -512,7 +513,7 @@ def limits_section() -> rx.Component:
                   hint="Between two answers to the same user.", error_key="user_cooldown_seconds"),
             field("Concurrent runs", text_input("max_concurrent_runs", type="number", min=1, max=100),
                   hint="Messages answered at the same time.", error_key="max_concurrent_runs"),
-            columns="3", spacing="4", width="100%",
+            columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
         ),
     )
 
@@ -524,7 +525,7 @@ def gateway_section() -> rx.Component:
             flag_switch("message_content_intent", "Message content intent",
                         "Needed to read messages; enable it in the developer portal too."),
             flag_switch("members_intent", "Server members intent", "Lets the bot see member lists."),
-            columns="2", spacing="4", width="100%",
+            columns=TWO_COLUMNS, spacing="4", width="100%",
         ),
     )
 
