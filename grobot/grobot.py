@@ -1,18 +1,25 @@
 """The Reflex app and its pages (nothing else lives here; the theme is in rxconfig.py).
 
 Every page but the login page checks the session on load (``AppState.require_login``, or
-``require_admin`` for admin-only pages) before its own on-load handlers.
+``require_admin`` for admin-only pages) before its own on-load handlers. A bot's tab pages
+check it in ``BotPageState.open_bot``, together with the user's access to the bot and tab.
 """
+
+from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.pages import bots, login, mcp, settings, usage, users
+from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, SETTINGS, BotTab
+from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings, bots, login, mcp, settings,
+                          usage, users)
 from grobot.state import AppState
+from grobot.state.bot_page import BotPageState
+from grobot.state.fleet import BotsState
 
 app = rx.App(html_lang="en")
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(
-    bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, bots.BotsState.refresh]
+    bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]
 )
 
 # Admin-only pages: the on-load check refuses testers before the page reads anything.
@@ -22,4 +29,20 @@ for module, page, state in (
     (users, users.users_page, users.UsersState),
     (usage, usage.usage_page, usage.UsageState),
 ):
-    app.add_page(page, route=module.ROUTE, title=module.TITLE, on_load=[AppState.require_admin, state.open])
+    app.add_page(page, route=module.ROUTE, title=module.TITLE,
+                 on_load=[AppState.require_admin, BotsState.refresh, state.open])
+
+
+def add_bot_page(tab: BotTab, page: Callable[[], rx.Component], load: Callable) -> None:
+    """A bot's tab page: the access check and the sidebar first, then the tab's own loading."""
+    app.add_page(page, route=tab.route, title=f"{tab.label} · GroBot",
+                 on_load=[BotPageState.open_bot(tab.key, tab.admin_only), BotsState.refresh, load])
+
+
+add_bot_page(CHAT, bot_chat.chat_page, bot_chat.ChatState.load)
+app.add_page(bot_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
+             on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, bot_chat.ChatState.load])
+add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
+add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)
+add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
+add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)

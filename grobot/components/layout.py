@@ -8,7 +8,10 @@ import logging
 import reflex as rx
 
 from grobot.components.navigation import NAV_ITEMS, NavItem
+from grobot.components.status_badge import status_dot_color
 from grobot.state import AppState
+from grobot.state.bot_page import BotPageState
+from grobot.state.fleet import REFRESH_MS, BotRow, BotsState
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +120,52 @@ def user_panel() -> rx.Component:
     )
 
 
+def sidebar_bot(bot: BotRow) -> rx.Component:
+    """A bot in the sidebar: a live status dot and its name; the open bot is highlighted."""
+    active = BotPageState.current_bot_id == bot.id
+    return rx.link(
+        rx.hstack(
+            rx.box(width="8px", height="8px", min_width="8px", border_radius="50%",
+                   background=status_dot_color(bot.status), data_status=bot.status, title=bot.status),
+            rx.text(bot.name, size="2", weight="medium", truncate=True),
+            align="center",
+            spacing="3",
+            padding_x="0.75rem",
+            padding_y="0.4rem",
+            border_radius="6px",
+            width="100%",
+            color=rx.cond(active, rx.color("accent", 11), rx.color("gray", 11)),
+            background=rx.cond(active, rx.color("accent", 3), "transparent"),
+            _hover={"background": rx.color("gray", 3)},
+            opacity=rx.cond(bot.enabled, "1", "0.6"),
+        ),
+        href=f"/bots/{bot.id}/chat",
+        underline="none",
+        width="100%",
+        data_bot_id=bot.id,
+    )
+
+
+def sidebar_bots() -> rx.Component:
+    """The bots the user may see, with live status dots (refreshed by a hidden timer)."""
+    return rx.vstack(
+        rx.moment(interval=REFRESH_MS, format="HH:mm:ss", on_change=BotsState.refresh, display="none"),
+        rx.text("BOTS", size="1", weight="bold", color=rx.color("gray", 10), padding_x="0.75rem", letter_spacing="0.05em"),
+        rx.cond(
+            BotsState.bot_count > 0,
+            rx.vstack(rx.foreach(BotsState.bots, sidebar_bot), spacing="0", width="100%"),
+            rx.text(rx.cond(BotsState.loaded, "No bots yet", "Loading…"), size="2", color=rx.color("gray", 10),
+                    padding_x="0.75rem"),
+        ),
+        spacing="1",
+        width="100%",
+        overflow_y="auto",
+        min_height="0",
+        flex="1",
+        aria_label="Bots",
+    )
+
+
 def sidebar(active: str) -> rx.Component:
     """The navigation column (hidden on narrow screens, where the header shows the brand)."""
     return rx.el.nav(
@@ -127,8 +176,11 @@ def sidebar(active: str) -> rx.Component:
                 spacing="1",
                 width="100%",
             ),
+            sidebar_bots(),
             spacing="6",
             width="100%",
+            flex="1",
+            min_height="0",
         ),
         user_panel(),
         display=["none", "none", "flex"],
@@ -146,7 +198,12 @@ def sidebar(active: str) -> rx.Component:
     )
 
 
-def header(title: str, subtitle: str | rx.Var | None = None, actions: rx.Component | None = None) -> rx.Component:
+def header(
+    title: str | rx.Var,
+    subtitle: str | rx.Var | rx.Component | None = None,
+    actions: rx.Component | None = None,
+    breadcrumb: rx.Component | None = None,
+) -> rx.Component:
     """The page header: title, an optional subtitle and optional actions on the right."""
     return rx.el.header(
         rx.vstack(
@@ -159,8 +216,9 @@ def header(title: str, subtitle: str | rx.Var | None = None, actions: rx.Compone
                 width="100%",
                 margin_bottom="0.75rem",
             ),
+            *([breadcrumb] if breadcrumb is not None else []),
             rx.heading(title, size="7", weight="bold", as_="h1"),
-            *([rx.text(subtitle, size="2", color=rx.color("gray", 11))] if subtitle is not None else []),
+            *([_subtitle(subtitle)] if subtitle is not None else []),
             spacing="1",
             width=["100%", "100%", "auto"],  # narrow screens: the brand row spans the width
         ),
@@ -176,12 +234,19 @@ def header(title: str, subtitle: str | rx.Var | None = None, actions: rx.Compone
     )
 
 
+def _subtitle(subtitle: str | rx.Var | rx.Component) -> rx.Component:
+    if isinstance(subtitle, rx.Component):
+        return subtitle
+    return rx.text(subtitle, size="2", color=rx.color("gray", 11))
+
+
 def page_layout(
     *children: rx.Component,
     active: str,
-    title: str,
-    subtitle: str | rx.Var | None = None,
+    title: str | rx.Var,
+    subtitle: str | rx.Var | rx.Component | None = None,
     actions: rx.Component | None = None,
+    breadcrumb: rx.Component | None = None,
 ) -> rx.Component:
     """A whole page: sidebar, header and ``children`` as the main content.
 
@@ -190,7 +255,7 @@ def page_layout(
     """
     return rx.cond(
         AppState.signed_in,
-        _frame(*children, active=active, title=title, subtitle=subtitle, actions=actions),
+        _frame(*children, active=active, title=title, subtitle=subtitle, actions=actions, breadcrumb=breadcrumb),
         checking_session(),
     )
 
@@ -208,15 +273,16 @@ def checking_session() -> rx.Component:
 def _frame(
     *children: rx.Component,
     active: str,
-    title: str,
-    subtitle: str | rx.Var | None,
+    title: str | rx.Var,
+    subtitle: str | rx.Var | rx.Component | None,
     actions: rx.Component | None,
+    breadcrumb: rx.Component | None,
 ) -> rx.Component:
     return rx.flex(
         sidebar(active),
         rx.el.main(
             rx.vstack(
-                header(title, subtitle, actions),
+                header(title, subtitle, actions, breadcrumb),
                 *children,
                 spacing="5",
                 width="100%",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import bindparam
-from sqlmodel import Session, delete, select
+from sqlalchemy import bindparam, func
+from sqlmodel import Session, col, delete, select
 
 from grobot.core.models import UserNote, UserProfile, utcnow
 
@@ -82,3 +84,44 @@ def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:
 
     with session_scope(readonly=True) as session:
         return delete_user_memories(bot_id, discord_user_id, session=session)
+
+
+@dataclass(frozen=True)
+class KnownUser:
+    """A Discord user a bot knows something about (a profile, notes, or both)."""
+
+    discord_user_id: str
+    display_name: str
+    has_directives: bool
+    note_count: int
+    updated_at: datetime | None
+
+
+def known_users(*, session: Session, bot_id: int, search: str = "", limit: int = 200) -> list[KnownUser]:
+    """The users with a profile or notes for ``bot_id``, most recently updated first (aggregated in SQL)."""
+    notes = (
+        select(UserNote.discord_user_id.label("uid"), func.count().label("notes"),  # type: ignore[attr-defined]
+               func.max(UserNote.updated_at).label("updated"))
+        .where(UserNote.bot_id == bot_id).group_by(UserNote.discord_user_id).subquery()
+    )
+    profiles = select(UserProfile.discord_user_id.label("uid")).where(UserProfile.bot_id == bot_id)  # type: ignore[attr-defined]
+    ids = select(notes.c.uid).union(profiles).subquery()
+    stmt = (
+        select(ids.c.uid, UserProfile.display_name, UserProfile.directives, notes.c.notes, notes.c.updated,
+               UserProfile.updated_at)
+        .select_from(ids)
+        .join(UserProfile, (UserProfile.bot_id == bot_id) & (UserProfile.discord_user_id == ids.c.uid), isouter=True)
+        .join(notes, notes.c.uid == ids.c.uid, isouter=True)
+    )
+    search = (search or "").strip()
+    if search:
+        pattern = f"%{search}%"
+        stmt = stmt.where(ids.c.uid.ilike(pattern) | col(UserProfile.display_name).ilike(pattern))
+    last = func.coalesce(notes.c.updated, UserProfile.updated_at)
+    stmt = stmt.order_by(last.desc(), ids.c.uid).limit(limit)
+    result = []
+    for uid, name, directives, note_count, notes_at, profile_at in session.exec(stmt).all():  # type: ignore[call-overload]
+        times = [t for t in (notes_at, profile_at) if t is not None]
+        result.append(KnownUser(discord_user_id=str(uid), display_name=name or "", has_directives=bool(directives),
+                                note_count=int(note_count or 0), updated_at=max(times) if times else None))
+    return result

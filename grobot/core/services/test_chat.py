@@ -17,7 +17,7 @@ from sqlalchemy import update
 from sqlmodel import Session, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
+from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -126,3 +126,54 @@ def messages(conversation_id: int, *, session: Session) -> list[Message]:
     """The messages of a Test Chat session, oldest first."""
     return list(session.exec(select(Message).where(Message.conversation_id == conversation_id)
                              .order_by(Message.created_at, Message.id)).all())
+
+
+def latest_session(bot_id: int, app_user_id: int, *, session: Session) -> Conversation | None:
+    """The newest Test Chat session of ``app_user_id`` with ``bot_id`` (None when there is none)."""
+    return session.exec(
+        select(Conversation)
+        .where(Conversation.bot_id == bot_id, Conversation.app_user_id == app_user_id, Conversation.kind == "test")
+        .order_by(Conversation.id.desc())  # type: ignore[union-attr]
+    ).first()
+
+
+def open_session(bot_id: int, app_user_id: int, *, session: Session) -> Conversation:
+    """The user's current Test Chat session with the bot, created when there is none."""
+    return latest_session(bot_id, app_user_id, session=session) or create_session(
+        bot_id, session=session, app_user_id=app_user_id
+    )
+
+
+def recent_messages(conversation_id: int, *, session: Session, limit: int = 200) -> list[Message]:
+    """The newest ``limit`` messages of a session, oldest first (rows detached from ``session``)."""
+    rows = list(session.exec(select(Message).where(Message.conversation_id == conversation_id)
+                             .order_by(Message.id.desc()).limit(limit)).all())  # type: ignore[union-attr]
+    for row in rows:
+        session.expunge(row)
+    return rows[::-1]
+
+
+def run_status(message_id: int, *, session: Session) -> tuple[str, str]:
+    """``(status, error)`` of a Test Chat user message (``("", "")`` when it is gone)."""
+    row = session.exec(select(Message.status, Message.error).where(Message.id == message_id)).first()
+    return (row[0] or "", row[1] or "") if row else ("", "")
+
+
+STEP_KINDS = ("thinking", "progress", "tool_call", "tool_result")
+
+
+def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> list[AgentEvent]:
+    """The step events (thinking, progress, tool calls and results) of some runs, in order, at most ``limit``."""
+    if not run_ids:
+        return []
+    stmt = (select(AgentEvent).where(AgentEvent.run_id.in_(run_ids), AgentEvent.kind.in_(STEP_KINDS))  # type: ignore[attr-defined]
+            .order_by(AgentEvent.run_id, AgentEvent.seq).limit(limit))
+    rows = list(session.exec(stmt).all())
+    for row in rows:
+        session.expunge(row)
+    return rows
+
+
+def worker_running(*, session: Session, stale_after: float = 20.0) -> bool:
+    """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds."""
+    return bool(live_supervisor_ids(session=session, stale_after=stale_after))

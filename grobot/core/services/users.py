@@ -15,7 +15,7 @@ from sqlmodel import Session, func, select
 from grobot.core import security
 from grobot.core.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
 from grobot.core.services import bots as bots_service
-from grobot.core.models import AppUser, AppUserBot, Role, utcnow
+from grobot.core.models import AppUser, AppUserBot, Bot, Role, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +81,16 @@ def visible_bot_ids(user: AppUser, *, session: Session) -> set[int] | None:
     if user.role == Role.ADMIN.value:
         return None
     return set(session.exec(select(AppUserBot.bot_id).where(AppUserBot.app_user_id == user.id)).all())
+
+
+def visible_bot(user: AppUser, bot_id: int, *, session: Session) -> Bot:
+    """The bot ``bot_id`` when ``user`` may see it; otherwise :class:`NotFoundError` (a tester
+    is not told whether a bot they may not see exists)."""
+    visible = visible_bot_ids(user, session=session)
+    bot = session.get(Bot, bot_id) if visible is None or bot_id in visible else None
+    if bot is None:
+        raise NotFoundError(f"no bot numbered {bot_id}, or you may not see it")
+    return bot
 
 
 def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> None:

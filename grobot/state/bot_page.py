@@ -1,0 +1,202 @@
+"""The bot a per-bot page shows: which one (from the URL), whether the user may see it, its
+header (name, live status, Discord identity, enabled) and the server-side checks every tab uses.
+
+Every tab page's state derives from :class:`BotPageState`. A tab's event handlers reach the
+database only through :func:`run_for_bot`, which checks the session, the role and that the
+user may see the bot, on the server, for every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
+from grobot.core.models import AppUser, Bot, BotStatus, Role
+from grobot.core.services import bots as bots_service
+from grobot.core.services.users import NotSignedIn, visible_bot
+from grobot.state.app_state import AppState, run_authorized, sign_out_script
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+HEADER_REFRESH_STALE_SECONDS = 30.0
+NOT_FOUND_MESSAGE = "This bot does not exist, or you are not allowed to see it."
+ADMIN_ONLY_MESSAGE = "Only administrators can open this tab. Testers can use the Test Chat."
+
+
+def run_for_bot(
+    token: str, bot_id: int, work: Callable[[Session, AppUser, Bot], T], *, admin: bool, readonly: bool = True
+) -> T:
+    """Check the session, the role (admins only when ``admin``) and that the user may see bot
+    ``bot_id``, then ``work(session, user, bot)``. Blocking: run it with ``asyncio.to_thread``.
+
+    Raises ``NotSignedIn``, ``PermissionDenied`` or ``NotFoundError`` (a bot the user may not
+    see is reported exactly like a bot that does not exist).
+    """
+    roles = (Role.ADMIN,) if admin else ()
+
+    def checked(session: Session, user: AppUser) -> T:
+        return work(session, user, visible_bot(user, bot_id, session=session))
+
+    return run_authorized(token, checked, *roles, readonly=readonly)
+
+
+_BOT_PATH = re.compile(r"/bots/(\d{1,12})(?:/|$)")
+
+
+def bot_id_from_path(path: str) -> int:
+    """The bot id of a per-bot page's URL path like ``/bots/3/chat`` (0 when there is none)."""
+    match = _BOT_PATH.search(path or "")
+    return int(match.group(1)) if match else 0
+
+
+def user_message(exc: Exception) -> str:
+    """What to tell the user about a failed action (domain errors as they are, others in general words)."""
+    if isinstance(exc, NotSignedIn):
+        return "Your session has ended. Please sign in again."
+    if isinstance(exc, PermissionDenied):
+        return "Only administrators can do this."
+    if isinstance(exc, NotFoundError):
+        return str(exc)[:1].upper() + str(exc)[1:]
+    if isinstance(exc, GroBotError):
+        text = str(exc)
+        return text[:1].upper() + text[1:]
+    logger.warning("A web action failed", exc_info=exc)
+    return "Something went wrong on the server. Please try again."
+
+
+def _header(session: Session, _user: AppUser, bot: Bot) -> dict[str, object]:
+    summary = bots_service.summarize(bot, session.get(BotStatus, bot.id))
+    return {
+        "name": summary.name,
+        "enabled": summary.enabled,
+        "status": summary.status,
+        "status_detail": summary.status_detail or "",
+        "discord_user_name": summary.discord_user_name or "",
+        "guild_count": summary.guild_count,
+        "has_token": summary.has_token,
+    }
+
+
+def _set_enabled(enabled: bool) -> Callable[[Session, AppUser, Bot], None]:
+    def work(session: Session, user: AppUser, bot: Bot) -> None:
+        bots_service.set_enabled(bot, enabled, session=session)
+        logger.info("User %s %s bot %s in the web app", user.username, "enabled" if enabled else "disabled", bot.id)
+
+    return work
+
+
+class BotPageState(AppState):
+    """The bot of the open per-bot page, and its header."""
+
+    current_bot_id: int = 0
+    current_tab: str = ""
+    # Empty when the page may show the bot; otherwise why not (shown instead of the tab).
+    access_error: str = ""
+    bot_loaded: bool = False
+    bot_name: str = ""
+    bot_enabled: bool = False
+    bot_status: str = "stopped"
+    bot_status_detail: str = ""
+    bot_discord_name: str = ""
+    bot_guild_count: int = 0
+    bot_has_token: bool = False
+    header_error: str = ""
+    _header_refresh_started: float = 0.0
+
+    @rx.var
+    def bot_ready(self) -> bool:
+        """The page may show the bot's tab."""
+        return self.bot_loaded and not self.access_error
+
+    def _show_header(self, data: dict[str, object]) -> None:
+        self.bot_name = str(data["name"])
+        self.bot_enabled = bool(data["enabled"])
+        self.bot_status = str(data["status"])
+        self.bot_status_detail = str(data["status_detail"])
+        self.bot_discord_name = str(data["discord_user_name"])
+        self.bot_guild_count = int(data["guild_count"])  # type: ignore[call-overload]
+        self.bot_has_token = bool(data["has_token"])
+
+    @rx.event
+    async def open_bot(self, tab: str, admin_only: bool):
+        """On load of a per-bot tab: the session, then the bot of the URL and whether this user may open the tab."""
+        redirect = await self._check_session()
+        self.current_tab = tab
+        self.bot_loaded = False
+        self.access_error = ""
+        self.current_bot_id = bot_id_from_path(self.router.url.path)
+        if redirect is not None or not self.user_id:
+            return redirect
+        if admin_only and not self.is_admin:
+            self.access_error = ADMIN_ONLY_MESSAGE
+            logger.info("User %s was refused the %s tab of bot %s", self.username, tab, self.current_bot_id)
+        try:
+            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except NotFoundError:
+            self.access_error = NOT_FOUND_MESSAGE
+            self.bot_name = "Bot not found"
+        else:
+            self._show_header(data)
+        self.bot_loaded = True
+        return None
+
+    @rx.event(background=True)
+    async def refresh_header(self, _tick: str = ""):
+        """Reload the header's live status (on every timer tick)."""
+        async with self:
+            if not self.user_id or not self.current_bot_id or self.access_error:
+                return
+            now = time.monotonic()
+            if self._header_refresh_started and now - self._header_refresh_started < HEADER_REFRESH_STALE_SECONDS:
+                return
+            self._header_refresh_started = now
+            token, bot_id = self.session_token, self.current_bot_id
+        data: dict[str, object] | None = None
+        error = ""
+        try:
+            data = await asyncio.to_thread(run_for_bot, token, bot_id, _header, admin=False)
+        except asyncio.CancelledError:
+            async with self:
+                self._header_refresh_started = 0.0
+            raise
+        except NotSignedIn:
+            async with self:
+                self._header_refresh_started = 0.0
+                self._forget_session()
+            return sign_out_script()
+        except NotFoundError:
+            error = "deleted"
+        except Exception as exc:  # the database is away for a moment: keep the last header
+            logger.debug("Bot header refresh failed: %s", type(exc).__name__)
+        async with self:
+            self._header_refresh_started = 0.0
+            if data is not None and bot_id == self.current_bot_id:
+                self._show_header(data)
+            elif error and bot_id == self.current_bot_id:
+                self.access_error = NOT_FOUND_MESSAGE
+        return None
+
+    @rx.event
+    async def set_bot_enabled(self, enabled: bool):
+        """Enable or disable the bot (admins only; the supervisor starts or stops its process)."""
+        try:
+            await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _set_enabled(bool(enabled)),
+                                    admin=True, readonly=False)
+            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self._show_header(data)
+        return rx.toast.success(f"{self.bot_name} {'enabled: the worker starts it' if enabled else 'disabled: the worker stops it'}.")

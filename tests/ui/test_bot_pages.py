@@ -1,0 +1,463 @@
+"""A bot's pages in a real browser against the real web app: header and tabs, Test Chat,
+Logs, Settings, Files and the Knowledge Base, and what a tester may (not) see.
+
+No bot worker runs here: where a worker would answer a Test Chat message, the test claims
+the message and writes the events and the answer a worker writes, with the same services.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from playwright.sync_api import expect
+
+from sqlmodel import select
+
+from grobot.core.db import session_scope
+from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, Conversation, LogEntry, Message, Role, Supervisor
+from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
+                                  users)
+from tests.fakes.llm import use_fake_llm
+from tests.helpers import make_token
+from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
+
+logger = logging.getLogger(__name__)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+LIVE_TIMEOUT_MS = 15_000
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def add_bot(name: str, **fields: object) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=name, **fields).id or 0
+
+
+def open_tab(page, bot_id: int, tab: str) -> None:
+    page.goto(f"/bots/{bot_id}/{tab}")
+    expect(page.get_by_role("navigation", name="Bot sections")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+
+def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page) -> None:
+    page = admin_page
+    name = unique("Header")
+    bot_id = add_bot(name, token=make_token(223344556677889900))
+    with session_scope() as session:
+        status = session.get(BotStatus, bot_id)
+        status.state, status.detail, status.discord_user_name, status.guild_count = "online", "connected", "hdr-bot", 4
+        session.add(status)
+
+    page.goto("/")
+    page.get_by_role("table").get_by_role("link", name=name, exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/chat$"), timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    header = page.get_by_test_id("bot-status")
+    expect(header).to_contain_text("Online")
+    expect(header).to_contain_text("hdr-bot")
+    expect(header).to_contain_text("4 guilds")
+    tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base"])
+    sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
+    expect(sidebar_bot).to_contain_text(name)
+    expect(sidebar_bot.locator('[data-status="online"]')).to_have_count(1)
+
+    # The status is live, in the header and the sidebar.
+    with session_scope() as session:
+        status = session.get(BotStatus, bot_id)
+        status.state, status.detail = "error", "Discord refused the token"
+        session.add(status)
+    expect(header).to_contain_text("Discord refused the token", timeout=LIVE_TIMEOUT_MS)
+    expect(sidebar_bot.locator('[data-status="error"]')).to_have_count(1, timeout=LIVE_TIMEOUT_MS)
+
+    # An admin disables the bot from the header.
+    page.get_by_role("switch", name="Bot enabled").click()
+    expect(page.get_by_text("Disabled", exact=True)).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).enabled is False
+    page.screenshot(path="/tmp/ui-bot-header.png")
+
+
+def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env) -> None:
+    granted_name, hidden_name = unique("Granted"), unique("Hidden")
+    granted, hidden = add_bot(granted_name), add_bot(hidden_name)
+    tester = create_ui_user(unique("tester"), Role.TESTER)
+    with session_scope() as session:
+        users.grant_bot(users.get_user(tester.id, session=session), granted, session=session)
+    sign_in(page, tester)
+
+    open_tab(page, granted, "chat")
+    expect(page.get_by_role("heading", name=granted_name, exact=True)).to_be_visible()
+    tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
+    expect(tabs).to_have_text(["Test Chat"])
+    expect(page.get_by_role("switch", name="Bot enabled")).to_have_count(0)
+    sidebar = page.get_by_role("navigation", name="Main navigation")
+    expect(sidebar.locator(f'[data-bot-id="{granted}"]')).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(sidebar.locator(f'[data-bot-id="{hidden}"]')).to_have_count(0)
+
+    page.goto(f"/bots/{granted}/settings")
+    expect(page.get_by_test_id("access-error")).to_have_text(re.compile("Only administrators"), timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("Personality")).to_have_count(0)
+
+    page.goto(f"/bots/{hidden}/chat")
+    expect(page.get_by_test_id("access-error")).to_have_text(re.compile("does not exist, or you are not allowed"),
+                                                             timeout=PAGE_TIMEOUT_MS)
+    assert hidden_name not in page.content()
+
+
+def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
+    """What the Settings, Logs, Files and Knowledge Base handlers call checks the role itself."""
+    from grobot.core.errors import NotFoundError, PermissionDenied
+    from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings
+
+    bot_id, other = add_bot(unique("Guarded")), add_bot(unique("Other"))
+    tester = create_ui_user(unique("tester"), Role.TESTER)
+    with session_scope() as session:
+        user = users.get_user(tester.id, session=session)
+        users.grant_bot(user, bot_id, session=session)
+        token = users.start_session(user)
+    for call in (lambda: bot_settings.load_settings(token, bot_id),
+                 lambda: bot_logs.load_logs(token, bot_id, "ALL", "", 10),
+                 lambda: bot_files.load_files(token, bot_id),
+                 lambda: bot_knowledge.load_users(token, bot_id, ""),
+                 lambda: bot_knowledge.forget(token, bot_id, "123")):
+        with pytest.raises(PermissionDenied):
+            call()
+    assert bot_chat.load_chat(token, bot_id).turns == []  # the Test Chat is theirs
+    with pytest.raises(NotFoundError):
+        bot_chat.send_message(token, other, "hello")  # not a granted bot
+
+
+def _claim(supervisor_id: str) -> int:
+    with session_scope() as session:
+        claimed = test_chat.claim_pending(supervisor_id, session=session)
+        assert len(claimed) == 1
+        return claimed[0].id or 0
+
+
+def _events(run_id: int, *events: tuple[str, dict]) -> None:
+    with session_scope() as session:
+        last = max((e.seq for e in conversations.run_events(session=session, run_id=run_id)), default=0)
+        for offset, (kind, data) in enumerate(events, start=1):
+            session.add(AgentEvent(run_id=run_id, seq=last + offset, kind=kind, data=data))
+
+
+def _answer(run_id: int, text: str) -> None:
+    """What the chain stores when a run ends well: the answer, the done event, the message done."""
+    with session_scope() as session:
+        conv_id = session.get(Message, run_id).conversation_id
+        conversations.append_run_messages(session=session, conversation_id=conv_id,
+                                          messages=[{"role": "assistant", "content": text}])
+        test_chat.finish(run_id, session=session)
+    _events(run_id, ("done", {}))
+
+
+def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_runs(admin_page, fake_llm) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Chatty"))
+    open_tab(page, bot_id, "chat")
+    expect(page.get_by_text("Say hello")).to_be_visible()
+
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("What time is it?")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("user-message").last).to_have_text("What time is it?")
+    expect(box).to_have_value("")
+    expect(page.get_by_test_id("waiting-for-worker")).to_contain_text("waiting for the bot worker",
+                                                                     timeout=LIVE_TIMEOUT_MS)
+
+    # A worker starts, claims the message and runs the chain: a tool step, then the answer streams.
+    supervisor_id = unique("sup")
+    with session_scope() as session:
+        session.add(Supervisor(id=supervisor_id, hostname="test", pid=1))
+    try:
+        run_id = _claim(supervisor_id)
+        expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+        _events(run_id, ("thinking", {"step": "tool_identifier", "text": "needs the clock"}),
+                ("tool_call", {"id": "c1", "name": "get_time", "arguments": {"tz": "UTC"}}),
+                ("tool_result", {"id": "c1", "name": "get_time", "content": "12:00 UTC", "is_error": False,
+                                 "duration_ms": 12.0}),
+                ("token", {"text": "It is "}))
+        live = page.get_by_test_id("live-answer")
+        expect(live).to_contain_text("It is", timeout=LIVE_TIMEOUT_MS)
+        expect(live.get_by_test_id("chain-steps")).to_contain_text("Calls get_time")
+        expect(live.get_by_test_id("chain-steps")).to_contain_text("get_time answered")
+        _events(run_id, ("token", {"text": "noon in UTC."}))
+        expect(live).to_contain_text("It is noon in UTC.", timeout=LIVE_TIMEOUT_MS)
+        _answer(run_id, "It is noon in UTC.")
+        answer = page.get_by_test_id("bot-answer").last
+        expect(answer).to_contain_text("It is noon in UTC.", timeout=LIVE_TIMEOUT_MS)
+        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+        steps = answer.get_by_test_id("chain-steps")
+        steps.get_by_text("Steps (3)").click()
+        steps.get_by_text("Calls get_time").click()
+        expect(steps).to_contain_text('"tz": "UTC"')
+        page.screenshot(path="/tmp/ui-test-chat.png", full_page=True)
+
+        # A run that fails says so in plain words.
+        box.fill("And tomorrow?")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_test_id("user-message").last).to_have_text("And tomorrow?")
+        run_id = _claim(supervisor_id)
+        error = "the output model is unreachable (connection refused at http://127.0.0.1:9)"
+        _events(run_id, ("error", {"message": error}))
+        with session_scope() as session:
+            test_chat.fail(run_id, error, session=session)
+        expect(page.get_by_test_id("answer-error").last).to_contain_text(f"The bot could not answer: {error}",
+                                                                         timeout=LIVE_TIMEOUT_MS)
+    finally:
+        with session_scope() as session:
+            supervisor = session.get(Supervisor, supervisor_id)
+            if supervisor is not None:
+                session.delete(supervisor)
+
+    # The real Test Chat job (the agent chain, on a fake LLM server) answers the next message.
+    use_fake_llm(fake_llm, bot_id=bot_id)  # it answers "Echo: <the message>"
+    box.fill("Ping")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_test_id("user-message").last).to_have_text("Ping")
+    _run_real_job(_claim(unique("sup")), bot_id)
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: Ping", timeout=LIVE_TIMEOUT_MS)
+
+    # After a reload the history is still there; "Reset conversation" forgets it.
+    page.reload()
+    expect(page.get_by_test_id("bot-answer").first).to_contain_text("It is noon in UTC.", timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("button", name="Reset conversation").click()
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,
+                                         session=session) == []
+
+
+def _run_real_job(run_id: int, bot_id: int) -> None:
+    """What a supervisor does with a claimed message: the Test Chat job, then done or error."""
+    from bot_worker.test_chat_job import run_test_chat_job
+
+    with session_scope(readonly=True) as session:
+        message = session.get(Message, run_id)
+        key = session.get(Conversation, message.conversation_id).key
+        content = message.content
+    # In a thread of its own: Playwright's sync API holds an event loop in this one.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        error = pool.submit(lambda: asyncio.run(run_test_chat_job(run_id, bot_id, key, content, "tester",
+                                                                  "ui-admin"))).result(timeout=60)
+    with session_scope() as session:
+        if error:
+            test_chat.fail(run_id, error, session=session)
+        else:
+            test_chat.finish(run_id, session=session)
+
+
+def _admin_id(session) -> int:
+    return users.get_user("ui-admin", session=session).id or 0
+
+
+def test_logs_filter_by_level_and_text(admin_page) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Logged"))
+    with session_scope() as session:
+        for level, message in [("INFO", "connected to the gateway"), ("WARNING", "rate limited for 2 s"),
+                               ("ERROR", "gateway connection lost"), ("DEBUG", "heartbeat acknowledged")]:
+            session.add(LogEntry(bot_id=bot_id, level=level, logger="bot_worker.bot_process", message=message))
+    open_tab(page, bot_id, "logs")
+    rows = page.get_by_role("table").locator("tbody tr")
+    expect(rows).to_have_count(4, timeout=PAGE_TIMEOUT_MS)
+    expect(rows.first).to_contain_text("heartbeat acknowledged")  # newest first
+
+    page.get_by_role("combobox", name="Level").click()
+    page.get_by_role("option", name="WARNING").click()
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("gateway connection lost")
+    expect(rows.nth(1)).to_contain_text("rate limited")
+
+    page.get_by_role("textbox", name="Search").fill("gateway")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("ERROR")
+
+    # Live tail: a new matching entry shows up without a reload.
+    with session_scope() as session:
+        session.add(LogEntry(bot_id=bot_id, level="ERROR", logger="bot_worker.bot_process",
+                             message="gateway closed with code 4004"))
+    expect(rows.first).to_contain_text("code 4004", timeout=LIVE_TIMEOUT_MS)
+    page.screenshot(path="/tmp/ui-logs.png", full_page=True)
+
+
+def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, fake_llm) -> None:
+    page = admin_page
+    token = make_token(334455667788990011)
+    bot_id = add_bot(unique("Settled"), token=token, personality="Be brief.")
+    mcp_name = unique("weather")
+    with session_scope() as session:
+        server_id = mcp_servers.create_server(session=session, name=mcp_name, command="python", args=["-m", "w"]).id
+        mcp_servers.record_tools(session=session, server_id=server_id, tools=[{"name": "forecast"}, {"name": "alerts"}])
+    open_tab(page, bot_id, "settings")
+    personality = page.get_by_role("textbox", name="Personality")
+    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("token-state")).to_have_text("set")
+
+    personality.fill("You are a patient librarian.")
+    page.get_by_role("textbox", name="Keywords").fill("books, library")
+    page.get_by_role("spinbutton", name="Max tool rounds").fill("99")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_test_id("settings-error")).to_contain_text("Nothing was saved. Please correct: Max tool rounds")
+    expect(page.get_by_role("alert").filter(has_text="less than or equal to 20")).to_be_visible()
+    expect(personality).to_have_value("You are a patient librarian.")  # nothing typed is lost
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).personality == "Be brief."
+
+    page.get_by_role("spinbutton", name="Max tool rounds").fill("3")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        bot = session.get(Bot, bot_id)
+        assert (bot.personality, bot.keywords, bot.max_tool_rounds) == ("You are a patient librarian.",
+                                                                       ["books", "library"], 3)
+
+    # An LLM override of the output category, with an API key that never comes back.
+    api_key = "sk-test-" + uuid.uuid4().hex
+    card = page.locator('[data-category="output"]')
+    card.get_by_role("combobox", name="Model", exact=True).fill("qwen2.5:7b")
+    card.get_by_role("textbox", name="Base URL").fill(fake_llm.url)
+    card.get_by_role("spinbutton", name="Temperature").fill("0.3")
+    card.get_by_role("textbox", name="API key").fill(api_key)
+    card.get_by_role("button", name="Save output").click()
+    expect(card).to_contain_text("Set for this bot", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="output", bot_id=bot_id)
+        assert (llm.source, llm.model, llm.temperature, llm.api_key) == ("bot", "qwen2.5:7b", 0.3, api_key)
+    expect(card.get_by_text("set", exact=True)).to_be_visible()
+    card.get_by_role("button", name="List models").click()  # asks the saved server (the fake)
+    expect(card.get_by_test_id("models-note")).to_have_text("2 models on the server: pick one in the Model field.",
+                                                            timeout=LIVE_TIMEOUT_MS)
+    expect(card.locator("datalist option")).to_have_count(2)
+    card.get_by_role("spinbutton", name="Temperature").fill("7")
+    card.get_by_role("button", name="Save output").click()
+    expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature: Input should be less than or equal to 2")
+    expect(card.get_by_role("combobox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
+
+    # An MCP server for this bot, limited to one of its tools; an unknown tool is refused.
+    server = page.locator(f'[data-server="{mcp_name}"]')
+    server.get_by_role("checkbox").click()
+    server.get_by_role("textbox", name="Allowed tools").fill("forecast, teleport")
+    server.get_by_role("spinbutton", name="Timeout (s)").fill("10")
+    server.get_by_role("button", name="Save").click()
+    expect(server).to_contain_text("has no tool named teleport")
+    server.get_by_role("textbox", name="Allowed tools").fill("forecast")
+    server.get_by_role("button", name="Save").click()
+    expect(server).not_to_contain_text("teleport", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        links = mcp_servers.bot_links(session=session, bot_id=bot_id)
+        assert [(s.name, link.allowed_tools, link.timeout_seconds) for link, s in links] == [(mcp_name, ["forecast"], 10.0)]
+
+    # A bad token is refused with the service's words; the stored one stays.
+    page.get_by_label("New Discord token").fill("not-a-token")
+    page.get_by_role("button", name="Replace token").click()
+    expect(page.get_by_text("does not look like a Discord bot token")).to_be_visible()
+    page.screenshot(path="/tmp/ui-settings.png", full_page=True)
+
+    html = page.content()
+    frames = "\n".join(page.grobot_record.frames)
+    for secret in (token, api_key):
+        assert secret not in html
+        assert secret not in frames
+    assert "discord_token_enc" not in frames and "api_key_enc" not in frames
+    with session_scope(readonly=True) as session:
+        assert bots.get_token(session.get(Bot, bot_id)) == token
+
+
+def test_delete_a_bot_after_typing_its_name(admin_page) -> None:
+    page = admin_page
+    name = unique("Doomed")
+    bot_id = add_bot(name)
+    open_tab(page, bot_id, "settings")
+    page.get_by_role("button", name="Delete this bot").click()
+    dialog = page.get_by_role("alertdialog")
+    confirm = dialog.get_by_role("button", name="Delete bot")
+    expect(confirm).to_be_disabled()
+    dialog.get_by_role("textbox", name="Bot name to confirm").fill(name)
+    confirm.click()
+    expect(page).to_have_url(re.compile(r"/$"), timeout=PAGE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id) is None
+
+
+def test_files_upload_list_download_and_delete(admin_page) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Filer"))
+    open_tab(page, bot_id, "files")
+    expect(page.get_by_text("No files yet")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    chooser = page.locator("#bot-files-upload input[type=file]")
+
+    page.get_by_role("textbox", name="Folder (optional)").fill("docs")
+    expect(page.get_by_test_id("upload-target")).to_contain_text("docs/")
+    chooser.set_input_files([{"name": "faq.md", "mimeType": "text/markdown", "buffer": b"# FAQ\nOpen 9-17.\n"}])
+    row = page.locator('[data-path="docs/faq.md"]')
+    expect(row).to_contain_text("17 bytes", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert [f.path for f in session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all()] == ["docs/faq.md"]
+
+    with page.expect_download() as download:
+        row.get_by_role("button", name="Download docs/faq.md").click()
+    assert download.value.suggested_filename == "faq.md"
+    assert open(download.value.path(), "rb").read() == b"# FAQ\nOpen 9-17.\n"
+
+    # A folder that leaves the bot's folder: the service's error, nothing stored.
+    page.get_by_role("textbox", name="Folder (optional)").fill("../escape")
+    expect(page.get_by_test_id("upload-target")).to_contain_text("../escape/")
+    chooser.set_input_files([{"name": "x.txt", "mimeType": "text/plain", "buffer": b"x"}])
+    expect(page.get_by_test_id("upload-error")).to_contain_text("outside the bot's folder", timeout=LIVE_TIMEOUT_MS)
+
+    row.get_by_role("button", name="Delete docs/faq.md").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_text("No files yet")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []
+
+
+def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Knower"))
+    with session_scope() as session:
+        discord_users.set_directives(session=session, bot_id=bot_id, discord_user_id="4242", directives="Be formal.",
+                                     display_name="Ada")
+        user_notes.add_note(session=session, bot_id=bot_id, discord_user_id="4242", note="Writes compilers",
+                            reliability=0.9, source="archivist")
+    open_tab(page, bot_id, "knowledge")
+    page.locator('[data-user="4242"]').click()
+    directives = page.get_by_role("textbox", name="Directives")
+    expect(directives).to_have_value("Be formal.", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_text("Writes compilers")).to_be_visible()
+    expect(page.locator("[data-note]").first).to_contain_text("90%")
+
+    directives.fill("Be formal. Answer in English.")
+    page.get_by_role("button", name="Save directives").click()
+    expect(page.get_by_role("button", name="Save directives")).to_be_disabled(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert discord_users.get_directives(session=session, bot_id=bot_id, discord_user_id="4242") == \
+            "Be formal. Answer in English."
+
+    page.get_by_role("textbox", name="New note").fill("Lives in London")
+    page.get_by_role("button", name="Add note").click()
+    expect(page.get_by_text("Lives in London")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        notes = {n.note: n for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id="4242")}
+        assert notes["Lives in London"].reliability == 0.8 and notes["Lives in London"].source == "admin"
+    page.locator(f'[data-note="{notes["Writes compilers"].id}"]').get_by_role("button", name="Delete note").click()
+    expect(page.get_by_text("Writes compilers")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    page.screenshot(path="/tmp/ui-knowledge.png", full_page=True)
+
+    page.get_by_role("button", name="Forget this user").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Forget user").click()
+    expect(page.get_by_text("Pick a user")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator('[data-user="4242"]')).to_have_count(0)
+    with session_scope(readonly=True) as session:
+        assert discord_users.known_users(session=session, bot_id=bot_id) == []
