@@ -62,7 +62,7 @@ def _supervisor() -> Check:
     with session_scope(readonly=True) as session:
         newest = session.exec(select(Supervisor).order_by(Supervisor.heartbeat_at.desc()).limit(1)).first()  # type: ignore[attr-defined]
     if newest is None:
-        return Check("worker", False, "no bot_worker has ever run: start it with python -m grobot worker")
+        return Check("worker", False, "no bot worker is running: start it with python -m grobot worker")
     age = (utcnow() - newest.heartbeat_at).total_seconds()
     if age > max(30.0, settings.poll_seconds * 5):
         return Check("worker", False, f"last bot_worker heartbeat {int(age)} s ago: is it running?")
