@@ -65,7 +65,7 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(header).to_contain_text("hdr-bot")
     expect(header).to_contain_text("4 guilds")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base"])
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory"])
     sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
     expect(sidebar_bot).to_contain_text(name)
     expect(sidebar_bot.locator('[data-status="online"]')).to_have_count(1)
@@ -116,7 +116,7 @@ def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env)
 def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     """What the Settings, Logs, Files and Knowledge Base handlers call checks the role itself."""
     from grobot.core.errors import NotFoundError, PermissionDenied
-    from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings
+    from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings
 
     bot_id, other = add_bot(unique("Guarded")), add_bot(unique("Other"))
     tester = create_ui_user(unique("tester"), Role.TESTER)
@@ -128,7 +128,10 @@ def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
                  lambda: bot_logs.load_logs(token, bot_id, "ALL", "", 10),
                  lambda: bot_files.load_files(token, bot_id),
                  lambda: bot_knowledge.load_users(token, bot_id, ""),
-                 lambda: bot_knowledge.forget(token, bot_id, "123")):
+                 lambda: bot_knowledge.forget(token, bot_id, "123"),
+                 lambda: bot_memory.load_page(token, bot_id, "", 10),
+                 lambda: bot_memory.add(token, bot_id, "a fact", ""),
+                 lambda: bot_memory.delete_user(token, bot_id, "123")):
         with pytest.raises(PermissionDenied):
             call()
     assert bot_chat.load_chat(token, bot_id).turns == []  # the Test Chat is theirs
