@@ -22,7 +22,6 @@ from grobot.components.empty_state import empty_state
 from grobot.components.forms import confirm_dialog
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
-from grobot.core.models import AppUser, Bot
 from grobot.core.services import memories
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_knowledge import clean_user_id
@@ -83,8 +82,8 @@ def search(token: str, bot_id: int, query: str, user_id: str) -> list[MemoryRow]
     """The memories closest in meaning to ``query`` (of one user when given), with their relevance."""
 
     def work(session: Session, bid: int) -> list[MemoryRow]:
-        found = memories.search_memories(bid, query, session=session, k=SEARCH_RESULTS)
-        return [_row(item) for item in found if not user_id or item.user_id == user_id]
+        found = memories.search_memories(bid, query, session=session, k=SEARCH_RESULTS, user_id=user_id or None)
+        return [_row(item) for item in found]
 
     return memory_call(token, bot_id, work)
 

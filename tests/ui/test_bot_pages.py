@@ -462,6 +462,8 @@ def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:
     page.get_by_role("alertdialog").get_by_role("button", name="Forget user").click()
     expect(page.get_by_text("Pick a user")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     expect(page.locator('[data-user="4242"]')).to_have_count(0)
+    # No worker runs here: the profile and notes are gone, and the page says the memories are not.
+    expect(page.get_by_text(re.compile("but not the memories: memory service unavailable"))).to_be_visible()
     with session_scope(readonly=True) as session:
         assert discord_users.known_users(session=session, bot_id=bot_id) == []
 
@@ -510,4 +512,4 @@ def test_settings_daily_limits_persist_and_today_shows_the_usage(admin_page) -> 
     expect(page.get_by_role("textbox", name="Tokens per day")).to_have_value("5000", timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("textbox", name="LLM calls per day")).to_have_value("0")
     expect(page.get_by_role("textbox", name="Messages per user per day")).to_have_value("5")
-    page.get_by_test_id("today-usage").screenshot(path="/tmp/ui-settings-limits.png")
+    page.get_by_test_id("today-usage").locator("xpath=../..").screenshot(path="/tmp/ui-settings-limits.png")
