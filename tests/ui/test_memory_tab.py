@@ -102,6 +102,7 @@ def test_memory_tab_lists_searches_adds_and_deletes_through_the_real_service(adm
     expect(results.locator("[data-memory]")).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
     expect(results).to_contain_text("Alice loves green tea")
     expect(results.get_by_test_id("relevance")).to_have_text(re.compile(r"^\d+% relevant$"))
+    page.screenshot(path="/tmp/ui-memory-search.png")
     page.get_by_role("button", name="Clear search").click()
     expect(results).to_have_count(0)
 
