@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
 from sqlmodel import select
@@ -45,6 +46,7 @@ EXIT_CRASH = 1
 EXIT_TOKEN_REJECTED = 3
 EXIT_INTENTS = 4
 EXIT_REPLACED = 5
+EXIT_UNREACHABLE = 6  # Discord (or the proxy in DISCORD_API_BASE) cannot be reached: retried with backoff
 
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
@@ -552,6 +554,12 @@ async def _run(bot_id: int, config: ProcessConfig) -> int:
             return EXIT_INTENTS
         await asyncio.to_thread(_record_exit, bot_id, f"Discord closed the connection (code {exc.code})")
         return EXIT_CRASH
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, discord.GatewayNotFound) as exc:
+        # Network, DNS or proxy: one line (no traceback), and the supervisor retries with backoff.
+        reason = str(exc)[:300] or type(exc).__name__
+        logger.error("Cannot reach Discord at %s: %s", settings.discord_api_base, reason)
+        await asyncio.to_thread(_record_exit, bot_id, f"cannot reach Discord: {reason}")
+        return EXIT_UNREACHABLE
     return client.exit_code
 
 

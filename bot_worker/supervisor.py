@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 EXIT_TOKEN_REJECTED = 3
 EXIT_INTENTS = 4
 EXIT_REPLACED = 5
+EXIT_UNREACHABLE = 6
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ def next_backoff(current: float | None, *, ran_for: float, config: SupervisorCon
     if current is None or ran_for >= config.healthy_reset:
         return config.backoff_initial
     return min(current * 2, config.backoff_max)
+
+
+UNREACHABLE_ERROR = "cannot reach Discord (network, DNS or proxy: see the bot's logs)"
 
 
 def describe_exit(code: int) -> str:
@@ -580,11 +584,13 @@ class Supervisor:
                 continue
             slot.backoff = next_backoff(slot.backoff, ran_for=ran_for, config=self.config)
             slot.next_start = now + slot.backoff
-            slot.failures += 1
-            error = describe_exit(code)
+            unreachable = code == EXIT_UNREACHABLE
+            if not unreachable:
+                slot.failures += 1
+            error = UNREACHABLE_ERROR if unreachable else describe_exit(code)
             logger.error("Bot %s: %s; restarting in %.0f s", slot.bot_id, error, slot.backoff)
             await self._safe_write(fleet.record_crash, slot.bot_id, error, retry_in=slot.backoff,
-                                   supervisor_id=self.supervisor_id)
+                                   supervisor_id=self.supervisor_id, crashed=not unreachable)
             if slot.backoff <= self.config.poll_seconds:
                 asyncio.get_running_loop().call_later(slot.backoff, self.wake)
 

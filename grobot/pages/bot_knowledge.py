@@ -18,7 +18,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
-from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
@@ -277,6 +277,12 @@ class KnowledgeState(BotPageState):
         try:
             counts = await asyncio.to_thread(forget, self.session_token, self.current_bot_id, user_id)
             await self._reload_users()
+        except MemoryUnavailable:  # profile and notes are gone; the memories wait for the worker
+            await self._reload_users()
+            self.selected = ""
+            return rx.toast.warning(f"Forgot user {user_id}'s profile and notes, but their memories were not "
+                                    "deleted: the memory service runs in the bot worker. Forget the user again "
+                                    "once the worker runs.", duration=15000)
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         self.selected = ""

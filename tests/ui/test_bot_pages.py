@@ -460,6 +460,8 @@ def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:
 
     page.get_by_role("button", name="Forget this user").click()
     page.get_by_role("alertdialog").get_by_role("button", name="Forget user").click()
+    # No bot worker runs in these tests: the profile and notes go, and the admin learns the memories did not.
+    expect(page.get_by_text("their memories were not deleted")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_text("Pick a user")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     expect(page.locator('[data-user="4242"]')).to_have_count(0)
     with session_scope(readonly=True) as session:

@@ -309,3 +309,34 @@ def test_database_outage_is_survived_and_recovered(pg_env, tmp_path):
         world.wait_reply(asked, containing="are you back?")
         assert supervisor.poll() is None
         assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
+
+
+def test_unreachable_discord_is_one_clear_line_and_retried(grobot_env, tmp_path):
+    """No network, a wrong proxy or DNS failure: the admin reads "cannot reach Discord", not a traceback."""
+    import socket
+
+    from sqlmodel import select
+
+    from grobot.core.models import LogEntry
+
+    with socket.socket() as probe:  # a port nobody listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("isolated")
+        world.start_supervisor(GROBOT_BACKOFF_INITIAL="0.2", DISCORD_API_BASE=f"http://127.0.0.1:{closed_port}/api/v10")
+
+        def failures() -> list[str]:
+            with session_scope(readonly=True) as session:
+                return list(session.exec(select(LogEntry.message).where(
+                    LogEntry.bot_id == bot, LogEntry.level == "ERROR")).all())
+
+        lines = wait_for(lambda: (found := failures()) and len(found) >= 2 and found, 30,
+                         message=f"two failed attempts; log:\n{world._tail()}")  # retried with backoff
+        assert all(line.startswith(f"Cannot reach Discord at http://127.0.0.1:{closed_port}/api/v10: ")
+                   and "Traceback" not in line for line in lines)
+        # What the Bots page shows between two attempts: the bot's own reason, and when it tries again.
+        status = wait_for(lambda: (s := world.status(bot)) and s.detail.startswith(
+            f"cannot reach Discord: Cannot connect to host 127.0.0.1:{closed_port}") and "; restarting in" in s.detail
+            and s, 20, message="the status between two attempts")
+        assert status.state == "error" and status.crash_count == 0  # not a crash of the bot

@@ -315,13 +315,21 @@ def mark_error(bot_id: int, detail: str, *, session: Session, rejected_revision:
 
 
 def record_crash(bot_id: int, error: str, *, retry_in: float, session: Session,
-                 supervisor_id: str | None = None) -> int:
-    """A process died unexpectedly: count it, keep the error; returns the crash count (-1: not ours)."""
+                 supervisor_id: str | None = None, crashed: bool = True) -> int:
+    """A process ended with an error: keep it (and count it when the process ``crashed``, not
+    when Discord was unreachable); returns the crash count (-1: not ours).
+
+    When not ``crashed``, the more precise error the process recorded itself since it started
+    (:func:`mark_error`) is kept, ``error`` being the fallback.
+    """
     status = _status(bot_id, session)
     if not _owned(status, supervisor_id, None):
         return -1
     now = utcnow()
-    status.crash_count = (status.crash_count or 0) + 1
+    if crashed:
+        status.crash_count = (status.crash_count or 0) + 1
+    elif status.last_error and status.last_error_at and status.started_at and status.last_error_at >= status.started_at:
+        error = status.last_error
     status.last_error, status.last_error_at = error[:2000], now
     if status.state != BotState.ERROR.value:
         status.state = BotState.OFFLINE.value
