@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, SETTINGS, BotTab
-from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings, bots, login, mcp, settings,
-                          usage, users)
+from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
+from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
+                          settings, usage, users)
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
@@ -46,3 +46,4 @@ add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
 add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)
 add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
 add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
+add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)

@@ -35,9 +35,10 @@ LOGS = BotTab("logs", "Logs", "scroll-text")
 SETTINGS = BotTab("settings", "Settings", "settings")
 FILES = BotTab("files", "Files", "folder")
 KNOWLEDGE = BotTab("knowledge", "Knowledge Base", "book-user")
+MEMORY = BotTab("memory", "Memory", "brain")
 
-# In the order of the tab bar. (A Memory tab joins this list when its page exists.)
-BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE)
+# In the order of the tab bar.
+BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY)
 
 
 def bot_href(tab_key: str) -> rx.Var:

@@ -1,5 +1,5 @@
 """Form building blocks of the admin pages: labelled fields with their error, section cards,
-"set / not set" badges for secrets, and the confirmation dialog."""
+"set / not set" badges for secrets, the confirmation dialog and the dialog that holds one form."""
 
 from __future__ import annotations
 
@@ -103,6 +103,45 @@ def confirm_dialog(
             max_width="28rem",
         ),
         open=open_,
+    )
+
+
+def form_dialog(
+    title: rx.Component | str,
+    description: str,
+    *fields: rx.Component,
+    submit_label: str,
+    on_submit: EventType,
+    form_key: str,
+    open_: rx.Var[bool],
+    on_open_change: EventType,
+) -> rx.Component:
+    """A dialog holding one form: its fields, then Cancel and the submit button."""
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(title),
+            rx.dialog.description(description, size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
+            rx.form(
+                rx.vstack(
+                    *fields,
+                    rx.hstack(
+                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
+                        rx.button(submit_label, type="submit"),
+                        spacing="3",
+                        justify="end",
+                        width="100%",
+                    ),
+                    spacing="4",
+                    width="100%",
+                ),
+                on_submit=on_submit,
+                reset_on_submit=False,
+                key=form_key,
+            ),
+            max_width="28rem",
+        ),
+        open=open_,
+        on_open_change=on_open_change,
     )
 
 

@@ -22,7 +22,7 @@ from grobot.components.empty_state import command_line
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
-from grobot.core.services import llm_settings, mcp_servers
+from grobot.core.services import app_settings, llm_settings, mcp_servers, usage
 from grobot.core.services.users import NotSignedIn
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
@@ -30,13 +30,15 @@ from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 logger = logging.getLogger(__name__)
 
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
-               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs")
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
                "message_content_intent", "members_intent")
 FIELD_LABELS = {
     "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
     "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
     "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
+    "daily_token_limit": "Tokens per day", "daily_call_limit": "LLM calls per day",
+    "user_daily_message_limit": "Messages per user per day",
 }
 CATEGORY_HELP = {
     "decision": "Small, fast calls: whether to answer, what to do next.",
@@ -81,12 +83,50 @@ class McpRow:
 
 
 @dataclass
+class TodayUsage:
+    """The bot's usage today (UTC) against its effective limits, as the "Today" panel shows it."""
+
+    day: str = ""
+    tokens: str = "0"
+    token_limit: str = "unlimited"
+    token_percent: int = 0
+    calls: str = "0"
+    call_limit: str = "unlimited"
+    call_percent: int = 0
+    user_message_limit: str = "unlimited"
+    users_at_limit: int = 0
+    over_limit: bool = False
+
+
+@dataclass
 class SettingsView:
     form: dict[str, str]
     flags: dict[str, bool]
     token_set: bool
     llms: list[LLMRow]
     mcp: list[McpRow]
+    limit_defaults: dict[str, str]
+    today: TodayUsage
+
+
+def _limit_text(value: int) -> str:
+    return f"{value:,}" if value else "unlimited"
+
+
+def _percent(used: int, limit: int) -> int:
+    return min(100, round(used * 100 / limit)) if limit else 0
+
+
+def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
+    """Today's usage of the bot and the global default of each limit field (as text)."""
+    day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
+    defaults = app_settings.get_values(app_settings.LIMIT_KEYS, session=session)
+    today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
+                       token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
+                       call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
+                       user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
+                       over_limit=day.over_limit)
+    return today, {name: _limit_text(int(defaults.get(name, 0))) for name in bots_service.LIMIT_FIELDS}
 
 
 def _as_text(value: Any) -> str:
@@ -111,6 +151,7 @@ def _view(session: Session, bot: Bot) -> SettingsView:
             known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
             last_error=server.last_error or "",
         ))
+    today, limit_defaults = _today(session, bot)
     return SettingsView(
         form={field: _as_text(getattr(bot, field)) for field in TEXT_FIELDS},
         flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
@@ -124,6 +165,8 @@ def _view(session: Session, bot: Bot) -> SettingsView:
             for c in LLMCategory
         ],
         mcp=mcp,
+        limit_defaults=limit_defaults,
+        today=today,
     )
 
 
@@ -175,6 +218,8 @@ class BotSettingsState(BotPageState):
     # Per category: the models its server offers (fetched on request) and a line about them.
     models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
     models_note: dict[str, str] = {}
+    limit_defaults: dict[str, str] = {}
+    today: TodayUsage = TodayUsage()
 
     @rx.var
     def dirty(self) -> bool:
@@ -191,6 +236,8 @@ class BotSettingsState(BotPageState):
         self.token_set = view.token_set
         self.llms = view.llms
         self.mcp = view.mcp
+        self.limit_defaults = view.limit_defaults
+        self.today = view.today
         self.revision += 1
 
     async def _call(self, fn: Any, *args: Any) -> Any:
@@ -518,6 +565,71 @@ def limits_section() -> rx.Component:
     )
 
 
+def limit_input(name: str) -> rx.Component:
+    """A daily limit: empty or "default" follows the global default, 0 or "unlimited" is no limit."""
+    return text_input(name, placeholder="default", aria_label=FIELD_LABELS[name])
+
+
+def limit_field(name: str) -> rx.Component:
+    return field(FIELD_LABELS[name], limit_input(name), error_key=name,
+                 hint=f"Empty: the global default ({BotSettingsState.limit_defaults[name]}). 0: unlimited.")
+
+
+def usage_meter(label: str, used: rx.Var, limit: rx.Var, percent: rx.Var, testid: str) -> rx.Component:
+    return rx.vstack(
+        rx.hstack(rx.text(label, size="1", weight="medium", color=rx.color("gray", 11)), rx.spacer(),
+                  rx.text(used, " / ", limit, size="1", data_testid=testid), width="100%"),
+        rx.progress(value=percent, size="1", width="100%",
+                    color_scheme=rx.cond(percent >= 100, "red", rx.cond(percent >= 80, "amber", "indigo"))),
+        spacing="1",
+        width="100%",
+    )
+
+
+def today_panel() -> rx.Component:
+    today = BotSettingsState.today
+    return rx.box(
+        rx.vstack(
+            rx.hstack(
+                rx.text("Today", size="2", weight="medium"),
+                rx.text(today.day, " (UTC)", size="1", color=rx.color("gray", 10)),
+                rx.spacer(),
+                rx.cond(today.over_limit, rx.badge("limit reached", color_scheme="red", variant="soft")),
+                align="center",
+                width="100%",
+            ),
+            rx.grid(
+                usage_meter("Tokens", today.tokens, today.token_limit, today.token_percent, "today-tokens"),
+                usage_meter("LLM calls", today.calls, today.call_limit, today.call_percent, "today-calls"),
+                columns=TWO_COLUMNS, spacing="4", width="100%",
+            ),
+            rx.text(rx.cond(today.user_message_limit == "unlimited", "No per-user message limit.",
+                            rx.fragment(today.users_at_limit, " user(s) at their limit of ",
+                                        today.user_message_limit, " messages today.")),
+                    size="1", color=rx.color("gray", 11), data_testid="today-users"),
+            spacing="3",
+            width="100%",
+        ),
+        padding="0.75rem 1rem",
+        border=f"1px solid {rx.color('gray', 5)}",
+        border_radius="8px",
+        background=rx.color("gray", 2),
+        width="100%",
+        data_testid="today-usage",
+    )
+
+
+def daily_limits_section() -> rx.Component:
+    return section(
+        "Daily limits", "Budgets per UTC day. When one is used up, the bot says so and waits for the next day.",
+        today_panel(),
+        rx.grid(
+            *[limit_field(name) for name in bots_service.LIMIT_FIELDS],
+            columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
+        ),
+    )
+
+
 def gateway_section() -> rx.Component:
     return section(
         "Discord connection", "Changing these reconnects the bot (only this bot).",
@@ -787,6 +899,7 @@ def settings_tab() -> rx.Component:
             general_section(),
             reply_section(),
             limits_section(),
+            daily_limits_section(),
             gateway_section(),
             save_bar(),
             token_section(),

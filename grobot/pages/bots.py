@@ -1,5 +1,5 @@
 """The Bots page: the bots a user may see (admins: the whole fleet; testers: the bots granted
-to them) with their live status, refreshed every few seconds."""
+to them) with their live status, refreshed every few seconds; admins add bots here."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from reflex.components.core.banner import has_connection_errors
 from grobot.components.empty_state import command_line, empty_state
 from grobot.components.layout import page_layout
 from grobot.components.status_badge import status_badge
+from grobot.pages.add_bot import add_bot_button, add_bot_dialog
 from grobot.state import AppState
 from grobot.state.fleet import BotRow, BotsState
 
@@ -108,8 +109,9 @@ def no_bots() -> rx.Component:
     return empty_state(
         "bot",
         "No bots yet",
-        "Add your first bot from the command line; it appears here as soon as it is saved. "
-        "The Discord token is read from standard input, so it never shows in your shell history.",
+        "Add your first bot here, or from the command line (the Discord token is read from standard input, "
+        "so it never shows in your shell history).",
+        add_bot_button(),
         command_line(ADD_BOT_COMMAND),
     )
 
@@ -150,6 +152,7 @@ def bots_page() -> rx.Component:
             BotsState.load_error != "",
             rx.callout(BotsState.load_error, icon="triangle-alert", color_scheme="red", width="100%"),
         ),
+        rx.cond(AppState.is_admin, add_bot_dialog()),
         rx.cond(
             BotsState.loaded,
             rx.cond(
@@ -174,5 +177,7 @@ def bots_page() -> rx.Component:
         active="bots",
         title="Bots",
         subtitle=rx.cond(BotsState.loaded, BotsState.summary, "The fleet and its live status"),
-        actions=live_indicator(),
+        actions=rx.hstack(live_indicator(),
+                          rx.cond(AppState.is_admin & (BotsState.bot_count > 0), add_bot_button()),
+                          spacing="4", align="center"),
     )

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
-from reflex.event import EventType
 
 from grobot.components.formatting import ago, utc_text
-from grobot.components.forms import confirm_dialog, field, table_header
+from grobot.components.forms import confirm_dialog, field, form_dialog, table_header
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
 from grobot.core.models import Role
@@ -414,45 +413,6 @@ def _password_input(ident: str, error: rx.Var) -> rx.Component:
         input_id=ident,
         error=error,
         help_text=f"At least {users.MIN_PASSWORD} characters. A generated password is shown once.",
-    )
-
-
-def form_dialog(
-    title: rx.Component | str,
-    description: str,
-    *fields: rx.Component,
-    submit_label: str,
-    on_submit: EventType,
-    form_key: str,
-    open_: rx.Var[bool],
-    on_open_change: EventType,
-) -> rx.Component:
-    """A dialog holding one form: its fields, then Cancel and the submit button."""
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title(title),
-            rx.dialog.description(description, size="2", color=rx.color("gray", 11), margin_bottom="1rem"),
-            rx.form(
-                rx.vstack(
-                    *fields,
-                    rx.hstack(
-                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
-                        rx.button(submit_label, type="submit"),
-                        spacing="3",
-                        justify="end",
-                        width="100%",
-                    ),
-                    spacing="4",
-                    width="100%",
-                ),
-                on_submit=on_submit,
-                reset_on_submit=False,
-                key=form_key,
-            ),
-            max_width="28rem",
-        ),
-        open=open_,
-        on_open_change=on_open_change,
     )
 
 

@@ -36,6 +36,7 @@ def test_the_memory_tab_api_lists_searches_adds_and_deletes(grobot_env):
         # Semantic search: the related memory only, the unrelated ones fall below the relevance threshold.
         found = memories.search_memories(bot_id, "what does Alice like to drink?", session=s)
         assert [m.text for m in found] == ["Alice loves green tea"] and found[0].distance < 0.6
+        assert memories.search_memories(bot_id, "what does Alice like to drink?", session=s, user_id="7") == []
         assert memories.count_memories(bot_id, session=s) == 3
         assert memories.count_memories(bot_id, session=s, user_id="42") == 1
 

@@ -65,7 +65,7 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(header).to_contain_text("hdr-bot")
     expect(header).to_contain_text("4 guilds")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base"])
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory"])
     sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
     expect(sidebar_bot).to_contain_text(name)
     expect(sidebar_bot.locator('[data-status="online"]')).to_have_count(1)
@@ -116,7 +116,7 @@ def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env)
 def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     """What the Settings, Logs, Files and Knowledge Base handlers call checks the role itself."""
     from grobot.core.errors import NotFoundError, PermissionDenied
-    from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_settings
+    from grobot.pages import bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings
 
     bot_id, other = add_bot(unique("Guarded")), add_bot(unique("Other"))
     tester = create_ui_user(unique("tester"), Role.TESTER)
@@ -128,7 +128,10 @@ def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
                  lambda: bot_logs.load_logs(token, bot_id, "ALL", "", 10),
                  lambda: bot_files.load_files(token, bot_id),
                  lambda: bot_knowledge.load_users(token, bot_id, ""),
-                 lambda: bot_knowledge.forget(token, bot_id, "123")):
+                 lambda: bot_knowledge.forget(token, bot_id, "123"),
+                 lambda: bot_memory.load_page(token, bot_id, "", 10),
+                 lambda: bot_memory.add(token, bot_id, "a fact", ""),
+                 lambda: bot_memory.delete_user(token, bot_id, "123")):
         with pytest.raises(PermissionDenied):
             call()
     assert bot_chat.load_chat(token, bot_id).turns == []  # the Test Chat is theirs
@@ -463,3 +466,50 @@ def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:
     expect(page.locator('[data-user="4242"]')).to_have_count(0)
     with session_scope(readonly=True) as session:
         assert discord_users.known_users(session=session, bot_id=bot_id) == []
+
+
+def test_settings_daily_limits_persist_and_today_shows_the_usage(admin_page) -> None:
+    from grobot.core.models import UsageDaily, UserUsageDaily
+    from grobot.core.services import app_settings
+    from grobot.core.services.usage_accounting import utc_day
+
+    page = admin_page
+    bot_id = add_bot(unique("Budgeted"))
+    day = utc_day()
+    with session_scope() as session:
+        session.add(UsageDaily(bot_id=bot_id, day=day, calls=12, tokens_in=1000, tokens_out=234))
+        session.add(UserUsageDaily(bot_id=bot_id, day=day, discord_user_id="42", messages=5))
+        session.add(UserUsageDaily(bot_id=bot_id, day=day, discord_user_id="43", messages=1))
+        default_calls = app_settings.get_values(("daily_call_limit",), session=session)["daily_call_limit"]
+    open_tab(page, bot_id, "settings")
+    tokens = page.get_by_role("textbox", name="Tokens per day")
+    expect(tokens).to_have_value("", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text(f"Empty: the global default ({f'{default_calls:,}' if default_calls else 'unlimited'})")
+           .first).to_be_visible()
+    expect(page.get_by_test_id("today-tokens")).to_contain_text("1,234 / ")
+
+    # A bad value: an error in place, nothing saved.
+    tokens.fill("lots")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_test_id("settings-error")).to_contain_text("Tokens per day")
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).daily_token_limit is None
+
+    tokens.fill("5000")
+    page.get_by_role("textbox", name="LLM calls per day").fill("unlimited")
+    page.get_by_role("textbox", name="Messages per user per day").fill("5")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        bot = session.get(Bot, bot_id)
+        assert (bot.daily_token_limit, bot.daily_call_limit, bot.user_daily_message_limit) == (5000, 0, 5)
+    today = page.get_by_test_id("today-usage")
+    expect(today.get_by_test_id("today-tokens")).to_have_text("1,234 / 5,000")
+    expect(today.get_by_test_id("today-calls")).to_have_text("12 / unlimited")
+    expect(today.get_by_test_id("today-users")).to_have_text("1 user(s) at their limit of 5 messages today.")
+
+    page.reload()
+    expect(page.get_by_role("textbox", name="Tokens per day")).to_have_value("5000", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_role("textbox", name="LLM calls per day")).to_have_value("0")
+    expect(page.get_by_role("textbox", name="Messages per user per day")).to_have_value("5")
+    page.get_by_test_id("today-usage").locator("xpath=../..").screenshot(path="/tmp/ui-settings-limits.png")

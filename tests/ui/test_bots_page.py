@@ -8,6 +8,8 @@ admin first (``admin_page``): without a session the app shows only the login pag
 from __future__ import annotations
 
 import logging
+import re
+import uuid
 
 import pytest
 from playwright.sync_api import expect
@@ -16,6 +18,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import BotStatus, utcnow
 from grobot.core.services import bots
 from tests.helpers import make_token
+from tests.ui.auth import PAGE_TIMEOUT_MS
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ def test_without_bots_the_page_says_how_to_add_one(admin_page, ui_env) -> None:
     expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=30_000)
     expect(page.get_by_role("heading", name="No bots yet")).to_be_visible()
     expect(page.get_by_text("python -m grobot bot add --name NAME --token-stdin")).to_be_visible()
+    expect(page.get_by_role("button", name="Add bot")).to_be_visible()
     expect(page).to_have_title("Bots · GroBot")
     page.screenshot(path="/tmp/ui-bots-empty.png", full_page=True)
 
@@ -126,3 +130,43 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     assert any("Epsilon" in frame for frame in frames), "the state updates were not recorded"
     assert not any(token in frame for frame in frames)
     assert not any("discord_token" in frame for frame in frames)
+
+
+def test_admin_adds_a_bot_from_the_web_app(admin_page, ui_env) -> None:
+    page = admin_page
+    existing = f"Existing-{uuid.uuid4().hex[:6]}"
+    add_bot(existing)
+    name = f"Added-{uuid.uuid4().hex[:6]}"
+    token = make_token(334455667788990011)
+    page.goto("/")
+    page.get_by_role("button", name="Add bot").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("heading", name="Add a bot")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+    # Errors stay in the dialog, next to their field, with what was typed.
+    dialog.get_by_label("Name").fill(existing)
+    dialog.get_by_label("Discord token").fill("not-a-token")
+    dialog.get_by_label("Personality").fill("A cheerful helper")
+    dialog.get_by_role("button", name="Add bot").click()
+    expect(dialog.locator('[data-field-error="new-bot-token"]')).to_contain_text(
+        "does not look like a Discord bot token")
+    dialog.get_by_label("Discord token").fill(token)
+    dialog.get_by_role("button", name="Add bot").click()
+    expect(dialog.locator('[data-field-error="new-bot-name"]')).to_contain_text("already exists")
+    expect(dialog.get_by_label("Personality")).to_have_value("A cheerful helper")
+    page.screenshot(path="/tmp/ui-add-bot-dialog.png")
+
+    dialog.get_by_label("Name").fill(name)
+    dialog.get_by_role("button", name="Add bot").click()
+    expect(page).to_have_url(re.compile(r"/bots/\d+/settings$"), timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("token-state")).to_have_text("set", timeout=PAGE_TIMEOUT_MS)
+    bot_id = int(page.url.rstrip("/").split("/")[-2])
+    sidebar = page.get_by_role("navigation", name="Main navigation")
+    expect(sidebar.locator(f'[data-bot-id="{bot_id}"]')).to_contain_text(name, timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        bot = bots.get_bot(bot_id, session=session)
+        assert bot.personality == "A cheerful helper" and bot.enabled is True
+        assert bots.get_token(bot) == token
+    html = page.content()
+    assert token not in html and not any(token in frame for frame in page.grobot_record.frames)

@@ -83,12 +83,13 @@ def list_memories(bot_id: int, *, session: Session, limit: int = 50, offset: int
 
 
 def search_memories(bot_id: int, query: str, *, session: Session, k: int = 10,
-                    max_distance: float | None = RELEVANT_DISTANCE) -> list[MemoryItem]:
-    """The memories closest in meaning to ``query`` (closest first)."""
+                    max_distance: float | None = RELEVANT_DISTANCE, user_id: str | None = None) -> list[MemoryItem]:
+    """The memories closest in meaning to ``query`` (closest first; of one Discord user when given)."""
     if not query.strip():
         raise ValidationError("the search text is empty")
     k = max(1, min(int(k), MAX_SEARCH_RESULTS))
-    return [MemoryItem.of(m) for m in client(session=session).query(bot_id, query, k, max_distance=max_distance)]
+    found = client(session=session).query(bot_id, query, k, max_distance=max_distance, user_id=user_id or None)
+    return [MemoryItem.of(m) for m in found]
 
 
 def add_memory(bot_id: int, text: str, *, session: Session, user_id: str | None = None,

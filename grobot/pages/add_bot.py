@@ -1,0 +1,125 @@
+"""The "Add bot" dialog of the Bots page (admins): name, Discord token, personality, enabled.
+
+The bot is created by the same service as the CLI's ``bot add`` (``bots.create_bot``); its
+errors are shown next to the field they are about. The token is read from the submitted form
+only: it is never kept in a state var, so it never goes back to the browser.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.forms import field, form_dialog
+from grobot.core.errors import ConflictError, GroBotError, ValidationError
+from grobot.core.models import AppUser
+from grobot.core.services import bots as bots_service
+from grobot.state.admin_state import AdminState, Refused
+
+logger = logging.getLogger(__name__)
+
+FIELDS = ("name", "token", "personality")
+MAX_PERSONALITY_ROWS = 5
+
+
+def form_errors(exc: GroBotError) -> dict[str, str]:
+    """``{"field": "problem"}`` for a failed create (``form`` when it is about no one field)."""
+    message = str(exc)
+    if isinstance(exc, ConflictError):
+        return {"name": message[:1].upper() + message[1:]}
+    errors: dict[str, str] = {}
+    for part in message.split("; "):
+        key, sep, problem = part.partition(": ")
+        if sep and key in FIELDS:
+            errors[key] = problem[:1].upper() + problem[1:]
+    return errors or {"form": message[:1].upper() + message[1:]}
+
+
+def create(session: Session, user: AppUser, form: dict[str, Any]) -> int:
+    """Create the bot from the submitted form (admins; the caller checked the role); returns its id."""
+    token = str(form.get("token") or "").strip()
+    if token:
+        try:
+            token = bots_service.validate_token(token)
+        except ValidationError as exc:
+            raise ValidationError(f"token: {exc}") from None
+    bot = bots_service.create_bot(session=session, name=str(form.get("name") or "").strip(), token=token or None,
+                                  personality=str(form.get("personality") or ""),
+                                  enabled=bool(form.get("enabled")))
+    logger.info("User %s added bot %s in the web app", user.username, bot.id)
+    return bot.id or 0
+
+
+class AddBotState(AdminState):
+    """The "Add bot" dialog."""
+
+    add_bot_open: bool = False
+    add_bot_errors: dict[str, str] = {}
+    add_bot_version: int = 0
+
+    @rx.event
+    async def start_add_bot(self):
+        """Open the empty form (admins only)."""
+        try:
+            await self._admin(lambda _session, _user: None)
+        except Refused as refused:
+            return refused.event
+        self.add_bot_errors = {}
+        self.add_bot_version += 1
+        self.add_bot_open = True
+        return None
+
+    @rx.event
+    def add_bot_open_change(self, is_open: bool) -> None:
+        if not is_open:
+            self.add_bot_open = False
+
+    @rx.event
+    async def add_bot(self, form: dict[str, Any]):
+        """Create the bot; on success open its Settings tab, else show the errors in the dialog."""
+        try:
+            bot_id = await self._admin(lambda session, user: create(session, user, form), readonly=False)
+        except Refused as refused:
+            return refused.event
+        except GroBotError as exc:
+            self.add_bot_errors = form_errors(exc)
+            return None
+        self.add_bot_open = False
+        self.add_bot_errors = {}
+        name = str(form.get("name") or "").strip()
+        return [rx.toast.success(f"Bot {name} added. Check its settings, then start the worker."),
+                rx.redirect(f"/bots/{bot_id}/settings")]
+
+
+def add_bot_button() -> rx.Component:
+    return rx.button(rx.icon("plus", size=16), "Add bot", on_click=AddBotState.start_add_bot)
+
+
+def add_bot_dialog() -> rx.Component:
+    errors = AddBotState.add_bot_errors
+    return form_dialog(
+        "Add a bot",
+        "A new Discord bot of the fleet. The worker starts it once it has a token and is enabled.",
+        field("Name", rx.input(id="new-bot-name", name="name", auto_complete="off", width="100%"),
+              input_id="new-bot-name", error=errors.get("name", "")),
+        field("Discord token", rx.input(id="new-bot-token", name="token", type="password", auto_complete="off",
+                                        placeholder="From the Bot page of the Discord developer portal",
+                                        width="100%"),
+              input_id="new-bot-token", error=errors.get("token", ""),
+              help_text="Stored encrypted and never shown again. You can also set it later."),
+        field("Personality", rx.text_area(id="new-bot-personality", name="personality", rows=str(MAX_PERSONALITY_ROWS),
+                                          placeholder="Who the bot is and how it talks", width="100%"),
+              input_id="new-bot-personality", error=errors.get("personality", "")),
+        rx.el.label(rx.hstack(rx.checkbox(name="enabled", default_checked=True), rx.text("Enabled", size="2"),
+                              spacing="2", align="center")),
+        rx.cond(errors.contains("form"),  # type: ignore[attr-defined]
+                rx.callout(errors.get("form", ""), icon="triangle-alert", color_scheme="red", width="100%")),
+        submit_label="Add bot",
+        on_submit=AddBotState.add_bot,
+        form_key=f"add-bot-{AddBotState.add_bot_version}",
+        open_=AddBotState.add_bot_open,
+        on_open_change=AddBotState.add_bot_open_change,
+    )

@@ -1,0 +1,546 @@
+"""The Memory tab (admins): the bot's long-term memories, newest first with "load more", a
+semantic search, a filter by Discord user, adding a memory by hand and deleting memories.
+
+The memories live in the bot worker's memory service (``grobot.core.services.memories``).
+Without a running worker the tab says how to start it, and stays usable otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.bot_frame import bot_page
+from grobot.components.bot_tabs import MEMORY
+from grobot.components.empty_state import empty_state
+from grobot.components.forms import confirm_dialog
+from grobot.core.errors import MemoryUnavailable, ValidationError
+from grobot.core.memory import MAX_MEMORY_CHARS
+from grobot.core.services import memories
+from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_knowledge import clean_user_id
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PAGE_SIZE = 50
+MAX_SHOWN = 1000
+SEARCH_RESULTS = 20
+WORKER_COMMAND = "python -m grobot worker"
+UNAVAILABLE_TEXT = "The memory service runs in the bot worker: start it with"
+NOT_ADDED_TEXT = "Nothing was added: the bot worker, which keeps the memories, is not running."
+
+
+@dataclass
+class MemoryRow:
+    """One memory as the list shows it."""
+
+    id: str
+    text: str
+    kind: str
+    user: str
+    user_id: str
+    channel_id: str
+    time: str
+    source: str
+    relevance: str
+
+
+def _row(item: memories.MemoryItem) -> MemoryRow:
+    when = item.created_at.replace("T", " ")[:16]
+    user = item.user_name or item.user_id
+    relevance = "" if item.distance is None else f"{max(0.0, 1.0 - item.distance) * 100:.0f}%"
+    return MemoryRow(id=item.id, text=item.text, kind=item.kind, user=user, user_id=item.user_id,
+                     channel_id=item.channel_id, time=when, source=item.source, relevance=relevance)
+
+
+def memory_call(token: str, bot_id: int, work: Callable[[Session, int], T]) -> T:
+    """``work(session, bot_id)`` after the admin check on the bot (blocking: run it in a thread)."""
+    return run_for_bot(token, bot_id, lambda session, _user, bot: work(session, bot.id or 0), admin=True)
+
+
+def load_page(token: str, bot_id: int, user_id: str, limit: int) -> tuple[list[MemoryRow], int]:
+    """The newest ``limit`` memories (of one Discord user when given) and how many there are in all."""
+
+    def work(session: Session, bid: int) -> tuple[list[MemoryRow], int]:
+        page = memories.list_memories(bid, session=session, limit=limit, user_id=user_id or None)
+        return [_row(item) for item in page.items], page.total
+
+    return memory_call(token, bot_id, work)
+
+
+def search(token: str, bot_id: int, query: str, user_id: str) -> list[MemoryRow]:
+    """The memories closest in meaning to ``query`` (of one user when given), with their relevance."""
+
+    def work(session: Session, bid: int) -> list[MemoryRow]:
+        found = memories.search_memories(bid, query, session=session, k=SEARCH_RESULTS, user_id=user_id or None)
+        return [_row(item) for item in found]
+
+    return memory_call(token, bot_id, work)
+
+
+def add(token: str, bot_id: int, text: str, user_id: str, added_by: str = "admin") -> str:
+    """Store a memory typed by an admin; returns its id."""
+    return memory_call(token, bot_id, lambda session, bid: memories.add_memory(
+        bid, text, session=session, user_id=user_id or None, added_by=added_by))
+
+
+def delete(token: str, bot_id: int, memory_id: str) -> None:
+    memory_call(token, bot_id, lambda session, bid: memories.delete_memory(bid, memory_id, session=session))
+
+
+def delete_user(token: str, bot_id: int, user_id: str) -> int:
+    return memory_call(token, bot_id, lambda session, bid: memories.delete_user_memories(bid, user_id,
+                                                                                          session=session))
+
+
+class MemoryState(BotPageState):
+    """The Memory tab of the open bot."""
+
+    rows: list[MemoryRow] = []
+    total: int = 0
+    limit: int = PAGE_SIZE
+    user_filter: str = ""
+    filter_input: str = ""
+    filter_error: str = ""
+    query: str = ""
+    results: list[MemoryRow] = []
+    searched: bool = False
+    search_error: str = ""
+    mem_loaded: bool = False
+    mem_error: str = ""
+    unavailable: bool = False
+    add_text: str = ""
+    add_user_id: str = ""
+    add_error: str = ""
+    confirm_id: str = ""
+    confirm_text: str = ""
+    confirm_user: bool = False
+
+    @rx.var
+    def shown_count(self) -> int:
+        return len(self.rows)
+
+    @rx.var
+    def has_more(self) -> bool:
+        return len(self.rows) < self.total and self.limit < MAX_SHOWN
+
+    @rx.var
+    def result_count(self) -> int:
+        return len(self.results)
+
+    def _failed(self, exc: Exception) -> Any:
+        """Show why a call failed; ``MemoryUnavailable`` becomes the callout, not an error."""
+        if isinstance(exc, NotSignedIn):
+            self._forget_session()
+            return sign_out_script()
+        if isinstance(exc, MemoryUnavailable):
+            self.unavailable = True
+            return None
+        self.mem_error = user_message(exc)
+        return None
+
+    async def _reload(self) -> Any:
+        try:
+            self.rows, self.total = await asyncio.to_thread(load_page, self.session_token, self.current_bot_id,
+                                                            self.user_filter, self.limit)
+        except Exception as exc:
+            self.rows, self.total = [], 0
+            return self._failed(exc)
+        self.unavailable, self.mem_error = False, ""
+        if self.add_error == NOT_ADDED_TEXT:
+            self.add_error = ""
+        return None
+
+    @rx.event
+    async def load(self):
+        """On load: the newest memories, no filter."""
+        self.mem_loaded = False
+        self.rows, self.total, self.results, self.searched = [], 0, [], False
+        self.limit, self.user_filter, self.filter_input, self.query = PAGE_SIZE, "", "", ""
+        self.mem_error = self.search_error = self.add_error = self.filter_error = ""
+        self.unavailable = False
+        if not self.bot_ready:
+            return None
+        result = await self._reload()
+        self.mem_loaded = True
+        return result
+
+    @rx.event
+    async def retry(self):
+        """Try the memory service again (after starting the worker)."""
+        return await self._reload()
+
+    @rx.event
+    async def load_more(self):
+        self.limit = min(self.limit + PAGE_SIZE, MAX_SHOWN)
+        return await self._reload()
+
+    @rx.event
+    def set_filter_input(self, value: str) -> None:
+        self.filter_input = value
+        self.filter_error = ""
+
+    @rx.event
+    async def apply_filter(self, _form: dict[str, Any] | None = None):
+        """Show only the memories of one Discord user (an empty box shows everyone's)."""
+        text = self.filter_input.strip()
+        if text:
+            try:
+                text = clean_user_id(text)
+            except ValidationError as exc:
+                self.filter_error = user_message(exc)
+                return None
+        self.user_filter, self.limit, self.filter_error = text, PAGE_SIZE, ""
+        if self.searched and self.query:
+            await self._search()
+        return await self._reload()
+
+    @rx.event
+    async def clear_filter(self):
+        self.user_filter, self.filter_input, self.limit = "", "", PAGE_SIZE
+        if self.searched and self.query:
+            await self._search()
+        return await self._reload()
+
+    @rx.event
+    def set_query(self, value: str) -> None:
+        self.query = value
+
+    async def _search(self) -> Any:
+        try:
+            self.results = await asyncio.to_thread(search, self.session_token, self.current_bot_id, self.query,
+                                                   self.user_filter)
+        except (ValidationError, MemoryUnavailable, NotSignedIn) as exc:
+            self.results = []
+            if isinstance(exc, ValidationError):
+                self.search_error = user_message(exc)
+                return None
+            return self._failed(exc)
+        except Exception as exc:
+            self.results, self.search_error = [], user_message(exc)
+            return None
+        self.searched, self.search_error, self.unavailable = True, "", False
+        return None
+
+    @rx.event
+    async def run_search(self, _form: dict[str, Any] | None = None):
+        """Semantic search: the memories closest in meaning, with their relevance."""
+        self.query = self.query.strip()[:500]
+        return await self._search()
+
+    @rx.event
+    def clear_search(self) -> None:
+        self.query, self.results, self.searched, self.search_error = "", [], False, ""
+
+    @rx.event
+    def set_add_text(self, value: str) -> None:
+        self.add_text = value
+        self.add_error = ""
+
+    @rx.event
+    def set_add_user_id(self, value: str) -> None:
+        self.add_user_id = value
+        self.add_error = ""
+
+    @rx.event
+    async def add_memory(self, _form: dict[str, Any] | None = None):
+        """Store the typed memory (for one Discord user when an id is given)."""
+        try:
+            user_id = clean_user_id(self.add_user_id) if self.add_user_id.strip() else ""
+            await asyncio.to_thread(add, self.session_token, self.current_bot_id, self.add_text, user_id)
+        except ValidationError as exc:
+            self.add_error = user_message(exc)  # what was typed stays in the boxes
+            return None
+        except Exception as exc:
+            if isinstance(exc, MemoryUnavailable):
+                self.add_error = NOT_ADDED_TEXT
+            return self._failed(exc)
+        self.add_text, self.add_user_id, self.add_error = "", "", ""
+        result = await self._reload()
+        return result or rx.toast.success("Memory added. The bot can recall it from its next message.")
+
+    @rx.event
+    def ask_delete(self, memory_id: str, text: str) -> None:
+        self.confirm_id, self.confirm_text = memory_id, text[:200]
+
+    @rx.event
+    def cancel_delete(self) -> None:
+        self.confirm_id, self.confirm_text = "", ""
+
+    @rx.event
+    async def delete_memory(self):
+        memory_id, self.confirm_id = self.confirm_id, ""
+        if not memory_id:
+            return None
+        try:
+            await asyncio.to_thread(delete, self.session_token, self.current_bot_id, memory_id)
+        except Exception as exc:
+            if isinstance(exc, (MemoryUnavailable, NotSignedIn)):
+                return self._failed(exc)
+            return rx.toast.error(user_message(exc))
+        self.results = [row for row in self.results if row.id != memory_id]
+        result = await self._reload()
+        return result or rx.toast.success("Memory deleted.")
+
+    @rx.event
+    def ask_delete_user(self) -> None:
+        self.confirm_user = bool(self.user_filter)
+
+    @rx.event
+    def cancel_delete_user(self) -> None:
+        self.confirm_user = False
+
+    @rx.event
+    async def delete_user_memories(self):
+        user_id, self.confirm_user = self.user_filter, False
+        if not user_id:
+            return None
+        try:
+            deleted = await asyncio.to_thread(delete_user, self.session_token, self.current_bot_id, user_id)
+        except Exception as exc:
+            if isinstance(exc, (MemoryUnavailable, NotSignedIn)):
+                return self._failed(exc)
+            return rx.toast.error(user_message(exc))
+        self.results = [row for row in self.results if row.user_id != user_id]
+        result = await self._reload()
+        return result or rx.toast.success(f"Deleted {deleted} memor{'y' if deleted == 1 else 'ies'} of user {user_id}.")
+
+
+# --------------------------------------------------------------------------- components
+
+MUTED = rx.color("gray", 10)
+
+
+def meta_item(icon: str, value: rx.Var, title: str) -> rx.Component:
+    return rx.cond(
+        value != "",
+        rx.hstack(rx.icon(icon, size=12), rx.text(value, size="1"), spacing="1", align="center", color=MUTED,
+                  title=title),
+    )
+
+
+def memory_item(row: MemoryRow) -> rx.Component:
+    return rx.hstack(
+        rx.vstack(
+            rx.text(row.text, size="2", white_space="pre-wrap", word_break="break-word"),
+            rx.hstack(
+                rx.cond(row.kind != "", rx.badge(row.kind, size="1", variant="soft", color_scheme="indigo")),
+                rx.cond(row.relevance != "", rx.badge(row.relevance, " relevant", size="1", variant="soft",
+                                                      color_scheme="green", data_testid="relevance")),
+                meta_item("user-round", row.user, "Discord user"),
+                meta_item("hash", row.channel_id, "Channel"),
+                meta_item("clock", row.time, "Time (UTC)"),
+                meta_item("pen-line", row.source, "Source"),
+                spacing="3",
+                align="center",
+                wrap="wrap",
+            ),
+            spacing="1",
+            flex="1",
+            min_width="0",
+        ),
+        rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
+                       aria_label="Delete memory", title="Delete memory",
+                       on_click=MemoryState.ask_delete(row.id, row.text)),
+        align="start",
+        spacing="3",
+        width="100%",
+        padding="0.6rem 0",
+        border_bottom=f"1px solid {rx.color('gray', 4)}",
+        data_memory=row.id,
+    )
+
+
+def unavailable_callout() -> rx.Component:
+    return rx.callout.root(
+        rx.callout.icon(rx.icon("plug-zap")),
+        rx.vstack(
+            rx.callout.text(UNAVAILABLE_TEXT, " ", rx.code(WORKER_COMMAND), "."),
+            rx.callout.text("The bot's memories are kept by the worker; the rest of this page works without it.",
+                            size="1"),
+            rx.button(rx.icon("refresh-cw", size=14), "Try again", variant="soft", size="1",
+                      on_click=MemoryState.retry),
+            spacing="2",
+            align="start",
+        ),
+        color_scheme="amber",
+        width="100%",
+        data_testid="memory-unavailable",
+    )
+
+
+def filter_bar() -> rx.Component:
+    return rx.flex(
+        rx.form(
+            rx.hstack(
+                rx.input(rx.input.slot(rx.icon("sparkles", size=14)), value=MemoryState.query,
+                         on_change=MemoryState.set_query, placeholder="Search by meaning…",
+                         aria_label="Search memories", width="20rem"),
+                rx.button("Search", type="submit", variant="soft"),
+                rx.cond(MemoryState.searched, rx.button("Clear search", type="button", variant="ghost",
+                                                        color_scheme="gray", on_click=MemoryState.clear_search)),
+                spacing="2",
+                align="center",
+            ),
+            on_submit=MemoryState.run_search,
+            reset_on_submit=False,
+            width="auto",
+        ),
+        rx.form(
+            rx.hstack(
+                rx.input(rx.input.slot(rx.icon("user-round", size=14)), value=MemoryState.filter_input,
+                         on_change=MemoryState.set_filter_input, placeholder="Discord user id",
+                         aria_label="Filter by Discord user id", width="14rem"),
+                rx.button("Filter", type="submit", variant="soft"),
+                rx.cond(MemoryState.user_filter != "",
+                        rx.button("All users", type="button", variant="ghost", color_scheme="gray",
+                                  on_click=MemoryState.clear_filter)),
+                spacing="2",
+                align="center",
+            ),
+            on_submit=MemoryState.apply_filter,
+            reset_on_submit=False,
+            width="auto",
+        ),
+        rx.cond(MemoryState.filter_error != "",
+                rx.text(MemoryState.filter_error, size="1", color=rx.color("red", 11), role="alert", width="100%")),
+        rx.cond(MemoryState.search_error != "",
+                rx.text(MemoryState.search_error, size="1", color=rx.color("red", 11), role="alert", width="100%")),
+        gap="0.75rem",
+        wrap="wrap",
+        align="center",
+        width="100%",
+    )
+
+
+def search_results() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(rx.text("Closest in meaning to “", MemoryState.query, "”", weight="medium"),
+                      rx.badge(MemoryState.result_count, variant="soft", color_scheme="gray"),
+                      spacing="2", align="center"),
+            rx.cond(MemoryState.result_count > 0,
+                    rx.vstack(rx.foreach(MemoryState.results, memory_item), spacing="0", width="100%"),
+                    rx.text("No memory is close enough in meaning.", size="2", color=MUTED)),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+        data_testid="search-results",
+    )
+
+
+def memory_list() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.cond(MemoryState.user_filter != "",
+                        rx.text("Memories of user ", MemoryState.user_filter, weight="medium"),
+                        rx.text("All memories", weight="medium")),
+                rx.badge(MemoryState.total, variant="soft", color_scheme="gray", data_testid="memory-count"),
+                rx.spacer(),
+                rx.cond(MemoryState.user_filter != "",
+                        rx.button(rx.icon("user-x", size=14), "Delete all of this user's memories", variant="soft",
+                                  color_scheme="red", size="1", on_click=MemoryState.ask_delete_user)),
+                spacing="2",
+                align="center",
+                width="100%",
+            ),
+            rx.cond(
+                MemoryState.shown_count > 0,
+                rx.vstack(rx.foreach(MemoryState.rows, memory_item), spacing="0", width="100%"),
+                rx.cond(MemoryState.user_filter != "",
+                        rx.text("The bot keeps no memory of this user.", size="2", color=MUTED),
+                        empty_state("brain", "No memories yet",
+                                    "The bot remembers what matters from its conversations. You can also add a "
+                                    "memory by hand below.")),
+            ),
+            rx.hstack(
+                rx.text(f"{MemoryState.shown_count} of {MemoryState.total} shown, newest first", size="1",
+                        color=MUTED),
+                rx.cond(MemoryState.has_more,
+                        rx.button("Load more", variant="soft", size="1", on_click=MemoryState.load_more)),
+                justify="between",
+                align="center",
+                width="100%",
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def add_form() -> rx.Component:
+    return rx.card(
+        rx.form(
+            rx.vstack(
+                rx.text("Add a memory", weight="medium"),
+                rx.text_area(value=MemoryState.add_text, on_change=MemoryState.set_add_text, rows="2", width="100%",
+                             max_length=MAX_MEMORY_CHARS, aria_label="New memory",
+                             placeholder="A fact the bot should remember, e.g. The team meets on Mondays at 10"),
+                rx.hstack(
+                    rx.input(value=MemoryState.add_user_id, on_change=MemoryState.set_add_user_id,
+                             placeholder="Discord user id (optional)", aria_label="Memory user id", width="16rem"),
+                    rx.spacer(),
+                    rx.button(rx.icon("plus", size=14), "Add memory", type="submit", variant="soft"),
+                    align="center",
+                    width="100%",
+                ),
+                rx.cond(MemoryState.add_error != "",
+                        rx.text(MemoryState.add_error, size="2", color=rx.color("red", 11), role="alert")),
+                spacing="2",
+                width="100%",
+            ),
+            on_submit=MemoryState.add_memory,
+            reset_on_submit=False,
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def dialogs() -> rx.Component:
+    return rx.fragment(
+        confirm_dialog(open_=MemoryState.confirm_id != "", title="Delete this memory?",
+                       message=MemoryState.confirm_text, confirm_label="Delete memory",
+                       on_confirm=MemoryState.delete_memory, on_cancel=MemoryState.cancel_delete),
+        confirm_dialog(open_=MemoryState.confirm_user, title="Delete all memories of this user?",
+                       message=f"Every memory the bot keeps of Discord user {MemoryState.user_filter} is deleted. "
+                       "This cannot be undone.",
+                       confirm_label="Delete all", on_confirm=MemoryState.delete_user_memories,
+                       on_cancel=MemoryState.cancel_delete_user),
+    )
+
+
+def memory_tab() -> rx.Component:
+    return rx.cond(
+        MemoryState.mem_loaded,
+        rx.vstack(
+            rx.cond(MemoryState.unavailable, unavailable_callout()),
+            rx.cond(MemoryState.mem_error != "",
+                    rx.callout(MemoryState.mem_error, icon="triangle-alert", color_scheme="red", width="100%")),
+            filter_bar(),
+            rx.cond(MemoryState.searched, search_results()),
+            rx.cond(~MemoryState.unavailable, memory_list()),
+            add_form(),
+            dialogs(),
+            spacing="4",
+            width="100%",
+        ),
+        rx.center(rx.spinner(size="3"), height="8rem", width="100%"),
+    )
+
+
+def memory_page() -> rx.Component:
+    return bot_page(MEMORY, memory_tab())
