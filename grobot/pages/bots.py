@@ -10,6 +10,7 @@ from reflex.components.core.banner import has_connection_errors
 
 from grobot.components.empty_state import command_line, empty_state
 from grobot.components.layout import page_layout
+from grobot.components.stat_card import stat_card
 from grobot.components.status_badge import status_badge
 from grobot.pages.add_bot import add_bot_button, add_bot_dialog
 from grobot.state import AppState
@@ -22,28 +23,6 @@ TITLE = "Bots · GroBot"
 ADD_BOT_COMMAND = "python -m grobot bot add --name NAME --token-stdin"
 
 
-def stat_card(label: str, value: rx.Var[int], icon: str, color: str) -> rx.Component:
-    """A small figure with its label, for the summary above the table."""
-    return rx.card(
-        rx.hstack(
-            rx.center(
-                rx.icon(icon, size=18, color=rx.color(color, 11)),
-                width="2.25rem",
-                height="2.25rem",
-                border_radius="8px",
-                background=rx.color(color, 3),
-            ),
-            rx.vstack(
-                rx.text(label, size="1", color=rx.color("gray", 11), weight="medium"),
-                rx.text(value, size="5", weight="bold"),
-                spacing="0",
-            ),
-            align="center",
-            spacing="3",
-        ),
-        flex="1",
-        min_width="10rem",
-    )
 
 
 def bot_row(bot: BotRow) -> rx.Component:

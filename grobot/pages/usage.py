@@ -11,6 +11,7 @@ import reflex as rx
 from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
 from grobot.components.layout import page_layout
+from grobot.components.stat_card import stat_card
 from grobot.core.services import usage
 from grobot.state.admin_state import AdminState
 
@@ -110,17 +111,6 @@ class UsageState(AdminState):
         return None
 
 
-def stat(label: str, value: rx.Var, icon: str, color: str) -> rx.Component:
-    return rx.card(
-        rx.hstack(
-            rx.center(rx.icon(icon, size=18, color=rx.color(color, 11)), width="2.25rem", height="2.25rem", border_radius="8px", background=rx.color(color, 3)),
-            rx.vstack(rx.text(label, size="1", color=rx.color("gray", 11), weight="medium"), rx.text(value, size="5", weight="bold"), spacing="0"),
-            align="center",
-            spacing="3",
-        ),
-        flex="1",
-        min_width="10rem",
-    )
 
 
 def usage_row(line: UsageLine) -> rx.Component:
@@ -173,10 +163,10 @@ def usage_page() -> rx.Component:
                 UsageState.by_bot.length() > 0,
                 rx.vstack(
                     rx.flex(
-                        stat("LLM calls", UsageState.totals.calls, "activity", "accent"),
-                        stat("Tokens", UsageState.totals.tokens, "coins", "amber"),
-                        stat("Errors", UsageState.totals.errors, "triangle-alert", "red"),
-                        stat("Mean latency", UsageState.totals.latency, "timer", "green"),
+                        stat_card("LLM calls", UsageState.totals.calls, "activity", "accent"),
+                        stat_card("Tokens", UsageState.totals.tokens, "coins", "amber"),
+                        stat_card("Errors", UsageState.totals.errors, "triangle-alert", "red"),
+                        stat_card("Mean latency", UsageState.totals.latency, "timer", "green"),
                         gap="1rem",
                         wrap="wrap",
                         width="100%",
