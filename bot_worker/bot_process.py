@@ -143,6 +143,18 @@ def _run_chain() -> Any:
     return run_chain
 
 
+def _start_memory_lookup() -> Any:
+    from grobot.core.agents.chain import start_memory_lookup
+
+    return start_memory_lookup
+
+
+def _cancel(task: asyncio.Task[Any] | None) -> None:
+    """Drop a memory lookup started for a message that is not answered after all."""
+    if task is not None:
+        task.cancel()
+
+
 def _privileged(bot: Bot) -> list[str]:
     return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
 
@@ -304,16 +316,20 @@ class FleetBot(discord.Client):
                 and rules_decision(cached, incoming) is False:
             return
         addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
+        # A message addressed to the bot is almost always answered: its memories are looked up
+        # (in the supervisor's memory service) while the configuration is read.
+        memories = _start_memory_lookup()(incoming) if addressed else None
         try:
             # One read for the whole message: the config, and for a message it may answer, its
             # MCP servers and what the chain reads first. SQLite in WAL mode: a read never waits
-            # for writers, and skipping the thread hop saves milliseconds per message; a network
-            # database is read off the event loop.
-            if self._local_db:
+            # for writers, and skipping the thread hop saves milliseconds per message, unless a
+            # memory lookup runs meanwhile; a network database is read off the event loop.
+            if self._local_db and memories is None:
                 bot, links, preloaded = load_for_message(self.bot_id, incoming)
             else:
                 bot, links, preloaded = await asyncio.to_thread(load_for_message, self.bot_id, incoming)
         except Exception as exc:
+            _cancel(memories)
             logger.error("Cannot read the bot's configuration (database unreachable?): %s", type(exc).__name__)
             if addressed:  # addressed to the bot: say so rather than stay silent
                 await self._notice(message, UNAVAILABLE_NOTICE)
@@ -322,26 +338,30 @@ class FleetBot(discord.Client):
             self._ignore_cache = (bot, time.monotonic())
         decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
         if decision is False:
+            _cancel(memories)
             return
         limits = getattr(preloaded, "limits", None)
         hit = usage_limits.check(limits) if limits is not None else None
         if hit is not None:  # over a daily limit: no LLM call, and at most one notice an hour
+            _cancel(memories)
             usage_limits.warn_once(limits, hit, incoming.author_id)
             if decision is True and self.limit_notices.allow(incoming.author_id, hit.reason):
                 await self._notice(message, hit.text)
             return
         wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
         if wait > 0:
+            _cancel(memories)
             if decision is True and self.cooldowns.should_notice(incoming.author_id, bot.user_cooldown_seconds):
                 await self._notice(message, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)))
             return
         if not self.limiter.try_acquire(int(bot.max_concurrent_runs or 1)):
+            _cancel(memories)
             if decision is True:
                 await self._notice(message, BUSY_NOTICE)
             return
         marks = {"received": received, "config": time.perf_counter()}
         self._spawn(self._answer(message, incoming, bot, skip_gatekeeper=decision is True, links=links,
-                                 preloaded=preloaded, marks=marks))
+                                 preloaded=preloaded, marks=marks, memories=memories))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -350,7 +370,8 @@ class FleetBot(discord.Client):
             logger.warning("Could not send a notice: %s", exc)
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, bot: Bot, *, skip_gatekeeper: bool,
-                      links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None) -> None:
+                      links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
+                      memories: asyncio.Task[list[str]] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
@@ -385,7 +406,7 @@ class FleetBot(discord.Client):
                 tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
                 result = await _run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
-                                               preloaded=preloaded)
+                                               preloaded=preloaded, memories=memories)
             if not ended:
                 if result.error:
                     await self._send_error(message, streamer, result.error)

@@ -135,7 +135,9 @@ def send_message(token: str, bot_id: int, content: str) -> int:
 
     def work(session: Session, user: AppUser, bot: Bot) -> int:
         conv = test_chat.open_session(bot.id or 0, user.id or 0, session=session)
-        message = test_chat.submit(conv.id or 0, content, session=session, author_name=user.username)
+        # Each web user is their own "user" to the bot: notes and memories are not shared between testers.
+        message = test_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
+                                   author_id=f"app-user:{user.id}")
         logger.info("User %s sent a Test Chat message to bot %s", user.username, bot.id)
         return message.id or 0
 

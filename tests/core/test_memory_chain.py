@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import run_chain, start_memory_lookup, wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.memory.remote import RemoteMemory
@@ -70,6 +70,30 @@ async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, mon
     assert result.error is None and result.text
     assert elapsed < 2.0, elapsed
     assert "never seen" not in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+
+
+async def test_a_lookup_started_early_is_the_one_the_chain_uses(grobot_env, fake_llm):
+    """Bots start the lookup when a message addressed to them arrives (while they read their
+    configuration); the chain then uses that result and does not search again."""
+    searches: list[str] = []
+
+    class CountingMemory:
+        async def remember(self, bot_id, texts, metadata):
+            return None
+
+        async def search(self, bot_id, query, k=5):
+            searches.append(query)
+            return ["alice keeps bees on her roof"]
+
+    bot_id = _bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    message = _message(bot_id, "what do I keep on my roof?")
+    early = start_memory_lookup(message, CountingMemory())
+    assert early is not None
+    result = await run_chain(message, tools=FakeToolCatalog(), memory=CountingMemory(), memories=early)
+    assert result.error is None and searches == ["what do I keep on my roof?"]
+    assert "alice keeps bees on her roof" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    assert start_memory_lookup(_message(bot_id, "   "), CountingMemory()) is None  # nothing to look up
 
 
 async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fake_llm, monkeypatch):

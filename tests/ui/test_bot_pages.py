@@ -183,6 +183,8 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
         session.add(Supervisor(id=supervisor_id, hostname="test", pid=1))
     try:
         run_id = _claim(supervisor_id)
+        with session_scope(readonly=True) as session:  # the bot knows this web user apart from other testers
+            assert session.get(Message, run_id).author_id.startswith("app-user:")
         expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
         _events(run_id, ("thinking", {"step": "tool_identifier", "text": "needs the clock"}),
                 ("tool_call", {"id": "c1", "name": "get_time", "arguments": {"tz": "UTC"}}),

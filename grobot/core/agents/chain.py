@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,10 +186,13 @@ async def run_chain(
     memory: MemoryPort | None = None,
     skip_gatekeeper: bool = False,
     preloaded: Loaded | None = None,
+    memories: Awaitable[list[str]] | None = None,
 ) -> ChainResult:
     """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
 
     ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
+    ``memories``: the retrieval of this message's memories, started early by the caller
+    (:func:`start_memory_lookup`), else it is done now.
     """
     recorder = RunRecorder(sink)
     started = time.perf_counter()
@@ -235,9 +239,10 @@ async def run_chain(
         memory = memory or process_memory()
         if catalog is None:
             catalog = await _catalog(run)
-        specs, memories = await asyncio.gather(_list_tools(run, catalog), _memories(memory, msg))
+        lookup = memories if memories is not None else _memories(memory, msg)
+        specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
         run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
-                                                       user=loaded.knowledge, memories=memories,
+                                                       user=loaded.knowledge, memories=found,
                                                        unavailable=run.unavailable_tools)
         run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
                                        channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
@@ -413,6 +418,20 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
         run.unavailable_tools = {str(k): str(v)[:200] for k, v in missing.items()}
         await run.think("tools", "unavailable: " + "; ".join(f"{k}: {v}" for k, v in missing.items()), unavailable=missing)
     return specs
+
+
+def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort | None = None) -> asyncio.Task[list[str]] | None:
+    """Start retrieving the memories of ``msg`` now (None: this process has no memory).
+
+    A bot starts it as soon as a message addressed to it arrives, so that the retrieval
+    (an embedding and a query in the supervisor's memory service) runs while the bot reads
+    its configuration; pass the task to :func:`run_chain` (or cancel it when not answering).
+    Like the lookup in the chain, it never raises and stays within the memory time limit.
+    """
+    memory = memory or process_memory()
+    if isinstance(memory, NoopMemory) or not msg.content.strip():
+        return None
+    return asyncio.get_running_loop().create_task(_memories(memory, msg))
 
 
 async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:
