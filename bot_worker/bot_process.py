@@ -538,12 +538,14 @@ async def _load_with_retry(bot_id: int) -> tuple[Bot | None, str | None]:
 
 async def run(bot_id: int, config: ProcessConfig) -> int:
     """Run the bot until it is stopped; returns the exit code."""
+    from grobot.core.memory.runtime import close_memory
     from grobot.core.tools.lifecycle import close_process_hub
 
     try:
         return await _run(bot_id, config)
     finally:
         await close_process_hub()
+        await close_memory()
 
 
 async def _run(bot_id: int, config: ProcessConfig) -> int:

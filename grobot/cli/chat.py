@@ -69,7 +69,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
     from grobot.core.agents.chain import run_chain, wait_for_background
     from grobot.core.agents.types import Event, IncomingMessage
     from grobot.core.llm.registry import close_all
-    from grobot.core.memory.runtime import discovered_memory
+    from grobot.core.memory.runtime import close_memory, discovered_memory
 
     events: list[dict[str, Any]] = []
     state = {"mid_line": False}
@@ -94,11 +94,13 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id=f"cli:{user}"[:32],
                           author_name=user, platform="cli")
+    memory = discovered_memory()
     try:
-        result = await run_chain(msg, sink=sink, memory=discovered_memory())
+        result = await run_chain(msg, sink=sink, memory=memory)
         await wait_for_background(timeout=30)
     finally:
         await close_all()
+        await close_memory(memory)
     if args.json:
         print_json({"bot_id": bot_id, "replied": result.replied, "text": result.text, "error": result.error,
                     "run_id": result.run_id, "llm_calls": result.llm_calls, "timings": result.timings, "events": events})

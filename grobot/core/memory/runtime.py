@@ -48,6 +48,20 @@ def process_memory() -> MemoryPort:
         return _from_env[1]
 
 
+async def close_memory(memory: MemoryPort | None = None) -> None:
+    """Close a memory client's connections (``None``: this process's own, from the environment)."""
+    global _from_env
+    if memory is None:
+        with _lock:
+            memory, _from_env = (_from_env[1] if _from_env else None), None
+    close = getattr(memory, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception as exc:  # closing must never fail a shutdown
+            logger.debug("Closing the memory client failed: %s", type(exc).__name__)
+
+
 def memory_or_none() -> MemoryPort | None:
     """The memory of this process, or None when it has none (the memory tools are then left out)."""
     memory = process_memory()
