@@ -45,6 +45,11 @@ def field(
     return rx.vstack(*parts, spacing="1", width="100%", align="stretch")
 
 
+def error_text(message: rx.Var | str, *, size: str = "1", **props: object) -> rx.Component:
+    """An error message in red, announced to screen readers (wrap it in ``rx.cond`` to hide it when empty)."""
+    return rx.text(message, size=size, color=rx.color("red", 11), role="alert", **props)
+
+
 def section(title: str, description: str | rx.Var, *children: rx.Component, actions: rx.Component | None = None) -> rx.Component:
     """A card with a heading, one line of explanation and its content."""
     return rx.card(

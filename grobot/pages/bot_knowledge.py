@@ -18,6 +18,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
+from grobot.components.forms import error_text
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import discord_users, user_notes
@@ -348,7 +349,7 @@ def user_list() -> rx.Component:
                                        width="100%"),
                               rx.button("Open", type="submit", variant="soft"), spacing="2", width="100%"),
                     rx.cond(KnowledgeState.lookup_error != "",
-                            rx.text(KnowledgeState.lookup_error, size="1", color=rx.color("red", 11), role="alert")),
+                            error_text(KnowledgeState.lookup_error, size="1")),
                     spacing="1",
                     width="100%",
                 ),
@@ -428,7 +429,7 @@ def user_detail() -> rx.Component:
                              width="100%", placeholder="e.g. Answer in French. They are a premium customer.",
                              aria_label="Directives"),
                 rx.cond(KnowledgeState.directives_error != "",
-                        rx.text(KnowledgeState.directives_error, size="2", color=rx.color("red", 11), role="alert")),
+                        error_text(KnowledgeState.directives_error, size="2")),
                 rx.hstack(rx.spacer(), rx.button("Save directives", on_click=KnowledgeState.save_directives,
                                                  disabled=~KnowledgeState.directives_dirty), width="100%"),
                 spacing="2",
@@ -463,7 +464,7 @@ def user_detail() -> rx.Component:
                             width="100%",
                         ),
                         rx.cond(KnowledgeState.note_error != "",
-                                rx.text(KnowledgeState.note_error, size="2", color=rx.color("red", 11), role="alert")),
+                                error_text(KnowledgeState.note_error, size="2")),
                         spacing="2",
                         width="100%",
                     ),

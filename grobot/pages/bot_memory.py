@@ -19,7 +19,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import MEMORY
 from grobot.components.empty_state import empty_state
-from grobot.components.forms import confirm_dialog
+from grobot.components.forms import confirm_dialog, error_text
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.services import memories
@@ -413,9 +413,9 @@ def filter_bar() -> rx.Component:
             width="auto",
         ),
         rx.cond(MemoryState.filter_error != "",
-                rx.text(MemoryState.filter_error, size="1", color=rx.color("red", 11), role="alert", width="100%")),
+                error_text(MemoryState.filter_error, size="1", width="100%")),
         rx.cond(MemoryState.search_error != "",
-                rx.text(MemoryState.search_error, size="1", color=rx.color("red", 11), role="alert", width="100%")),
+                error_text(MemoryState.search_error, size="1", width="100%")),
         gap="0.75rem",
         wrap="wrap",
         align="center",
@@ -498,7 +498,7 @@ def add_form() -> rx.Component:
                     width="100%",
                 ),
                 rx.cond(MemoryState.add_error != "",
-                        rx.text(MemoryState.add_error, size="2", color=rx.color("red", 11), role="alert")),
+                        error_text(MemoryState.add_error, size="2")),
                 spacing="2",
                 width="100%",
             ),

@@ -19,6 +19,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import SETTINGS
 from grobot.components.empty_state import command_line
+from grobot.components.forms import error_text
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
@@ -487,7 +488,7 @@ def field(label: str, control: rx.Component, *, hint: str = "", error_key: str =
         rx.el.label(rx.text(label, size="2", weight="medium"), control, display="flex", flex_direction="column",
                     gap="0.35rem", width="100%"),
         rx.cond(BotSettingsState.errors.contains(error_key),  # type: ignore[attr-defined]
-                rx.text(BotSettingsState.errors[error_key], size="1", color=rx.color("red", 11), role="alert"))
+                error_text(BotSettingsState.errors[error_key], size="1"))
         if error_key else rx.fragment(),
         rx.text(hint, size="1", color=rx.color("gray", 10)) if hint else rx.fragment(),
         spacing="1",
@@ -698,7 +699,7 @@ def token_section() -> rx.Component:
             width="100%",
         ),
         rx.cond(BotSettingsState.token_error != "",
-                rx.text(BotSettingsState.token_error, size="2", color=rx.color("red", 11), role="alert")),
+                error_text(BotSettingsState.token_error, size="2")),
     )
 
 

@@ -17,7 +17,7 @@ import reflex as rx
 
 from grobot.components.empty_state import command_line, empty_state
 from grobot.components.formatting import ago, utc_text
-from grobot.components.forms import confirm_dialog, field, muted_dash, secret_badge, table_header
+from grobot.components.forms import confirm_dialog, error_text, field, muted_dash, secret_badge, table_header
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
 from grobot.core.models import McpTransport
@@ -480,7 +480,7 @@ def _secret_input(name: str, label: str, names: rx.Var, placeholder: str) -> rx.
         ),
         rx.cond(
             McpState.editor_errors.contains(name),
-            rx.text(McpState.editor_errors.get(name, ""), size="1", color=rx.color("red", 11), role="alert"),
+            error_text(McpState.editor_errors.get(name, ""), size="1"),
         ),
         spacing="1",
         width="100%",
