@@ -17,7 +17,9 @@ from grobot.state.app_state import AppState, run_authorized, sign_out_script
 logger = logging.getLogger(__name__)
 
 REFRESH_MS = 2000
-REFRESH_STALE_SECONDS = 30.0
+# A refresh takes milliseconds; one that died while cancelled (the browser left the page) must
+# not hold the next ticks back for long.
+REFRESH_STALE_SECONDS = 5.0
 
 
 @dataclass
