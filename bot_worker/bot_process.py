@@ -25,6 +25,8 @@ from discord import app_commands
 from sqlmodel import select
 
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
+from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
+                                   EXIT_UNREACHABLE)
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
 from bot_worker.streaming import ReplyStreamer
@@ -41,12 +43,6 @@ logger = logging.getLogger(__name__)
 # Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
 timings_logger = logging.getLogger("bot_worker.timings")
 
-EXIT_OK = 0
-EXIT_CRASH = 1
-EXIT_TOKEN_REJECTED = 3
-EXIT_INTENTS = 4
-EXIT_REPLACED = 5
-EXIT_UNREACHABLE = 6  # Discord (or the proxy in DISCORD_API_BASE) cannot be reached: retried with backoff
 
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0

@@ -23,6 +23,7 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
@@ -33,10 +34,6 @@ from grobot.core.tools.lifecycle import close_process_hub
 
 logger = logging.getLogger(__name__)
 
-EXIT_TOKEN_REJECTED = 3
-EXIT_INTENTS = 4
-EXIT_REPLACED = 5
-EXIT_UNREACHABLE = 6
 
 
 @dataclass(frozen=True)
