@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 # The dialect modules and the rest are what a bot imported after the fork otherwise (measured
 # with PYTHONPROFILEIMPORTTIME): preloaded, they are shared instead of copied into every bot.
 PRELOAD = ["bot_worker.bot_process", "grobot.core.agents.chain", "grobot.core.logs", "grobot.core.tools.lifecycle",
+           "grobot.core.tools.catalog", "grobot.core.memory.remote",
            "sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql.psycopg2", "sqlite3", "concurrent.futures.thread",
            "bot_worker.forkserver_ready"]
 

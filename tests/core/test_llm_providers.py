@@ -10,7 +10,7 @@ import pytest
 
 from grobot.core.llm import errors, service
 from grobot.core.llm.base import ChatRequest
-from grobot.core.llm.registry import get_provider
+from grobot.core.llm.registry import close_all, get_provider
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.services import llm_settings
 from grobot.core.services.llm_settings import EffectiveLLM
@@ -242,3 +242,25 @@ async def test_images_go_to_ollama_as_images(fake_llm):
     await call_llm(settings(fake_llm, "ollama"), [message], role="test")
     sent = fake_llm.chat_requests()[-1]["messages"][0]
     assert sent["content"] == "what is this?" and sent["images"] == ["aGVsbG8="]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_llm_requests_go_through_the_proxy_the_environment_sets(fake_llm, provider, monkeypatch):
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", fake_llm.url)  # the fake plays the proxy: it records the absolute URL
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://localhost:{port}" + ("/v1" if provider == "openai" else "")
+    llm = EffectiveLLM("output", provider, url, "m", 8192, 0.5, None, None, False, "test")
+    with pytest.raises(LLMCallFailed):  # the "proxy" answers 404: it is no LLM server for that URL
+        await call_llm(llm, USER, role="test")
+    assert any(r.path.startswith(url + "/") and r.method == "POST" for r in fake_llm.requests)
+
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    await close_all()  # a client reads the environment when it is made
+    seen = len(fake_llm.requests)
+    with pytest.raises(LLMCallFailed) as info:  # straight to the server, which is down
+        await call_llm(llm, USER, role="test")
+    assert isinstance(info.value.cause, errors.ServerUnavailable) and len(fake_llm.requests) == seen

@@ -125,7 +125,9 @@ async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fa
         await remote.aclose()
 
 
-def test_a_bot_process_does_not_import_the_store_or_the_model(grobot_env):
+def test_a_bot_process_does_not_import_the_store_the_model_or_httpx(grobot_env):
+    """Bots stay light: no vector store or embedding model, and no second HTTP stack (aiohttp
+    serves discord.py, the LLM providers and the memory client)."""
     code = (
         "import os, sys\n"
         "os.environ['GROBOT_MEMORY_URL'] = 'http://127.0.0.1:9'\n"
@@ -133,7 +135,7 @@ def test_a_bot_process_does_not_import_the_store_or_the_model(grobot_env):
         "from grobot.core.memory.runtime import process_memory\n"
         "memory = process_memory()\n"
         "assert type(memory).__name__ == 'RemoteMemory', memory\n"
-        "print(sorted(m for m in ('numpy', 'chromadb', 'onnxruntime', 'tokenizers') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'chromadb', 'onnxruntime', 'tokenizers', 'httpx', 'ollama') if sys.modules.get(m)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=grobot_env.environ())

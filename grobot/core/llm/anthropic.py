@@ -1,4 +1,4 @@
-"""Anthropic Messages API over httpx."""
+"""Anthropic Messages API."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments, split_system
-from grobot.core.llm.http_errors import from_transport, make_client, raise_for_status
+from grobot.core.llm.http_client import LLMHttpClient, iter_lines
 from grobot.core.llm.sse import sse_events
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class AnthropicProvider(LLMProvider):
         headers = {"anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
-        self._client = make_client(self.base_url, headers, timeout)
+        self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         system, messages = to_anthropic(request.messages)
@@ -96,22 +96,16 @@ class AnthropicProvider(LLMProvider):
         return body
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        timeout = request.timeout or self.timeout
-        try:
-            async with self._client.stream("POST", "/v1/messages", json=self._body(request), timeout=timeout) as response:
-                await raise_for_status(response, provider=self.name, url=self.base_url, model=request.model)
-                async for chunk in self._read(response, structured=request.schema is not None):
-                    yield chunk
-        except errors.LLMError:
-            raise
-        except httpx.HTTPError as exc:
-            raise from_transport(exc, provider=self.name, url=self.base_url, timeout=timeout) from None
+        async with self._client.stream("/v1/messages", self._body(request), timeout=request.timeout,
+                                       model=request.model) as response:
+            async for chunk in self._read(response, structured=request.schema is not None):
+                yield chunk
 
-    async def _read(self, response: httpx.Response, *, structured: bool) -> AsyncIterator[StreamChunk]:
+    async def _read(self, response: aiohttp.ClientResponse, *, structured: bool) -> AsyncIterator[StreamChunk]:
         blocks: dict[int, dict[str, Any]] = {}
         tokens_in = tokens_out = 0
         finish = None
-        async for event, data in sse_events(response):
+        async for event, data in sse_events(iter_lines(response)):
             kind = data.get("type") or event
             if kind == "error":
                 detail = (data.get("error") or {}).get("message", "unknown error")
@@ -149,12 +143,8 @@ class AnthropicProvider(LLMProvider):
         yield StreamChunk(tool_calls=calls, done=True, usage=Usage(tokens_in, tokens_out), finish_reason=finish)
 
     async def list_models(self) -> list[str]:
-        try:
-            response = await self._client.get("/v1/models", timeout=15)
-        except httpx.HTTPError as exc:
-            raise from_transport(exc, provider=self.name, url=self.base_url, timeout=15) from None
-        await raise_for_status(response, provider=self.name, url=self.base_url, model="")
-        return sorted(m["id"] for m in response.json().get("data", []) if m.get("id"))
+        data = await self._client.get_json("/v1/models")
+        return sorted(m["id"] for m in data.get("data", []) if m.get("id"))
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -1,4 +1,4 @@
-"""Google Gemini (generativelanguage API) over httpx."""
+"""Google Gemini (generativelanguage API)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
-
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments, split_system
-from grobot.core.llm.http_errors import from_transport, make_client, raise_for_status
+from grobot.core.llm.http_client import LLMHttpClient, iter_lines
 from grobot.core.llm.sse import sse_events
 
 logger = logging.getLogger(__name__)
@@ -64,7 +62,7 @@ class GeminiProvider(LLMProvider):
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
         headers = {"x-goog-api-key": api_key} if api_key else {}
-        self._client = make_client(self.base_url, headers, timeout)
+        self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         system, contents = to_gemini(request.messages)
@@ -90,43 +88,33 @@ class GeminiProvider(LLMProvider):
         return body
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        timeout = request.timeout or self.timeout
         path = f"/models/{request.model}:streamGenerateContent"
-        try:
-            async with self._client.stream("POST", path, params={"alt": "sse"}, json=self._body(request), timeout=timeout) as response:
-                await raise_for_status(response, provider=self.name, url=self.base_url, model=request.model)
-                usage: Usage | None = None
-                calls: list[ToolCall] = []
-                finish = None
-                async for _event, data in sse_events(response):
-                    if data.get("error"):
-                        detail = str((data["error"] or {}).get("message", data["error"]))
-                        raise errors.ServerError(f"gemini at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name, url=self.base_url)
-                    meta = data.get("usageMetadata")
-                    if meta:
-                        usage = Usage(int(meta.get("promptTokenCount") or 0), int(meta.get("candidatesTokenCount") or 0))
-                    for candidate in data.get("candidates") or []:
-                        finish = candidate.get("finishReason") or finish
-                        for part in (candidate.get("content") or {}).get("parts") or []:
-                            if part.get("text") and not part.get("thought"):
-                                yield StreamChunk(text=part["text"])
-                            if part.get("functionCall"):
-                                fc = part["functionCall"]
-                                args = fc.get("args") or {}
-                                calls.append(ToolCall(name=fc.get("name", ""), arguments=parse_arguments(args), id=new_call_id(), raw_arguments=str(args)))
-                yield StreamChunk(tool_calls=calls, done=True, usage=usage, finish_reason=finish)
-        except errors.LLMError:
-            raise
-        except httpx.HTTPError as exc:
-            raise from_transport(exc, provider=self.name, url=self.base_url, timeout=timeout) from None
+        async with self._client.stream(path, self._body(request), params={"alt": "sse"}, timeout=request.timeout,
+                                       model=request.model) as response:
+            usage: Usage | None = None
+            calls: list[ToolCall] = []
+            finish = None
+            async for _event, data in sse_events(iter_lines(response)):
+                if data.get("error"):
+                    detail = str((data["error"] or {}).get("message", data["error"]))
+                    raise errors.ServerError(f"gemini at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name, url=self.base_url)
+                meta = data.get("usageMetadata")
+                if meta:
+                    usage = Usage(int(meta.get("promptTokenCount") or 0), int(meta.get("candidatesTokenCount") or 0))
+                for candidate in data.get("candidates") or []:
+                    finish = candidate.get("finishReason") or finish
+                    for part in (candidate.get("content") or {}).get("parts") or []:
+                        if part.get("text") and not part.get("thought"):
+                            yield StreamChunk(text=part["text"])
+                        if part.get("functionCall"):
+                            fc = part["functionCall"]
+                            args = fc.get("args") or {}
+                            calls.append(ToolCall(name=fc.get("name", ""), arguments=parse_arguments(args), id=new_call_id(), raw_arguments=str(args)))
+            yield StreamChunk(tool_calls=calls, done=True, usage=usage, finish_reason=finish)
 
     async def list_models(self) -> list[str]:
-        try:
-            response = await self._client.get("/models", timeout=15)
-        except httpx.HTTPError as exc:
-            raise from_transport(exc, provider=self.name, url=self.base_url, timeout=15) from None
-        await raise_for_status(response, provider=self.name, url=self.base_url, model="")
-        names = [str(m.get("name", "")).removeprefix("models/") for m in response.json().get("models", [])]
+        data = await self._client.get_json("/models")
+        names = [str(m.get("name", "")).removeprefix("models/") for m in data.get("models", [])]
         return sorted(n for n in names if n)
 
     async def aclose(self) -> None:

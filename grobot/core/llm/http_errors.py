@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
 
-import httpx
+import aiohttp
 
 from grobot.core.llm import errors
 
@@ -50,26 +51,10 @@ def from_status(status: int, body: str, headers: Any, *, provider: str, url: str
 
 
 def from_transport(exc: Exception, *, provider: str, url: str, timeout: float) -> errors.LLMError:
-    """The error for a network failure talking to an LLM server."""
+    """The error for a network failure talking to an LLM server (aiohttp's exceptions)."""
     kw = {"provider": provider, "url": url}
-    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
-        return errors.LLMTimeout(f"{provider} at {url} did not answer within {timeout:g} s", **kw)
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
+    if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
         return errors.ServerUnavailable(f"cannot reach the {provider} server at {url} (is it running?)", **kw)
+    if isinstance(exc, asyncio.TimeoutError):
+        return errors.LLMTimeout(f"{provider} at {url} did not answer within {timeout:g} s", **kw)
     return errors.ServerError(f"{provider} at {url}: connection failed ({type(exc).__name__}: {errors.one_line(str(exc), 120)})", **kw)
-
-
-async def raise_for_status(response: httpx.Response, *, provider: str, url: str, model: str) -> None:
-    if response.status_code >= 400:
-        body = (await response.aread()).decode(errors="replace")
-        raise from_status(response.status_code, body, response.headers, provider=provider, url=url, model=model)
-
-
-def make_client(base_url: str, headers: dict[str, str], timeout: float) -> httpx.AsyncClient:
-    """A pooled JSON client for one provider server (``headers`` carry its authentication)."""
-    return httpx.AsyncClient(
-        base_url=base_url,
-        headers={"Content-Type": "application/json", **headers},
-        timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20, keepalive_expiry=60),
-    )

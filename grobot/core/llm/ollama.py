@@ -1,30 +1,24 @@
-"""Ollama through the official ``ollama`` AsyncClient."""
+"""Ollama's chat API (``/api/chat``, streamed JSON lines).
+
+Chat calls go over the shared aiohttp client of the LLM layer (:mod:`http_client`): the
+official ``ollama`` client validates every streamed line with pydantic over httpx, which
+costs about four times the CPU per call. The ``ollama`` client still lists the models.
+"""
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
-import ollama
-
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
-from grobot.core.llm.http_errors import from_status, from_transport
+from grobot.core.llm.http_client import LLMHttpClient, iter_lines, loads
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://localhost:11434"
-# The Retry-After header of the last 429 seen in this task (the ollama client drops headers).
-_retry_after: contextvars.ContextVar[str | None] = contextvars.ContextVar("ollama_retry_after", default=None)
-
-
-async def _remember_retry_after(response: httpx.Response) -> None:
-    if response.status_code == 429:
-        _retry_after.set(response.headers.get("retry-after"))
 
 
 def _image_data(url: str) -> str | None:
@@ -71,36 +65,26 @@ def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return result
 
 
+def _tool_calls(message: dict[str, Any]) -> list[ToolCall]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        args = parse_arguments(fn.get("arguments"))
+        args = args if isinstance(args, dict) else {}
+        calls.append(ToolCall(name=str(fn.get("name") or ""), arguments=args, id=new_call_id(), raw_arguments=json.dumps(args)))
+    return calls
+
+
 class OllamaProvider(LLMProvider):
     name = "ollama"
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = ollama.AsyncClient(
-            host=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-            event_hooks={"response": [_remember_retry_after]},
-        )
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = LLMHttpClient(self.base_url, self._headers, timeout, provider=self.name)
 
-    def _error(self, exc: Exception, request: ChatRequest) -> errors.LLMError:
-        if isinstance(exc, ollama.ResponseError):
-            status = exc.status_code
-            text = str(exc.error)
-            if status == -1:  # an error line inside the stream
-                if errors.looks_like_context_error(text):
-                    return errors.ContextTooLong(f"the prompt is too long for model {request.model!r} ({errors.one_line(text, 200)})", provider=self.name, url=self.base_url)
-                return errors.ServerError(f"ollama at {self.base_url} failed: {errors.one_line(text, 200)}", provider=self.name, url=self.base_url)
-            headers = {"retry-after": _retry_after.get()} if status == 429 else {}
-            return from_status(status, json.dumps({"error": text}), headers, provider=self.name, url=self.base_url, model=request.model)
-        if isinstance(exc, ConnectionError):
-            return errors.ServerUnavailable(f"cannot reach the ollama server at {self.base_url} (is it running?)", provider=self.name, url=self.base_url)
-        if isinstance(exc, httpx.HTTPError):
-            return from_transport(exc, provider=self.name, url=self.base_url, timeout=request.timeout or self.timeout)
-        return errors.ServerError(f"ollama at {self.base_url}: {type(exc).__name__}: {errors.one_line(str(exc), 150)}", provider=self.name, url=self.base_url)
-
-    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": request.model, "messages": to_ollama_messages(request.messages), "stream": True}
         options: dict[str, Any] = {}
         if request.temperature is not None:
             options["temperature"] = request.temperature
@@ -108,67 +92,73 @@ class OllamaProvider(LLMProvider):
             options["num_ctx"] = request.context_window
         if request.max_tokens:
             options["num_predict"] = request.max_tokens
-        kwargs: dict[str, Any] = {"model": request.model, "messages": to_ollama_messages(request.messages), "options": options or None}
+        if options:
+            body["options"] = options
         if request.tools:
-            kwargs["tools"] = request.tools
+            body["tools"] = request.tools
         if request.schema is not None:
-            kwargs["format"] = request.schema
-        return kwargs
+            body["format"] = request.schema
+        return body
 
-    async def _chat_stream(self, request: ChatRequest) -> Any:
-        """``AsyncClient.chat(stream=True)``, minus its per-message pydantic round trip.
-
-        ``chat()`` validates and re-dumps every history message (~0.1 ms each: 10 ms for a
-        100-message history). Our messages are already plain dicts in Ollama's shape, so the
-        body goes straight to the client's own request method (same transport, errors and
-        response parsing); ``chat()`` is the fallback should that method ever go away.
-        """
-        kwargs = self._kwargs(request)
-        send = getattr(self._client, "_request", None)
-        if send is None:  # pragma: no cover - a future client without it
-            return await self._client.chat(stream=True, **kwargs)
-        body = {k: v for k, v in kwargs.items() if v is not None}
-        body["stream"] = True
-        return await send(ollama.ChatResponse, "POST", "/api/chat", json=body, stream=True)
+    def _stream_error(self, text: str, request: ChatRequest) -> errors.LLMError:
+        """An ``{"error": ...}`` line inside the stream."""
+        if errors.looks_like_context_error(text):
+            return errors.ContextTooLong(f"the prompt is too long for model {request.model!r} ({errors.one_line(text, 200)})",
+                                         provider=self.name, url=self.base_url)
+        return errors.ServerError(f"ollama at {self.base_url} failed: {errors.one_line(text, 200)}",
+                                  provider=self.name, url=self.base_url)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        _retry_after.set(None)
         final: StreamChunk | None = None
-        try:
-            parts = await self._chat_stream(request)
-            async for part in parts:
-                message = part.message
-                calls = [
-                    ToolCall(name=c.function.name, arguments=dict(c.function.arguments or {}), id=new_call_id(),
-                             raw_arguments=json.dumps(dict(c.function.arguments or {})))
-                    for c in (message.tool_calls or [])
-                ] if message is not None else []
-                text = (message.content or "") if message is not None else ""
-                if part.done:
-                    usage = Usage(int(part.prompt_eval_count or 0), int(part.eval_count or 0))
-                    if part.prompt_eval_count is None and part.eval_count is None:
-                        usage = None
-                    final = StreamChunk(text=text, tool_calls=calls, done=True, usage=usage, finish_reason=part.done_reason)
+        async with self._client.stream("/api/chat", self._body(request), timeout=request.timeout,
+                                       model=request.model) as response:
+            async for line in iter_lines(response):
+                if not line.strip():
+                    continue
+                try:
+                    part = loads(line)
+                except ValueError:
+                    raise errors.ServerError(f"ollama at {self.base_url} sent a line that is not JSON: "
+                                             f"{errors.one_line(line, 80)}", provider=self.name, url=self.base_url) from None
+                if not isinstance(part, dict):
+                    continue
+                if part.get("error"):
+                    raise self._stream_error(str(part["error"]), request)
+                message = part.get("message") or {}
+                text = str(message.get("content") or "")
+                calls = _tool_calls(message)
+                if part.get("done"):
+                    prompt, completion = part.get("prompt_eval_count"), part.get("eval_count")
+                    usage = None if prompt is None and completion is None else Usage(int(prompt or 0), int(completion or 0))
+                    final = StreamChunk(text=text, tool_calls=calls, done=True, usage=usage, finish_reason=part.get("done_reason"))
                     continue  # read to the end of the body so the connection is reused
                 if text or calls:
                     yield StreamChunk(text=text, tool_calls=calls)
-            if final is not None:
-                yield final
-                return
-        except errors.LLMError:
-            raise
-        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
-            raise self._error(exc, request) from None
-        except Exception as exc:  # pydantic validation of an odd answer, broken JSON lines
-            raise self._error(exc, request) from None
-        raise errors.ServerError(f"ollama at {self.base_url} ended the answer early", provider=self.name, url=self.base_url)
+        if final is None:
+            raise errors.ServerError(f"ollama at {self.base_url} ended the answer early", provider=self.name, url=self.base_url)
+        yield final
 
     async def list_models(self) -> list[str]:
+        import httpx  # the official client: only here, so bot processes never load it
+        import ollama
+
+        client = ollama.AsyncClient(host=self.base_url, headers=self._headers or None, timeout=15.0)
         try:
-            response = await self._client.list()
-        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
-            raise self._error(exc, ChatRequest(model="", messages=[], timeout=15)) from None
+            response = await client.list()
+        except ollama.ResponseError as exc:
+            from grobot.core.llm.http_errors import from_status
+
+            raise from_status(exc.status_code, json.dumps({"error": str(exc.error)}), {}, provider=self.name,
+                              url=self.base_url, model="") from None
+        except (ConnectionError, httpx.ConnectError):
+            raise errors.ServerUnavailable(f"cannot reach the ollama server at {self.base_url} (is it running?)",
+                                           provider=self.name, url=self.base_url) from None
+        except httpx.HTTPError as exc:
+            raise errors.ServerError(f"ollama at {self.base_url}: {type(exc).__name__}: {errors.one_line(str(exc), 150)}",
+                                     provider=self.name, url=self.base_url) from None
+        finally:
+            await client.close()
         return sorted(m.model for m in response.models if m.model)
 
     async def aclose(self) -> None:
-        await self._client._client.aclose()
+        await self._client.aclose()

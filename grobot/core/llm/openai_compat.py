@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat completions over httpx (OpenAI, Mistral, Groq, DeepSeek, xAI,
+"""OpenAI-compatible chat completions (OpenAI, Mistral, Groq, DeepSeek, xAI,
 OpenRouter, vLLM, LM Studio, llama.cpp server)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
-from grobot.core.llm.http_errors import from_transport, make_client, raise_for_status
+from grobot.core.llm.http_client import LLMHttpClient, iter_lines, raise_for_status
 from grobot.core.llm.sse import sse_events
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ class OpenAICompatProvider(LLMProvider):
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = make_client(self.base_url, headers, timeout)
+        self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name)
         # Servers that refused ``response_format`` json_schema get json_object, then nothing.
         self._schema_mode = "json_schema"
         self._usage_option = True
@@ -66,22 +66,20 @@ class OpenAICompatProvider(LLMProvider):
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         for attempt in range(3):
             body = self._body(request, stream=True)
-            try:
-                async with self._client.stream("POST", "/chat/completions", json=body, timeout=request.timeout or self.timeout) as response:
-                    if response.status_code == 400 and attempt < 2 and await self._downgrade(response, body):
+            async with self._client.stream("/chat/completions", body, timeout=request.timeout, model=request.model,
+                                           check=False) as response:
+                if response.status == 400 and attempt < 2:
+                    text = (await response.read()).decode(errors="replace")
+                    if self._downgrade(text, body):
                         continue
-                    await raise_for_status(response, provider=self.name, url=self.base_url, model=request.model)
-                    async for chunk in self._read_stream(response):
-                        yield chunk
-                    return
-            except errors.LLMError:
-                raise
-            except httpx.HTTPError as exc:
-                raise from_transport(exc, provider=self.name, url=self.base_url, timeout=request.timeout or self.timeout) from None
+                await raise_for_status(response, provider=self.name, url=self.base_url, model=request.model)
+                async for chunk in self._read_stream(response):
+                    yield chunk
+                return
 
-    async def _downgrade(self, response: httpx.Response, body: dict[str, Any]) -> bool:
+    def _downgrade(self, text: str, body: dict[str, Any]) -> bool:
         """After a 400 that names an option this server lacks, drop that option; True: try again."""
-        text = (await response.aread()).decode(errors="replace").lower()
+        text = text.lower()
         if "response_format" in body and ("response_format" in text or "json_schema" in text):
             self._schema_mode = "json_object" if self._schema_mode == "json_schema" else "none"
             logger.info("%s does not accept this response_format; now using %s", self.base_url, self._schema_mode)
@@ -89,15 +87,13 @@ class OpenAICompatProvider(LLMProvider):
         if "stream_options" in body and "stream_options" in text:
             self._usage_option = False
             return True
-        # Not an option problem: rebuild the response for the normal error path.
-        response._content = text.encode()  # type: ignore[attr-defined]
         return False
 
-    async def _read_stream(self, response: httpx.Response) -> AsyncIterator[StreamChunk]:
+    async def _read_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[StreamChunk]:
         calls: dict[int, dict[str, Any]] = {}
         usage: Usage | None = None
         finish: str | None = None
-        async for _event, data in sse_events(response):
+        async for _event, data in sse_events(iter_lines(response)):
             if not isinstance(data, dict):
                 continue
             if data.get("error"):
@@ -132,12 +128,7 @@ class OpenAICompatProvider(LLMProvider):
         yield StreamChunk(tool_calls=tool_calls, done=True, usage=usage, finish_reason=finish)
 
     async def list_models(self) -> list[str]:
-        try:
-            response = await self._client.get("/models", timeout=15)
-        except httpx.HTTPError as exc:
-            raise from_transport(exc, provider=self.name, url=self.base_url, timeout=15) from None
-        await raise_for_status(response, provider=self.name, url=self.base_url, model="")
-        data = response.json()
+        data = await self._client.get_json("/models")
         return sorted(str(m.get("id")) for m in data.get("data", []) if m.get("id"))
 
     async def aclose(self) -> None:

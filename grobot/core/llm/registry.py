@@ -1,8 +1,8 @@
 """Provider instances, cached per (event loop, provider, base URL, API key, timeout).
 
 A bot process reuses one HTTP connection pool per LLM server for all its messages.
-Clients are tied to the event loop that created them (httpx pools are), hence the
-per-loop cache.
+Clients are tied to the event loop that created them (aiohttp sessions are), hence the
+per-loop cache; they are closed when their loop shuts down.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 import weakref
+from collections.abc import AsyncIterator
 
 from grobot.core.errors import ValidationError
 from grobot.core.llm.anthropic import AnthropicProvider
@@ -29,7 +30,38 @@ PROVIDER_CLASSES: dict[str, type[LLMProvider]] = {
     "gemini": GeminiProvider,
 }
 
-_cache: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, str, float], LLMProvider]]" = weakref.WeakKeyDictionary()
+_cache: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopProviders]" = weakref.WeakKeyDictionary()
+
+
+class _LoopProviders(dict[tuple[str, str, str, float], LLMProvider]):
+    """The providers of one event loop, closed when that loop shuts down.
+
+    ``asyncio.run`` (and every ``asyncio.Runner``) closes the async generators still open
+    before it closes the loop (``loop.shutdown_asyncgens``); one parked generator per loop
+    closes the providers then, so no connection pool outlives its loop unclosed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._closer = self._close_at_shutdown()
+        try:  # run it to its ``yield``: registered with the running loop, parked there
+            self._closer.asend(None).send(None)
+        except StopIteration:
+            pass
+
+    async def _close_at_shutdown(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        for instance in list(self.values()):
+            try:
+                await instance.aclose()
+            except Exception:  # closing is best effort
+                logger.debug("Closing %s failed", instance.describe(), exc_info=True)
+        self.clear()
 
 
 def default_timeout() -> float:
@@ -49,7 +81,9 @@ def get_provider(provider: str, base_url: str, api_key: str | None = None, *, ti
     loop = asyncio.get_running_loop()
     key_hash = hashlib.sha256(api_key.encode()).hexdigest() if api_key else ""
     key = (provider, base_url, key_hash, timeout)
-    per_loop = _cache.setdefault(loop, {})
+    per_loop = _cache.get(loop)
+    if per_loop is None:
+        per_loop = _cache[loop] = _LoopProviders()
     instance = per_loop.get(key)
     if instance is None:
         instance = per_loop[key] = cls(base_url, api_key, timeout=timeout)
@@ -57,10 +91,7 @@ def get_provider(provider: str, base_url: str, api_key: str | None = None, *, ti
 
 
 async def close_all() -> None:
-    """Close the clients of the running loop (at process shutdown)."""
-    loop = asyncio.get_running_loop()
-    for instance in list(_cache.pop(loop, {}).values()):
-        try:
-            await instance.aclose()
-        except Exception:  # closing is best effort
-            logger.debug("Closing %s failed", instance.describe(), exc_info=True)
+    """Close the clients of the running loop now (they are also closed when the loop shuts down)."""
+    per_loop = _cache.pop(asyncio.get_running_loop(), None)
+    if per_loop is not None:
+        await per_loop.close()

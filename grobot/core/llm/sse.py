@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+from grobot.core.llm.http_client import loads
 
 logger = logging.getLogger(__name__)
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, Any]]:
-    """``(event name, parsed JSON data)`` for each event; stops at ``data: [DONE]``."""
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, Any]]:
+    """``(event name, parsed JSON data)`` for each event of a body's ``lines``; skips ``data: [DONE]``."""
     event: str | None = None
     data_lines: list[str] = []
-    async for line in response.aiter_lines():
+    async for line in lines:
         if line == "":
             if data_lines:
                 payload = "\n".join(data_lines)
@@ -24,7 +23,7 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None
                 if payload.strip() == "[DONE]":
                     continue  # read on to the end so the connection goes back to the pool
                 try:
-                    yield event, json.loads(payload)
+                    yield event, loads(payload)
                 except ValueError:
                     logger.debug("Ignored a non-JSON server-sent event")
             event = None
@@ -41,6 +40,6 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None
         payload = "\n".join(data_lines)
         if payload.strip() != "[DONE]":
             try:
-                yield event, json.loads(payload)
+                yield event, loads(payload)
             except ValueError:
                 pass

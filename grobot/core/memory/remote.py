@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import aiohttp
-import httpx
 
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
@@ -97,10 +96,6 @@ def _headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {memory_service_token()}"}
 
 
-def _timeout(read: float) -> httpx.Timeout:
-    return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
-
-
 def _answer(status: int, data: Any, reason: str, request: _Request) -> Any:
     """The decoded answer (``data``: the JSON body, None when it was not JSON), or the domain
     error the service reported."""
@@ -114,13 +109,6 @@ def _answer(status: int, data: Any, reason: str, request: _Request) -> Any:
     if status == 401:
         raise MemoryUnavailable("memory service refused our token (was the secret key changed? restart the worker)")
     raise MemoryUnavailable(f"memory service failed: {message}")
-
-
-def _json_or_none(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
 
 
 class RemoteMemory:
@@ -206,12 +194,19 @@ class MemoryServiceClient:
         self._read_timeout = read_timeout
 
     def _send(self, request: _Request) -> Any:
+        import httpx  # here: bot processes use RemoteMemory only, and never load httpx
+
         try:
             response = httpx.request(request.method, self.url + request.path, json=request.json, params=request.params,
-                                     headers=_headers(), timeout=_timeout(self._read_timeout), trust_env=False)
+                                     headers=_headers(), timeout=httpx.Timeout(self._read_timeout, connect=CONNECT_TIMEOUT),
+                                     trust_env=False)
         except httpx.TransportError as exc:
             raise MemoryUnavailable() from exc
-        return _answer(response.status_code, _json_or_none(response), response.reason_phrase, request)
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        return _answer(response.status_code, data, response.reason_phrase, request)
 
     def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
             dedupe: bool = False) -> list[str]:
