@@ -6,7 +6,9 @@ Prints the RSS of fresh interpreters that import, in turn, nothing, discord.py, 
 with SQLAlchemy/SQLModel and the models, and the whole bot code (what the fork server
 preloads); then RSS, unique and proportional memory of a child forked from such a
 preloaded process, at rest; then the CPU time one memory-service request costs a bot with
-aiohttp (what ``RemoteMemory`` uses) and with httpx.
+aiohttp (what ``RemoteMemory`` uses) and with httpx; then the client CPU of one streamed LLM
+chat call (a 40-message history, 3 chunks; the fake LLM runs in its own process): GroBot's
+Ollama provider (aiohttp) against the official ``ollama`` client (httpx).
 """
 
 from __future__ import annotations
@@ -120,6 +122,52 @@ async def _client_cpu(requests: int = 500) -> dict[str, float]:
     return results
 
 
+HISTORY = [{"role": "system", "content": "You are a helpful bot. " * 40}] + [
+    {"role": "user" if i % 2 == 0 else "assistant", "content": f"alice: message number {i} " * 5} for i in range(40)]
+
+
+async def _llm_client_cpu(url: str, calls: int = 300) -> dict[str, float]:
+    """Client CPU ms per streamed chat call against the fake LLM at ``url`` (another process)."""
+    import ollama
+
+    from grobot.core.llm.base import ChatRequest
+    from grobot.core.llm.ollama import OllamaProvider
+
+    provider = OllamaProvider(url)
+    official = ollama.AsyncClient(host=url)
+    request = ChatRequest(model="fake-model", messages=HISTORY, temperature=0.7, context_window=8192)
+
+    async def grobot() -> None:
+        async for _ in provider.stream(request):
+            pass
+
+    async def official_client() -> None:
+        async for _ in await official.chat(model="fake-model", messages=HISTORY, stream=True,
+                                           options={"temperature": 0.7, "num_ctx": 8192}):
+            pass
+
+    results = {}
+    for name, call in (("grobot", grobot), ("ollama", official_client)):
+        for _ in range(30):
+            await call()
+        started = time.process_time()
+        for _ in range(calls):
+            await call()
+        results[name] = (time.process_time() - started) * 1000 / calls
+    await provider.aclose()
+    await official.close()
+    return results
+
+
+def _fake_llm() -> tuple[subprocess.Popen[str], str]:
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests.fakes.llm import FakeLLM; "
+            "fake = FakeLLM().start(); print(fake.url, flush=True); sys.stdin.read()")
+    process = subprocess.Popen([sys.executable, "-c", code, str(ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("GROBOT_DATA_DIR", tmp)
@@ -133,6 +181,14 @@ def main() -> int:
         cpu = asyncio.run(_client_cpu())
         print(f"memory-service request, CPU per request (client + local server): aiohttp {cpu['aiohttp']:.2f} ms, "
               f"httpx {cpu['httpx']:.2f} ms")
+        fake, url = _fake_llm()
+        try:
+            llm = asyncio.run(_llm_client_cpu(url))
+        finally:
+            fake.kill()
+            fake.wait()
+        print(f"streamed LLM chat call, client CPU per call: GroBot's provider (aiohttp) {llm['grobot']:.2f} ms, "
+              f"official ollama client (httpx) {llm['ollama']:.2f} ms")
     return 0
 
 
