@@ -27,6 +27,7 @@ from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECT
 from bot_worker.spawn import BotHandle, Spawner
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
+from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState
 from grobot.core.services import fleet, test_chat
 from grobot.core.settings import get_settings
@@ -257,7 +258,7 @@ class Supervisor:
         self.memory_service = service
         set_process_memory(local)
         try:
-            await asyncio.to_thread(self._write, _advertise, self.supervisor_id, url)
+            await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
         except Exception as exc:
             logger.warning("Could not record the memory service address (%s): the web app and the CLI "
                            "cannot reach it", type(exc).__name__)
@@ -376,7 +377,7 @@ class Supervisor:
         with session_scope() as session:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
-            _withdraw(self.supervisor_id, session=session)
+            memory_registry.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -480,6 +481,7 @@ class Supervisor:
                                         older_than=stale_after)
             fleet.mark_stale_offline(max_age=3 * self.config.heartbeat_seconds + 10, session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
+            memory_registry.prune_orphans(session=session)
 
     def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope() as session:
@@ -682,18 +684,6 @@ def _bot_ids(*, session: Any) -> list[int]:
     from grobot.core.models import Bot
 
     return [int(i) for i in session.exec(select(Bot.id)).all()]
-
-
-def _advertise(supervisor_id: str, url: str, *, session: Any) -> None:
-    from grobot.core.memory.registry import advertise
-
-    advertise(supervisor_id, url, session=session)
-
-
-def _withdraw(supervisor_id: str, *, session: Any) -> None:
-    from grobot.core.memory.registry import withdraw
-
-    withdraw(supervisor_id, session=session)
 
 
 # --------------------------------------------------------------------------- OS helpers

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import httpx
 import pytest
+from sqlmodel import col, select
 
 from grobot.cli.main import main as cli
 from grobot.core.db import session_scope
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
+from grobot.core.memory.registry import KEY_PREFIX, advertise, prune_orphans
 from grobot.core.memory.remote import RemoteMemory
+from grobot.core.models import Setting, Supervisor, utcnow
 from grobot.core.security import memory_service_token
-from grobot.core.services import bots, discord_users, health, memories
+from grobot.core.services import bots, discord_users, fleet, health, memories
 from tests.memory_helpers import memory_service
 
 UNAVAILABLE = "memory service unavailable: is the bot worker running?"
@@ -167,3 +172,22 @@ async def test_store_work_runs_off_the_event_loop(grobot_env):
     await task
     local.close()
     assert max(lags) < min(0.5, took / 2), (max(lags), took)
+
+
+def test_the_address_of_a_crashed_supervisors_service_goes_when_its_supervisor_is_forgotten(grobot_env):
+    """A supervisor killed with -9 cannot withdraw its memory-service row: the sweep of the
+    survivors removes it once the dead supervisor itself is pruned."""
+    with session_scope() as session:
+        fleet.register_supervisor("alive", hostname="here", pid=1, session=session)
+        fleet.register_supervisor("crashed", hostname="here", pid=2, session=session)
+        advertise("alive", "http://127.0.0.1:1001", session=session)
+        advertise("crashed", "http://127.0.0.1:1002", session=session)
+    with session_scope() as session:
+        assert prune_orphans(session=session) == 0  # both supervisors are still known
+        session.get(Supervisor, "crashed").heartbeat_at = utcnow() - timedelta(hours=2)
+    with session_scope() as session:  # the sweep: forget supervisors silent for an hour, then their rows
+        assert fleet.prune_supervisors(stale_after=3600, session=session) == 1
+        assert prune_orphans(session=session) == 1
+    with session_scope(readonly=True) as session:
+        keys = set(session.exec(select(Setting.key).where(col(Setting.key).startswith(KEY_PREFIX))).all())
+    assert keys == {KEY_PREFIX + "alive"}

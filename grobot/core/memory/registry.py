@@ -1,7 +1,8 @@
 """Where the memory service of a live supervisor listens, kept in the ``setting`` table.
 
 Each supervisor writes one row ``memory_service:<supervisor id>`` = ``{"url": ...}`` when
-its service starts and removes it when it stops. A reader only trusts the row of a
+its service starts and removes it when it stops; the row of a supervisor that died is removed
+with that supervisor's own row (:func:`prune_orphans`, from every supervisor's sweep). A reader only trusts the row of a
 supervisor on this host (the service listens on 127.0.0.1) whose heartbeat is recent.
 No token is stored: every process derives it from the secret key.
 """
@@ -39,6 +40,16 @@ def withdraw(supervisor_id: str, *, session: Session) -> None:
     row = session.get(Setting, _key(supervisor_id))
     if row is not None:
         session.delete(row)
+
+
+def prune_orphans(*, session: Session) -> int:
+    """Remove the rows of supervisors that are gone (crashed, then forgotten by the sweep)."""
+    known = {KEY_PREFIX + supervisor_id for supervisor_id in session.exec(select(Supervisor.id)).all()}
+    rows = session.exec(select(Setting).where(col(Setting.key).startswith(KEY_PREFIX))).all()
+    orphans = [row for row in rows if row.key not in known]
+    for row in orphans:
+        session.delete(row)
+    return len(orphans)
 
 
 def find_url(*, session: Session, live_seconds: float = LIVE_SECONDS) -> str | None:
