@@ -29,7 +29,7 @@ def _fk(target: str, *, nullable: bool = False, index: bool = True, ondelete: st
 
 def _json(default_factory: Any = dict, *, nullable: bool = False) -> Any:
     if nullable:
-        return Field(default=None, sa_column=Column(JSON, nullable=True))
+        return Field(default=None, sa_column=Column(JSON(none_as_null=True), nullable=True))
     return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
 
 
