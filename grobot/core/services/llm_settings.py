@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import bindparam
 from sqlmodel import Session, select
 
 from grobot.core import security
@@ -142,7 +143,8 @@ def _builtin(category: str) -> EffectiveLLM:
     )
 
 
-def _effective(row: LLMSetting, source: str) -> EffectiveLLM:
+def _effective(row: Any, source: str) -> EffectiveLLM:
+    """From an :class:`LLMSetting` or a row of its columns."""
     base_url = row.base_url or (get_settings().ollama_host if row.provider == "ollama" else "")
     return EffectiveLLM(
         category=row.category,
@@ -177,12 +179,15 @@ def global_rows(*, session: Session) -> dict[str, LLMSetting]:
     return {row.category: row for row in rows}
 
 
+# Read for every message a bot answers: built once, and rows rather than ORM objects.
+_GLOBAL_AND_BOT_ROWS = select(*LLMSetting.__table__.columns).where(  # type: ignore[attr-defined]
+    (LLMSetting.bot_id.is_(None)) | (LLMSetting.bot_id == bindparam("bot_id"))  # type: ignore[union-attr]
+)
+
+
 def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, EffectiveLLM]:
     """The effective settings of every category, in one query."""
-    stmt = select(LLMSetting).where(
-        (LLMSetting.bot_id.is_(None)) | (LLMSetting.bot_id == bot_id)  # type: ignore[union-attr]
-    )
-    rows = session.exec(stmt).all()
+    rows = session.connection().execute(_GLOBAL_AND_BOT_ROWS, {"bot_id": bot_id}).all()
     result: dict[str, EffectiveLLM] = {}
     for category in LLMCategory:
         bot_row = next((r for r in rows if r.category == category.value and r.bot_id == bot_id and bot_id), None)
