@@ -296,7 +296,8 @@ class Supervisor:
         return True
 
     async def prune_memories(self) -> None:
-        """Drop the memory collections of bots deleted while no memory service ran.
+        """Drop the memory collections of bots deleted while no memory service ran, and keep
+        each bot within ``memory_max_per_bot`` (the oldest memories go).
 
         A supervisor that could not serve memory (another one held the embedded store) tries
         again here: bots started from then on get it.
@@ -306,13 +307,15 @@ class Supervisor:
         if self.memory_service is None:
             return
         try:
-            existing = await asyncio.to_thread(self._write, _bot_ids)
-            gone = await self.memory_service.memory.prune(set(existing))
+            existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
+            gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
         except Exception as exc:
-            logger.warning("Pruning the memories of deleted bots failed: %s", type(exc).__name__)
+            logger.warning("Pruning memories failed: %s", type(exc).__name__)
             return
         if gone:
             logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
+        if trimmed:
+            logger.info("Deleted the %d oldest memories beyond %d per bot", trimmed, keep)
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -678,12 +681,14 @@ class Supervisor:
 # --------------------------------------------------------------------------- memory service address
 
 
-def _bot_ids(*, session: Any) -> list[int]:
+def _bot_ids_and_memory_cap(*, session: Any) -> tuple[list[int], int]:
     from sqlmodel import select
 
     from grobot.core.models import Bot
+    from grobot.core.services import app_settings
 
-    return [int(i) for i in session.exec(select(Bot.id)).all()]
+    cap = int(app_settings.get_values(("memory_max_per_bot",), session=session)["memory_max_per_bot"])
+    return [int(i) for i in session.exec(select(Bot.id)).all()], cap
 
 
 # --------------------------------------------------------------------------- OS helpers

@@ -67,6 +67,8 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
                 "A bot's own limit (bot settings) wins.", "1"),
     SettingInfo("daily_call_limit", "Daily LLM calls per bot", "0 = unlimited.", "1"),
     SettingInfo("user_daily_message_limit", "Daily messages per Discord user", "Per user and bot; 0 = unlimited.", "1"),
+    SettingInfo("memory_max_per_bot", "Long-term memories per bot", "Beyond this, the oldest are deleted (checked "
+                "every few minutes); 0 = no cap.", "1"),
 )
 
 LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "fallback_model", "supports_images")

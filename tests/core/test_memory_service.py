@@ -135,7 +135,7 @@ def test_memories_of_a_bot_deleted_while_no_worker_ran_are_pruned(grobot_env):
     with session_scope() as session:
         bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)  # no worker: nothing dropped yet
     with memory_service() as service:
-        assert service.call(service.local.prune({keep})) == [bot_id]
+        assert service.call(service.local.prune({keep})) == ([bot_id], 0)
         assert service.local.store.bot_ids() == [keep]
 
 

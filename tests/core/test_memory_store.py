@@ -41,3 +41,23 @@ def test_search_keeps_relevant_memories_and_add_can_skip_duplicates(grobot_env):
     assert [h.text for h in hits] == ["Alice loves green tea"]
     assert [m.text for m in memory.list(3, limit=2)] == ["Bob's cat is called Miso", "The deploy runs every Friday"]
     assert memory.bot_ids() == [3]
+
+
+async def test_housekeeping_caps_each_bot_to_its_newest_memories_and_drops_deleted_bots(grobot_env):
+    from grobot.core.memory.local import LocalMemory
+
+    store = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
+    for text in ("Alice loves green tea", "The deploy runs every Friday", "Bob's cat is called Miso",
+                 "Carol works night shifts", "Dan plays the cello"):
+        store.add(1, [text], {})
+    store.add(2, ["a bot deleted while no worker ran"], {})
+    local = LocalMemory(store)
+    try:
+        assert await local.prune({1}, keep=0) == ([2], 0)  # no cap: only the deleted bot goes
+        assert store.count(1) == 5
+        assert await local.prune({1}, keep=3) == ([], 2)
+        assert [m.text for m in store.list(1)] == ["Dan plays the cello", "Carol works night shifts",
+                                                   "Bob's cat is called Miso"]
+        assert await local.prune({1}, keep=3) == ([], 0)  # within the cap: nothing to do
+    finally:
+        local.close()

@@ -6,7 +6,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.models import Message
-from grobot.core.services import memories, test_chat
+from grobot.core.services import app_settings, memories, test_chat
 from tests.fakes.llm import Reply, is_archivist_request
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
@@ -27,7 +27,8 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
     """Forked bots (the default); exec'd bots get the same address (tests/worker/test_fleet_e2e.py)."""
     with fleet(grobot_env, tmp_path) as world:
         bot = world.add_bot("keeper", user_cooldown_seconds=0)
-        world.start_supervisor(GROBOT_MEMORY_BUDGET_SECONDS="5", GROBOT_MEMORY_PRELOAD="1")  # a loaded machine
+        world.start_supervisor(GROBOT_MEMORY_BUDGET_SECONDS="5", GROBOT_MEMORY_PRELOAD="1",  # a loaded machine
+                               GROBOT_HOUSEKEEPING_SECONDS="1")
         world.wait_online(bot, timeout=40)
         # The supervisor loads the embedder in the background at start, before any message needs it.
         wait_for(lambda: "Memory store and embedding model loaded" in world.log(), 60,
@@ -66,3 +67,14 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
 
         wait_for(answered, 20, message=f"the Test Chat answer; log:\n{world._tail()}")
         assert "pineapple" in (_system_prompt_of_answer(world, "tell me the launch code word") or "")
+
+        # The admin caps memories per bot: housekeeping deletes the oldest beyond the cap.
+        with session_scope() as s:
+            memories.add_memory(bot, "alice prefers short answers", session=s)
+            app_settings.set_value("memory_max_per_bot", 1, session=s)
+
+        def kept() -> list[str] | None:
+            texts = [m.text for m in stored()]
+            return texts if len(texts) == 1 else None
+
+        assert wait_for(kept, 20, message=f"the cap applied; log:\n{world._tail()}") == ["alice prefers short answers"]

@@ -95,14 +95,20 @@ class LocalMemory:
     async def drop_bot(self, bot_id: int) -> None:
         await self._run(self._call("drop_bot"), bot_id)
 
-    async def prune(self, existing_bot_ids: set[int]) -> list[int]:
-        """Drop the collections of bots that no longer exist (deleted while no worker ran)."""
+    async def prune(self, existing_bot_ids: set[int], *, keep: int = 0) -> tuple[list[int], int]:
+        """Drop the collections of bots that no longer exist (deleted while no worker ran), and
+        trim each remaining bot to its newest ``keep`` memories (0: no cap).
 
-        def work() -> list[int]:
-            gone = [b for b in self.store.bot_ids() if b not in existing_bot_ids]
+        Returns the bots dropped and how many memories the cap deleted.
+        """
+
+        def work() -> tuple[list[int], int]:
+            present = self.store.bot_ids()
+            gone = [b for b in present if b not in existing_bot_ids]
             for bot_id in gone:
                 self.store.drop_bot(bot_id)
-            return gone
+            trimmed = sum(self.store.trim(b, keep) for b in present if b in existing_bot_ids) if keep > 0 else 0
+            return gone, trimmed
 
         return await self._run(work)
 

@@ -131,6 +131,19 @@ class ChromaMemory:
         except Exception as exc:  # missing collection: nothing to do
             logger.debug("No memory collection to drop for bot %s: %s", bot_id, exc)
 
+    def trim(self, bot_id: int, keep: int) -> int:
+        """Delete the oldest memories beyond the newest ``keep``; returns how many were deleted."""
+        collection = self._existing(bot_id)
+        if collection is None or keep <= 0 or collection.count() <= keep:
+            return 0
+        everything = collection.get(include=["metadatas"])
+        order = sorted(zip(everything["ids"], everything["metadatas"]),
+                       key=lambda pair: float((pair[1] or {}).get("created_ts") or 0.0))
+        oldest = [i for i, _ in order[: max(0, len(order) - keep)]]
+        for start in range(0, len(oldest), 5000):  # Chroma bounds the size of one delete
+            collection.delete(ids=oldest[start:start + 5000])
+        return len(oldest)
+
     def bot_ids(self) -> list[int]:
         """The bots that have a collection."""
         names = [getattr(c, "name", c) for c in self.client().list_collections()]

@@ -24,6 +24,8 @@ DEFAULTS: dict[str, Any] = {
     "daily_token_limit": 0,
     "daily_call_limit": 0,
     "user_daily_message_limit": 0,
+    # Long-term memories kept per bot: the oldest go beyond it (0: no cap).
+    "memory_max_per_bot": 10000,
 }
 
 # Settings where "" or "unlimited" means 0 (no limit).
@@ -39,6 +41,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "daily_token_limit": (0, 10**12),
     "daily_call_limit": (0, 10**9),
     "user_daily_message_limit": (0, 10**9),
+    "memory_max_per_bot": (0, 10**7),
 }
 
 
