@@ -264,3 +264,19 @@ async def test_llm_requests_go_through_the_proxy_the_environment_sets(fake_llm, 
     with pytest.raises(LLMCallFailed) as info:  # straight to the server, which is down
         await call_llm(llm, USER, role="test")
     assert isinstance(info.value.cause, errors.ServerUnavailable) and len(fake_llm.requests) == seen
+
+
+async def test_an_ollama_host_without_a_scheme_is_read_as_ollama_reads_it(grobot_env, fake_llm, monkeypatch):
+    """OLLAMA_HOST is often ``host:port`` (as Ollama's own docs write it)."""
+    from grobot.core.db import session_scope
+    from grobot.core.settings import get_settings
+
+    monkeypatch.setenv("OLLAMA_HOST", fake_llm.url.removeprefix("http://"))
+    get_settings.cache_clear()
+    try:
+        with session_scope(readonly=True) as session:
+            llm = llm_settings.effective_llm(session=session, category="output")  # no stored setting: OLLAMA_HOST
+        result = await call_llm(llm, USER, role="test")
+        assert result.text == "Echo: hello" and len(fake_llm.chat_requests()) == 1
+    finally:
+        get_settings.cache_clear()

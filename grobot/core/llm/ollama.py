@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
@@ -19,6 +20,24 @@ from grobot.core.llm.http_client import LLMHttpClient, iter_lines, loads
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://localhost:11434"
+
+
+def normalize_host(host: str) -> str:
+    """``OLLAMA_HOST`` as Ollama itself reads it: ``localhost:11434``, ``0.0.0.0`` or a full URL.
+
+    Without a scheme it is ``http://``, and without a port then 11434.
+    """
+    host = (host or "").strip().rstrip("/")
+    if not host:
+        return DEFAULT_BASE_URL
+    if "://" in host:
+        return host
+    hostport, _, path = host.partition("/")
+    if hostport.startswith(":"):
+        hostport = "127.0.0.1" + hostport
+    if not urlsplit(f"http://{hostport}").port:
+        hostport += ":11434"
+    return f"http://{hostport}" + (f"/{path}" if path else "")
 
 
 def _image_data(url: str) -> str | None:
@@ -79,7 +98,7 @@ class OllamaProvider(LLMProvider):
     name = "ollama"
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
-        super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
+        super().__init__(normalize_host(base_url), api_key, timeout=timeout)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = LLMHttpClient(self.base_url, self._headers, timeout, provider=self.name)
 
