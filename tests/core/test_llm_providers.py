@@ -266,17 +266,19 @@ async def test_llm_requests_go_through_the_proxy_the_environment_sets(fake_llm, 
     assert isinstance(info.value.cause, errors.ServerUnavailable) and len(fake_llm.requests) == seen
 
 
-async def test_an_ollama_host_without_a_scheme_is_read_as_ollama_reads_it(grobot_env, fake_llm, monkeypatch):
+async def test_ollama_host_and_api_key_from_the_environment_are_read_as_ollama_reads_them(grobot_env, fake_llm, monkeypatch):
     """OLLAMA_HOST is often ``host:port`` (as Ollama's own docs write it)."""
     from grobot.core.db import session_scope
     from grobot.core.settings import get_settings
 
     monkeypatch.setenv("OLLAMA_HOST", fake_llm.url.removeprefix("http://"))
+    monkeypatch.setenv("OLLAMA_API_KEY", "cloud-key")  # also read like the official client does
     get_settings.cache_clear()
     try:
         with session_scope(readonly=True) as session:
             llm = llm_settings.effective_llm(session=session, category="output")  # no stored setting: OLLAMA_HOST
         result = await call_llm(llm, USER, role="test")
         assert result.text == "Echo: hello" and len(fake_llm.chat_requests()) == 1
+        assert fake_llm.requests[-1].headers["authorization"] == "Bearer cloud-key"
     finally:
         get_settings.cache_clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -99,6 +100,7 @@ class OllamaProvider(LLMProvider):
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(normalize_host(base_url), api_key, timeout=timeout)
+        api_key = api_key or os.environ.get("OLLAMA_API_KEY")  # like the official client (Ollama's cloud)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = LLMHttpClient(self.base_url, self._headers, timeout, provider=self.name)
 
