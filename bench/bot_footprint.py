@@ -8,7 +8,9 @@ preloads); then RSS, unique and proportional memory of a child forked from such 
 preloaded process, at rest; then the CPU time one memory-service request costs a bot with
 aiohttp (what ``RemoteMemory`` uses) and with httpx; then the client CPU of one streamed LLM
 chat call (a 40-message history, 3 chunks; the fake LLM runs in its own process): GroBot's
-Ollama provider (aiohttp) against the official ``ollama`` client (httpx).
+Ollama provider (aiohttp) against the official ``ollama`` client (httpx); then the time to
+encode that request body as JSON with the standard library and with orjson (what the
+providers use).
 """
 
 from __future__ import annotations
@@ -159,6 +161,20 @@ async def _llm_client_cpu(url: str, calls: int = 300) -> dict[str, float]:
     return results
 
 
+def _json_encode_ms(rounds: int = 2000) -> dict[str, float]:
+    import json
+    import timeit
+
+    from grobot.core.llm.base import ChatRequest
+    from grobot.core.llm.http_client import dumps
+    from grobot.core.llm.ollama import OllamaProvider
+
+    body = OllamaProvider("http://127.0.0.1:9")._body(ChatRequest(model="fake-model", messages=HISTORY, temperature=0.7,
+                                                                  context_window=8192))
+    return {"json": timeit.timeit(lambda: json.dumps(body), number=rounds) * 1000 / rounds,
+            "orjson": timeit.timeit(lambda: dumps(body), number=rounds) * 1000 / rounds}
+
+
 def _fake_llm() -> tuple[subprocess.Popen[str], str]:
     code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests.fakes.llm import FakeLLM; "
             "fake = FakeLLM().start(); print(fake.url, flush=True); sys.stdin.read()")
@@ -189,6 +205,8 @@ def main() -> int:
             fake.wait()
         print(f"streamed LLM chat call, client CPU per call: GroBot's provider (aiohttp) {llm['grobot']:.2f} ms, "
               f"official ollama client (httpx) {llm['ollama']:.2f} ms")
+        encode = _json_encode_ms()
+        print(f"JSON of that request body: json {encode['json']:.3f} ms, orjson {encode['orjson']:.3f} ms")
     return 0
 
 
