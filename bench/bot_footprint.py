@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/bot_footprint.py
 
-Prints the RSS of fresh interpreters that import, in turn, nothing, discord.py, discord.py
-with SQLAlchemy/SQLModel and the models, and the whole bot code (what the fork server
-preloads); then RSS, unique and proportional memory of a child forked from such a
+Prints the RSS of fresh interpreters that import, in turn, nothing, asyncio and ssl,
+aiohttp, discord.py, SQLAlchemy, pydantic/SQLModel and the models, and the whole bot code
+(what the fork server preloads); then RSS, unique and proportional memory of a child forked from such a
 preloaded process, at rest; then the CPU time one memory-service request costs a bot with
 aiohttp (what ``RemoteMemory`` uses) and with httpx; then the client CPU of one streamed LLM
 chat call (a 40-message history, 3 chunks; the fake LLM runs in its own process): GroBot's
@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
@@ -31,8 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 IMPORT_SETS = [
     ("python alone", []),
+    ("+ asyncio, ssl", ["asyncio", "ssl"]),
+    ("+ aiohttp", ["asyncio", "ssl", "aiohttp"]),
     ("+ discord.py", ["discord"]),
-    ("+ SQLAlchemy, SQLModel, the models", ["discord", "grobot.core.models", "grobot.core.db"]),
+    ("+ SQLAlchemy", ["discord", "sqlalchemy.orm", "sqlalchemy.dialects.sqlite"]),
+    ("+ pydantic, SQLModel, the models", ["discord", "grobot.core.models", "grobot.core.db"]),
     ("the bot code (fork server preload)", ["bot_worker.bot_process", "grobot.core.agents.chain"]),
 ]
 
@@ -87,6 +91,16 @@ def _forked_child_at_rest() -> dict[str, float]:
         os.waitpid(pid, 0)
 
 
+async def _cpu_ms_per_call(call: Any, count: int, *, warm: int) -> float:
+    """CPU ms of this process per ``await call()``, after ``warm`` calls to warm pools and caches."""
+    for _ in range(warm):
+        await call()
+    started = time.process_time()
+    for _ in range(count):
+        await call()
+    return (time.process_time() - started) * 1000 / count
+
+
 async def _client_cpu(requests: int = 500) -> dict[str, float]:
     """CPU ms per request of each client against one local aiohttp server (server time included)."""
     import aiohttp
@@ -114,12 +128,7 @@ async def _client_cpu(requests: int = 500) -> dict[str, float]:
             (await client.post(url, json={"query": "hello"})).json()
 
         for name, call in (("aiohttp", with_aiohttp), ("httpx", with_httpx)):
-            for _ in range(50):
-                await call()
-            started = time.process_time()
-            for _ in range(requests):
-                await call()
-            results[name] = (time.process_time() - started) * 1000 / requests
+            results[name] = await _cpu_ms_per_call(call, requests, warm=50)
     await runner.cleanup()
     return results
 
@@ -148,14 +157,8 @@ async def _llm_client_cpu(url: str, calls: int = 300) -> dict[str, float]:
                                            options={"temperature": 0.7, "num_ctx": 8192}):
             pass
 
-    results = {}
-    for name, call in (("grobot", grobot), ("ollama", official_client)):
-        for _ in range(30):
-            await call()
-        started = time.process_time()
-        for _ in range(calls):
-            await call()
-        results[name] = (time.process_time() - started) * 1000 / calls
+    results = {name: await _cpu_ms_per_call(call, calls, warm=30)
+               for name, call in (("grobot", grobot), ("ollama", official_client))}
     await provider.aclose()
     await official.close()
     return results

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 import aiohttp
 
 from grobot.core.llm import errors
-
-logger = logging.getLogger(__name__)
 
 
 def error_text(body: str) -> str:

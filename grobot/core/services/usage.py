@@ -32,30 +32,36 @@ class UsageRow:
         return asdict(self)
 
 
+def _call_totals() -> tuple[Any, ...]:
+    """Calls, tokens in, tokens out, errors and mean latency of a group of ``llm_call`` rows."""
+    return (
+        func.count(LLMCall.id),
+        func.coalesce(func.sum(LLMCall.tokens_in), 0),
+        func.coalesce(func.sum(LLMCall.tokens_out), 0),
+        func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
+        func.coalesce(func.avg(LLMCall.latency_ms), 0.0),
+    )
+
+
+def _totals(row: Any) -> dict[str, Any]:
+    """The fields of :func:`_call_totals` from the last five columns of ``row``."""
+    calls, tokens_in, tokens_out, errors, latency = row[-5:]
+    return {"calls": int(calls), "tokens_in": int(tokens_in), "tokens_out": int(tokens_out), "errors": int(errors),
+            "avg_latency_ms": round(float(latency), 1)}
+
+
 def usage_by_bot(*, session: Session, days: int = 7) -> list[UsageRow]:
     """Calls, tokens, errors and mean latency per bot over the last ``days`` days."""
     since = utcnow() - timedelta(days=days)
     stmt = (
-        select(
-            LLMCall.bot_id,
-            func.coalesce(Bot.name, "(deleted or none)"),
-            func.count(LLMCall.id),
-            func.coalesce(func.sum(LLMCall.tokens_in), 0),
-            func.coalesce(func.sum(LLMCall.tokens_out), 0),
-            func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
-            func.coalesce(func.avg(LLMCall.latency_ms), 0.0),
-        )
+        select(LLMCall.bot_id, func.coalesce(Bot.name, "(deleted or none)"), *_call_totals())
         .join(Bot, Bot.id == LLMCall.bot_id, isouter=True)
         .where(LLMCall.created_at >= since)
         .group_by(LLMCall.bot_id, Bot.name)
         .order_by(func.count(LLMCall.id).desc())
         .limit(500)
     )
-    return [
-        UsageRow(bot_id=r[0], bot_name=r[1], calls=int(r[2]), tokens_in=int(r[3]), tokens_out=int(r[4]),
-                 errors=int(r[5]), avg_latency_ms=round(float(r[6]), 1))
-        for r in session.exec(stmt).all()
-    ]
+    return [UsageRow(bot_id=r[0], bot_name=r[1], **_totals(r)) for r in session.exec(stmt).all()]
 
 
 @dataclass(frozen=True)
@@ -72,24 +78,13 @@ def usage_by_role(*, session: Session, days: int = 7) -> list[RoleUsageRow]:
     """Calls, tokens, errors and mean latency per agent role (whole fleet) over the last ``days`` days."""
     since = utcnow() - timedelta(days=days)
     stmt = (
-        select(
-            LLMCall.agent_role,
-            func.count(LLMCall.id),
-            func.coalesce(func.sum(LLMCall.tokens_in), 0),
-            func.coalesce(func.sum(LLMCall.tokens_out), 0),
-            func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
-            func.coalesce(func.avg(LLMCall.latency_ms), 0.0),
-        )
+        select(LLMCall.agent_role, *_call_totals())
         .where(LLMCall.created_at >= since)
         .group_by(LLMCall.agent_role)
         .order_by(func.count(LLMCall.id).desc())
         .limit(100)
     )
-    return [
-        RoleUsageRow(agent_role=r[0], calls=int(r[1]), tokens_in=int(r[2]), tokens_out=int(r[3]),
-                     errors=int(r[4]), avg_latency_ms=round(float(r[5]), 1))
-        for r in session.exec(stmt).all()
-    ]
+    return [RoleUsageRow(agent_role=r[0], **_totals(r)) for r in session.exec(stmt).all()]
 
 
 # --------------------------------------------------------------------------- usage vs limits
