@@ -199,6 +199,16 @@ def _message_status(conversation_id: int, message_id: int) -> str | None:
 PG_ENV = {"GROBOT_LEASE_SECONDS": "5"}
 
 
+def _process_state(pid: int) -> str:
+    """State, kernel wait channel and thread count of ``pid`` (for a failure message)."""
+    try:
+        status = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status") if ":" in line)
+        wchan = open(f"/proc/{pid}/wchan").read()
+        return f"pid {pid}: state {status['State'].strip()}, threads {status['Threads'].strip()}, waiting in {wchan}"
+    except OSError as exc:
+        return f"pid {pid}: {exc}"
+
+
 def _holder(world, bot_id: int) -> str | None:
     status = world.status(bot_id)
     return status.supervisor_id if status is not None else None
@@ -248,7 +258,11 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
         first.send_signal(signal.SIGSTOP)  # alive but silent: it renews nothing, stops nothing
         try:
             # The bot process stops itself before its lease can pass...
-            wait_for(lambda: not pid_alive(old_pid), 30)
+            try:
+                wait_for(lambda: not pid_alive(old_pid), 30)
+            except AssertionError as exc:  # say where the bot stands (seen once in a full run)
+                raise AssertionError(f"{exc}\n{_process_state(old_pid)}\nlog of the frozen supervisor:\n"
+                                     + "\n".join(world.log(0).splitlines()[-40:])) from None
             # ...and the other supervisor runs it, never alongside the old process.
             wait_for(lambda: (_holder(world, a) or "").split(":")[1:2] == [str(second.pid)]
                      and world.status(a).state == "online" and world.status(a).pid != old_pid
