@@ -24,14 +24,17 @@ logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # A dead network path must fail fast, not hang a heartbeat or lease renewal for minutes:
-# connect timeout, TCP keepalives, and a bound on any one statement.
+# connect timeout, TCP keepalives, and a bound on any one statement. A process frozen in the
+# middle of a transaction (SIGSTOP, a VM paused) answers keepalives but holds its row locks:
+# the server ends such a transaction after 10 s, so the bot rows it locked can fail over
+# (GroBot's transactions last milliseconds; none waits on the network).
 POSTGRES_CONNECT_ARGS = {
     "connect_timeout": 5,
     "keepalives": 1,
     "keepalives_idle": 10,
     "keepalives_interval": 5,
     "keepalives_count": 3,
-    "options": "-c statement_timeout=60000",
+    "options": "-c statement_timeout=60000 -c idle_in_transaction_session_timeout=10000",
 }
 
 _engines: dict[str, Engine] = {}

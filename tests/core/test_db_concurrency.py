@@ -49,3 +49,29 @@ def test_twenty_processes_write_at_once_without_loss(any_db_env):
         counter = session.get(Setting, "counter").value
     assert count == PROCESSES * ROUNDS
     assert counter == PROCESSES * ROUNDS
+
+
+def test_a_frozen_transaction_does_not_hold_its_row_locks_forever(pg_env):
+    """A process stopped (SIGSTOP) inside a transaction keeps its connection alive but must not
+    block the rows it locked: the server ends the transaction, and a waiting writer goes on."""
+    import time
+
+    from grobot.core.db import get_engine
+
+    with session_scope() as session:
+        session.add(Setting(key="lease-like", value=0))
+    frozen = get_engine().connect()
+    frozen.begin()
+    frozen.exec_driver_sql("SELECT value FROM setting WHERE key = 'lease-like' FOR UPDATE")  # then silence
+    started = time.monotonic()
+    try:
+        with session_scope() as session:  # waits for the lock until the server ends the frozen transaction
+            row = session.get(Setting, "lease-like", with_for_update=True)
+            row.value = 1
+            session.add(row)
+        waited = time.monotonic() - started
+        assert 5 < waited < 30, waited
+    finally:
+        frozen.invalidate()
+    with session_scope(readonly=True) as session:
+        assert session.get(Setting, "lease-like").value == 1
