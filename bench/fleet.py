@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20]
 
-Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet;
-reconcile latency (database change -> bot online again) p50/p95 with the default poll
-period; platform overhead per message (MESSAGE_CREATE -> first reply POST; end of the
-LLM stream -> completing edit) p50/p95; bot CPU time per message.
+Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet (and
+of its supervisor, which receives the bots' heartbeats); reconcile latency (database
+change -> bot online again) p50/p95 with the default poll period; platform overhead per
+message (MESSAGE_CREATE -> first reply POST; end of the LLM stream -> completing edit)
+p50/p95; bot CPU time per message.
 """
 
 from __future__ import annotations
@@ -279,10 +280,13 @@ def main() -> int:
                     print(f"whole fleet (supervisor + fork server + {len(pids)} bots): {fleet_pss:6.0f} MiB proportional"
                           f" = {fleet_pss / len(pids):5.1f} MiB per bot")
                     before = sum(cpu_seconds(pid) for pid in pids)
+                    supervisor_before = cpu_seconds(bench.supervisor.pid)
                     window = 10.0
                     time.sleep(window)
                     idle = sum(cpu_seconds(pid) for pid in pids) - before
-                    print(f"idle CPU of {len(pids)} bots:               {100 * idle / window:5.1f} % of one core")
+                    supervisor_idle = cpu_seconds(bench.supervisor.pid) - supervisor_before
+                    print(f"idle CPU of {len(pids)} bots:               {100 * idle / window:5.1f} % of one core"
+                          f"   (their supervisor: {100 * supervisor_idle / window:4.1f} %)")
                     bench_reconcile(bench, ids, args.reconciles)
                 took = bench.stop_supervisor()
                 print(f"{size:4d} bots stopped (SIGTERM) in {took:4.1f} s")

@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>`: where is it stuck?
+    from grobot.core.db import set_application_name
     from grobot.core.errors import GroBotError
     from grobot.core.logs import configure_logging
     from grobot.core.settings import get_settings
@@ -26,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = get_settings()
+        set_application_name("grobot-worker")
         configure_logging(level=settings.log_level)
         supervisor = Supervisor(config=SupervisorConfig.from_env())
         return asyncio.run(supervisor.run())

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import aiohttp
@@ -24,6 +25,7 @@ import discord
 from discord import app_commands
 from sqlmodel import select
 
+from bot_worker.bot_link import BotLinkClient, LeaseWatch, Report
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
                                    EXIT_UNREACHABLE)
@@ -33,7 +35,7 @@ from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
 from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
-from grobot.core.db import session_scope
+from grobot.core.db import close_idle_connections, session_scope
 from grobot.core.models import Bot
 from grobot.core.services import fleet, usage_limits
 from grobot.core.services.bots import get_token
@@ -46,6 +48,9 @@ timings_logger = logging.getLogger("bot_worker.timings")
 
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
+# PostgreSQL: a bot closes its database connections once unused for this many heartbeat periods.
+IDLE_CONNECTION_PERIODS = 2
+LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
 UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my database is unreachable); please try again shortly."
 
 
@@ -190,15 +195,28 @@ class FleetBot(discord.Client):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._synced = False
         self._connected = False
-        self.lease_expires: Any = None
         self._ignore_cache: tuple[Bot | None, float] = (None, 0.0)
         self._local_db = get_settings().is_sqlite
+        self._link = BotLinkClient.from_env()
+        # PostgreSQL fencing: stop before the lease can pass to another supervisor.
+        self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \
+            if config.supervisor_id and config.fencing else None
         self._register_commands()
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
+        initial = BotLinkClient.lease_from_env()
+        if self.fence is not None and initial is not None:
+            self.fence.renewed(initial)  # a supervisor frozen from the start is fenced too
         self._spawn(self._heartbeat_loop())
         self._spawn(self._watch_parent())
+
+    async def close(self) -> None:
+        if self.fence is not None:
+            self.fence.cancel()
+        await super().close()
+        if self._link is not None:
+            await self._link.close()
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -249,44 +267,63 @@ class FleetBot(discord.Client):
         failures = 0
         while not self.is_closed():
             await asyncio.sleep(self.config.heartbeat_seconds)
+            if self.is_closed():
+                return
             try:
-                # Bounded: a database call that hangs must count as a failure, or fencing never runs.
-                ok, holder, expires = await asyncio.wait_for(asyncio.to_thread(self._write_heartbeat),
-                                                             timeout=self.config.heartbeat_seconds)
+                # Bounded: a call that hangs must count as a failure (fencing does not wait on it).
+                ok, holder, expires = await asyncio.wait_for(self._heartbeat(),
+                                                             timeout=self.config.heartbeat_seconds + 1)
                 if failures:
-                    logger.info("Database reachable again")
+                    logger.info("Heartbeat delivered again")
                 failures = 0
             except Exception as exc:
                 failures += 1
                 if failures == 1:
-                    logger.warning("Heartbeat failed (database unreachable?): %s; retrying", type(exc).__name__)
-                if self._lease_lapsing(None):
-                    await self._stop_fenced("cannot confirm the lease (database unreachable)")
-                    return
-                continue
+                    logger.warning("Heartbeat failed (%s); retrying", exc if isinstance(exc, ConnectionError)
+                                   else f"database unreachable? {type(exc).__name__}")
+                continue  # the lease watch stops the bot in time if this lasts
             if not ok:
                 await self._stop_fenced("another process is registered for this bot")
                 return
-            if self.config.supervisor_id and self.config.fencing:
+            if self.fence is not None:
                 if holder != self.config.supervisor_id:
-                    await self._stop_fenced("the bot's lease is held by another supervisor")
+                    await self._stop_fenced("the bot's lease is held by another supervisor" if holder
+                                            else "the supervisor no longer holds the bot's lease")
                     return
-                self.lease_expires = expires
-                if self._lease_lapsing(expires):
-                    await self._stop_fenced("the supervisor stopped renewing the lease")
-                    return
+                if expires is not None:
+                    self.fence.renewed(expires)
+            if self.config.fencing:
+                # An idle bot holds no PostgreSQL connection (its heartbeats go to the supervisor).
+                close_idle_connections(idle_for=IDLE_CONNECTION_PERIODS * self.config.heartbeat_seconds)
 
-    def _lease_lapsing(self, expires: Any) -> bool:
-        """PostgreSQL fencing: stop before the lease can pass to another supervisor."""
-        if not (self.config.supervisor_id and self.config.fencing):
-            return False
-        expires = expires or self.lease_expires
-        if expires is None:
-            return False
-        from grobot.core.models import utcnow
+    async def _heartbeat(self) -> tuple[bool, str | None, Any]:
+        """Report to the supervisor through the bot link; a bot run by hand writes the database."""
+        if self._link is None:
+            return await asyncio.to_thread(self._write_heartbeat)
+        answer = await self._link.heartbeat(Report(self.bot_id, self.pid, len(self.guilds), self._connected),
+                                            timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
+        return answer.ok, answer.holder, answer.expires
 
-        margin = self.config.heartbeat_seconds + 2.0
-        return (expires - utcnow()).total_seconds() < margin
+    def _lease_lapsed(self) -> None:
+        self._spawn(self._confirm_lease_or_stop())
+
+    async def _confirm_lease_or_stop(self) -> None:
+        """The lease is about to run out: ask the supervisor once more, and stop unless it was renewed.
+
+        The margin leaves time for this question and for the stop (a bot that took long to
+        start asks here before its first regular heartbeat).
+        """
+        assert self.fence is not None
+        try:
+            ok, holder, expires = await asyncio.wait_for(
+                self._heartbeat(), timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
+        except Exception:
+            ok, holder, expires = False, None, None
+        if ok and holder == self.config.supervisor_id and expires is not None \
+                and (expires - datetime.now(timezone.utc)).total_seconds() > self.fence.margin:
+            self.fence.renewed(expires)
+            return
+        await self._stop_fenced("the supervisor stopped renewing the lease")
 
     async def _stop_fenced(self, why: str) -> None:
         logger.error("Stopping: %s", why)
@@ -599,9 +636,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot-id", type=int, required=True)
     args = parser.parse_args(argv)
     _die_with_parent()
+    from grobot.core.db import set_application_name
     from grobot.core.logs import configure_logging, set_process_bot_id
 
     settings = get_settings()
+    set_application_name(f"grobot-bot-{args.bot_id}")
     set_process_bot_id(args.bot_id)
     handler = configure_logging(level=settings.log_level, to_database=True)
     if os.environ.get("GROBOT_TRACE_TIMINGS"):

@@ -17,18 +17,19 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from bot_worker.bot_link import LEASE_ENV, Answer, BotLinkServer, Report
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
-from grobot.core.models import BotState
+from grobot.core.models import BotState, utcnow
 from grobot.core.services import fleet, test_chat
 from grobot.core.settings import get_settings
 from grobot.core.tools.lifecycle import close_process_hub
@@ -149,6 +150,10 @@ class Supervisor:
         self._lock_file: Any = None
         self._last_sweep = 0.0
         self.memory_service: Any = None
+        # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
+        self.link = BotLinkServer(self._on_report)
+        self.heartbeats: dict[int, fleet.Heartbeat] = {}
+        self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
         self._prune_task: asyncio.Task[None] | None = None
         self._warm_task: asyncio.Task[None] | None = None
@@ -191,6 +196,7 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
+        await self._start_link()
         await self._start_memory_service()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
@@ -232,6 +238,30 @@ class Supervisor:
                 delay = min(delay * 2, 10)
         self.last_renewal = time.monotonic()
 
+    async def _start_link(self) -> None:
+        """Listen for the heartbeats of the bot processes (without it, each bot writes its own)."""
+        try:
+            await self.link.start()
+        except OSError as exc:
+            logger.error("The bot link could not start (%s): the bots write their heartbeats to the database", exc)
+
+    def _drop_heartbeat(self, bot_id: int, pid: int) -> None:
+        """Forget a pending heartbeat of a process that is gone."""
+        beat = self.heartbeats.get(bot_id)
+        if beat is not None and beat.pid == pid:
+            del self.heartbeats[bot_id]
+
+    def _on_report(self, report: Report) -> Answer:
+        """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""
+        slot = self.slots.get(report.bot_id)
+        if slot is None or slot.proc is None or slot.proc.pid != report.pid:
+            return Answer(ok=False)  # not (or no longer) the process this supervisor runs for the bot
+        self.heartbeats[report.bot_id] = fleet.Heartbeat(report.bot_id, report.pid, utcnow(), report.guild_count,
+                                                         report.online)
+        if report.bot_id not in self.held:
+            return Answer(ok=True)
+        return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires)
+
     async def _start_memory_service(self) -> None:
         """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
 
@@ -267,10 +297,12 @@ class Supervisor:
             self._warm_task = asyncio.get_running_loop().create_task(local.warm())
 
     def _bot_env(self) -> dict[str, str]:
-        """Per-start environment of a bot: where its memory lives (nothing: no memory)."""
+        """Per-start environment of a bot: where its memory lives (nothing: no memory), and the bot link."""
         from grobot.core.memory.runtime import URL_ENV
 
-        return {URL_ENV: self.memory_service.url if self.memory_service is not None else ""}
+        lease = self.lease_expires.isoformat() if self.lease_expires is not None else ""
+        return {URL_ENV: self.memory_service.url if self.memory_service is not None else "", **self.link.env(),
+                LEASE_ENV: lease}
 
     def _lock_memory_store(self) -> bool:
         """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
@@ -365,6 +397,7 @@ class Supervisor:
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
         await close_process_hub()
+        await self.link.stop()
         if self.memory_service is not None:
             from grobot.core.memory.runtime import set_process_memory
 
@@ -387,10 +420,12 @@ class Supervisor:
         """Compare the database with the process table and act on the difference."""
         if self._stopping.is_set():
             return
-        started_at = time.monotonic()
+        started_at, written_at = time.monotonic(), utcnow()
+        beats, self.heartbeats = self.heartbeats, {}
         try:
-            rows, held = await asyncio.to_thread(self._read_and_lease)
+            rows, held = await asyncio.to_thread(self._read_and_lease, list(beats.values()))
         except Exception as exc:
+            self.heartbeats = {**beats, **self.heartbeats}  # written next time (the newer ones win)
             if self.db_ok:
                 logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
             self.db_ok = False
@@ -400,6 +435,7 @@ class Supervisor:
             logger.info("Database reachable again")
         self.db_ok = True
         self.last_renewal = started_at
+        self.lease_expires = written_at + timedelta(seconds=self.config.lease_seconds)
         self.held = held
         by_id = {row.bot_id: row for row in rows}
         now = time.monotonic()
@@ -463,9 +499,10 @@ class Supervisor:
         age = fleet.heartbeat_age(row)
         return age is None or age > limit
 
-    def _read_and_lease(self) -> tuple[list[fleet.BotRow], set[int]]:
+    def _read_and_lease(self, beats: list[fleet.Heartbeat]) -> tuple[list[fleet.BotRow], set[int]]:
         with session_scope() as session:
             fleet.supervisor_heartbeat(self.supervisor_id, session=session)
+            fleet.record_heartbeats(beats, session=session)
             rows = fleet.fleet_view(session=session)
             wanted = [row.bot_id for row in rows if row.wanted]
             held = set(fleet.acquire_leases(self.supervisor_id, wanted, lease_seconds=self.config.lease_seconds,
@@ -556,6 +593,7 @@ class Supervisor:
                     proc.kill()
                 continue
             slot.proc = None
+            self._drop_heartbeat(slot.bot_id, proc.pid)
             ran_for = now - slot.started_at
             if slot.stopping:
                 reason, slot.stopping = slot.stop_reason, False

@@ -278,6 +278,35 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
         assert len(world.discord.replies_to(asked["id"])) == 1
 
 
+def _connections_by_name() -> dict[str, int]:
+    """PostgreSQL connections to the test's database, by application name (but the test's own)."""
+    from sqlalchemy import text
+
+    with session_scope(readonly=True) as session:
+        rows = session.execute(text("SELECT application_name, count(*) FROM pg_stat_activity "
+                                    "WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY 1"))
+        return {name: count for name, count in rows}
+
+
+def test_idle_bots_hold_no_postgresql_connection(pg_env, tmp_path):
+    """Heartbeats go to the supervisor: the fleet's connections do not grow with its bots
+    (PostgreSQL allows 100 by default)."""
+    with fleet(pg_env, tmp_path) as world:
+        ids = [world.add_bot(f"idle{i}") for i in range(3)]
+        world.start_supervisor(**PG_ENV)
+        for bot_id in ids:
+            world.wait_online(bot_id)
+        # Unused for 2 heartbeat periods (1 s here), a bot closes its connections.
+        wait_for(lambda: not any(name.startswith("grobot-bot-") for name in _connections_by_name()), 20)
+        assert "grobot-worker" in _connections_by_name()
+        seen = {bot_id: world.status(bot_id).heartbeat_at for bot_id in ids}
+        wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] for bot_id in ids), 10)
+        assert all(world.status(bot_id).state == "online" for bot_id in ids)
+        assert not any(name.startswith("grobot-bot-") for name in _connections_by_name())
+        asked = world.mention(ids[0], "still there?")  # a message: the bot connects again
+        world.wait_reply(asked, containing="still there?")
+
+
 def test_database_outage_is_survived_and_recovered(pg_env, tmp_path):
     import psycopg2
     from sqlalchemy.engine import make_url

@@ -63,6 +63,37 @@ def test_status_lifecycle_and_fencing_of_a_replaced_process(grobot_env):
         assert [r for r in fleet.fleet_view(session=session) if r.bot_id == a][0].wanted
 
 
+def test_heartbeats_relayed_by_the_supervisor_are_written_for_the_registered_process_only(any_db_env):
+    a, b = _bot("a"), _bot("b")
+    with session_scope() as session:
+        for bot_id, pid in ((a, 100), (b, 200)):
+            fleet.mark_online(bot_id, pid=pid, user_id="1", user_name="x", guild_count=1, revision=1, session=session)
+    at = fleet.utcnow() + timedelta(seconds=30)
+    with session_scope() as session:
+        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at, guild_count=7),
+                                 fleet.Heartbeat(b, 999, at, guild_count=9)],  # b's old process: ignored
+                                session=session)
+    with session_scope(readonly=True) as session:
+        first, second = session.get(BotStatus, a), session.get(BotStatus, b)
+        assert (fleet._aware(first.heartbeat_at), first.guild_count, first.state) == (at, 7, "online")
+        assert fleet._aware(second.heartbeat_at) < at and second.guild_count == 1
+    # Written late, a heartbeat of a process that has since stopped or crashed changes nothing...
+    with session_scope() as session:
+        fleet.release_lease("s1", a, state=BotState.STOPPED.value, detail="disabled", session=session)
+        fleet.record_crash(b, "the bot process was killed (SIGKILL)", retry_in=1, session=session)
+    with session_scope() as session:
+        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at), fleet.Heartbeat(b, 200, at)], session=session)
+    with session_scope(readonly=True) as session:
+        assert session.get(BotStatus, a).state == "stopped" and session.get(BotStatus, b).state != "online"
+    # ...but it counts for a process still starting, before its pid is written.
+    with session_scope() as session:
+        fleet.mark_starting(a, supervisor_id="s1", pid=None, revision=1, session=session)
+    with session_scope() as session:
+        fleet.record_heartbeats([fleet.Heartbeat(a, 300, at)], session=session)
+    with session_scope(readonly=True) as session:
+        assert session.get(BotStatus, a).state == "online"
+
+
 def test_stale_heartbeat_shows_offline(grobot_env):
     a = _bot("a")
     with session_scope() as session:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, or_, update
 from sqlmodel import Session, select
@@ -26,6 +27,17 @@ logger = logging.getLogger(__name__)
 TOKEN_REJECTED = "Discord rejected the token: set a new one (Bot page of the Discord developer portal)"
 INTENT_NAMES = {"message_content": "Message Content Intent", "members": "Server Members Intent",
                 "presences": "Presence Intent"}
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """A bot process's heartbeat, received by its supervisor at ``at``."""
+
+    bot_id: int
+    pid: int
+    at: datetime
+    guild_count: int | None = None
+    online: bool = True
 
 
 def intent_error(intents: list[str]) -> str:
@@ -259,21 +271,39 @@ def mark_online(bot_id: int, *, pid: int, user_id: str, user_name: str, guild_co
     return True
 
 
-def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, online: bool = True,
-                  session: Session) -> bool:
-    """Heartbeat of a bot process; False when another process is registered for the bot."""
-    values: dict = {"heartbeat_at": utcnow()}
+def _heartbeat_statement(bot_id: int, pid: int, *, at: datetime, guild_count: int | None, online: bool,
+                         starting_only_if_unset: bool = False) -> Any:
+    values: dict[str, Any] = {"heartbeat_at": at}
     if guild_count is not None:
         values["guild_count"] = guild_count
     if online:
         values["state"] = BotState.ONLINE.value
         values["detail"] = ""
-    result = session.execute(
-        update(BotStatus)
-        .where(BotStatus.bot_id == bot_id, or_(BotStatus.pid.is_(None), BotStatus.pid == pid))  # type: ignore[union-attr]
-        .values(**values)
-    )
+    unset = BotStatus.pid.is_(None)  # type: ignore[union-attr]
+    if starting_only_if_unset:
+        unset = unset & (BotStatus.state == BotState.STARTING.value)
+    return (update(BotStatus)
+            .where(BotStatus.bot_id == bot_id, or_(unset, BotStatus.pid == pid))
+            .values(**values))
+
+
+def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, online: bool = True,
+                  session: Session) -> bool:
+    """Heartbeat of a bot process; False when another process is registered for the bot."""
+    result = session.execute(_heartbeat_statement(bot_id, pid, at=utcnow(), guild_count=guild_count, online=online))
     return bool(result.rowcount)
+
+
+def record_heartbeats(beats: list[Heartbeat], *, session: Session) -> None:
+    """The heartbeats a supervisor received from its bot processes since its last write.
+
+    Written late (at the supervisor's next poll), a heartbeat must not undo what happened
+    since: it counts only for the process still registered for its bot (or, before the pid
+    is written, for a bot still starting), never for one stopped, crashed or taken over.
+    """
+    for beat in sorted(beats, key=lambda b: b.bot_id):  # one lock order for every supervisor
+        session.execute(_heartbeat_statement(beat.bot_id, beat.pid, at=beat.at, guild_count=beat.guild_count,
+                                             online=beat.online, starting_only_if_unset=True))
 
 
 def lease_of(bot_id: int, *, session: Session) -> tuple[str | None, datetime | None]:
