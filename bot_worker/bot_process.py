@@ -48,8 +48,6 @@ timings_logger = logging.getLogger("bot_worker.timings")
 
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
-# PostgreSQL: a bot closes its database connections once unused for this many heartbeat periods.
-IDLE_CONNECTION_PERIODS = 2
 LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
 UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my database is unreachable); please try again shortly."
 
@@ -61,6 +59,7 @@ class ProcessConfig:
     heartbeat_seconds: float = 5.0
     guild_ready_timeout: float = 2.0
     stream_edit_seconds: float = 1.0
+    db_idle_seconds: float = 10.0  # PostgreSQL: close the connections unused this long (0: keep them)
     supervisor_id: str | None = None
     fencing: bool = False  # PostgreSQL: several supervisors may exist
 
@@ -72,6 +71,7 @@ class ProcessConfig:
             heartbeat_seconds=float(os.environ.get("GROBOT_HEARTBEAT_SECONDS", "5")),
             guild_ready_timeout=float(os.environ.get("GROBOT_GUILD_READY_TIMEOUT", "2")),
             stream_edit_seconds=float(os.environ.get("GROBOT_STREAM_EDIT_SECONDS", "1")),
+            db_idle_seconds=float(os.environ.get("GROBOT_DB_IDLE_SECONDS", "10")),
         )
 
 
@@ -292,9 +292,9 @@ class FleetBot(discord.Client):
                     return
                 if expires is not None:
                     self.fence.renewed(expires)
-            if self.config.fencing:
+            if self.config.fencing and self.config.db_idle_seconds > 0:
                 # An idle bot holds no PostgreSQL connection (its heartbeats go to the supervisor).
-                close_idle_connections(idle_for=IDLE_CONNECTION_PERIODS * self.config.heartbeat_seconds)
+                close_idle_connections(idle_for=self.config.db_idle_seconds)
 
     async def _heartbeat(self) -> tuple[bool, str | None, Any]:
         """Report to the supervisor through the bot link; a bot run by hand writes the database."""

@@ -293,10 +293,10 @@ def test_idle_bots_hold_no_postgresql_connection(pg_env, tmp_path):
     (PostgreSQL allows 100 by default)."""
     with fleet(pg_env, tmp_path) as world:
         ids = [world.add_bot(f"idle{i}") for i in range(3)]
-        world.start_supervisor(**PG_ENV)
+        world.start_supervisor(**PG_ENV, GROBOT_DB_IDLE_SECONDS="2")
         for bot_id in ids:
             world.wait_online(bot_id)
-        # Unused for 2 heartbeat periods (1 s here), a bot closes its connections.
+        # Unused for GROBOT_DB_IDLE_SECONDS, a bot closes its connections.
         wait_for(lambda: not any(name.startswith("grobot-bot-") for name in _connections_by_name()), 20)
         assert "grobot-worker" in _connections_by_name()
         seen = {bot_id: world.status(bot_id).heartbeat_at for bot_id in ids}
