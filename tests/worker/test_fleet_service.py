@@ -82,14 +82,14 @@ def test_heartbeats_relayed_by_the_supervisor_are_written_for_the_registered_pro
         fleet.release_lease("s1", a, state=BotState.STOPPED.value, detail="disabled", session=session)
         fleet.record_crash(b, "the bot process was killed (SIGKILL)", retry_in=1, session=session)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at), fleet.Heartbeat(b, 200, at)], session=session)
+        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at, 1), fleet.Heartbeat(b, 200, at, 1)], session=session)
     with session_scope(readonly=True) as session:
         assert session.get(BotStatus, a).state == "stopped" and session.get(BotStatus, b).state != "online"
     # ...but it counts for a process still starting, before its pid is written.
     with session_scope() as session:
         fleet.mark_starting(a, supervisor_id="s1", pid=None, revision=1, session=session)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(a, 300, at)], session=session)
+        fleet.record_heartbeats([fleet.Heartbeat(a, 300, at, 1)], session=session)
     with session_scope(readonly=True) as session:
         assert session.get(BotStatus, a).state == "online"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, or_, update
+from sqlalchemy import and_, bindparam, delete, or_, update
 from sqlmodel import Session, select
 
 from grobot.core.models import Bot, BotState, BotStatus, Supervisor, utcnow
@@ -36,7 +36,7 @@ class Heartbeat:
     bot_id: int
     pid: int
     at: datetime
-    guild_count: int | None = None
+    guild_count: int
     online: bool = True
 
 
@@ -271,20 +271,31 @@ def mark_online(bot_id: int, *, pid: int, user_id: str, user_name: str, guild_co
     return True
 
 
-def _heartbeat_statement(bot_id: int, pid: int, *, at: datetime, guild_count: int | None, online: bool,
-                         starting_only_if_unset: bool = False) -> Any:
+def _heartbeat_statement(bot_id: int, pid: int, *, at: datetime, guild_count: int | None, online: bool) -> Any:
     values: dict[str, Any] = {"heartbeat_at": at}
     if guild_count is not None:
         values["guild_count"] = guild_count
     if online:
         values["state"] = BotState.ONLINE.value
         values["detail"] = ""
-    unset = BotStatus.pid.is_(None)  # type: ignore[union-attr]
-    if starting_only_if_unset:
-        unset = unset & (BotStatus.state == BotState.STARTING.value)
     return (update(BotStatus)
-            .where(BotStatus.bot_id == bot_id, or_(unset, BotStatus.pid == pid))
+            .where(BotStatus.bot_id == bot_id, or_(BotStatus.pid.is_(None), BotStatus.pid == pid))  # type: ignore[union-attr]
             .values(**values))
+
+
+def _relayed_heartbeats(online: bool) -> Any:
+    """One statement for every heartbeat a supervisor relays (executed once with all of them).
+
+    Written late (at the supervisor's next poll), a heartbeat must not undo what happened
+    since: it counts only for the process still registered for its bot (or, before the pid
+    is written, for a bot still starting), never for one stopped, crashed or taken over.
+    """
+    values: dict[str, Any] = {"heartbeat_at": bindparam("b_at"), "guild_count": bindparam("b_guilds")}
+    if online:
+        values.update(state=BotState.ONLINE.value, detail="")
+    registered = or_(BotStatus.pid == bindparam("b_pid"),  # type: ignore[union-attr]
+                     and_(BotStatus.pid.is_(None), BotStatus.state == BotState.STARTING.value))  # type: ignore[union-attr]
+    return update(BotStatus.__table__).where(BotStatus.bot_id == bindparam("b_id"), registered).values(**values)  # type: ignore[attr-defined]
 
 
 def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, online: bool = True,
@@ -295,15 +306,14 @@ def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, onli
 
 
 def record_heartbeats(beats: list[Heartbeat], *, session: Session) -> None:
-    """The heartbeats a supervisor received from its bot processes since its last write.
-
-    Written late (at the supervisor's next poll), a heartbeat must not undo what happened
-    since: it counts only for the process still registered for its bot (or, before the pid
-    is written, for a bot still starting), never for one stopped, crashed or taken over.
-    """
-    for beat in sorted(beats, key=lambda b: b.bot_id):  # one lock order for every supervisor
-        session.execute(_heartbeat_statement(beat.bot_id, beat.pid, at=beat.at, guild_count=beat.guild_count,
-                                             online=beat.online, starting_only_if_unset=True))
+    """The heartbeats a supervisor received from its bot processes since its last write
+    (see :func:`_relayed_heartbeats` for which ones count)."""
+    for online in (True, False):
+        rows = [{"b_id": b.bot_id, "b_pid": b.pid, "b_at": b.at, "b_guilds": b.guild_count}
+                for b in sorted(beats, key=lambda b: b.bot_id)  # one lock order for every supervisor
+                if b.online == online]
+        if rows:
+            session.connection().execute(_relayed_heartbeats(online), rows)
 
 
 def lease_of(bot_id: int, *, session: Session) -> tuple[str | None, datetime | None]:
