@@ -28,6 +28,8 @@ from typing import Any, Callable
 import aiohttp
 from aiohttp import web
 
+from bot_worker.local_http import serve
+
 logger = logging.getLogger(__name__)
 
 URL_ENV = "GROBOT_SUPERVISOR_URL"
@@ -77,12 +79,8 @@ class BotLinkServer:
         """Listen on an ephemeral port; returns the base URL."""
         app = web.Application(client_max_size=16 * 1024)
         app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat)])
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
-        await site.start()
-        sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-        self.url = f"http://{self.host}:{sockets[0].getsockname()[1]}"
+        self._runner, port = await serve(app, self.host)
+        self.url = f"http://{self.host}:{port}"
         logger.info("Bot link listening on %s", self.url)
         return self.url
 

@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
+from bot_worker.local_http import serve
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.memory.local import LocalMemory
@@ -60,12 +61,7 @@ class MemoryService:
             web.post("/v1/bots/{bot_id:\\d+}/forget", self._forget),
             web.delete("/v1/bots/{bot_id:\\d+}", self._drop),
         ])
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
-        await site.start()
-        sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-        self.port = sockets[0].getsockname()[1]
+        self._runner, self.port = await serve(app, self.host, self.port)
         self.url = f"http://{self.host}:{self.port}"
         logger.info("Memory service listening on %s", self.url)
         return self.url
