@@ -3,21 +3,20 @@
     .venv/bin/python bench/bot_footprint.py
 
 Prints the RSS of fresh interpreters that import, in turn, nothing, asyncio and ssl,
-aiohttp, discord.py, SQLAlchemy, pydantic/SQLModel and the models, and the whole bot code
-(what the fork server preloads); then RSS, unique and proportional memory of a child forked from such a
-preloaded process, at rest; then the CPU time one memory-service request costs a bot with
-aiohttp (what ``RemoteMemory`` uses) and with httpx; then the client CPU of one streamed LLM
-chat call (a 40-message history, 3 chunks; the fake LLM runs in its own process): GroBot's
-Ollama provider (aiohttp) against the official ``ollama`` client (httpx); then the time to
-encode that request body as JSON with the standard library and with orjson (what the
-providers use).
+aiohttp, discord.py, SQLAlchemy, pydantic/SQLModel and the models, the whole bot code
+(what the fork server preloads), and the bot code without the database layer (what a bot
+that reached the database through its supervisor only would import); then RSS, unique and
+proportional memory of a child forked from a process that preloaded either, at rest; then
+the CPU time one memory-service request costs a bot with aiohttp (what ``RemoteMemory``
+uses) and with httpx; then the client CPU of one streamed LLM chat call (a 40-message
+history, 3 chunks; the fake LLM runs in its own process): GroBot's Ollama provider
+(aiohttp) against the official ``ollama`` client (httpx); then the time to encode that
+request body as JSON with the standard library and with orjson (what the providers use).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import importlib
 import os
 import subprocess
 import sys
@@ -39,6 +38,15 @@ IMPORT_SETS = [
     ("+ pydantic, SQLModel, the models", ["discord", "grobot.core.models", "grobot.core.db"]),
     ("the bot code (fork server preload)", ["bot_worker.bot_process", "grobot.core.agents.chain"]),
 ]
+# What a bot process would import if it reached the database through its supervisor only
+# (as its heartbeats do, bot_worker.bot_link): discord.py, the LLM providers, the chain's
+# plain types and prompts, the Discord glue; no SQLAlchemy, pydantic, SQLModel or cryptography.
+WITHOUT_DATABASE = ["discord", "bot_worker.bot_link", "bot_worker.discord_io", "bot_worker.streaming",
+                    "bot_worker.text", "bot_worker.limits", "bot_worker.mapping", "grobot.core.llm.registry",
+                    "grobot.core.llm.service", "grobot.core.agents.types", "grobot.core.agents.structured",
+                    "grobot.core.agents.context", "grobot.core.agents.prompts", "grobot.core.tools.base",
+                    "grobot.core.memory.remote", "grobot.core.settings"]
+IMPORT_SETS.append(("the bot code without the database layer", WITHOUT_DATABASE))
 
 
 def _memory(pid: int) -> dict[str, float]:
@@ -66,29 +74,29 @@ def _rss_after_imports(modules: list[str]) -> float:
     return int(out.stdout.strip()) / 1024
 
 
-def _forked_child_at_rest() -> dict[str, float]:
-    """A child of a process that preloaded (and froze) the bot code, measured after a second at rest."""
-    from bot_worker.spawn import PRELOAD
+def _forked_child_at_rest(modules: list[str]) -> dict[str, float]:
+    """A child of a process that preloaded (and froze) ``modules``, measured after a second at rest.
 
-    for module in PRELOAD[:-1]:
-        importlib.import_module(module)
-    gc.collect()
-    gc.freeze()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child does nothing, like a bot before its first event
-        os.close(read)
-        os.write(write, b"1")
-        time.sleep(30)
-        os._exit(0)
-    os.close(write)
-    os.read(read, 1)
+    The preloading runs in a process of its own, so that the measures do not add up.
+    """
+    code = ("import gc, importlib, os, sys, time\n"
+            f"sys.path.insert(0, {str(ROOT)!r})\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "gc.collect(); gc.freeze()\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    time.sleep(30); os._exit(0)\n"
+            "print(pid, flush=True); time.sleep(30)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
     time.sleep(1.0)
     try:
         return _memory(pid)
     finally:
         os.kill(pid, 9)
-        os.waitpid(pid, 0)
+        parent.kill()
+        parent.wait()
 
 
 async def _cpu_ms_per_call(call: Any, count: int, *, warm: int) -> float:
@@ -194,9 +202,13 @@ def main() -> int:
         print("RSS of a fresh interpreter after its imports:")
         for label, modules in IMPORT_SETS:
             print(f"  {label:40} {_rss_after_imports(modules):6.1f} MiB")
-        child = _forked_child_at_rest()
-        print(f"child forked from a preloaded bot process, at rest: RSS {child['rss']:5.1f} MiB, "
-              f"unique {child['unique']:5.1f} MiB, proportional {child['pss']:5.1f} MiB")
+        from bot_worker.spawn import PRELOAD
+
+        for label, modules in (("the bot code", PRELOAD[:-1]), ("the bot code without the database layer",
+                                                                WITHOUT_DATABASE)):
+            child = _forked_child_at_rest(modules)
+            print(f"child forked from a process that preloaded {label}, at rest: RSS {child['rss']:5.1f} MiB, "
+                  f"unique {child['unique']:5.1f} MiB, proportional {child['pss']:5.1f} MiB")
         cpu = asyncio.run(_client_cpu())
         print(f"memory-service request, CPU per request (client + local server): aiohttp {cpu['aiohttp']:.2f} ms, "
               f"httpx {cpu['httpx']:.2f} ms")
