@@ -85,6 +85,14 @@ def test_heartbeats_relayed_by_the_supervisor_are_written_for_the_registered_pro
         fleet.record_heartbeats([fleet.Heartbeat(a, 100, at, 1), fleet.Heartbeat(b, 200, at, 1)], session=session)
     with session_scope(readonly=True) as session:
         assert session.get(BotStatus, a).state == "stopped" and session.get(BotStatus, b).state != "online"
+    # A process between two gateway sessions is alive, not online: its state is left alone.
+    with session_scope() as session:
+        fleet.mark_starting(b, supervisor_id="s1", pid=200, revision=1, session=session)
+    with session_scope() as session:
+        fleet.record_heartbeats([fleet.Heartbeat(b, 200, at, 4, online=False)], session=session)
+    with session_scope(readonly=True) as session:
+        row = session.get(BotStatus, b)
+        assert (row.state, row.guild_count, fleet._aware(row.heartbeat_at)) == ("starting", 4, at)
     # ...but it counts for a process still starting, before its pid is written.
     with session_scope() as session:
         fleet.mark_starting(a, supervisor_id="s1", pid=None, revision=1, session=session)
