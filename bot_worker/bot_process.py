@@ -160,6 +160,10 @@ async def _let_requests_out() -> None:
         await asyncio.sleep(0)
 
 
+def _seconds_until(moment: datetime) -> float:
+    return (moment - datetime.now(timezone.utc)).total_seconds()
+
+
 def _cancel(task: asyncio.Task[Any] | None) -> None:
     """Drop a memory lookup started for a message that is not answered after all."""
     if task is not None:
@@ -201,13 +205,22 @@ class FleetBot(discord.Client):
         # PostgreSQL fencing: stop before the lease can pass to another supervisor.
         self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \
             if config.supervisor_id and config.fencing else None
+        self._confirming = False
         self._register_commands()
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
         initial = BotLinkClient.lease_from_env()
         if self.fence is not None and initial is not None:
-            self.fence.renewed(initial)  # a supervisor frozen from the start is fenced too
+            # A supervisor frozen from the start is fenced too; a bot that took long to start
+            # confirms its lease before it connects to the gateway.
+            self.fence.expires = initial
+            if _seconds_until(initial) <= self.fence.margin:
+                await self._confirm_lease_or_stop()
+                if self.is_closed():
+                    return
+            else:
+                self.fence.renewed(initial)
         self._spawn(self._heartbeat_loop())
         self._spawn(self._watch_parent())
 
@@ -282,19 +295,29 @@ class FleetBot(discord.Client):
                     logger.warning("Heartbeat failed (%s); retrying", exc if isinstance(exc, ConnectionError)
                                    else f"database unreachable? {type(exc).__name__}")
                 continue  # the lease watch stops the bot in time if this lasts
-            if not ok:
-                await self._stop_fenced("another process is registered for this bot")
+            if self.is_closed():
                 return
-            if self.fence is not None:
-                if holder != self.config.supervisor_id:
-                    await self._stop_fenced("the bot's lease is held by another supervisor" if holder
-                                            else "the supervisor no longer holds the bot's lease")
-                    return
-                if expires is not None:
-                    self.fence.renewed(expires)
+            refusal = self._refusal(ok, holder)
+            if refusal:
+                await self._stop_fenced(refusal)
+                return
+            if self.fence is not None and expires is not None:
+                self.fence.renewed(expires)
             if self.config.fencing and self.config.db_idle_seconds > 0:
                 # An idle bot holds no PostgreSQL connection (its heartbeats go to the supervisor).
-                close_idle_connections(idle_for=self.config.db_idle_seconds)
+                try:
+                    close_idle_connections(idle_for=self.config.db_idle_seconds)
+                except Exception as exc:  # never the end of the heartbeats
+                    logger.warning("Could not close idle database connections: %s", type(exc).__name__)
+
+    def _refusal(self, ok: bool, holder: str | None) -> str:
+        """Why an answer to a heartbeat means this process must stop ("": it may go on)."""
+        if not ok:
+            return "another process is registered for this bot"
+        if self.fence is not None and holder != self.config.supervisor_id:
+            return ("the bot's lease is held by another supervisor" if holder
+                    else "the supervisor no longer holds the bot's lease")
+        return ""
 
     async def _heartbeat(self) -> tuple[bool, str | None, Any]:
         """Report to the supervisor through the bot link; a bot run by hand writes the database."""
@@ -305,25 +328,47 @@ class FleetBot(discord.Client):
         return answer.ok, answer.holder, answer.expires
 
     def _lease_lapsed(self) -> None:
-        self._spawn(self._confirm_lease_or_stop())
+        if not self._confirming:
+            self._spawn(self._confirm_lease_or_stop())
 
     async def _confirm_lease_or_stop(self) -> None:
-        """The lease is about to run out: ask the supervisor once more, and stop unless it was renewed.
+        """The lease is about to run out: ask the supervisor until it is renewed, or stop in time.
 
-        The margin leaves time for this question and for the stop (a bot that took long to
-        start asks here before its first regular heartbeat).
+        A supervisor that is only busy for a moment (a batch of starts, a slow poll) keeps
+        its bots; one frozen, dead or unable to renew loses them a little before the lease
+        can pass to another supervisor.
         """
-        assert self.fence is not None
+        fence = self.fence
+        assert fence is not None and fence.expires is not None
+        stop_before = min(fence.margin / 2, 3.0)  # seconds before the expiry: time enough to stop
+        self._confirming = True
         try:
-            ok, holder, expires = await asyncio.wait_for(
-                self._heartbeat(), timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
-        except Exception:
-            ok, holder, expires = False, None, None
-        if ok and holder == self.config.supervisor_id and expires is not None \
-                and (expires - datetime.now(timezone.utc)).total_seconds() > self.fence.margin:
-            self.fence.renewed(expires)
-            return
-        await self._stop_fenced("the supervisor stopped renewing the lease")
+            while not self.is_closed():
+                left = _seconds_until(fence.expires)
+                if left > fence.margin:
+                    return  # renewed meanwhile (by the heartbeats, which re-armed the watch)
+                if left <= stop_before:
+                    break
+                try:
+                    ok, holder, expires = await asyncio.wait_for(
+                        self._heartbeat(), timeout=min(LINK_TIMEOUT_SECONDS, left - stop_before))
+                except Exception:
+                    await asyncio.sleep(min(0.2, max(0.0, _seconds_until(fence.expires) - stop_before)))
+                    continue
+                if self.is_closed():
+                    return
+                refusal = self._refusal(ok, holder)
+                if refusal:
+                    await self._stop_fenced(refusal)
+                    return
+                if expires is not None and _seconds_until(expires) > fence.margin:
+                    fence.renewed(expires)
+                    return
+                await asyncio.sleep(0.2)  # answered, but not renewed (yet): ask again shortly
+            if not self.is_closed():
+                await self._stop_fenced("the supervisor stopped renewing the lease")
+        finally:
+            self._confirming = False
 
     async def _stop_fenced(self, why: str) -> None:
         logger.error("Stopping: %s", why)

@@ -245,6 +245,11 @@ class Supervisor:
         except OSError as exc:
             logger.error("The bot link could not start (%s): the bots write their heartbeats to the database", exc)
 
+    def _runs(self, beat: fleet.Heartbeat) -> bool:
+        """Is the process that sent ``beat`` still the one this supervisor runs for its bot?"""
+        slot = self.slots.get(beat.bot_id)
+        return slot is not None and slot.proc is not None and slot.proc.pid == beat.pid
+
     def _drop_heartbeat(self, bot_id: int, pid: int) -> None:
         """Forget a pending heartbeat of a process that is gone."""
         beat = self.heartbeats.get(bot_id)
@@ -425,7 +430,9 @@ class Supervisor:
         try:
             rows, held = await asyncio.to_thread(self._read_and_lease, list(beats.values()))
         except Exception as exc:
-            self.heartbeats = {**beats, **self.heartbeats}  # written next time (the newer ones win)
+            # Written next time (the newer ones win), unless their process has exited meanwhile.
+            self.heartbeats = {**{bot_id: beat for bot_id, beat in beats.items() if self._runs(beat)},
+                               **self.heartbeats}
             if self.db_ok:
                 logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
             self.db_ok = False
@@ -502,7 +509,7 @@ class Supervisor:
     def _read_and_lease(self, beats: list[fleet.Heartbeat]) -> tuple[list[fleet.BotRow], set[int]]:
         with session_scope() as session:
             fleet.supervisor_heartbeat(self.supervisor_id, session=session)
-            fleet.record_heartbeats(beats, session=session)
+            fleet.record_heartbeats(self.supervisor_id, beats, session=session)
             rows = fleet.fleet_view(session=session)
             wanted = [row.bot_id for row in rows if row.wanted]
             held = set(fleet.acquire_leases(self.supervisor_id, wanted, lease_seconds=self.config.lease_seconds,

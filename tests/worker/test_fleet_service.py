@@ -66,30 +66,40 @@ def test_status_lifecycle_and_fencing_of_a_replaced_process(grobot_env):
 def test_heartbeats_relayed_by_the_supervisor_are_written_for_the_registered_process_only(any_db_env):
     a, b = _bot("a"), _bot("b")
     with session_scope() as session:
+        fleet.acquire_leases("s1", [a, b], lease_seconds=15, session=session)
         for bot_id, pid in ((a, 100), (b, 200)):
             fleet.mark_online(bot_id, pid=pid, user_id="1", user_name="x", guild_count=1, revision=1, session=session)
     at = fleet.utcnow() + timedelta(seconds=30)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at, guild_count=7),
-                                 fleet.Heartbeat(b, 999, at, guild_count=9)],  # b's old process: ignored
+        fleet.record_heartbeats("s1", [fleet.Heartbeat(a, 100, at, guild_count=7),
+                                       fleet.Heartbeat(b, 999, at, guild_count=9)],  # b's old process: ignored
+                                session=session)
+        fleet.record_heartbeats("s2", [fleet.Heartbeat(b, 200, at, guild_count=9)],  # not b's supervisor: ignored
                                 session=session)
     with session_scope(readonly=True) as session:
         first, second = session.get(BotStatus, a), session.get(BotStatus, b)
         assert (fleet._aware(first.heartbeat_at), first.guild_count, first.state) == (at, 7, "online")
         assert fleet._aware(second.heartbeat_at) < at and second.guild_count == 1
-    # Written late, a heartbeat of a process that has since stopped or crashed changes nothing...
+    # Written late, a heartbeat of a process that has since stopped, crashed or failed changes nothing...
     with session_scope() as session:
         fleet.release_lease("s1", a, state=BotState.STOPPED.value, detail="disabled", session=session)
         fleet.record_crash(b, "the bot process was killed (SIGKILL)", retry_in=1, session=session)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(a, 100, at, 1), fleet.Heartbeat(b, 200, at, 1)], session=session)
+        fleet.record_heartbeats("s1", [fleet.Heartbeat(a, 100, at, 1), fleet.Heartbeat(b, 200, at, 1)], session=session)
     with session_scope(readonly=True) as session:
         assert session.get(BotStatus, a).state == "stopped" and session.get(BotStatus, b).state != "online"
+    with session_scope() as session:  # the process said why it exits, and keeps its pid on the row
+        fleet.mark_starting(b, supervisor_id="s1", pid=200, revision=1, session=session)
+        fleet.mark_error(b, fleet.intent_error(["message_content"]), pid=200, session=session)
+    with session_scope() as session:
+        fleet.record_heartbeats("s1", [fleet.Heartbeat(b, 200, at, 1)], session=session)
+    with session_scope(readonly=True) as session:
+        assert session.get(BotStatus, b).state == "error"
     # A process between two gateway sessions is alive, not online: its state is left alone.
     with session_scope() as session:
         fleet.mark_starting(b, supervisor_id="s1", pid=200, revision=1, session=session)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(b, 200, at, 4, online=False)], session=session)
+        fleet.record_heartbeats("s1", [fleet.Heartbeat(b, 200, at, 4, online=False)], session=session)
     with session_scope(readonly=True) as session:
         row = session.get(BotStatus, b)
         assert (row.state, row.guild_count, fleet._aware(row.heartbeat_at)) == ("starting", 4, at)
@@ -97,7 +107,7 @@ def test_heartbeats_relayed_by_the_supervisor_are_written_for_the_registered_pro
     with session_scope() as session:
         fleet.mark_starting(a, supervisor_id="s1", pid=None, revision=1, session=session)
     with session_scope() as session:
-        fleet.record_heartbeats([fleet.Heartbeat(a, 300, at, 1)], session=session)
+        fleet.record_heartbeats("s1", [fleet.Heartbeat(a, 300, at, 1)], session=session)
     with session_scope(readonly=True) as session:
         assert session.get(BotStatus, a).state == "online"
 

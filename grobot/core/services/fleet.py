@@ -288,14 +288,18 @@ def _relayed_heartbeats(online: bool) -> Any:
 
     Written late (at the supervisor's next poll), a heartbeat must not undo what happened
     since: it counts only for the process still registered for its bot (or, before the pid
-    is written, for a bot still starting), never for one stopped, crashed or taken over.
+    is written, for a bot still starting) under this supervisor, never for one stopped,
+    crashed, in error or taken over.
     """
     values: dict[str, Any] = {"heartbeat_at": bindparam("b_at"), "guild_count": bindparam("b_guilds")}
     if online:
         values.update(state=BotState.ONLINE.value, detail="")
     registered = or_(BotStatus.pid == bindparam("b_pid"),  # type: ignore[union-attr]
                      and_(BotStatus.pid.is_(None), BotStatus.state == BotState.STARTING.value))  # type: ignore[union-attr]
-    return update(BotStatus.__table__).where(BotStatus.bot_id == bindparam("b_id"), registered).values(**values)  # type: ignore[attr-defined]
+    return (update(BotStatus.__table__)  # type: ignore[attr-defined]
+            .where(BotStatus.bot_id == bindparam("b_id"), BotStatus.supervisor_id == bindparam("b_sup"),
+                   BotStatus.state != BotState.ERROR.value, registered)
+            .values(**values))
 
 
 def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, online: bool = True,
@@ -305,11 +309,11 @@ def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, onli
     return bool(result.rowcount)
 
 
-def record_heartbeats(beats: list[Heartbeat], *, session: Session) -> None:
-    """The heartbeats a supervisor received from its bot processes since its last write
-    (see :func:`_relayed_heartbeats` for which ones count)."""
+def record_heartbeats(supervisor_id: str, beats: list[Heartbeat], *, session: Session) -> None:
+    """The heartbeats supervisor ``supervisor_id`` received from its bot processes since its
+    last write (see :func:`_relayed_heartbeats` for which ones count)."""
     for online in (True, False):
-        rows = [{"b_id": b.bot_id, "b_pid": b.pid, "b_at": b.at, "b_guilds": b.guild_count}
+        rows = [{"b_id": b.bot_id, "b_pid": b.pid, "b_at": b.at, "b_guilds": b.guild_count, "b_sup": supervisor_id}
                 for b in sorted(beats, key=lambda b: b.bot_id)  # one lock order for every supervisor
                 if b.online == online]
         if rows:

@@ -1,0 +1,105 @@
+"""A bot process fences itself on PostgreSQL: it stops before its lease can pass to another
+supervisor, and only then (a supervisor busy for a moment keeps its bots)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+from typing import Any
+
+from bot_worker.bot_link import Answer
+from bot_worker.bot_process import FleetBot, ProcessConfig
+from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
+
+SUPERVISOR = "host:1:abc"
+
+
+class ScriptedLink:
+    """A bot link whose answers a test scripts: an ``Answer``, an exception, or a delay then either."""
+
+    steps_default: Any = (3600.0, None)  # after the script: never answers (a frozen supervisor)
+
+    def __init__(self, *steps: Any) -> None:
+        self.steps = list(steps)
+        self.calls = 0
+
+    async def heartbeat(self, report: Any, *, timeout: float) -> Answer:
+        self.calls += 1
+        step = self.steps.pop(0) if self.steps else self.steps_default
+        if isinstance(step, tuple):
+            delay, step = step
+            await asyncio.sleep(delay)  # the supervisor takes this long to answer
+        if isinstance(step, BaseException):
+            raise step
+        return step
+
+    async def close(self) -> None:
+        pass
+
+
+def _bot(link: ScriptedLink) -> FleetBot:
+    bot = SimpleNamespace(id=7, gateway_revision=1, message_content_intent=True, members_intent=False)
+    client = FleetBot(bot, ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True))  # type: ignore[arg-type]
+    client._link = link  # type: ignore[assignment]
+    return client
+
+
+def _in(seconds: float) -> datetime:
+    return datetime.now(timezone.utc) + timedelta(seconds=seconds)
+
+
+async def _lapse(client: FleetBot, expires: datetime) -> None:
+    """The lease watch fired (margin: 3 s before ``expires``)."""
+    assert client.fence is not None
+    client.fence.expires = expires
+    await client._confirm_lease_or_stop()
+
+
+def test_a_supervisor_busy_for_a_moment_keeps_its_bot():
+    async def scenario() -> None:
+        renewed = _in(5.0)
+        link = ScriptedLink((0.3, ConnectionError("the supervisor did not answer")),
+                            (0.2, Answer(True, SUPERVISOR, renewed)))
+        client = _bot(link)
+        await _lapse(client, _in(2.9))
+        assert not client.is_closed() and client.exit_code == EXIT_OK
+        assert client.fence is not None and client.fence.expires == renewed and link.calls == 2
+        await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_frozen_supervisor_loses_its_bot_before_the_lease_runs_out():
+    async def scenario() -> None:
+        client = _bot(ScriptedLink())  # never answers
+        expires = _in(2.9)
+        await asyncio.wait_for(_lapse(client, expires), 5)
+        assert client.is_closed() and client.exit_code == EXIT_REPLACED
+        assert (expires - datetime.now(timezone.utc)).total_seconds() > 1.0  # stopped with time to spare
+
+    asyncio.run(scenario())
+
+
+def test_a_supervisor_that_answers_but_cannot_renew_loses_its_bot_in_time():
+    async def scenario() -> None:
+        expires = _in(2.9)
+        link = ScriptedLink(*[Answer(True, SUPERVISOR, expires)] * 100)  # the database is down: same lease
+        client = _bot(link)
+        started = time.monotonic()
+        await asyncio.wait_for(_lapse(client, expires), 5)
+        assert client.is_closed() and client.exit_code == EXIT_REPLACED
+        assert time.monotonic() - started > 1.0 and link.calls > 1  # it asked until the last safe moment
+        assert (expires - datetime.now(timezone.utc)).total_seconds() > 1.0
+
+    asyncio.run(scenario())
+
+
+def test_a_lease_taken_over_stops_the_bot_at_once():
+    async def scenario() -> None:
+        client = _bot(ScriptedLink(Answer(True, "another:2:def", _in(15))))
+        await asyncio.wait_for(_lapse(client, _in(2.9)), 5)
+        assert client.is_closed() and client.exit_code == EXIT_REPLACED
+
+    asyncio.run(scenario())
