@@ -182,6 +182,13 @@ class Bench:
         self.llm.stop()
 
 
+def wait_first_reply(bench: Bench, uid: int, msg: dict[str, Any]) -> Any:
+    """The first reply POST of bot ``uid`` to ``msg`` (the fake Discord's record of it)."""
+    return bench.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and c.path.endswith("/messages")
+                                   and str(((c.json or {}).get("message_reference") or {}).get("message_id"))
+                                   == msg["id"], 30)
+
+
 def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
     """Platform overhead per message with the instant fake LLM (default reply: streamed in 3 chunks)."""
     uid = bench.discord_ids[bot_id]
@@ -199,8 +206,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
         text = f"question number {i}"
         sent_at = time.monotonic()
         msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
-        post = bench.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and c.path.endswith("/messages")
-                                       and str(((c.json or {}).get("message_reference") or {}).get("message_id")) == msg["id"], 30)
+        post = wait_first_reply(bench, uid, msg)
         first_reply.append(post.time - sent_at)
         answer = f"Echo: alice: {text}"
 

@@ -1,18 +1,21 @@
 """The fleet on PostgreSQL with its default connection limit: do N bots fit, and what do they hold?
 
-    .venv/bin/python bench/fleet_postgres.py [--bots 100] [--max-connections 100] [--idle 15]
+    .venv/bin/python bench/fleet_postgres.py [--bots 100] [--max-connections 100] [--idle 15] [--messages 40] [--pauses 5]
 
 Starts a throwaway PostgreSQL cluster (``max_connections`` as given; 100 is PostgreSQL's
 default, and the ``postgres`` image's), a supervisor and N bots against the fake Discord,
 then prints: time until all N are online, how many connections the server refused ("too
 many clients", from its log) meanwhile, and the connections held per kind of process
-once the bots have been idle for ``--idle`` seconds.
+once the bots have been idle for ``--idle`` seconds; then the per-message figures of
+``bench/fleet.py`` on PostgreSQL, and the first reply to messages that each come after
+``--idle`` seconds of silence (the bot has closed its connection and opens a new one).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -24,7 +27,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
-from fleet import Bench, wait_until  # noqa: E402
+from fleet import Bench, bench_messages, wait_first_reply, wait_until  # noqa: E402
 from tests.pg import PgCluster  # noqa: E402
 
 
@@ -53,11 +56,24 @@ def connections(cluster: PgCluster) -> Counter[str]:
         conn.close()
 
 
+def first_replies_after_pauses(bench: Bench, bot_id: int, count: int, *, pause: float) -> list[float]:
+    """Message -> first reply, each message after ``pause`` seconds of silence (seconds)."""
+    uid, latencies = bench.discord_ids[bot_id], []
+    for i in range(count):
+        time.sleep(pause)  # the bot is idle: it closes its connections after GROBOT_DB_IDLE_SECONDS
+        sent_at = time.monotonic()
+        msg = bench.discord.send_message(bench.discord.channel_id, f"<@{uid}> after a pause {i}", mentions=[uid])
+        latencies.append(wait_first_reply(bench, uid, msg).time - sent_at)
+    return latencies
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bots", type=int, default=100)
     parser.add_argument("--max-connections", type=int, default=100)
     parser.add_argument("--idle", type=float, default=15.0)
+    parser.add_argument("--messages", type=int, default=40, help="per-message figures on PostgreSQL (0: none)")
+    parser.add_argument("--pauses", type=int, default=5, help="messages after --idle seconds of silence")
     args = parser.parse_args()
     cluster = LimitedCluster(args.max_connections).start()
     try:
@@ -73,6 +89,9 @@ def main() -> int:
             dispose_engines()
             set_application_name("grobot-bench")
             migrations.upgrade()
+            from tests.fakes.llm import use_fake_llm
+
+            use_fake_llm(bench.llm)  # in the PostgreSQL database now
             try:
                 ids = bench.add_bots(args.bots)
                 started = time.monotonic()
@@ -86,6 +105,12 @@ def main() -> int:
                       f"({', '.join(f'{name} {count}' for name, count in held.most_common())})")
                 log = (cluster.root / "log").read_text(errors="replace")  # the server's own log
                 print(f"connections refused ('too many clients') meanwhile: {log.count('too many clients')}")
+                if args.messages:
+                    bench_messages(bench, ids[0], args.messages)
+                    after = first_replies_after_pauses(bench, ids[1], args.pauses, pause=args.idle)
+                    print(f"message -> first reply POST after {args.idle:.0f} s without messages: "
+                          f"p50 {1000 * statistics.median(after):6.1f} ms   (n={len(after)}; GROBOT_DB_IDLE_SECONDS="
+                          f"{os.environ.get('GROBOT_DB_IDLE_SECONDS', '10')})")
             finally:
                 bench.close()
     finally:

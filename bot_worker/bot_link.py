@@ -54,15 +54,17 @@ class Answer:
     ok: bool
     holder: str | None = None  # the supervisor holding the bot's lease (None: nobody, as far as it knows)
     expires: datetime | None = None  # the lease's expiry as last written by that supervisor
+    config: str = ""  # the version of the bot's settings the supervisor last read ("": unknown)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "holder": self.holder, "expires": self.expires.isoformat() if self.expires else None}
+        return {"ok": self.ok, "holder": self.holder, "expires": self.expires.isoformat() if self.expires else None,
+                "config": self.config}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Answer":
         expires = data.get("expires")
         return cls(ok=bool(data.get("ok")), holder=data.get("holder") or None,
-                   expires=datetime.fromisoformat(expires) if expires else None)
+                   expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
 
 
 class BotLinkServer:

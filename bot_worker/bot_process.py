@@ -25,7 +25,7 @@ import discord
 from discord import app_commands
 from sqlmodel import select
 
-from bot_worker.bot_link import BotLinkClient, LeaseWatch, Report
+from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
                                    EXIT_UNREACHABLE)
@@ -48,6 +48,7 @@ timings_logger = logging.getLogger("bot_worker.timings")
 
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
+IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
 LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
 UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my database is unreachable); please try again shortly."
 
@@ -199,7 +200,9 @@ class FleetBot(discord.Client):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._synced = False
         self._connected = False
-        self._ignore_cache: tuple[Bot | None, float] = (None, 0.0)
+        # The settings read at the start serve until they change (see _cached_rules).
+        self._ignore_cache: tuple[Bot | None, float, str] = (bot, time.monotonic(), fleet.config_version(bot.updated_at))
+        self._config_version = ""  # of the bot's settings, as its supervisor last read them
         self._local_db = get_settings().is_sqlite
         self._link = BotLinkClient.from_env()
         # PostgreSQL fencing: stop before the lease can pass to another supervisor.
@@ -284,8 +287,7 @@ class FleetBot(discord.Client):
                 return
             try:
                 # Bounded: a call that hangs must count as a failure (fencing does not wait on it).
-                ok, holder, expires = await asyncio.wait_for(self._heartbeat(),
-                                                             timeout=self.config.heartbeat_seconds + 1)
+                answer = await asyncio.wait_for(self._heartbeat(), timeout=self.config.heartbeat_seconds + 1)
                 if failures:
                     logger.info("Heartbeat delivered again")
                 failures = 0
@@ -297,12 +299,13 @@ class FleetBot(discord.Client):
                 continue  # the lease watch stops the bot in time if this lasts
             if self.is_closed():
                 return
-            refusal = self._refusal(ok, holder)
+            refusal = self._refusal(answer)
             if refusal:
                 await self._stop_fenced(refusal)
                 return
-            if self.fence is not None and expires is not None:
-                self.fence.renewed(expires)
+            self._config_version = answer.config
+            if self.fence is not None and answer.expires is not None:
+                self.fence.renewed(answer.expires)
             if self.config.fencing and self.config.db_idle_seconds > 0:
                 # An idle bot holds no PostgreSQL connection (its heartbeats go to the supervisor).
                 try:
@@ -310,22 +313,22 @@ class FleetBot(discord.Client):
                 except Exception as exc:  # never the end of the heartbeats
                     logger.warning("Could not close idle database connections: %s", type(exc).__name__)
 
-    def _refusal(self, ok: bool, holder: str | None) -> str:
+    def _refusal(self, answer: Answer) -> str:
         """Why an answer to a heartbeat means this process must stop ("": it may go on)."""
-        if not ok:
+        if not answer.ok:
             return "another process is registered for this bot"
-        if self.fence is not None and holder != self.config.supervisor_id:
-            return ("the bot's lease is held by another supervisor" if holder
+        if self.fence is not None and answer.holder != self.config.supervisor_id:
+            return ("the bot's lease is held by another supervisor" if answer.holder
                     else "the supervisor no longer holds the bot's lease")
         return ""
 
-    async def _heartbeat(self) -> tuple[bool, str | None, Any]:
+    async def _heartbeat(self) -> Answer:
         """Report to the supervisor through the bot link; a bot run by hand writes the database."""
         if self._link is None:
-            return await asyncio.to_thread(self._write_heartbeat)
-        answer = await self._link.heartbeat(Report(self.bot_id, self.pid, len(self.guilds), self._connected),
-                                            timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
-        return answer.ok, answer.holder, answer.expires
+            ok, holder, expires = await asyncio.to_thread(self._write_heartbeat)
+            return Answer(ok=ok, holder=holder, expires=expires)
+        return await self._link.heartbeat(Report(self.bot_id, self.pid, len(self.guilds), self._connected),
+                                          timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
 
     def _lease_lapsed(self) -> None:
         if not self._confirming:
@@ -350,19 +353,19 @@ class FleetBot(discord.Client):
                 if left <= stop_before:
                     break
                 try:
-                    ok, holder, expires = await asyncio.wait_for(
-                        self._heartbeat(), timeout=min(LINK_TIMEOUT_SECONDS, left - stop_before))
+                    answer = await asyncio.wait_for(self._heartbeat(),
+                                                    timeout=min(LINK_TIMEOUT_SECONDS, left - stop_before))
                 except Exception:
                     await asyncio.sleep(min(0.2, max(0.0, _seconds_until(fence.expires) - stop_before)))
                     continue
                 if self.is_closed():
                     return
-                refusal = self._refusal(ok, holder)
+                refusal = self._refusal(answer)
                 if refusal:
                     await self._stop_fenced(refusal)
                     return
-                if expires is not None and _seconds_until(expires) > fence.margin:
-                    fence.renewed(expires)
+                if answer.expires is not None and _seconds_until(answer.expires) > fence.margin:
+                    fence.renewed(answer.expires)
                     return
                 await asyncio.sleep(0.2)  # answered, but not renewed (yet): ask again shortly
             if not self.is_closed():
@@ -392,16 +395,31 @@ class FleetBot(discord.Client):
                 return
 
     # ------------------------------------------------------------------ messages
+    def _cached_rules(self) -> Bot | None:
+        """The settings last read, while they may decide to ignore a message (None: read them).
+
+        A read is trusted for IGNORE_CACHE_SECONDS; longer while the supervisor's heartbeat
+        answers say the settings have not changed since (up to IGNORE_CACHE_MAX_SECONDS). So in
+        a guild with many bots, a message for one of them does not make every other bot read
+        the database; a changed rule reaches them within a poll and a heartbeat period.
+        """
+        bot, read_at, version = self._ignore_cache
+        age = time.monotonic() - read_at
+        if bot is None or age >= IGNORE_CACHE_MAX_SECONDS:
+            return None
+        if age < IGNORE_CACHE_SECONDS or (version and version == self._config_version):
+            return bot
+        return None
+
     async def on_message(self, message: discord.Message) -> None:
         received = time.perf_counter()
         if self.user is None or message.author.id == self.user.id or message.author.bot:
             return
         incoming = to_incoming(message, bot_id=self.bot_id, bot_user_id=self.user.id)
-        # Most guild messages are not for this bot: a config read at most IGNORE_CACHE_SECONDS
-        # old may decide to ignore one; anything that may be answered reads it fresh.
-        cached, cached_at = self._ignore_cache
-        if cached is not None and time.monotonic() - cached_at < IGNORE_CACHE_SECONDS \
-                and rules_decision(cached, incoming) is False:
+        # Most guild messages are not for this bot: a recent config read (see _cached_rules) may
+        # decide to ignore one; anything that may be answered reads it fresh.
+        cached = self._cached_rules()
+        if cached is not None and rules_decision(cached, incoming) is False:
             return
         addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
         # A message addressed to the bot is almost always answered: its memories are looked up
@@ -425,7 +443,7 @@ class FleetBot(discord.Client):
                 await self._notice(message, UNAVAILABLE_NOTICE)
             return
         if bot is not None:
-            self._ignore_cache = (bot, time.monotonic())
+            self._ignore_cache = (bot, time.monotonic(), fleet.config_version(bot.updated_at))
         decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
         if decision is False:
             _cancel(memories)

@@ -154,6 +154,7 @@ class Supervisor:
         self.link = BotLinkServer(self._on_report)
         self.heartbeats: dict[int, fleet.Heartbeat] = {}
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
+        self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
         self._prune_task: asyncio.Task[None] | None = None
         self._warm_task: asyncio.Task[None] | None = None
@@ -263,9 +264,10 @@ class Supervisor:
             return Answer(ok=False)  # not (or no longer) the process this supervisor runs for the bot
         self.heartbeats[report.bot_id] = fleet.Heartbeat(report.bot_id, report.pid, utcnow(), report.guild_count,
                                                          report.online)
+        config = self.config_versions.get(report.bot_id, "")
         if report.bot_id not in self.held:
-            return Answer(ok=True)
-        return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires)
+            return Answer(ok=True, config=config)
+        return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires, config=config)
 
     async def _start_memory_service(self) -> None:
         """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
@@ -445,6 +447,7 @@ class Supervisor:
         self.lease_expires = written_at + timedelta(seconds=self.config.lease_seconds)
         self.held = held
         by_id = {row.bot_id: row for row in rows}
+        self.config_versions = {row.bot_id: row.config_version for row in rows}
         now = time.monotonic()
         to_start: list[fleet.BotRow] = []
         for bot_id, slot in list(self.slots.items()):

@@ -303,8 +303,32 @@ def test_idle_bots_hold_no_postgresql_connection(pg_env, tmp_path):
         wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] for bot_id in ids), 10)
         assert all(world.status(bot_id).state == "online" for bot_id in ids)
         assert not any(name.startswith("grobot-bot-") for name in _connections_by_name())
-        asked = world.mention(ids[0], "still there?")  # a message: the bot connects again
+        a, b, c = ids
+        asked = world.mention(a, "still there?")  # a message: the bot connects again
         world.wait_reply(asked, containing="still there?")
+        wait_for(lambda: not any(name.startswith("grobot-bot-") for name in _connections_by_name()), 20)
+
+        # Every bot sees every message of the guild; the others decide to ignore this one
+        # with the settings they read last time (unchanged, their supervisor says): only the
+        # mentioned bot reads the database (a connection it keeps for 2 s).
+        asked = world.mention(a, "and now?")
+        world.wait_reply(asked, containing="and now?")
+        names = _connections_by_name()
+        assert f"grobot-bot-{a}" in names and f"grobot-bot-{b}" not in names and f"grobot-bot-{c}" not in names
+
+        # A changed rule still reaches them, without a restart.
+        with session_scope() as session:
+            bots.update_bot(bots.get_bot(b, session=session), {"keywords": "banana"}, session=session)
+
+        def answered(text: str) -> bool:
+            try:
+                world.wait_reply(world.discord.send_message(world.discord.channel_id, text), containing=text,
+                                 timeout=3)
+                return True
+            except AssertionError:
+                return False
+
+        wait_for(lambda: answered(f"banana bread {time.monotonic()}"), 30, interval=0)
 
 
 def test_database_outage_is_survived_and_recovered(pg_env, tmp_path):

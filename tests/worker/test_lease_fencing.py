@@ -40,7 +40,7 @@ class ScriptedLink:
 
 
 def _bot(link: ScriptedLink) -> FleetBot:
-    bot = SimpleNamespace(id=7, gateway_revision=1, message_content_intent=True, members_intent=False)
+    bot = SimpleNamespace(id=7, gateway_revision=1, message_content_intent=True, members_intent=False, updated_at=None)
     client = FleetBot(bot, ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True))  # type: ignore[arg-type]
     client._link = link  # type: ignore[assignment]
     return client

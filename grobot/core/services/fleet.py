@@ -73,6 +73,7 @@ class BotRow:
     running_revision: int | None
     rejected_revision: int | None
     crash_count: int
+    config_version: str = ""  # changes whenever the bot's settings do (see :func:`config_version`)
 
     @property
     def wanted(self) -> bool:
@@ -140,8 +141,15 @@ def fleet_view(*, session: Session) -> list[BotRow]:
             running_revision=status.running_revision if status else None,
             rejected_revision=status.rejected_revision if status else None,
             crash_count=status.crash_count if status else 0,
+            config_version=config_version(bot.updated_at),
         ))
     return out
+
+
+def config_version(updated_at: datetime | None) -> str:
+    """A bot's settings version: its ``updated_at``, the same on SQLite (naive) and PostgreSQL."""
+    aware = _aware(updated_at)
+    return aware.isoformat() if aware is not None else ""
 
 
 def _status(bot_id: int, session: Session) -> BotStatus:
