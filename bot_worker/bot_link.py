@@ -172,7 +172,13 @@ class LeaseWatch:
         self.expires: datetime | None = None
 
     def renewed(self, expires: datetime) -> None:
-        """The lease runs until ``expires`` (aware): move the deadline (call on the event loop)."""
+        """The lease runs until ``expires`` (aware): move the deadline (call on the event loop).
+
+        An answer that arrives late with an earlier expiry than one already learned is
+        ignored: a supervisor's leases only ever get longer.
+        """
+        if self.expires is not None and expires <= self.expires and self._timer is not None:
+            return
         self.expires = expires
         self.cancel()
         delay = (expires - datetime.now(timezone.utc)).total_seconds() - self.margin

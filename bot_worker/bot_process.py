@@ -13,6 +13,7 @@ import asyncio
 import ctypes
 import logging
 import os
+import random
 import signal
 import sys
 import time
@@ -202,7 +203,8 @@ class FleetBot(discord.Client):
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
         self._ignore_cache: tuple[Bot | None, float, str] = (bot, time.monotonic(), fleet.config_version(bot.updated_at))
-        self._config_version = ""  # of the bot's settings, as its supervisor last read them
+        self._config_version = ""  # of the bot's settings, as its supervisor last read them...
+        self._config_seen_at = 0.0  # ...and when it said so (monotonic)
         self._local_db = get_settings().is_sqlite
         self._link = BotLinkClient.from_env()
         # PostgreSQL fencing: stop before the lease can pass to another supervisor.
@@ -303,7 +305,7 @@ class FleetBot(discord.Client):
             if refusal:
                 await self._stop_fenced(refusal)
                 return
-            self._config_version = answer.config
+            self._config_version, self._config_seen_at = answer.config, time.monotonic()
             if self.fence is not None and answer.expires is not None:
                 self.fence.renewed(answer.expires)
             if self.config.fencing and self.config.db_idle_seconds > 0:
@@ -343,7 +345,9 @@ class FleetBot(discord.Client):
         """
         fence = self.fence
         assert fence is not None and fence.expires is not None
-        stop_before = min(fence.margin / 2, 3.0)  # seconds before the expiry: time enough to stop
+        # Seconds before the expiry: time to close the gateway connection, and room for the clocks
+        # of two supervisor hosts to differ a little (leases are written with each host's clock).
+        stop_before = min(fence.margin / 2, 3.0)
         self._confirming = True
         try:
             while not self.is_closed():
@@ -356,7 +360,7 @@ class FleetBot(discord.Client):
                     answer = await asyncio.wait_for(self._heartbeat(),
                                                     timeout=min(LINK_TIMEOUT_SECONDS, left - stop_before))
                 except Exception:
-                    await asyncio.sleep(min(0.2, max(0.0, _seconds_until(fence.expires) - stop_before)))
+                    await asyncio.sleep(self._confirm_pause(fence.expires, stop_before))
                     continue
                 if self.is_closed():
                     return
@@ -367,11 +371,17 @@ class FleetBot(discord.Client):
                 if answer.expires is not None and _seconds_until(answer.expires) > fence.margin:
                     fence.renewed(answer.expires)
                     return
-                await asyncio.sleep(0.2)  # answered, but not renewed (yet): ask again shortly
+                await asyncio.sleep(self._confirm_pause(fence.expires, stop_before))  # not renewed yet
             if not self.is_closed():
                 await self._stop_fenced("the supervisor stopped renewing the lease")
         finally:
             self._confirming = False
+
+    @staticmethod
+    def _confirm_pause(expires: datetime, stop_before: float) -> float:
+        """Between two questions: a fraction of the time left, jittered (a fleet asks together)."""
+        left = max(0.0, _seconds_until(expires) - stop_before)
+        return min(1.0, left / 4) * random.uniform(0.5, 1.0)
 
     async def _stop_fenced(self, why: str) -> None:
         logger.error("Stopping: %s", why)
@@ -404,12 +414,15 @@ class FleetBot(discord.Client):
         the database; a changed rule reaches them within a poll and a heartbeat period.
         """
         bot, read_at, version = self._ignore_cache
-        age = time.monotonic() - read_at
+        now = time.monotonic()
+        age = now - read_at
         if bot is None or age >= IGNORE_CACHE_MAX_SECONDS:
             return None
-        if age < IGNORE_CACHE_SECONDS or (version and version == self._config_version):
+        if age < IGNORE_CACHE_SECONDS:
             return bot
-        return None
+        # The supervisor's word counts while it is recent (a failing link or poll ends the trust).
+        confirmed = now - self._config_seen_at < 2 * self.config.heartbeat_seconds
+        return bot if version and version == self._config_version and confirmed else None
 
     async def on_message(self, message: discord.Message) -> None:
         received = time.perf_counter()

@@ -264,7 +264,9 @@ class Supervisor:
             return Answer(ok=False)  # not (or no longer) the process this supervisor runs for the bot
         self.heartbeats[report.bot_id] = fleet.Heartbeat(report.bot_id, report.pid, utcnow(), report.guild_count,
                                                          report.online)
-        config = self.config_versions.get(report.bot_id, "")
+        # The settings version is as of the last poll: not vouched for once polls fail.
+        fresh = time.monotonic() - self.last_renewal < 3 * self.config.poll_seconds + 1
+        config = self.config_versions.get(report.bot_id, "") if fresh else ""
         if report.bot_id not in self.held:
             return Answer(ok=True, config=config)
         return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires, config=config)

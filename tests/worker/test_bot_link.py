@@ -101,14 +101,26 @@ def test_the_lease_watch_fires_its_margin_before_the_last_expiry_it_learned():
         assert 0.55 <= fired[0] - started < 2.0 and len(fired) == 1
 
         lapsed.clear()
+        watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
         watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.1))  # already inside the margin
         await asyncio.wait_for(lapsed.wait(), 1)
 
         lapsed.clear()
+        watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
         watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.3))
         watch.cancel()  # the bot is closing
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(lapsed.wait(), 0.5)
+
+        # An answer that comes late, with an earlier expiry than one already learned, changes nothing.
+        watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
+        later = datetime.now(timezone.utc) + timedelta(seconds=30)
+        watch.renewed(later)
+        watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.1))
+        assert watch.expires == later
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(lapsed.wait(), 0.3)
+        watch.cancel()
 
     asyncio.run(scenario())
 
@@ -134,6 +146,11 @@ def test_the_supervisor_answers_the_heartbeats_of_its_own_processes_only(grobot_
 
     supervisor.held = set()  # the lease was lost: no holder, and the bot stops itself
     assert supervisor._on_report(Report(7, 4242, 2, True)) == Answer(ok=True)
+
+    supervisor.held, supervisor.config_versions = {7}, {7: "v1"}
+    assert supervisor._on_report(Report(7, 4242, 2, True)).config == "v1"  # its settings, as of the last poll
+    supervisor.last_renewal -= 60  # the polls fail: it no longer vouches for them
+    assert supervisor._on_report(Report(7, 4242, 2, True)).config == ""
 
     supervisor._drop_heartbeat(7, 4241)  # another process's exit: kept
     assert 7 in supervisor.heartbeats

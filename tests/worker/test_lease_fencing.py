@@ -103,3 +103,29 @@ def test_a_lease_taken_over_stops_the_bot_at_once():
         assert client.is_closed() and client.exit_code == EXIT_REPLACED
 
     asyncio.run(scenario())
+
+
+def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouches_for_them():
+    async def scenario() -> None:
+        client = _bot(ScriptedLink())
+        bot = client._ignore_cache[0]
+        assert client._cached_rules() is bot  # read at the start: trusted for a second
+
+        client._ignore_cache = (bot, time.monotonic() - 5, "v1")
+        assert client._cached_rules() is None  # older, and nobody said they are current
+
+        client._config_version, client._config_seen_at = "v1", time.monotonic()
+        assert client._cached_rules() is bot  # the supervisor's last poll saw the same version
+
+        client._config_version = "v2"
+        assert client._cached_rules() is None  # changed since: read again
+
+        client._config_version, client._config_seen_at = "v1", time.monotonic() - 10
+        assert client._cached_rules() is None  # said too long ago (the link or the polls fail)
+
+        client._config_seen_at = time.monotonic()
+        client._ignore_cache = (bot, time.monotonic() - 61, "v1")
+        assert client._cached_rules() is None  # never longer than a minute
+        await client.close()
+
+    asyncio.run(scenario())
