@@ -28,7 +28,7 @@ from typing import Any, Callable
 import aiohttp
 from aiohttp import web
 
-from bot_worker.local_http import serve
+from bot_worker.local_http import LocalServer
 
 logger = logging.getLogger(__name__)
 
@@ -72,24 +72,23 @@ class BotLinkServer:
 
     def __init__(self, on_report: Callable[[Report], Answer], *, host: str = "127.0.0.1") -> None:
         self._on_report = on_report
-        self.host = host
-        self.url = ""
         self.token = secrets.token_urlsafe(32)
-        self._runner: web.AppRunner | None = None
+        self._server = LocalServer(host)
 
     async def start(self) -> str:
         """Listen on an ephemeral port; returns the base URL."""
         app = web.Application(client_max_size=16 * 1024)
         app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat)])
-        self._runner, port = await serve(app, self.host)
-        self.url = f"http://{self.host}:{port}"
-        logger.info("Bot link listening on %s", self.url)
-        return self.url
+        url = await self._server.start(app)
+        logger.info("Bot link listening on %s", url)
+        return url
+
+    @property
+    def url(self) -> str:
+        return self._server.url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._server.stop()
 
     def env(self) -> dict[str, str]:
         """What a bot process needs to reach this server (blank when it did not start)."""

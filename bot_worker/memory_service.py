@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from bot_worker.local_http import serve
+from bot_worker.local_http import LocalServer
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.memory.local import LocalMemory
@@ -39,9 +39,7 @@ class MemoryService:
 
     def __init__(self, memory: LocalMemory, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.memory = memory
-        self.host, self.port = host, port
-        self.url = ""
-        self._runner: web.AppRunner | None = None
+        self._server = LocalServer(host, port)
         self._tokens: list[str] = []
 
     # ------------------------------------------------------------------ lifecycle
@@ -61,15 +59,16 @@ class MemoryService:
             web.post("/v1/bots/{bot_id:\\d+}/forget", self._forget),
             web.delete("/v1/bots/{bot_id:\\d+}", self._drop),
         ])
-        self._runner, self.port = await serve(app, self.host, self.port)
-        self.url = f"http://{self.host}:{self.port}"
-        logger.info("Memory service listening on %s", self.url)
-        return self.url
+        url = await self._server.start(app)
+        logger.info("Memory service listening on %s", url)
+        return url
+
+    @property
+    def url(self) -> str:
+        return self._server.url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._server.stop()
         self.memory.close()
 
     # ------------------------------------------------------------------ auth

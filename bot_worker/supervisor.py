@@ -246,10 +246,10 @@ class Supervisor:
         except OSError as exc:
             logger.error("The bot link could not start (%s): the bots write their heartbeats to the database", exc)
 
-    def _runs(self, beat: fleet.Heartbeat) -> bool:
-        """Is the process that sent ``beat`` still the one this supervisor runs for its bot?"""
-        slot = self.slots.get(beat.bot_id)
-        return slot is not None and slot.proc is not None and slot.proc.pid == beat.pid
+    def _runs(self, bot_id: int, pid: int) -> bool:
+        """Is process ``pid`` the one this supervisor runs for bot ``bot_id``?"""
+        slot = self.slots.get(bot_id)
+        return slot is not None and slot.proc is not None and slot.proc.pid == pid
 
     def _drop_heartbeat(self, bot_id: int, pid: int) -> None:
         """Forget a pending heartbeat of a process that is gone."""
@@ -259,8 +259,7 @@ class Supervisor:
 
     def _on_report(self, report: Report) -> Answer:
         """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""
-        slot = self.slots.get(report.bot_id)
-        if slot is None or slot.proc is None or slot.proc.pid != report.pid:
+        if not self._runs(report.bot_id, report.pid):
             return Answer(ok=False)  # not (or no longer) the process this supervisor runs for the bot
         self.heartbeats[report.bot_id] = fleet.Heartbeat(report.bot_id, report.pid, utcnow(), report.guild_count,
                                                          report.online)
@@ -435,7 +434,7 @@ class Supervisor:
             rows, held = await asyncio.to_thread(self._read_and_lease, list(beats.values()))
         except Exception as exc:
             # Written next time (the newer ones win), unless their process has exited meanwhile.
-            self.heartbeats = {**{bot_id: beat for bot_id, beat in beats.items() if self._runs(beat)},
+            self.heartbeats = {**{bot_id: beat for bot_id, beat in beats.items() if self._runs(bot_id, beat.pid)},
                                **self.heartbeats}
             if self.db_ok:
                 logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
