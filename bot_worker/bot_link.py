@@ -28,7 +28,7 @@ from typing import Any, Callable
 import aiohttp
 from aiohttp import web
 
-from bot_worker.local_http import LocalServer
+from bot_worker.local_http import LocalServer, bearer_token
 
 logger = logging.getLogger(__name__)
 
@@ -67,36 +67,28 @@ class Answer:
                    expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
 
 
-class BotLinkServer:
+class BotLinkServer(LocalServer):
     """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop)."""
 
+    name = "Bot link"
+
     def __init__(self, on_report: Callable[[Report], Answer], *, host: str = "127.0.0.1") -> None:
+        super().__init__(host)
         self._on_report = on_report
         self.token = secrets.token_urlsafe(32)
-        self._server = LocalServer(host)
 
     async def start(self) -> str:
         """Listen on an ephemeral port; returns the base URL."""
         app = web.Application(client_max_size=16 * 1024)
         app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat)])
-        url = await self._server.start(app)
-        logger.info("Bot link listening on %s", url)
-        return url
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    async def stop(self) -> None:
-        await self._server.stop()
+        return await self.serve(app)
 
     def env(self) -> dict[str, str]:
         """What a bot process needs to reach this server (blank when it did not start)."""
         return {URL_ENV: self.url, TOKEN_ENV: self.token if self.url else ""}
 
     async def _heartbeat(self, request: web.Request) -> web.Response:
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), self.token):
+        if not hmac.compare_digest(bearer_token(request), self.token):
             return web.json_response({"error": "missing or wrong bearer token"}, status=401)
         try:
             data = await request.json()
@@ -107,6 +99,20 @@ class BotLinkServer:
         return web.json_response(self._on_report(report).as_dict())
 
 
+def initial_lease() -> datetime | None:
+    """The lease expiry the supervisor gave this bot process at its start (None: unknown)."""
+    value = os.environ.get(LEASE_ENV, "").strip()
+    try:
+        return datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def seconds_until(moment: datetime) -> float:
+    """Seconds from now to ``moment`` (aware; negative once it has passed)."""
+    return (moment - datetime.now(timezone.utc)).total_seconds()
+
+
 class BotLinkClient:
     """The bot's end (aiohttp, which discord.py loads anyway); use it on one event loop."""
 
@@ -115,15 +121,6 @@ class BotLinkClient:
         self._headers = {"Authorization": f"Bearer {token}"}
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
-
-    @staticmethod
-    def lease_from_env() -> datetime | None:
-        """The lease expiry the supervisor gave the bot at its start (None: unknown)."""
-        value = os.environ.get(LEASE_ENV, "").strip()
-        try:
-            return datetime.fromisoformat(value) if value else None
-        except ValueError:
-            return None
 
     @classmethod
     def from_env(cls) -> "BotLinkClient | None":
@@ -180,7 +177,7 @@ class LeaseWatch:
             return
         self.expires = expires
         self.cancel()
-        delay = (expires - datetime.now(timezone.utc)).total_seconds() - self.margin
+        delay = seconds_until(expires) - self.margin
         self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self._on_lapse)
 
     def cancel(self) -> None:

@@ -18,7 +18,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -26,7 +26,7 @@ import discord
 from discord import app_commands
 from sqlmodel import select
 
-from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report
+from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report, initial_lease, seconds_until
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
                                    EXIT_UNREACHABLE)
@@ -162,10 +162,6 @@ async def _let_requests_out() -> None:
         await asyncio.sleep(0)
 
 
-def _seconds_until(moment: datetime) -> float:
-    return (moment - datetime.now(timezone.utc)).total_seconds()
-
-
 def _cancel(task: asyncio.Task[Any] | None) -> None:
     """Drop a memory lookup started for a message that is not answered after all."""
     if task is not None:
@@ -215,12 +211,12 @@ class FleetBot(discord.Client):
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
-        initial = BotLinkClient.lease_from_env()
+        initial = initial_lease()
         if self.fence is not None and initial is not None:
             # A supervisor frozen from the start is fenced too; a bot that took long to start
             # confirms its lease before it connects to the gateway.
             self.fence.expires = initial
-            if _seconds_until(initial) <= self.fence.margin:
+            if seconds_until(initial) <= self.fence.margin:
                 await self._confirm_lease_or_stop()
                 if self.is_closed():
                     return
@@ -351,7 +347,7 @@ class FleetBot(discord.Client):
         self._confirming = True
         try:
             while not self.is_closed():
-                left = _seconds_until(fence.expires)
+                left = seconds_until(fence.expires)
                 if left > fence.margin:
                     return  # renewed meanwhile (by the heartbeats, which re-armed the watch)
                 if left <= stop_before:
@@ -368,7 +364,7 @@ class FleetBot(discord.Client):
                 if refusal:
                     await self._stop_fenced(refusal)
                     return
-                if answer.expires is not None and _seconds_until(answer.expires) > fence.margin:
+                if answer.expires is not None and seconds_until(answer.expires) > fence.margin:
                     fence.renewed(answer.expires)
                     return
                 await asyncio.sleep(self._confirm_pause(fence.expires, stop_before))  # not renewed yet
@@ -380,7 +376,7 @@ class FleetBot(discord.Client):
     @staticmethod
     def _confirm_pause(expires: datetime, stop_before: float) -> float:
         """Between two questions: a fraction of the time left, jittered (a fleet asks together)."""
-        left = max(0.0, _seconds_until(expires) - stop_before)
+        left = max(0.0, seconds_until(expires) - stop_before)
         return min(1.0, left / 4) * random.uniform(0.5, 1.0)
 
     async def _stop_fenced(self, why: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from bot_worker.local_http import LocalServer
+from bot_worker.local_http import LocalServer, bearer_token
 from grobot.core.errors import GroBotError, NotFoundError
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.memory.local import LocalMemory
@@ -34,12 +34,14 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-class MemoryService:
+class MemoryService(LocalServer):
     """An aiohttp server in front of a :class:`LocalMemory` (start it on a running event loop)."""
 
+    name = "Memory service"
+
     def __init__(self, memory: LocalMemory, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
         self.memory = memory
-        self._server = LocalServer(host, port)
         self._tokens: list[str] = []
 
     # ------------------------------------------------------------------ lifecycle
@@ -59,16 +61,10 @@ class MemoryService:
             web.post("/v1/bots/{bot_id:\\d+}/forget", self._forget),
             web.delete("/v1/bots/{bot_id:\\d+}", self._drop),
         ])
-        url = await self._server.start(app)
-        logger.info("Memory service listening on %s", url)
-        return url
-
-    @property
-    def url(self) -> str:
-        return self._server.url
+        return await self.serve(app)
 
     async def stop(self) -> None:
-        await self._server.stop()
+        await super().stop()
         self.memory.close()
 
     # ------------------------------------------------------------------ auth
@@ -85,9 +81,8 @@ class MemoryService:
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        header = request.headers.get("Authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not given or not self._token_ok(given.strip()):
+        given = bearer_token(request)
+        if not given or not self._token_ok(given):
             return _error(401, "missing or wrong bearer token")
         try:
             return await handler(request)

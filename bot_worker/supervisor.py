@@ -251,11 +251,11 @@ class Supervisor:
         slot = self.slots.get(bot_id)
         return slot is not None and slot.proc is not None and slot.proc.pid == pid
 
-    def _drop_heartbeat(self, bot_id: int, pid: int) -> None:
-        """Forget a pending heartbeat of a process that is gone."""
-        beat = self.heartbeats.get(bot_id)
-        if beat is not None and beat.pid == pid:
-            del self.heartbeats[bot_id]
+    def _take_heartbeats(self) -> dict[int, fleet.Heartbeat]:
+        """The heartbeats to write now, of processes still running (a late write must not show
+        an exited one online)."""
+        beats, self.heartbeats = self.heartbeats, {}
+        return {bot_id: beat for bot_id, beat in beats.items() if self._runs(bot_id, beat.pid)}
 
     def _on_report(self, report: Report) -> Answer:
         """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""
@@ -429,13 +429,11 @@ class Supervisor:
         if self._stopping.is_set():
             return
         started_at, written_at = time.monotonic(), utcnow()
-        beats, self.heartbeats = self.heartbeats, {}
+        beats = self._take_heartbeats()
         try:
             rows, held = await asyncio.to_thread(self._read_and_lease, list(beats.values()))
         except Exception as exc:
-            # Written next time (the newer ones win), unless their process has exited meanwhile.
-            self.heartbeats = {**{bot_id: beat for bot_id, beat in beats.items() if self._runs(bot_id, beat.pid)},
-                               **self.heartbeats}
+            self.heartbeats = {**beats, **self.heartbeats}  # written next time (the newer ones win)
             if self.db_ok:
                 logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
             self.db_ok = False
@@ -604,7 +602,6 @@ class Supervisor:
                     proc.kill()
                 continue
             slot.proc = None
-            self._drop_heartbeat(slot.bot_id, proc.pid)
             ran_for = now - slot.started_at
             if slot.stopping:
                 reason, slot.stopping = slot.stop_reason, False

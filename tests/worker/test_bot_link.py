@@ -152,7 +152,7 @@ def test_the_supervisor_answers_the_heartbeats_of_its_own_processes_only(grobot_
     supervisor.last_renewal -= 60  # the polls fail: it no longer vouches for them
     assert supervisor._on_report(Report(7, 4242, 2, True)).config == ""
 
-    supervisor._drop_heartbeat(7, 4241)  # another process's exit: kept
-    assert 7 in supervisor.heartbeats
-    supervisor._drop_heartbeat(7, 4242)  # its own exit: a late write must not show it online
-    assert supervisor.heartbeats == {}
+    assert list(supervisor._take_heartbeats()) == [7]  # written at the poll
+    supervisor._on_report(Report(7, 4242, 2, True))
+    supervisor.slots[7].proc = None  # its process exits before the poll: a late write must not show it online
+    assert supervisor._take_heartbeats() == {}

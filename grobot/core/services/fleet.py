@@ -279,18 +279,6 @@ def mark_online(bot_id: int, *, pid: int, user_id: str, user_name: str, guild_co
     return True
 
 
-def _heartbeat_statement(bot_id: int, pid: int, *, at: datetime, guild_count: int | None, online: bool) -> Any:
-    values: dict[str, Any] = {"heartbeat_at": at}
-    if guild_count is not None:
-        values["guild_count"] = guild_count
-    if online:
-        values["state"] = BotState.ONLINE.value
-        values["detail"] = ""
-    return (update(BotStatus)
-            .where(BotStatus.bot_id == bot_id, or_(BotStatus.pid.is_(None), BotStatus.pid == pid))  # type: ignore[union-attr]
-            .values(**values))
-
-
 def _relayed_heartbeats(online: bool) -> Any:
     """One statement for every heartbeat a supervisor relays (executed once with all of them).
 
@@ -313,7 +301,16 @@ def _relayed_heartbeats(online: bool) -> Any:
 def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, online: bool = True,
                   session: Session) -> bool:
     """Heartbeat of a bot process; False when another process is registered for the bot."""
-    result = session.execute(_heartbeat_statement(bot_id, pid, at=utcnow(), guild_count=guild_count, online=online))
+    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    if guild_count is not None:
+        values["guild_count"] = guild_count
+    if online:
+        values.update(state=BotState.ONLINE.value, detail="")
+    result = session.execute(
+        update(BotStatus)
+        .where(BotStatus.bot_id == bot_id, or_(BotStatus.pid.is_(None), BotStatus.pid == pid))  # type: ignore[union-attr]
+        .values(**values)
+    )
     return bool(result.rowcount)
 
 
