@@ -3,10 +3,10 @@
     .venv/bin/python bench/bot_footprint.py
 
 Prints the RSS of fresh interpreters that import, in turn, nothing, asyncio and ssl,
-aiohttp, discord.py, SQLAlchemy, pydantic/SQLModel and the models, the whole bot code
-(what the fork server preloads), and the bot code without the database layer (what a bot
-that reached the database through its supervisor only would import); then RSS, unique and
-proportional memory of a child forked from a process that preloaded either, at rest; then
+aiohttp, discord.py; discord.py with SQLAlchemy, and with pydantic/SQLModel and the models
+(the database layer bots no longer import: they reach the database through their
+supervisor); the whole bot code (what the fork server preloads); then RSS, unique and
+proportional memory of a child forked from a process that preloaded it, at rest; then
 the CPU time one memory-service request costs a bot with aiohttp (what ``RemoteMemory``
 uses) and with httpx; then the client CPU of one streamed LLM chat call (a 40-message
 history, 3 chunks; the fake LLM runs in its own process): GroBot's Ollama provider
@@ -34,19 +34,11 @@ IMPORT_SETS = [
     ("+ asyncio, ssl", ["asyncio", "ssl"]),
     ("+ aiohttp", ["asyncio", "ssl", "aiohttp"]),
     ("+ discord.py", ["discord"]),
-    ("+ SQLAlchemy", ["discord", "sqlalchemy.orm", "sqlalchemy.dialects.sqlite"]),
-    ("+ pydantic, SQLModel, the models", ["discord", "grobot.core.models", "grobot.core.db"]),
-    ("the bot code (fork server preload)", ["bot_worker.bot_process", "grobot.core.agents.chain"]),
+    # What bots no longer import (they reach the database through their supervisor), for scale:
+    ("discord.py + SQLAlchemy", ["discord", "sqlalchemy.orm", "sqlalchemy.dialects.sqlite"]),
+    ("discord.py + pydantic, SQLModel, the models", ["discord", "grobot.core.models", "grobot.core.db"]),
 ]
-# What a bot process would import if it reached the database through its supervisor only
-# (as its heartbeats do, bot_worker.bot_link): discord.py, the LLM providers, the chain's
-# plain types and prompts, the Discord glue; no SQLAlchemy, pydantic, SQLModel or cryptography.
-WITHOUT_DATABASE = ["discord", "bot_worker.bot_link", "bot_worker.discord_io", "bot_worker.streaming",
-                    "bot_worker.text", "bot_worker.limits", "bot_worker.mapping", "grobot.core.llm.registry",
-                    "grobot.core.llm.service", "grobot.core.agents.types", "grobot.core.agents.structured",
-                    "grobot.core.agents.context", "grobot.core.agents.prompts", "grobot.core.tools.base",
-                    "grobot.core.memory.remote", "grobot.core.settings"]
-IMPORT_SETS.append(("the bot code without the database layer", WITHOUT_DATABASE))
+
 
 
 def _memory(pid: int) -> dict[str, float]:
@@ -204,8 +196,8 @@ def main() -> int:
             print(f"  {label:40} {_rss_after_imports(modules):6.1f} MiB")
         from bot_worker.spawn import PRELOAD
 
-        for label, modules in (("the bot code", PRELOAD[:-1]), ("the bot code without the database layer",
-                                                                WITHOUT_DATABASE)):
+        print(f"  {'the bot code (fork server preload)':40} {_rss_after_imports(PRELOAD[:-1]):6.1f} MiB")
+        for label, modules in (("the bot code", PRELOAD[:-1]),):
             child = _forked_child_at_rest(modules)
             print(f"child forked from a process that preloaded {label}, at rest: RSS {child['rss']:5.1f} MiB, "
                   f"unique {child['unique']:5.1f} MiB, proportional {child['pss']:5.1f} MiB")

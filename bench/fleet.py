@@ -6,7 +6,7 @@ Prints: time until N bots are online; RSS per idle bot process; idle CPU of the 
 of its supervisor, which receives the bots' heartbeats); reconcile latency (database
 change -> bot online again) p50/p95 with the default poll period; platform overhead per
 message (MESSAGE_CREATE -> first reply POST; end of the LLM stream -> completing edit)
-p50/p95; bot CPU time per message.
+p50/p95; bot CPU time per message, and the supervisor's (it reads and writes for the bots).
 """
 
 from __future__ import annotations
@@ -201,7 +201,8 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
     time.sleep(1.5)
     first_reply: list[float] = []
     completing: list[float] = []
-    cpu_before = cpu_seconds(pid)
+    cpu_before, supervisor_before = cpu_seconds(pid), cpu_seconds(bench.supervisor.pid)
+    measured_from = time.monotonic()
     for i in range(count):
         text = f"question number {i}"
         sent_at = time.monotonic()
@@ -224,6 +225,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
         time.sleep(0.25)  # let the background archivist of this message finish (counted in CPU)
     time.sleep(1.0)
     cpu = cpu_seconds(pid) - cpu_before
+    supervisor_cpu, window = cpu_seconds(bench.supervisor.pid) - supervisor_before, time.monotonic() - measured_from
     ms = lambda v: v * 1000  # noqa: E731
     print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
           f"   (n={len(first_reply)})")
@@ -231,6 +233,8 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
           "   (instant LLM: measured from the answer request)")
     print(f"bot CPU per message:               {ms(cpu / count):6.1f} ms   (incl. background archivist; "
           f"{ms(1 / TICK):.0f} ms clock tick)")
+    print(f"supervisor CPU per message:        {ms(supervisor_cpu / count):6.1f} ms   (the bot's reads and writes it "
+          f"serves, plus its own polls over the {window:.0f} s: {100 * supervisor_cpu / window:.1f} % of one core)")
 
 
 def bench_reconcile(bench: Bench, ids: list[int], trials: int) -> None:

@@ -8,7 +8,8 @@ then prints: time until all N are online, how many connections the server refuse
 many clients", from its log) meanwhile, and the connections held per kind of process
 once the bots have been idle for ``--idle`` seconds; then the per-message figures of
 ``bench/fleet.py`` on PostgreSQL, and the first reply to messages that each come after
-``--idle`` seconds of silence (the bot has closed its connection and opens a new one).
+``--idle`` seconds of silence. (Bots hold no connection: their supervisor reads and writes
+for them over the bot link.)
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def first_replies_after_pauses(bench: Bench, bot_id: int, count: int, *, pause: 
     """Message -> first reply, each message after ``pause`` seconds of silence (seconds)."""
     uid, latencies = bench.discord_ids[bot_id], []
     for i in range(count):
-        time.sleep(pause)  # the bot is idle: it closes its connections after GROBOT_DB_IDLE_SECONDS
+        time.sleep(pause)  # the bot is idle
         sent_at = time.monotonic()
         msg = bench.discord.send_message(bench.discord.channel_id, f"<@{uid}> after a pause {i}", mentions=[uid])
         latencies.append(wait_first_reply(bench, uid, msg).time - sent_at)
@@ -109,8 +110,7 @@ def main() -> int:
                     bench_messages(bench, ids[0], args.messages)
                     after = first_replies_after_pauses(bench, ids[1], args.pauses, pause=args.idle)
                     print(f"message -> first reply POST after {args.idle:.0f} s without messages: "
-                          f"p50 {1000 * statistics.median(after):6.1f} ms   (n={len(after)}; GROBOT_DB_IDLE_SECONDS="
-                          f"{os.environ.get('GROBOT_DB_IDLE_SECONDS', '10')})")
+                          f"p50 {1000 * statistics.median(after):6.1f} ms   (n={len(after)})")
             finally:
                 bench.close()
     finally:

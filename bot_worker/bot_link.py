@@ -1,4 +1,4 @@
-"""The link between a supervisor and its bot processes: heartbeats over HTTP on 127.0.0.1.
+"""The link between a supervisor and its bot processes: heartbeats and data over HTTP on 127.0.0.1.
 
 A bot process reports to its supervisor every heartbeat period instead of writing its
 heartbeat to the database itself. The supervisor writes the reports of all its bots in
@@ -8,24 +8,30 @@ supervisor hold the bot's lease. So an idle bot needs no database connection: on
 PostgreSQL a fleet of 100 bots no longer holds 100 connections (``max_connections`` is
 100 by default), and the database takes one write per poll instead of one per bot.
 
-The server listens on an ephemeral port with a random bearer token made at each start;
-both reach the bots in their environment (``GROBOT_SUPERVISOR_URL`` and
-``GROBOT_SUPERVISOR_TOKEN``). A bot started by hand, without them, writes its heartbeat
-to the database as before.
+The link also carries everything else a bot reads and writes (``/store/{op}``, see
+:mod:`bot_worker.bot_store`): bot processes import no database layer at all.
+
+The server listens on an ephemeral port. Each bot gets its own bearer token, derived
+from a random secret made at each start, and may only use its own paths; the address and
+token reach the bot in its environment (``GROBOT_SUPERVISOR_URL`` and
+``GROBOT_SUPERVISOR_TOKEN``). A bot started by hand, without them, uses the database
+itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import logging
 import os
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 import aiohttp
+import orjson
 from aiohttp import web
 
 from bot_worker.local_http import LocalServer, bearer_token
@@ -67,28 +73,72 @@ class Answer:
                    expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
 
 
+StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
+
+
+class StoreError(Exception):
+    """An operation of the store failed in a way the bot should hear about: ``kind`` names it."""
+
+    def __init__(self, kind: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.kind, self.status = kind, status
+
+
 class BotLinkServer(LocalServer):
-    """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop)."""
+    """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop);
+    ``store`` serves the data operations, ``(bot id, op, payload) -> result``."""
 
     name = "Bot link"
 
-    def __init__(self, on_report: Callable[[Report], Answer], *, host: str = "127.0.0.1") -> None:
+    def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
+                 host: str = "127.0.0.1") -> None:
         super().__init__(host)
         self._on_report = on_report
-        self.token = secrets.token_urlsafe(32)
+        self._store = store
+        self._secret = secrets.token_bytes(32)
 
     async def start(self) -> str:
         """Listen on an ephemeral port; returns the base URL."""
-        app = web.Application(client_max_size=16 * 1024)
-        app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat)])
+        app = web.Application(client_max_size=32 * 1024 * 1024)  # a run's events, a batch of log records
+        app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat),
+                        web.post("/v1/bots/{bot_id:\\d+}/store/{op}", self._store_op)])
         return await self.serve(app)
 
-    def env(self) -> dict[str, str]:
-        """What a bot process needs to reach this server (blank when it did not start)."""
-        return {URL_ENV: self.url, TOKEN_ENV: self.token if self.url else ""}
+    def token(self, bot_id: int) -> str:
+        """The bearer token of bot ``bot_id`` (valid for its own paths only)."""
+        return hmac.new(self._secret, f"bot:{bot_id}".encode(), hashlib.sha256).hexdigest()
+
+    def env(self, bot_id: int) -> dict[str, str]:
+        """What bot ``bot_id``'s process needs to reach this server (blank when it did not start)."""
+        return {URL_ENV: self.url, TOKEN_ENV: self.token(bot_id) if self.url else ""}
+
+    def _bot_id(self, request: web.Request) -> int | None:
+        """The bot of the path, when the request carries its token."""
+        bot_id = int(request.match_info["bot_id"])
+        return bot_id if hmac.compare_digest(bearer_token(request), self.token(bot_id)) else None
+
+    async def _store_op(self, request: web.Request) -> web.Response:
+        bot_id = self._bot_id(request)
+        if bot_id is None:
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+        if self._store is None:
+            return web.json_response({"error": "this supervisor serves no data"}, status=404)
+        op = request.match_info["op"]
+        try:
+            payload = await request.json(loads=orjson.loads)
+            result = await self._store(bot_id, op, payload if isinstance(payload, dict) else {})
+        except StoreError as exc:
+            return web.json_response({"error": str(exc), "kind": exc.kind}, status=exc.status)
+        except ValueError as exc:
+            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
+        except Exception as exc:  # the bot reports it; the supervisor keeps the traceback
+            logger.exception("Bot %s: the store operation %r failed", bot_id, op)
+            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
+            return web.json_response({"error": message[:500], "kind": "error"}, status=500)
+        return web.Response(body=orjson.dumps({"result": result}, default=str), content_type="application/json")
 
     async def _heartbeat(self, request: web.Request) -> web.Response:
-        if not hmac.compare_digest(bearer_token(request), self.token):
+        if self._bot_id(request) is None:
             return web.json_response({"error": "missing or wrong bearer token"}, status=401)
         try:
             data = await request.json()
@@ -97,6 +147,10 @@ class BotLinkServer(LocalServer):
         except (ValueError, TypeError, KeyError) as exc:
             return web.json_response({"error": f"bad heartbeat: {exc}"}, status=400)
         return web.json_response(self._on_report(report).as_dict())
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()
 
 
 def initial_lease() -> datetime | None:
@@ -118,7 +172,7 @@ class BotLinkClient:
 
     def __init__(self, url: str, token: str) -> None:
         self.url = url.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {token}"}
+        self.headers = {"Authorization": f"Bearer {token}"}
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
 
@@ -127,20 +181,27 @@ class BotLinkClient:
         url, token = os.environ.get(URL_ENV, "").strip(), os.environ.get(TOKEN_ENV, "").strip()
         return cls(url, token) if url and token else None
 
-    async def heartbeat(self, report: Report, *, timeout: float) -> Answer:
-        """Report; raises ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
+    async def call(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` to ``/v1/bots/{bot_id}/{path}``: ``(status, JSON answer)``; raises
+        ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
         if self._closed:
             raise ConnectionError("the bot link is closed")
         if self._session is None:
-            self._session = aiohttp.ClientSession(trust_env=False)
-        body = {"pid": report.pid, "guild_count": report.guild_count, "online": report.online}
+            self._session = aiohttp.ClientSession(trust_env=False, json_serialize=_dumps)
         try:
-            async with self._session.post(f"{self.url}/v1/bots/{report.bot_id}/heartbeat", json=body,
-                                          headers=self._headers,
+            async with self._session.post(f"{self.url}/v1/bots/{bot_id}/{path}", json=body, headers=self.headers,
                                           timeout=aiohttp.ClientTimeout(total=timeout)) as response:
-                status, data = response.status, await response.json()
+                status, data = response.status, await response.json(loads=orjson.loads)
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
             raise ConnectionError(f"the supervisor did not answer ({type(exc).__name__})") from exc
+        if status == 401:
+            raise ConnectionError(f"the supervisor answered 401: {data.get('error')}")
+        return status, data if isinstance(data, dict) else {}
+
+    async def heartbeat(self, report: Report, *, timeout: float) -> Answer:
+        """Report; raises ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
+        body = {"pid": report.pid, "guild_count": report.guild_count, "online": report.online}
+        status, data = await self.call(report.bot_id, "heartbeat", body, timeout=timeout)
         if status != 200:
             raise ConnectionError(f"the supervisor answered {status}: {data.get('error')}")
         return Answer.from_dict(data)

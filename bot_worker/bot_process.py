@@ -1,9 +1,11 @@
 """One bot: ``python -m bot_worker.bot_process --bot-id N``.
 
-Holds the bot's Discord token (it never leaves this process), keeps the gateway
-connection, heartbeats its status, and answers messages through the agent chain. The
-bot's configuration is read from the database for every message, so personality, LLM,
-rules and tools change without a restart. Exit codes tell the supervisor what happened.
+Holds the bot's Discord token, keeps the gateway connection, reports its status to its
+supervisor, and answers messages through the agent chain. The bot's configuration is read
+for every message, so personality, LLM, rules and tools change without a restart. Every
+read and write goes through its supervisor over the bot link (:mod:`bot_worker.bot_store`):
+a bot process imports no database layer and holds no database connection. Exit codes tell
+the supervisor what happened.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from typing import Any
 import aiohttp
 import discord
 from discord import app_commands
-from sqlmodel import select
 
 from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report, initial_lease, seconds_until
+from bot_worker.bot_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
                                    EXIT_UNREACHABLE)
@@ -35,11 +37,12 @@ from bot_worker.mapping import to_incoming
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
 from grobot.core.agents.gatekeeper import rules_decision
+from grobot.core.agents.store import set_store
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
-from grobot.core.db import close_idle_connections, session_scope
-from grobot.core.models import Bot
-from grobot.core.services import fleet, usage_limits
-from grobot.core.services.bots import get_token
+from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
+from grobot.core.errors import GroBotError
+from grobot.core.limits import check as limit_hit
+from grobot.core.limits import warn_once
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -51,7 +54,7 @@ ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
 IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
 LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
-UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my database is unreachable); please try again shortly."
+UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,6 @@ class ProcessConfig:
     heartbeat_seconds: float = 5.0
     guild_ready_timeout: float = 2.0
     stream_edit_seconds: float = 1.0
-    db_idle_seconds: float = 10.0  # PostgreSQL: close the connections unused this long (0: keep them)
     supervisor_id: str | None = None
     fencing: bool = False  # PostgreSQL: several supervisors may exist
 
@@ -73,7 +75,6 @@ class ProcessConfig:
             heartbeat_seconds=float(os.environ.get("GROBOT_HEARTBEAT_SECONDS", "5")),
             guild_ready_timeout=float(os.environ.get("GROBOT_GUILD_READY_TIMEOUT", "2")),
             stream_edit_seconds=float(os.environ.get("GROBOT_STREAM_EDIT_SECONDS", "1")),
-            db_idle_seconds=float(os.environ.get("GROBOT_DB_IDLE_SECONDS", "10")),
         )
 
 
@@ -84,59 +85,6 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # pragma: no cover - not Linux
         pass
-
-
-def load_bot(bot_id: int) -> Bot | None:
-    with session_scope(readonly=True) as session:
-        return session.get(Bot, bot_id)
-
-
-def _bot_with_links_flag() -> Any:
-    """``SELECT bot, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once)."""
-    global _BOT_QUERY
-    if _BOT_QUERY is None:
-        from sqlalchemy import bindparam, exists
-
-        from grobot.core.models import BotMcpServer
-
-        has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
-        _BOT_QUERY = select(Bot, has_links).where(Bot.id == bindparam("bot_id"))
-    return _BOT_QUERY
-
-
-_BOT_QUERY: Any = None
-
-
-def load_for_message(bot_id: int, incoming: IncomingMessage | None = None) -> tuple[Bot | None, Any, Any]:
-    """``(bot, MCP links, chain preload)`` for one message, in one read-only session.
-
-    Always the bot's configuration (the reply rules need it). For a message (``incoming``)
-    its reply rules may answer: also its MCP associations (only queried when it has any: the
-    bot's row says so in the same query) and what the chain reads at its start, today's usage
-    against the daily limits included (``preloaded.limits``). A part that
-    cannot be read is None: the catalog and the chain then read it themselves and report
-    what fails.
-    """
-    with session_scope(readonly=True) as session:
-        row = session.execute(_bot_with_links_flag(), {"bot_id": bot_id}).first()
-        if row is None:
-            return None, None, None
-        bot, links_exist = row
-        links = preloaded = None
-        if incoming is not None and bot.enabled and rules_decision(bot, incoming) is not False:
-            try:
-                from grobot.core.tools.catalog import read_links
-
-                links = read_links(bot_id, session=session) if links_exist else []
-            except Exception as exc:
-                logger.warning("Could not read the bot's MCP servers: %s", type(exc).__name__)
-            try:
-                from grobot.core.agents.chain import load_for_run
-
-                preloaded = load_for_run(incoming, session=session)
-            except Exception as exc:  # the chain reads again and reports it
-                logger.debug("Preloading the run failed: %s", type(exc).__name__)
-        return bot, links, preloaded
 
 
 def _run_chain() -> Any:
@@ -152,30 +100,21 @@ def _start_memory_lookup() -> Any:
     return start_memory_lookup
 
 
-async def _let_requests_out() -> None:
-    """Let tasks just started send their HTTP requests before the event loop blocks for a while.
-
-    A new aiohttp request needs two turns of the loop to be on the wire: one for its headers,
-    one for the task that writes its body.
-    """
-    for _ in range(2):
-        await asyncio.sleep(0)
-
-
 def _cancel(task: asyncio.Task[Any] | None) -> None:
     """Drop a memory lookup started for a message that is not answered after all."""
     if task is not None:
         task.cancel()
 
 
-def _privileged(bot: Bot) -> list[str]:
+def _privileged(bot: BotSettings) -> list[str]:
     return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
 
 
 class FleetBot(discord.Client):
     """The discord.py client of one GroBot bot."""
 
-    def __init__(self, bot: Bot, config: ProcessConfig) -> None:
+    def __init__(self, bot: BotSettings, config: ProcessConfig, store: BotStore,
+                 link: BotLinkClient | None = None) -> None:
         super().__init__(
             intents=build_intents(message_content=bot.message_content_intent, members=bot.members_intent),
             guild_ready_timeout=config.guild_ready_timeout,
@@ -183,7 +122,8 @@ class FleetBot(discord.Client):
             chunk_guilds_at_startup=False,
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=True),
         )
-        self.bot_id = bot.id or 0
+        self.bot_id = bot.id
+        self.store = store
         self.revision = bot.gateway_revision
         self.privileged = _privileged(bot)
         self.config = config
@@ -198,11 +138,10 @@ class FleetBot(discord.Client):
         self._synced = False
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
-        self._ignore_cache: tuple[Bot | None, float, str] = (bot, time.monotonic(), fleet.config_version(bot.updated_at))
+        self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
         self._config_version = ""  # of the bot's settings, as its supervisor last read them...
         self._config_seen_at = 0.0  # ...and when it said so (monotonic)
-        self._local_db = get_settings().is_sqlite
-        self._link = BotLinkClient.from_env()
+        self._link = link  # None: started by hand, the heartbeats go to the database
         # PostgreSQL fencing: stop before the lease can pass to another supervisor.
         self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \
             if config.supervisor_id and config.fencing else None
@@ -229,8 +168,6 @@ class FleetBot(discord.Client):
         if self.fence is not None:
             self.fence.cancel()
         await super().close()
-        if self._link is not None:
-            await self._link.close()
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -243,9 +180,12 @@ class FleetBot(discord.Client):
         assert self.user is not None
         self._connected = True
         try:
-            ok = await asyncio.to_thread(self._write_online)
+            ok = await self.store.mark_online(self.bot_id, pid=self.pid, user_id=str(self.user.id),
+                                              user_name=self.user.name, guild_count=len(self.guilds),
+                                              revision=self.revision)
         except Exception as exc:
-            logger.warning("Could not write the online status (database unreachable?): %s", type(exc).__name__)
+            logger.warning("Could not record the online status: %s", exc if isinstance(exc, ConnectionError)
+                           else type(exc).__name__)
             ok = True
         if not ok:
             logger.error("Another process is registered for this bot: stopping")
@@ -264,12 +204,6 @@ class FleetBot(discord.Client):
         if not self._synced:
             self._synced = True
             self._spawn(self._sync_commands())
-
-    def _write_online(self) -> bool:
-        assert self.user is not None
-        with session_scope() as session:
-            return fleet.mark_online(self.bot_id, pid=self.pid, user_id=str(self.user.id), user_name=self.user.name,
-                                     guild_count=len(self.guilds), revision=self.revision, session=session)
 
     async def _sync_commands(self) -> None:
         try:
@@ -293,7 +227,7 @@ class FleetBot(discord.Client):
                 failures += 1
                 if failures == 1:
                     logger.warning("Heartbeat failed (%s); retrying", exc if isinstance(exc, ConnectionError)
-                                   else f"database unreachable? {type(exc).__name__}")
+                                   else type(exc).__name__)
                 continue  # the lease watch stops the bot in time if this lasts
             if self.is_closed():
                 return
@@ -304,12 +238,6 @@ class FleetBot(discord.Client):
             self._config_version, self._config_seen_at = answer.config, time.monotonic()
             if self.fence is not None and answer.expires is not None:
                 self.fence.renewed(answer.expires)
-            if self.config.fencing and self.config.db_idle_seconds > 0:
-                # An idle bot holds no PostgreSQL connection (its heartbeats go to the supervisor).
-                try:
-                    close_idle_connections(idle_for=self.config.db_idle_seconds)
-                except Exception as exc:  # never the end of the heartbeats
-                    logger.warning("Could not close idle database connections: %s", type(exc).__name__)
 
     def _refusal(self, answer: Answer) -> str:
         """Why an answer to a heartbeat means this process must stop ("": it may go on)."""
@@ -323,7 +251,8 @@ class FleetBot(discord.Client):
     async def _heartbeat(self) -> Answer:
         """Report to the supervisor through the bot link; a bot run by hand writes the database."""
         if self._link is None:
-            ok, holder, expires = await asyncio.to_thread(self._write_heartbeat)
+            ok, holder, expires = await self.store.heartbeat(self.bot_id, pid=self.pid,  # type: ignore[attr-defined]
+                                                             guild_count=len(self.guilds), online=self._connected)
             return Answer(ok=ok, holder=holder, expires=expires)
         return await self._link.heartbeat(Report(self.bot_id, self.pid, len(self.guilds), self._connected),
                                           timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
@@ -384,13 +313,6 @@ class FleetBot(discord.Client):
         self.exit_code = EXIT_REPLACED
         await self.close()
 
-    def _write_heartbeat(self) -> tuple[bool, str | None, Any]:
-        with session_scope() as session:
-            ok = fleet.bot_heartbeat(self.bot_id, pid=self.pid, guild_count=len(self.guilds),
-                                     online=self._connected, session=session)
-            holder, expires = fleet.lease_of(self.bot_id, session=session)
-            return ok, holder, expires
-
     async def _watch_parent(self) -> None:
         parent = os.getppid()
         while not self.is_closed():
@@ -401,7 +323,7 @@ class FleetBot(discord.Client):
                 return
 
     # ------------------------------------------------------------------ messages
-    def _cached_rules(self) -> Bot | None:
+    def _cached_rules(self) -> BotSettings | None:
         """The settings last read, while they may decide to ignore a message (None: read them).
 
         A read is trusted for IGNORE_CACHE_SECONDS; longer while the supervisor's heartbeat
@@ -428,40 +350,35 @@ class FleetBot(discord.Client):
         # Most guild messages are not for this bot: a recent config read (see _cached_rules) may
         # decide to ignore one; anything that may be answered reads it fresh.
         cached = self._cached_rules()
-        if cached is not None and rules_decision(cached, incoming) is False:
+        if cached is not None and rules_decision(cached.rules, incoming) is False:
             return
         addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
         # A message addressed to the bot is almost always answered: its memories are looked up
         # (in the supervisor's memory service) while the configuration is read.
         memories = _start_memory_lookup()(incoming) if addressed else None
         try:
-            # One read for the whole message: the config, and for a message it may answer, its
-            # MCP servers and what the chain reads first. SQLite in WAL mode: a read never waits
-            # for writers, and reading on the event loop saves the thread hop (about 2 ms of CPU
-            # per message, bench/fleet.py); a network database is read off the event loop.
-            if self._local_db:
-                if memories is not None:
-                    await _let_requests_out()  # the memory service works while we read
-                bot, links, preloaded = load_for_message(self.bot_id, incoming)
-            else:
-                bot, links, preloaded = await asyncio.to_thread(load_for_message, self.bot_id, incoming)
+            # One request for the whole message: the settings, and for a message it may answer,
+            # its MCP servers and what the chain reads first.
+            data = await self.store.for_message(self.bot_id, incoming)
         except Exception as exc:
             _cancel(memories)
-            logger.error("Cannot read the bot's configuration (database unreachable?): %s", type(exc).__name__)
+            logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                         else type(exc).__name__)
             if addressed:  # addressed to the bot: say so rather than stay silent
                 await self._notice(message, UNAVAILABLE_NOTICE)
             return
+        bot, links, preloaded = data.settings, data.links, data.loaded
         if bot is not None:
-            self._ignore_cache = (bot, time.monotonic(), fleet.config_version(bot.updated_at))
-        decision = rules_decision(bot, incoming) if bot is not None and bot.enabled else False
+            self._ignore_cache = (bot, time.monotonic(), bot.version)
+        decision = rules_decision(bot.rules, incoming) if bot is not None and bot.enabled else False
         if decision is False:
             _cancel(memories)
             return
-        limits = getattr(preloaded, "limits", None)
-        hit = usage_limits.check(limits) if limits is not None else None
+        limits = preloaded.limits if preloaded is not None else None
+        hit = limit_hit(limits) if limits is not None else None
         if hit is not None:  # over a daily limit: no LLM call, and at most one notice an hour
             _cancel(memories)
-            usage_limits.warn_once(limits, hit, incoming.author_id)
+            warn_once(limits, hit, incoming.author_id)
             if decision is True and self.limit_notices.allow(incoming.author_id, hit.reason):
                 await self._notice(message, hit.text)
             return
@@ -477,7 +394,7 @@ class FleetBot(discord.Client):
                 await self._notice(message, BUSY_NOTICE)
             return
         marks = {"received": received, "config": time.perf_counter()}
-        self._spawn(self._answer(message, incoming, bot, skip_gatekeeper=decision is True, links=links,
+        self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
                                  preloaded=preloaded, marks=marks, memories=memories))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
@@ -486,13 +403,14 @@ class FleetBot(discord.Client):
         except discord.HTTPException as exc:
             logger.warning("Could not send a notice: %s", exc)
 
-    async def _answer(self, message: discord.Message, incoming: IncomingMessage, bot: Bot, *, skip_gatekeeper: bool,
+    async def _answer(self, message: discord.Message, incoming: IncomingMessage, *, skip_gatekeeper: bool,
                       links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
                       memories: asyncio.Task[list[str]] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
-                images = await asyncio.to_thread(self._output_takes_images)
+                images = (preloaded.llms["output"].supports_images if preloaded is not None
+                          else await self.store.output_takes_images(self.bot_id))
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             streamer = ReplyStreamer(
                 send=lambda text, index: (message.reply(text, mention_author=False) if index == 0
@@ -549,12 +467,6 @@ class FleetBot(discord.Client):
             await streamer.abort()
             await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)
 
-    def _output_takes_images(self) -> bool:
-        from grobot.core.services.llm_settings import effective_llm
-
-        with session_scope(readonly=True) as session:
-            return bool(effective_llm(session=session, category="output", bot_id=self.bot_id).supports_images)
-
     async def _tools(self, links: Any = None) -> Any:
         try:
             from grobot.core.memory.runtime import memory_or_none
@@ -571,14 +483,13 @@ class FleetBot(discord.Client):
     def _register_commands(self) -> None:
         @self.tree.command(name="reset", description="Forget our conversation in this channel")
         async def reset(interaction: discord.Interaction) -> None:
-            from bot_worker.conversations import forget
-
             key = _interaction_key(interaction)
             try:
-                removed = await asyncio.to_thread(forget, self.bot_id, key, str(interaction.user.id))
+                removed = await self.store.forget(self.bot_id, key, str(interaction.user.id))
                 text = "Done: I forgot our conversation here." if removed else "There was nothing to forget here."
             except Exception as exc:
-                logger.error("/reset failed: %s", type(exc).__name__)
+                logger.error("/reset failed: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                             else type(exc).__name__)
                 text = "Sorry, I could not reset the conversation right now."
             await interaction.response.send_message(text, ephemeral=True)
 
@@ -629,28 +540,36 @@ def _interaction_key(interaction: discord.Interaction) -> str:
 # --------------------------------------------------------------------------- entry
 
 
-def _record_exit(bot_id: int, detail: str, *, rejected_revision: int | None = None) -> None:
+async def _record_exit(store: BotStore, bot_id: int, detail: str, *, rejected_revision: int | None = None) -> None:
     try:
-        with session_scope() as session:
-            fleet.mark_error(bot_id, detail, session=session, rejected_revision=rejected_revision, pid=os.getpid())
+        await store.record_exit(bot_id, detail, pid=os.getpid(), rejected_revision=rejected_revision)
     except Exception as exc:  # the supervisor records it from the exit code
         logger.warning("Could not record the error: %s", type(exc).__name__)
 
 
-async def _load_with_retry(bot_id: int) -> tuple[Bot | None, str | None]:
+async def _settings_with_retry(store: BotStore, bot_id: int) -> BotSettings | None:
+    """The bot's settings and token at start; waits while they cannot be read (a domain error,
+    such as a token encrypted with another secret key, ends the process)."""
     delay = 0.5
     while True:
         try:
-            bot = await asyncio.to_thread(load_bot, bot_id)
-            return bot, (get_token(bot) if bot is not None else None)
+            return await store.settings_at_start(bot_id)
+        except GroBotError:
+            raise
         except Exception as exc:
-            from grobot.core.errors import SecretKeyError
-
-            if isinstance(exc, SecretKeyError):
-                raise
-            logger.warning("Database unreachable at start (%s); retrying in %.1f s", type(exc).__name__, delay)
+            logger.warning("Cannot read the bot's settings at start (%s); retrying in %.1f s",
+                           exc if isinstance(exc, ConnectionError) else type(exc).__name__, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
+
+
+def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
+    """The bot's data: through its supervisor, or (started by hand) the database itself."""
+    if link is not None:
+        return RemoteBotStore(bot_id, link)
+    from bot_worker.bot_store_db import LocalBotStore
+
+    return LocalBotStore()
 
 
 async def run(bot_id: int, config: ProcessConfig) -> int:
@@ -658,21 +577,36 @@ async def run(bot_id: int, config: ProcessConfig) -> int:
     from grobot.core.memory.runtime import close_memory
     from grobot.core.tools.lifecycle import close_process_hub
 
+    link = BotLinkClient.from_env()
+    store = _store_for(bot_id, link)
+    set_store(store)
     try:
-        return await _run(bot_id, config)
+        return await _run(bot_id, config, store, link)
+    except Exception as exc:
+        logger.exception("Bot process failed")
+        await _record_exit(store, bot_id, f"{type(exc).__name__}: {str(exc)[:300]}")
+        return EXIT_CRASH
     finally:
         await close_process_hub()
         await close_memory()
+        await store.close()
+        set_store(None)
 
 
-async def _run(bot_id: int, config: ProcessConfig) -> int:
+async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLinkClient | None) -> int:
     settings = get_settings()
     redirect(settings.discord_api_base, settings.discord_gateway_url)
-    bot, token = await _load_with_retry(bot_id)
-    if bot is None or not bot.enabled or not token:
+    try:
+        bot = await _settings_with_retry(store, bot_id)
+    except GroBotError as exc:
+        logger.error("Cannot start: %s", exc)
+        await _record_exit(store, bot_id, str(exc)[:300])
+        return EXIT_CRASH
+    if bot is None or not bot.enabled or not bot.token:
         logger.info("Nothing to run (bot deleted, disabled or without a token)")
         return EXIT_OK
-    client = FleetBot(bot, config)
+    token = bot.token
+    client = FleetBot(bot, config, store, link)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: loop.create_task(client.close()))
@@ -680,25 +614,25 @@ async def _run(bot_id: int, config: ProcessConfig) -> int:
         async with client:
             await client.start(token)
     except discord.LoginFailure:
-        await asyncio.to_thread(_record_exit, bot_id, fleet.TOKEN_REJECTED, rejected_revision=client.revision)
+        await _record_exit(store, bot_id, TOKEN_REJECTED, rejected_revision=client.revision)
         return EXIT_TOKEN_REJECTED
     except discord.PrivilegedIntentsRequired:
-        await asyncio.to_thread(_record_exit, bot_id, fleet.intent_error(client.privileged))
+        await _record_exit(store, bot_id, intent_error(client.privileged))
         return EXIT_INTENTS
     except discord.ConnectionClosed as exc:
         if exc.code == 4004:
-            await asyncio.to_thread(_record_exit, bot_id, fleet.TOKEN_REJECTED, rejected_revision=client.revision)
+            await _record_exit(store, bot_id, TOKEN_REJECTED, rejected_revision=client.revision)
             return EXIT_TOKEN_REJECTED
         if exc.code == 4014:
-            await asyncio.to_thread(_record_exit, bot_id, fleet.intent_error(client.privileged))
+            await _record_exit(store, bot_id, intent_error(client.privileged))
             return EXIT_INTENTS
-        await asyncio.to_thread(_record_exit, bot_id, f"Discord closed the connection (code {exc.code})")
+        await _record_exit(store, bot_id, f"Discord closed the connection (code {exc.code})")
         return EXIT_CRASH
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError, discord.GatewayNotFound) as exc:
         # Network, DNS or proxy: one line (no traceback), and the supervisor retries with backoff.
         reason = str(exc)[:300] or type(exc).__name__
         logger.error("Cannot reach Discord at %s: %s", settings.discord_api_base, reason)
-        await asyncio.to_thread(_record_exit, bot_id, f"cannot reach Discord: {reason}")
+        await _record_exit(store, bot_id, f"cannot reach Discord: {reason}")
         return EXIT_UNREACHABLE
     return client.exit_code
 
@@ -708,21 +642,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot-id", type=int, required=True)
     args = parser.parse_args(argv)
     _die_with_parent()
-    from grobot.core.db import set_application_name
     from grobot.core.logs import configure_logging, set_process_bot_id
 
     settings = get_settings()
-    set_application_name(f"grobot-bot-{args.bot_id}")
+    link = BotLinkClient.from_env()
+    if link is None:  # started by hand: this process uses the database itself
+        from grobot.core.db import set_application_name
+
+        set_application_name(f"grobot-bot-{args.bot_id}")
     set_process_bot_id(args.bot_id)
-    handler = configure_logging(level=settings.log_level, to_database=True)
+    handler = configure_logging(level=settings.log_level, to_database=True,
+                                writer=LinkLogWriter(args.bot_id, link) if link is not None else None)
     if os.environ.get("GROBOT_TRACE_TIMINGS"):
         timings_logger.setLevel(logging.DEBUG)
     started = time.monotonic()
     try:
         code = asyncio.run(run(args.bot_id, ProcessConfig.from_env()))
-    except Exception as exc:
+    except Exception:
         logger.exception("Bot process failed")
-        _record_exit(args.bot_id, f"{type(exc).__name__}: {str(exc)[:300]}")
         code = EXIT_CRASH
     finally:
         if handler is not None:
@@ -755,9 +692,10 @@ def forked_main(bot_id: int, env: dict[str, str] | None = None) -> None:
     resource_tracker._resource_tracker._fd = None
     sys.argv = ["bot_worker.bot_process", "--bot-id", str(bot_id)]
     get_settings.cache_clear()
-    from grobot.core.db import dispose_engines
+    if "grobot.core.db" in sys.modules:  # never share a connection pool with the fork server
+        from grobot.core.db import dispose_engines
 
-    dispose_engines()
+        dispose_engines()
     sys.exit(main(["--bot-id", str(bot_id)]))
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy import delete
-from sqlmodel import select
+from sqlmodel import Session, select
 
-from grobot.core.db import session_scope
 from grobot.core.models import Conversation, Message
 
 logger = logging.getLogger(__name__)
@@ -28,16 +27,15 @@ def messages_to_forget(rows: list[tuple[int, str, str | None]], user_id: str) ->
     return ids
 
 
-def forget(bot_id: int, key: str, user_id: str) -> int:
+def forget(bot_id: int, key: str, user_id: str, *, session: Session) -> int:
     """Delete the user's part of conversation ``key``; returns how many messages went."""
-    with session_scope() as session:
-        conv = session.exec(select(Conversation).where(Conversation.bot_id == bot_id, Conversation.key == key)).first()
-        if conv is None:
-            return 0
-        rows = session.exec(select(Message.id, Message.role, Message.author_id)
-                            .where(Message.conversation_id == conv.id).order_by(Message.created_at, Message.id)).all()
-        ids = messages_to_forget([(r[0], r[1], r[2]) for r in rows], user_id)
-        if ids:
-            session.execute(delete(Message).where(Message.id.in_(ids)))  # type: ignore[union-attr]
-        logger.info("Forgot %d message(s) of a user in conversation %s", len(ids), conv.id)
-        return len(ids)
+    conv = session.exec(select(Conversation).where(Conversation.bot_id == bot_id, Conversation.key == key)).first()
+    if conv is None:
+        return 0
+    rows = session.exec(select(Message.id, Message.role, Message.author_id)
+                        .where(Message.conversation_id == conv.id).order_by(Message.created_at, Message.id)).all()
+    ids = messages_to_forget([(r[0], r[1], r[2]) for r in rows], user_id)
+    if ids:
+        session.execute(delete(Message).where(Message.id.in_(ids)))  # type: ignore[union-attr]
+    logger.info("Forgot %d message(s) of a user in conversation %s", len(ids), conv.id, extra={"bot_id": bot_id})
+    return len(ids)

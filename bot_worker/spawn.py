@@ -20,12 +20,12 @@ from typing import Any, Protocol
 logger = logging.getLogger(__name__)
 
 # Imported once by the fork server; the last one freezes them for the garbage collector so
-# that the forked bots keep sharing their memory pages.
-# The dialect modules and the rest are what a bot imported after the fork otherwise (measured
-# with PYTHONPROFILEIMPORTTIME): preloaded, they are shared instead of copied into every bot.
+# that the forked bots keep sharing their memory pages. Exactly what a bot uses: every module
+# preloaded here is in the RSS of every bot (a bot reaches the database through its
+# supervisor, so no database layer). The rest is what a bot imported after the fork
+# otherwise (measured with PYTHONPROFILEIMPORTTIME): preloaded, it is shared instead of copied.
 PRELOAD = ["bot_worker.bot_process", "grobot.core.agents.chain", "grobot.core.logs", "grobot.core.tools.lifecycle",
-           "grobot.core.tools.catalog", "grobot.core.memory.remote",
-           "sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql.psycopg2", "sqlite3", "concurrent.futures.thread",
+           "grobot.core.tools.catalog", "grobot.core.memory.remote", "concurrent.futures.thread",
            "bot_worker.forkserver_ready"]
 
 

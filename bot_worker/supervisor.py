@@ -24,6 +24,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot_worker.bot_link import LEASE_ENV, Answer, BotLinkServer, Report
+from bot_worker.bot_store_db import LocalBotStore
+from bot_worker.bot_store_db import serve as serve_bot_store
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
 from grobot.core.db import session_scope
@@ -151,7 +153,8 @@ class Supervisor:
         self._last_sweep = 0.0
         self.memory_service: Any = None
         # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
-        self.link = BotLinkServer(self._on_report)
+        self.bot_store = LocalBotStore()  # the bots' data, served over the link
+        self.link = BotLinkServer(self._on_report, store=self._serve_store)
         self.heartbeats: dict[int, fleet.Heartbeat] = {}
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
@@ -240,11 +243,15 @@ class Supervisor:
         self.last_renewal = time.monotonic()
 
     async def _start_link(self) -> None:
-        """Listen for the heartbeats of the bot processes (without it, each bot writes its own)."""
+        """Serve the bot processes: their heartbeats and their data (without it, each bot uses the database itself)."""
         try:
             await self.link.start()
         except OSError as exc:
-            logger.error("The bot link could not start (%s): the bots write their heartbeats to the database", exc)
+            logger.error("The bot link could not start (%s): the bots use the database themselves", exc)
+
+    async def _serve_store(self, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
+        """A bot's read or write, over the bot link (bots import no database layer)."""
+        return await serve_bot_store(self.bot_store, bot_id, op, payload)
 
     def _runs(self, bot_id: int, pid: int) -> bool:
         """Is process ``pid`` the one this supervisor runs for bot ``bot_id``?"""
@@ -304,12 +311,12 @@ class Supervisor:
         if os.environ.get("GROBOT_MEMORY_PRELOAD", "1") != "0":
             self._warm_task = asyncio.get_running_loop().create_task(local.warm())
 
-    def _bot_env(self) -> dict[str, str]:
+    def _bot_env(self, bot_id: int) -> dict[str, str]:
         """Per-start environment of a bot: where its memory lives (nothing: no memory), and the bot link."""
         from grobot.core.memory.runtime import URL_ENV
 
         lease = self.lease_expires.isoformat() if self.lease_expires is not None else ""
-        return {URL_ENV: self.memory_service.url if self.memory_service is not None else "", **self.link.env(),
+        return {URL_ENV: self.memory_service.url if self.memory_service is not None else "", **self.link.env(bot_id),
                 LEASE_ENV: lease}
 
     def _lock_memory_store(self) -> bool:
@@ -561,7 +568,7 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__)
             return
-        proc = self.spawner.start(row.bot_id, self._bot_env())
+        proc = self.spawner.start(row.bot_id, self._bot_env(row.bot_id))
         slot.proc, slot.revision, slot.started_at = proc, row.gateway_revision, time.monotonic()
         slot.stopping, slot.stop_reason = False, ""
         logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid)

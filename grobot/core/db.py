@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.pool import QueuePool
 from sqlmodel import Session, create_engine
 
 from grobot.core.settings import get_settings
@@ -41,7 +39,6 @@ POSTGRES_CONNECT_ARGS = {
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
-_last_used: dict[Engine, float] = {}  # monotonic time a pooled connection was last checked in or out
 _application_name = "grobot"
 
 
@@ -98,34 +95,7 @@ def create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
         connect_args={**POSTGRES_CONNECT_ARGS, "application_name": _application_name}
         if url.startswith("postgresql") else {},
     )
-
-    @event.listens_for(engine, "checkout")
-    @event.listens_for(engine, "checkin")
-    def _on_use(*_args: object) -> None:
-        _last_used[engine] = time.monotonic()
-
     return engine
-
-
-def close_idle_connections(*, idle_for: float) -> int:
-    """Close the pooled connections of this process's engines unused for ``idle_for`` seconds.
-
-    A bot process calls it every heartbeat: an idle bot then holds no connection, so the
-    fleet's connections follow the bots that are talking, not the number of bots. Returns
-    how many engines were emptied.
-    """
-    now, emptied = time.monotonic(), 0
-    with _lock:
-        engines = list(_engines.values())
-    for engine in engines:
-        pool, used = engine.pool, _last_used.get(engine)
-        if not isinstance(pool, QueuePool) or used is None or now - used < idle_for \
-                or pool.checkedout() or not pool.checkedin():
-            continue
-        engine.dispose()  # closes the connections at rest (one checked out just now stays open until it is collected)
-        _last_used.pop(engine, None)
-        emptied += 1
-    return emptied
 
 
 def get_engine(url: str | None = None) -> Engine:
@@ -144,7 +114,6 @@ def dispose_engines() -> None:
         for engine in _engines.values():
             engine.dispose()
         _engines.clear()
-        _last_used.clear()
 
 
 @contextmanager

@@ -2,8 +2,9 @@
 
 A bot process sets its bot id once (:func:`set_process_bot_id`); other code may pass
 ``extra={"bot_id": N}``. The handler only queues records; a daemon thread writes them
-in batches. When the database is down it keeps a bounded buffer, drops the oldest
-beyond it, and never raises into or blocks the code that logs.
+in batches (to the database, or for a bot process through its supervisor: ``writer``).
+When the database is down it keeps a bounded buffer, drops the oldest beyond it, and
+never raises into or blocks the code that logs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -28,8 +30,36 @@ def set_process_bot_id(bot_id: int | None) -> None:
     _process_bot_id = bot_id
 
 
+LogWriter = Callable[[list[dict[str, Any]]], int]  # writes a batch; returns how many records were dropped
+
+
+def write_log_rows(rows: list[dict[str, Any]], *, database_url: str | None = None) -> int:
+    """Insert log records; returns how many were dropped because their bot was deleted meanwhile."""
+    from sqlalchemy import insert
+    from sqlalchemy.exc import IntegrityError
+
+    from grobot.core.db import get_engine
+    from grobot.core.models import LogEntry
+
+    engine = get_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(insert(LogEntry), rows)
+        return 0
+    except IntegrityError:
+        # A bot was deleted meanwhile: keep the records of the others, one by one.
+        dropped = 0
+        for record in rows:
+            try:
+                with engine.begin() as conn:
+                    conn.execute(insert(LogEntry), [record])
+            except IntegrityError:
+                dropped += 1
+        return dropped
+
+
 class DatabaseLogHandler(logging.Handler):
-    """Queue records for a background writer thread."""
+    """Queue records for a background writer thread (``writer``: default, the database)."""
 
     def __init__(
         self,
@@ -39,8 +69,10 @@ class DatabaseLogHandler(logging.Handler):
         flush_interval: float = 0.5,
         max_buffer: int = 10_000,
         database_url: str | None = None,
+        writer: LogWriter | None = None,
     ) -> None:
         super().__init__(level)
+        self.writer: LogWriter = writer or (lambda rows: write_log_rows(rows, database_url=database_url))
         self.batch_size = batch_size
         self.flush_interval = flush_interval
         self.max_buffer = max_buffer
@@ -106,26 +138,9 @@ class DatabaseLogHandler(logging.Handler):
             self.dropped += 1
 
     def _write_batch(self) -> bool:
-        from sqlalchemy import insert
-        from sqlalchemy.exc import IntegrityError
-
-        from grobot.core.db import get_engine
-        from grobot.core.models import LogEntry
-
         batch = [self._pending[i] for i in range(min(self.batch_size, len(self._pending)))]
         try:
-            engine = get_engine(self.database_url)
-            try:
-                with engine.begin() as conn:
-                    conn.execute(insert(LogEntry), batch)
-            except IntegrityError:
-                # A bot was deleted meanwhile: keep the records of the others, one by one.
-                for record in batch:
-                    try:
-                        with engine.begin() as conn:
-                            conn.execute(insert(LogEntry), [record])
-                    except IntegrityError:
-                        self.dropped += 1
+            self.dropped += self.writer(batch)
         except Exception as exc:
             if not self._failing:
                 print(f"grobot: cannot write logs to the database ({type(exc).__name__}: "
@@ -164,8 +179,10 @@ class DatabaseLogHandler(logging.Handler):
         super().close()
 
 
-def configure_logging(*, level: str = "INFO", to_database: bool = False, database_url: str | None = None) -> DatabaseLogHandler | None:
-    """Console logging for the process, plus the database handler when asked."""
+def configure_logging(*, level: str = "INFO", to_database: bool = False, database_url: str | None = None,
+                      writer: LogWriter | None = None) -> DatabaseLogHandler | None:
+    """Console logging for the process, plus the database handler when asked (``writer``: where its
+    batches go instead of the database)."""
     root = logging.getLogger()
     root.setLevel(level)
     if not any(isinstance(h, logging.StreamHandler) and getattr(h, "_grobot", False) for h in root.handlers):
@@ -179,7 +196,7 @@ def configure_logging(*, level: str = "INFO", to_database: bool = False, databas
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
     if not to_database:
         return None
-    handler = DatabaseLogHandler(database_url=database_url)
+    handler = DatabaseLogHandler(database_url=database_url, writer=writer)
     handler.setFormatter(logging.Formatter("%(message)s"))
     root.addHandler(handler)
     return handler

@@ -150,14 +150,25 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
     async def sink(event):
         seen.append(event)
 
+    from grobot.core.agents.db_store import DatabaseStore
+    from grobot.core.agents.store import RunEnd, set_store
+
+    class FullDisk(DatabaseStore):
+        """The final write (the one with the answer) fails; the others work."""
+
+        async def write_run(self, write):
+            if write.end is not None:
+                raise RuntimeError("disk full")
+            return await super().write_run(write)
+
     recorder = RunRecorder(sink)
     recorder.attach(run_id, conversation_id=conversation_id)
     await recorder.emit(EventKind.THINKING, {"why": "testing"})
-
-    def broken(session):
-        raise RuntimeError("disk full")
-
-    final = await recorder.finish(EventKind.DONE, {"text": "hi"}, also=broken)
+    set_store(FullDisk())
+    try:
+        final = await recorder.finish(EventKind.DONE, {"text": "hi"}, end=RunEnd(bot_id=bot_id, author_name="fragile"))
+    finally:
+        set_store(None)
     assert final.kind == EventKind.ERROR and "could not be saved" in final.data["message"]
     assert [e.kind for e in seen][-1] == EventKind.ERROR
     with session_scope(readonly=True) as session:

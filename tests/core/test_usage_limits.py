@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from sqlmodel import select
 
-from grobot.core.agents.chain import load_for_run, run_chain, wait_for_background
+from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.db_store import load_for_run
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, LLMCall, Message, UsageDaily, UserUsageDaily, utcnow

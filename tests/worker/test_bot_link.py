@@ -32,7 +32,7 @@ async def _with_server(check):
 
 def test_a_report_reaches_the_supervisor_and_its_answer_comes_back():
     async def check(server: BotLinkServer, received: list[Report]) -> None:
-        env = server.env()
+        env = server.env(7)
         client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
         try:
             answer = await client.heartbeat(Report(bot_id=7, pid=42, guild_count=3, online=True), timeout=5)
@@ -40,6 +40,10 @@ def test_a_report_reaches_the_supervisor_and_its_answer_comes_back():
             assert received == [Report(bot_id=7, pid=42, guild_count=3, online=True)]
             # Not the process the supervisor runs for the bot: told so (the bot then stops).
             assert not (await client.heartbeat(Report(bot_id=7, pid=43, guild_count=3, online=True), timeout=5)).ok
+            # Each bot's token opens its own paths only.
+            with pytest.raises(ConnectionError, match="401"):
+                await client.heartbeat(Report(bot_id=8, pid=42, guild_count=3, online=True), timeout=5)
+            assert len(received) == 2
         finally:
             await client.close()
 
@@ -81,7 +85,7 @@ def test_a_wrong_token_or_a_silent_supervisor_is_a_connection_error():
 def test_a_bot_started_by_hand_has_no_link(monkeypatch):
     monkeypatch.delenv("GROBOT_SUPERVISOR_URL", raising=False)
     monkeypatch.delenv("GROBOT_SUPERVISOR_TOKEN", raising=False)
-    assert BotLinkClient.from_env() is None  # it writes its heartbeat to the database itself
+    assert BotLinkClient.from_env() is None  # it uses the database itself
 
 
 def test_the_lease_watch_fires_its_margin_before_the_last_expiry_it_learned():

@@ -13,7 +13,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.memory.registry import find_url
-from grobot.core.services import bots, mcp_servers, test_chat
+from grobot.core.services import bots, conversations, mcp_servers, test_chat
 from tests.helpers import pid_alive, wait_for
 from tests.worker.harness import ROOT, fleet
 
@@ -288,35 +288,35 @@ def _connections_by_name() -> dict[str, int]:
         return {name: count for name, count in rows}
 
 
-def test_idle_bots_hold_no_postgresql_connection(pg_env, tmp_path):
-    """Heartbeats go to the supervisor: the fleet's connections do not grow with its bots
-    (PostgreSQL allows 100 by default)."""
+def test_bot_processes_hold_no_postgresql_connection(pg_env, tmp_path):
+    """Bots reach the database through their supervisor only: the fleet's connections do not
+    grow with its bots (PostgreSQL allows 100 by default), idle or answering."""
     with fleet(pg_env, tmp_path) as world:
         ids = [world.add_bot(f"idle{i}") for i in range(3)]
-        world.start_supervisor(**PG_ENV, GROBOT_DB_IDLE_SECONDS="2")
+        world.start_supervisor(**PG_ENV)
         for bot_id in ids:
             world.wait_online(bot_id)
-        # Unused for GROBOT_DB_IDLE_SECONDS, a bot closes its connections.
-        wait_for(lambda: not any(name.startswith("grobot-bot-") for name in _connections_by_name()), 20)
-        assert "grobot-worker" in _connections_by_name()
         seen = {bot_id: world.status(bot_id).heartbeat_at for bot_id in ids}
         wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] for bot_id in ids), 10)
         assert all(world.status(bot_id).state == "online" for bot_id in ids)
-        assert not any(name.startswith("grobot-bot-") for name in _connections_by_name())
-        a, b, c = ids
-        asked = world.mention(a, "still there?")  # a message: the bot connects again
-        world.wait_reply(asked, containing="still there?")
-        wait_for(lambda: not any(name.startswith("grobot-bot-") for name in _connections_by_name()), 20)
-
-        # Every bot sees every message of the guild; the others decide to ignore this one
-        # with the settings they read last time (unchanged, their supervisor says): only the
-        # mentioned bot reads the database (a connection it keeps for 2 s).
-        asked = world.mention(a, "and now?")
-        world.wait_reply(asked, containing="and now?")
         names = _connections_by_name()
-        assert f"grobot-bot-{a}" in names and f"grobot-bot-{b}" not in names and f"grobot-bot-{c}" not in names
+        assert "grobot-worker" in names and not any(name.startswith("grobot-bot-") for name in names), names
+        a, b, c = ids
+        asked = world.mention(a, "still there?")
+        world.wait_reply(asked, containing="still there?")
+        names = _connections_by_name()
+        assert not any(name.startswith("grobot-bot-") for name in names), names
 
-        # A changed rule still reaches them, without a restart.
+        def stored() -> list[str]:  # the run, as the supervisor stored it for the bot
+            with session_scope(readonly=True) as session:
+                history = conversations.load_history_by_key(session=session, bot_id=a,
+                                                            key=f"guild:{world.discord.channel_id}")[1]
+            return [m["content"] for m in history]
+
+        wait_for(lambda: len(stored()) == 2 and "still there?" in stored()[-1], 10)
+
+        # Every bot sees every message of the guild; the others ignore it with the settings they
+        # read last (unchanged, their supervisor says). A changed rule still reaches them, without a restart.
         with session_scope() as session:
             bots.update_bot(bots.get_bot(b, session=session), {"keywords": "banana"}, session=session)
 
@@ -329,6 +329,7 @@ def test_idle_bots_hold_no_postgresql_connection(pg_env, tmp_path):
                 return False
 
         wait_for(lambda: answered(f"banana bread {time.monotonic()}"), 30, interval=0)
+        assert not any(name.startswith("grobot-bot-") for name in _connections_by_name())
 
 
 def test_database_outage_is_survived_and_recovered(pg_env, tmp_path):

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot_worker.bot_link import Answer
 from bot_worker.bot_process import FleetBot, ProcessConfig
+from bot_worker.bot_store import BotSettings
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 
 SUPERVISOR = "host:1:abc"
@@ -40,10 +41,9 @@ class ScriptedLink:
 
 
 def _bot(link: ScriptedLink) -> FleetBot:
-    bot = SimpleNamespace(id=7, gateway_revision=1, message_content_intent=True, members_intent=False, updated_at=None)
-    client = FleetBot(bot, ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True))  # type: ignore[arg-type]
-    client._link = link  # type: ignore[assignment]
-    return client
+    bot = BotSettings(id=7, name="fenced", enabled=True, version="", gateway_revision=1)
+    config = ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True)
+    return FleetBot(bot, config, store=SimpleNamespace(), link=link)  # type: ignore[arg-type]
 
 
 def _in(seconds: float) -> datetime:

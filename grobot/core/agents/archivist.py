@@ -18,7 +18,6 @@ from typing import Any
 
 from grobot.core.agents import prompts
 from grobot.core.agents.structured import BadJSON, parse_object
-from grobot.core.db import session_scope
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.memory import MAX_MEMORY_CHARS, MemoryPort, NoopMemory
 
@@ -150,7 +149,7 @@ async def _remember(memory: MemoryPort, exchange: Exchange, memories: list[tuple
 
 async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory: bool) -> list[tuple[str, str]]:
     """One LLM call: store the notes it finds; return the memories ``(text, kind)`` worth keeping."""
-    from grobot.core.services import llm_calls, user_notes
+    from grobot.core.agents.store import get_store
 
     prompt = prompts.ARCHIVIST_WITH_MEMORY if with_memory else prompts.ARCHIVIST
     system = prompt.format(known="\n".join(f"- {n}" for n in known) or "(none)", author=exchange.author_name)
@@ -173,14 +172,8 @@ async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory
         records = exc.records
         logger.warning("The Archivist's LLM call failed: %s", exc)
 
-    def write() -> None:
-        with session_scope() as session:
-            llm_calls.insert_calls(session=session, bot_id=exchange.bot_id, run_id=exchange.run_id, records=records)
-            for text, reliability in notes[:MAX_NOTES_PER_RUN]:
-                user_notes.add_note(session=session, bot_id=exchange.bot_id, discord_user_id=exchange.author_id,
-                                    note=text[:1000], reliability=reliability, source="archivist")
-
-    await asyncio.to_thread(write)
+    await get_store().save_calls(exchange.bot_id, exchange.run_id, records,
+                                 [(exchange.author_id, text[:1000], reliability) for text, reliability in notes[:MAX_NOTES_PER_RUN]])
     if notes:
         logger.info("The Archivist kept %d note(s) for bot %s", len(notes[:MAX_NOTES_PER_RUN]), exchange.bot_id)
     return memories

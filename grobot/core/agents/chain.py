@@ -2,8 +2,9 @@
 
 Gatekeeper -> Context -> (Tool Identifier -> Parameter Extractor / Clarifier -> Executor)*
 -> Synthesizer -> Archivist (background). ``native`` bots run one tool-calling loop on the
-output model instead. Everything about the bot is read from the database per message;
-nothing is kept between messages except the shared HTTP clients.
+output model instead. Everything about the bot is read per message from the process's
+:class:`~grobot.core.agents.store.RunStore` (the database, or a bot's supervisor); nothing
+is kept between messages except the shared HTTP clients.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 from typing import Any
-
-from sqlmodel import Session
 
 from grobot.core.agents import archivist, context, gatekeeper, prompts
 from grobot.core.agents.clarifier import clarify
@@ -24,19 +22,17 @@ from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract
-from grobot.core.agents.run import BotConfig, Run
+from grobot.core.agents.run import Run
+from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn, get_store
 from grobot.core.agents.synthesizer import synthesize
 from grobot.core.agents.tool_identifier import identify
-from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage
-from grobot.core.db import session_scope
-from grobot.core.errors import GroBotError, NotFoundError
+from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage
+from grobot.core.errors import GroBotError
+from grobot.core.limits import check as limit_hit
+from grobot.core.limits import warn_once
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.memory.runtime import memory_failed, memory_worked, process_memory
-from grobot.core.models import AgentMode, Bot, Message, MessageStatus
-from grobot.core.services import (app_settings, conversations, discord_users, llm_calls, usage_accounting,
-                                  usage_limits, user_notes)
-from grobot.core.services.llm_settings import EffectiveLLM, effective_llms
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
@@ -45,128 +41,21 @@ logger = logging.getLogger(__name__)
 MEMORIES_PER_MESSAGE = 5
 
 
-@dataclass
-class Loaded:
-    """What one run reads from the database when it starts (see :func:`load_for_run`)."""
-
-    bot: BotConfig
-    llms: dict[str, EffectiveLLM]
-    conversation_id: int | None
-    history: list[dict[str, Any]]
-    knowledge: context.UserKnowledge = field(default_factory=context.UserKnowledge)
-    run_status: str | None = None
-    rules: Any = None
-    limits: usage_limits.LimitState | None = None  # today's usage and the limits, read with the rest
-    # The message it was read for (a preloaded read is used for that message only).
-    bot_id: int | None = None
-    conversation_key: str | None = None
-    run_id: int | None = None
-
-    def is_for(self, msg: IncomingMessage) -> bool:
-        return (self.bot_id, self.conversation_key, self.run_id) == (msg.bot_id, msg.conversation_key, msg.run_id)
-
-
-def _load_bot(msg: IncomingMessage, session: Session | None = None) -> tuple[BotConfig, dict[str, EffectiveLLM], Any]:
-    """The bot's settings and LLM settings, read now (in ``session`` when given)."""
-    if session is None:
-        with session_scope(readonly=True) as own:
-            return _load_bot(msg, own)
-    bot = session.get(Bot, msg.bot_id)
-    if bot is None:
-        raise NotFoundError(f"no bot numbered {msg.bot_id}")
-    config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
-                       max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant)
-    llms = effective_llms(session=session, bot_id=bot.id)
-    return config, llms, _RulesView(bot)
-
-
-def load_tool_settings() -> tuple[float, float]:
-    """``(acknowledge_after_seconds, tool_timeout_seconds)``, read now (only runs that call tools need them)."""
-    with session_scope(readonly=True) as session:
-        values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
-    return float(values["acknowledge_after_seconds"]), float(values["tool_timeout_seconds"])
-
-
-def _load_talk(
-    msg: IncomingMessage, session: Session | None = None
-) -> tuple[int | None, list[dict[str, Any]], context.UserKnowledge, str | None]:
-    """The conversation so far and what the bot knows about the author, read now (in ``session`` when given)."""
-    if session is None:
-        with session_scope(readonly=True) as own:
-            return _load_talk(msg, own)
-    run_status = None
-    if msg.run_id is not None:
-        stored = session.get(Message, msg.run_id)
-        if stored is None:
-            raise NotFoundError(f"no stored message numbered {msg.run_id}")
-        conversation_id: int | None = stored.conversation_id
-        run_status = stored.status
-        history = conversations.load_history(session=session, conversation_id=conversation_id, before_id=msg.run_id)
-    else:
-        conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
-                                                                     key=msg.conversation_key)
-    knowledge = context.UserKnowledge()
-    if msg.author_id:
-        who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
-        knowledge.directives = discord_users.get_directives(**who)
-        knowledge.notes = user_notes.note_pairs(**who)
-    return conversation_id, history, knowledge, run_status
-
-
-def load_for_run(msg: IncomingMessage, *, session: Session) -> Loaded:
-    """Everything a run of ``msg`` needs from the database, read in the caller's session.
-
-    A caller that has just read the bot for this message (the bot process, for its reply
-    rules) reads this in the same session and passes it to :func:`run_chain` as
-    ``preloaded``: one session per message. Only use it for the message it was read for.
-    """
-    config, llms, rules = _load_bot(msg, session)
-    conversation_id, history, knowledge, run_status = _load_talk(msg, session)
-    limits = usage_limits.read_state(session=session, bot=session.get(Bot, msg.bot_id),  # type: ignore[arg-type]
-                                     discord_user_id=_limited_user(msg))
-    return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
-                  run_status=run_status, rules=rules, limits=limits, bot_id=msg.bot_id,
-                  conversation_key=msg.conversation_key, run_id=msg.run_id)
-
-
 def _limited_user(msg: IncomingMessage) -> str | None:
     """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
     return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
-def _read_all(msg: IncomingMessage) -> Loaded:
-    with session_scope(readonly=True) as session:
-        return load_for_run(msg, session=session)
-
-
-async def _load(msg: IncomingMessage) -> Loaded:
-    """Everything the run needs from the database: one short read-only session.
-
-    On SQLite (WAL: a read never waits for writers) it runs on the event loop, which saves
-    the thread hop; a network database is read in a worker thread. (Reading the parts at
-    once in two threads measured no faster: the time is Python, not I/O.)
-    """
-    if get_settings().is_sqlite:
-        return _read_all(msg)
-    return await asyncio.to_thread(_read_all, msg)
-
-
-def _store_user_message(session: Session, msg: IncomingMessage, conversation_id: int | None) -> tuple[int, int]:
-    """Store the user message (in the run's first write); ``(conversation id, message id)``."""
-    if conversation_id is None:
-        conversation_id = conversations.get_or_create_conversation(
-            session=session, bot_id=msg.bot_id, key=msg.conversation_key,
-            title=(f"#{msg.channel_name}" if msg.channel_name else msg.author_name) or msg.conversation_key,
-            guild_id=msg.guild_id, channel_id=msg.channel_id).id
+def _user_message(msg: IncomingMessage) -> UserMessageIn:
+    """The user message a Discord run stores with its first write."""
     attachments = [{"filename": a.filename, "content_type": a.content_type, "size": a.size, "url": a.url}
                    for a in msg.attachments] or None
-    run_id = conversations.insert_user_message(
-        session=session, conversation_id=conversation_id or 0, content=context.user_text(msg), author_id=msg.author_id,
-        author_name=msg.author_name, discord_message_id=msg.discord_message_id, attachments=attachments)
-    user = _limited_user(msg)
-    if user is not None:
-        usage_accounting.count_user_message(session=session, bot_id=msg.bot_id, discord_user_id=user)
-    return conversation_id or 0, run_id
+    return UserMessageIn(
+        bot_id=msg.bot_id, conversation_key=msg.conversation_key,
+        title=(f"#{msg.channel_name}" if msg.channel_name else msg.author_name) or msg.conversation_key,
+        content=context.user_text(msg), author_id=msg.author_id, author_name=msg.author_name,
+        guild_id=msg.guild_id, channel_id=msg.channel_id, discord_message_id=msg.discord_message_id,
+        attachments=attachments, counted_user=_limited_user(msg))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -198,10 +87,11 @@ async def run_chain(
     started = time.perf_counter()
     run: Run | None = None
     try:
-        loaded = preloaded if preloaded is not None and preloaded.is_for(msg) else await _load(msg)
+        store = get_store()
+        loaded = preloaded if preloaded is not None and preloaded.is_for(msg) else await store.load(msg)
         with_names = not msg.is_dm and msg.platform == "discord"
         output_llm = loaded.llms["output"]
-        run = Run(msg=msg, bot=loaded.bot, llms=loaded.llms, recorder=recorder, settings_loader=load_tool_settings,
+        run = Run(msg=msg, bot=loaded.bot, llms=loaded.llms, recorder=recorder, settings_loader=store.tool_settings,
                   history=context.history_for_model(loaded.history, with_names=with_names),
                   user_msg=context.user_message(msg, with_name=with_names, images=False))
         if output_llm.supports_images and any(a.image_base64 for a in msg.attachments):
@@ -213,9 +103,9 @@ async def run_chain(
         if decision is False:
             recorder.discard()
             return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
-        hit = usage_limits.check(loaded.limits) if loaded.limits is not None else None
+        hit = limit_hit(loaded.limits) if loaded.limits is not None else None
         if hit is not None:
-            usage_limits.warn_once(loaded.limits, hit, _limited_user(msg))  # type: ignore[arg-type]
+            warn_once(loaded.limits, hit, _limited_user(msg))  # type: ignore[arg-type]
             if msg.run_id is not None:  # a stored message (Test Chat): its error event is stored too
                 recorder.attach(msg.run_id, conversation_id=loaded.conversation_id)
             return await _fail(recorder, run, hit.text, started)
@@ -230,7 +120,7 @@ async def run_chain(
 
         # -- the run id: the stored user message (stored with the run's first write, to save a transaction)
         if msg.run_id is None:
-            recorder.attach(prepare=lambda session: _store_user_message(session, msg, loaded.conversation_id))
+            recorder.attach(user_message=_user_message(msg), conversation_id=loaded.conversation_id)
         else:
             recorder.attach(msg.run_id, conversation_id=loaded.conversation_id)
 
@@ -249,7 +139,7 @@ async def run_chain(
                                        platform="discord" if msg.platform == "discord" else "test_chat",
                                        discord=getattr(catalog, "discord", None))
 
-        if loaded.bot.agent_mode == AgentMode.NATIVE.value:
+        if loaded.bot.agent_mode == NATIVE_MODE:
             await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
             answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
         else:
@@ -264,7 +154,7 @@ async def run_chain(
         done_data = {"text": final_text, "usage": {**usage.as_dict(), "llm_calls": len(run.records)}, "timings": timings}
         if run.notices:
             done_data["fallbacks"] = run.notices
-        event = await recorder.finish(EventKind.DONE, done_data, also=_final_writer(run, recorder, None))
+        event = await recorder.finish(EventKind.DONE, done_data, end=_run_end(run, None))
         run_id = recorder.run_id
         if event.kind is EventKind.ERROR:
             return ChainResult(replied=True, run_id=run_id, error=event.data.get("message"), llm_calls=len(run.records), timings=timings)
@@ -381,15 +271,6 @@ def _assistant_calls(calls: list[PlannedCall]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- helpers
 
 
-class _RulesView:
-    """The reply-rule fields of a bot, re-read from the database for this message."""
-
-    def __init__(self, bot: Bot) -> None:
-        for name in ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",
-                     "keywords", "reply_when_relevant"):
-            setattr(self, name, getattr(bot, name))
-
-
 async def _catalog(run: Run) -> ToolCatalog:
     from grobot.core.tools.base import EmptyCatalog
 
@@ -460,48 +341,33 @@ def _timings(run: Run, total: float) -> dict[str, float]:
     return result
 
 
-def _final_writer(run: Run | None, recorder: RunRecorder, error: str | None):  # type: ignore[no-untyped-def]
-    """What the last transaction of a run writes besides the events (ids known only inside it)."""
-
-    def write(session: Session) -> None:
-        run_id, conversation_id = recorder.run_id, recorder.conversation_id
-        if run is not None and conversation_id is not None and error is None and run.new_messages:
-            conversations.append_run_messages(session=session, conversation_id=conversation_id,
-                                              messages=run.new_messages, author_name=run.bot.name)
-        if run is not None and run.records:
-            llm_calls.insert_calls(session=session, bot_id=run.msg.bot_id, run_id=run_id, records=run.records)
-        if run_id is not None and run is not None and run.msg.run_id is not None:
-            stored = session.get(Message, run_id)
-            if stored is not None and stored.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
-                stored.status = MessageStatus.ERROR.value if error else MessageStatus.DONE.value
-                stored.error = (error or "")[:2000]
-                session.add(stored)
-
-    return write
+def _run_end(run: Run | None, error: str | None) -> RunEnd | None:
+    """What the last write of a run stores besides the events."""
+    if run is None:
+        return None
+    return RunEnd(bot_id=run.msg.bot_id, author_name=run.bot.name, new_messages=run.new_messages, records=run.records,
+                  stored_run=run.msg.run_id is not None, error=error)
 
 
 async def _save_orphan_calls(run: Run) -> None:
     """Accounting of a run that ended before it had a stored message (the Gatekeeper said no)."""
-    if not run.records:
-        return
-
-    def write() -> None:
-        with session_scope() as session:
-            llm_calls.insert_calls(session=session, bot_id=run.msg.bot_id, run_id=None, records=run.records)
-
-    await asyncio.to_thread(write)
+    if run.records:
+        await get_store().save_calls(run.msg.bot_id, None, run.records)
 
 
 async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float) -> ChainResult:
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
-    writer = None
+    end = None
     if recorder.storing:
-        writer = _final_writer(run, recorder, message)
+        end = _run_end(run, message)
     elif run is not None and run.records:
-        await _save_orphan_calls(run)
+        try:
+            await _save_orphan_calls(run)
+        except Exception:
+            logger.exception("Could not store the LLM calls of a failed run")
     try:
-        await recorder.finish(EventKind.ERROR, {"message": message}, also=writer)
+        await recorder.finish(EventKind.ERROR, {"message": message}, end=end)
     except Exception:
         logger.exception("Could not end the run with an error")
     return ChainResult(replied=True, run_id=recorder.run_id, error=message, llm_calls=len(run.records) if run else 0,

@@ -1,4 +1,5 @@
-"""The events of one run: passed to the caller's sink at once, stored in ``agent_event`` in batches.
+"""The events of one run: passed to the caller's sink at once, stored in ``agent_event`` in batches
+(through the process's :class:`~grobot.core.agents.store.RunStore`).
 
 Answer text is batched by time (the first words at once, then about every 60 ms) so that a Discord reply can be edited
 as it grows without one event per token; a run ends with exactly one ``done`` or ``error``.
@@ -9,15 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import insert
-from sqlmodel import Session
-
+from grobot.core.agents.store import RunEnd, RunWrite, UserMessageIn, get_store
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
-from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +29,7 @@ class RunRecorder:
         self.sink = sink
         self.run_id: int | None = None
         self.conversation_id: int | None = None
-        self._prepare: Callable[[Session], tuple[int, int]] | None = None
+        self._user_message: UserMessageIn | None = None
         self.finished: Event | None = None
         self.text = ""  # every answer token so far
         self.first_token_at: float | None = None
@@ -106,12 +102,12 @@ class RunRecorder:
 
     # -- storing ----------------------------------------------------------------------------
     def attach(self, run_id: int | None = None, *, conversation_id: int | None = None,
-               prepare: Callable[[Session], tuple[int, int]] | None = None) -> None:
-        """Start storing: with the run's ``run_id``, or with ``prepare`` that stores the user message
-        (in the first write, together with the events) and returns ``(conversation id, run id)``."""
+               user_message: UserMessageIn | None = None) -> None:
+        """Start storing: with the run's ``run_id``, or with the ``user_message`` to store first
+        (in the first write, together with the events; its id becomes the run's id)."""
         self.run_id = run_id
         self.conversation_id = conversation_id
-        self._prepare = prepare
+        self._user_message = user_message
         self._flusher = asyncio.create_task(self._flush_loop())
 
     def discard(self) -> None:
@@ -131,43 +127,29 @@ class RunRecorder:
 
     @property
     def storing(self) -> bool:
-        return self.run_id is not None or self._prepare is not None
+        return self.run_id is not None or self._user_message is not None
 
-    def _write(self, session: Session, pending: list[tuple[str, dict[str, Any]]]) -> None:
-        if self.run_id is None and self._prepare is not None:
-            self.conversation_id, self.run_id = self._prepare(session)
-            self._prepare = None
-        rows = []
-        now = utcnow()
-        for kind, data in pending:
-            self._seq += 1
-            rows.append({"run_id": self.run_id, "seq": self._seq, "kind": kind, "data": dict(data), "created_at": now})
-        if rows:
-            # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
-            session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
-
-    async def _save(self, also: Callable[[Session], None] | None) -> None:
+    async def _save(self, end: RunEnd | None) -> None:
         async with self._db_lock:
             pending, self._unsaved = self._unsaved, []
-            seq, run_id, conversation_id, prepare = self._seq, self.run_id, self.conversation_id, self._prepare
-
-            def write() -> None:
-                with session_scope() as session:
-                    self._write(session, pending)
-                    if also is not None:
-                        also(session)
-
+            seq = self._seq
+            events = []
+            for kind, data in pending:
+                seq += 1
+                events.append((seq, kind, dict(data)))
+            write = RunWrite(run_id=self.run_id, conversation_id=self.conversation_id,
+                             user_message=self._user_message if self.run_id is None else None, events=events, end=end)
             try:
-                await asyncio.to_thread(write)
-            except Exception:  # the transaction was rolled back: so is our bookkeeping
-                self._seq, self.run_id, self.conversation_id, self._prepare = seq, run_id, conversation_id, prepare
-                if also is not None:
+                self.conversation_id, self.run_id = await get_store().write_run(write)
+                self._seq, self._user_message = seq, None
+            except Exception:  # the write was rolled back: our bookkeeping stays as it was
+                if end is not None:
                     raise
                 self._unsaved = pending + self._unsaved  # try again with the next batch
                 logger.exception("Storing %d events of run %s failed", len(pending), self.run_id)
 
-    async def finish(self, kind: EventKind, data: dict[str, Any], *, also: Callable[[Session], None] | None = None) -> Event:
-        """End the run with ``done`` or ``error``: store everything (with ``also``, in one
+    async def finish(self, kind: EventKind, data: dict[str, Any], *, end: RunEnd | None = None) -> Event:
+        """End the run with ``done`` or ``error``: store everything (with ``end``, in one
         transaction), then tell the sink. Only the first call counts."""
         if kind not in FINAL_KINDS:
             raise ValueError("finish() takes done or error")
@@ -182,9 +164,9 @@ class RunRecorder:
         try:
             if self.storing:
                 self._unsaved.append((kind.value, data))
-                await self._save(also)
-            elif also is not None:
-                await asyncio.to_thread(_in_session, also)
+                await self._save(end)
+            elif end is not None and end.records:
+                await get_store().save_calls(end.bot_id, None, end.records)
         except Exception as exc:
             logger.exception("Storing the end of run %s failed", self.run_id)
             event = Event(EventKind.ERROR, {"message": f"the answer could not be saved: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
@@ -196,7 +178,3 @@ class RunRecorder:
         await self._to_sink(event)
         return event
 
-
-def _in_session(fn: Callable[[Session], None]) -> None:
-    with session_scope() as session:
-        fn(session)

@@ -5,17 +5,17 @@ from __future__ import annotations
 import logging
 import re
 
-from grobot.core.agents.types import IncomingMessage
-from grobot.core.models import Bot
+from grobot.core.agents.types import IncomingMessage, ReplyRules
 
 logger = logging.getLogger(__name__)
 
 
-def rules_decision(bot: Bot, msg: IncomingMessage) -> bool | None:
+def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
     """True: answer; False: stay silent; None: the rules leave it open (ask the decision model).
 
     Order: never other bots or itself; the allowed-channel list; DMs; mentions; replies
-    to the bot; always-on channels; keywords; then "when relevant" leaves it open.
+    to the bot; always-on channels; keywords; then "when relevant" leaves it open. ``bot``:
+    its :class:`ReplyRules`, or anything with those fields (a ``Bot`` row).
     """
     if msg.author_is_bot:
         return False

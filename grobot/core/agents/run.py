@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.agents.events import RunRecorder
-from grobot.core.agents.types import EventKind, IncomingMessage
+from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
 from grobot.core.llm.base import Usage
 from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
-from grobot.core.services.llm_settings import EffectiveLLM
+from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.tools.base import ToolContext
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass
-class BotConfig:
-    """The bot's settings as read at the start of this message."""
-
-    id: int
-    name: str
-    personality: str
-    agent_mode: str
-    max_tool_rounds: int
-    reply_when_relevant: bool = False
+__all__ = ["BotConfig", "Run"]
 
 
 @dataclass
@@ -40,7 +29,7 @@ class Run:
     tool_timeout: float = 30.0
     acknowledge_after: float = 2.0
     # Reads (acknowledge_after, tool_timeout) from the settings, once, when a tool is first called.
-    settings_loader: Callable[[], tuple[float, float]] | None = None
+    settings_loader: Callable[[], Awaitable[tuple[float, float]]] | None = None
     system_prompt: str = ""
     history: list[dict[str, Any]] = field(default_factory=list)  # as the models see it
     user_msg: dict[str, Any] = field(default_factory=dict)  # text only (decision and tools models)
@@ -69,7 +58,7 @@ class Run:
     async def load_tool_settings(self) -> None:
         if self.settings_loader is not None:
             loader, self.settings_loader = self.settings_loader, None
-            self.acknowledge_after, self.tool_timeout = await asyncio.to_thread(loader)
+            self.acknowledge_after, self.tool_timeout = await loader()
 
     async def _notice(self, text: str) -> None:
         self.notices.append(text)

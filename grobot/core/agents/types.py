@@ -25,6 +25,8 @@ class EventKind(str, enum.Enum):
 
 FINAL_KINDS = frozenset({EventKind.DONE, EventKind.ERROR})
 
+NATIVE_MODE = "native"  # a bot's agent_mode: the output model calls the tools itself (else "chain")
+
 
 @dataclass
 class Event:
@@ -71,6 +73,18 @@ class IncomingMessage:
 
 
 @dataclass
+class BotConfig:
+    """The bot's settings as read at the start of this message."""
+
+    id: int
+    name: str
+    personality: str
+    agent_mode: str
+    max_tool_rounds: int
+    reply_when_relevant: bool = False
+
+
+@dataclass
 class ChainResult:
     replied: bool  # False when the Gatekeeper decided to stay silent
     text: str = ""
@@ -78,3 +92,30 @@ class ChainResult:
     error: str | None = None
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+
+
+RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",
+               "keywords", "reply_when_relevant")
+
+
+@dataclass(frozen=True)
+class ReplyRules:
+    """When a bot answers (see :func:`grobot.core.agents.gatekeeper.rules_decision`), as plain data."""
+
+    reply_in_dms: bool = True
+    allowed_channel_ids: list[str] = field(default_factory=list)
+    reply_to_mentions: bool = True
+    reply_to_replies: bool = True
+    always_on_channel_ids: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    reply_when_relevant: bool = False
+
+    @classmethod
+    def of(cls, bot: Any) -> "ReplyRules":
+        """The rules of anything that has the rule fields (a ``Bot`` row, a dict's values)."""
+        get = bot.get if isinstance(bot, dict) else (lambda name: getattr(bot, name))
+        return cls(**{name: (list(get(name) or []) if name.endswith(("_ids", "keywords")) else bool(get(name)))
+                      for name in RULE_FIELDS})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in RULE_FIELDS}

@@ -20,13 +20,14 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, or_, update
 from sqlmodel import Session, select
 
+from grobot.core import bot_errors
 from grobot.core.models import Bot, BotState, BotStatus, Supervisor, utcnow
 
 logger = logging.getLogger(__name__)
 
-TOKEN_REJECTED = "Discord rejected the token: set a new one (Bot page of the Discord developer portal)"
-INTENT_NAMES = {"message_content": "Message Content Intent", "members": "Server Members Intent",
-                "presences": "Presence Intent"}
+# What an admin is told when Discord refuses a bot (plain text, shared with the bot processes).
+TOKEN_REJECTED = bot_errors.TOKEN_REJECTED
+intent_error = bot_errors.intent_error
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,6 @@ class Heartbeat:
     at: datetime
     guild_count: int
     online: bool = True
-
-
-def intent_error(intents: list[str]) -> str:
-    """The error shown when Discord refuses privileged intents (close 4014)."""
-    names = " and ".join(INTENT_NAMES.get(i, i) for i in intents) or "the privileged intents this bot asks for"
-    return (f"Discord refused the privileged intent: enable {names} on the Bot page of the Discord "
-            "developer portal (or turn it off for this bot)")
 
 
 def _aware(value: datetime | None) -> datetime | None:

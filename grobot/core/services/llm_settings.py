@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -12,6 +11,7 @@ from sqlmodel import Session, select
 
 from grobot.core import security
 from grobot.core.errors import ValidationError
+from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import LLMCategory, LLMSetting, utcnow
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
@@ -47,37 +47,6 @@ class LLMFields(BaseModel):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
-
-
-@dataclass(frozen=True)
-class EffectiveLLM:
-    """The settings a call of one category uses for one bot (secrets decrypted)."""
-
-    category: str
-    provider: str
-    base_url: str
-    model: str
-    context_window: int
-    temperature: float
-    api_key: str | None = field(repr=False)
-    fallback_model: str | None
-    supports_images: bool
-    source: str  # "bot", "global" or "builtin"
-
-    def public(self) -> dict[str, Any]:
-        """As shown to people: the API key is only "set" or "not set"."""
-        return {
-            "category": self.category,
-            "provider": self.provider,
-            "base_url": self.base_url,
-            "model": self.model,
-            "context_window": self.context_window,
-            "temperature": self.temperature,
-            "api_key": "set" if self.api_key else "not set",
-            "fallback_model": self.fallback_model,
-            "supports_images": self.supports_images,
-            "source": self.source,
-        }
 
 
 def _category(category: str) -> str:

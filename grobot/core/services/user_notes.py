@@ -8,12 +8,12 @@ import re
 from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
+from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import UserNote, utcnow
 
 logger = logging.getLogger(__name__)
 
-MAX_NOTE_CHARS = 1000
 SOURCES = ("admin", "tool", "archivist")
 _SPACES = re.compile(r"\s+")
 

@@ -6,7 +6,6 @@ input schema, read-only flag) and an async function of ``(arguments, context)``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -15,10 +14,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grobot.core.db import session_scope
+from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.errors import GroBotError
-from grobot.core.services import files as files_service
-from grobot.core.services import user_notes
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -105,21 +102,10 @@ DATETIME = BuiltinTool(
 
 def _files_tools(bot_id: int) -> list[BuiltinTool]:
     async def list_(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        def work() -> list[dict[str, Any]]:
-            with session_scope(readonly=True) as session:
-                rows = files_service.list_files(session=session, bot_id=bot_id)
-            return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
-
-        return _json_result(await asyncio.to_thread(work))
+        return _json_result(await _store().list_files(bot_id))
 
     async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        def work() -> tuple[str, bool]:
-            with session_scope(readonly=True) as session:
-                return files_service.read_text(
-                    session=session, bot_id=bot_id, path=args["path"], max_chars=MODEL_TEXT_LIMIT
-                )
-
-        text, cut = await asyncio.to_thread(work)
+        text, cut = await _store().read_file(bot_id, args["path"], MODEL_TEXT_LIMIT)
         if cut:
             text += f"\n[... cut at {MODEL_TEXT_LIMIT} characters]"
         return ToolResult(content=text, meta={"truncated": cut})
@@ -143,51 +129,26 @@ def _files_tools(bot_id: int) -> list[BuiltinTool]:
 # --------------------------------------------------------------------------- user notes
 
 
-def _note_dict(note: Any) -> dict[str, Any]:
-    return {"id": note.id, "note": note.note, "reliability": round(float(note.reliability), 3)}
+def _store() -> Any:
+    """Where the bot's files and notes are (the database, or the bot's supervisor)."""
+    from grobot.core.agents.store import get_store
+
+    return get_store()
 
 
 def _notes_tools(bot_id: int) -> list[BuiltinTool]:
     async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        user = _need_user(context)
-
-        def work() -> list[dict[str, Any]]:
-            with session_scope(readonly=True) as session:
-                return [_note_dict(n) for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id=user)]
-
-        return _json_result(await asyncio.to_thread(work))
+        return _json_result(await _store().list_notes(bot_id, _need_user(context)))
 
     async def add(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        user = _need_user(context)
-
-        def work() -> dict[str, Any]:
-            with session_scope() as session:
-                note = user_notes.add_note(
-                    session=session,
-                    bot_id=bot_id,
-                    discord_user_id=user,
-                    note=args["note"],
-                    reliability=float(args.get("reliability", 0.5)),
-                    source="tool",
-                )
-                return _note_dict(note)
-
-        return _json_result(await asyncio.to_thread(work))
+        return _json_result(await _store().add_note(bot_id, _need_user(context), args["note"],
+                                                    float(args.get("reliability", 0.5)), "tool"))
 
     async def update(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        user = _need_user(context)
-
-        def work() -> dict[str, Any]:
-            with session_scope() as session:
-                note = user_notes.get_note(session=session, note_id=int(args["note_id"]))
-                if note.bot_id != bot_id or note.discord_user_id != user:
-                    raise ToolError(f"note {args['note_id']} is not a note about this user")
-                note = user_notes.update_note(
-                    session=session, note_id=note.id, note=args.get("note"), reliability=args.get("reliability")
-                )
-                return _note_dict(note)
-
-        return _json_result(await asyncio.to_thread(work))
+        reliability = args.get("reliability")
+        return _json_result(await _store().update_note(bot_id, _need_user(context), int(args["note_id"]),
+                                                       args.get("note"),
+                                                       float(reliability) if reliability is not None else None))
 
     reliability = {"type": "number", "minimum": 0, "maximum": 1, "description": "0 = a guess, 1 = certain"}
     return [
@@ -205,7 +166,7 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
                 "user_notes_add",
                 "Note a fact about the user you are talking with, with how reliable it is.",
                 _schema(
-                    {"note": {"type": "string", "minLength": 1, "maxLength": user_notes.MAX_NOTE_CHARS},
+                    {"note": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS},
                      "reliability": reliability},
                     ["note", "reliability"],
                 ),
@@ -219,7 +180,7 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
                 "Correct a note about the user you are talking with (its text and/or reliability).",
                 _schema(
                     {"note_id": {"type": "integer"},
-                     "note": {"type": "string", "minLength": 1, "maxLength": user_notes.MAX_NOTE_CHARS},
+                     "note": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS},
                      "reliability": reliability},
                     ["note_id"],
                 ),

@@ -36,12 +36,26 @@ class _McpEntry:
 
 
 @dataclass(frozen=True)
-class _Link:
+class Link:
+    """One MCP server a bot uses: how to reach it (None: it cannot be used, ``error`` says why)."""
+
     config: McpServerConfig | None
     name: str
     allowed_tools: list[str] | None
     timeout_seconds: float
     error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """With the server's secrets (for the supervisor's link to its own bots only)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Link":
+        config = data.get("config")
+        if config is not None:
+            config = McpServerConfig(**{**config, "args": tuple(config.get("args") or ())})
+        return cls(config=config, name=data["name"], allowed_tools=data.get("allowed_tools"),
+                   timeout_seconds=float(data["timeout_seconds"]), error=data.get("error") or "")
 
 
 class BotCatalog:
@@ -101,11 +115,11 @@ class BotCatalog:
         return dict(self._unavailable)
 
 
-def read_links(bot_id: int, *, session: Any) -> list[_Link]:
+def read_links(bot_id: int, *, session: Any) -> list[Link]:
     """The bot's usable MCP associations, read in ``session`` (the caller's: one session per message)."""
     from grobot.core.services import mcp_servers
 
-    links: list[_Link] = []
+    links: list[Link] = []
     for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
         allowed = list(link.allowed_tools) if link.allowed_tools else None
         try:
@@ -113,15 +127,8 @@ def read_links(bot_id: int, *, session: Any) -> list[_Link]:
             error = ""
         except GroBotError as exc:  # e.g. its secrets were encrypted with another key
             config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
-        links.append(_Link(config, server.name, allowed, float(link.timeout_seconds), error))
+        links.append(Link(config, server.name, allowed, float(link.timeout_seconds), error))
     return links
-
-
-def _load_links(bot_id: int) -> list[_Link]:
-    from grobot.core.db import session_scope
-
-    with session_scope(readonly=True) as session:
-        return read_links(bot_id, session=session)
 
 
 def _unique(name: str, used: set[str], server: str, tool: str) -> str:
@@ -134,7 +141,7 @@ def _unique(name: str, used: set[str], server: str, tool: str) -> str:
 
 
 async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, memory: Any = None,
-                          links: list[_Link] | None = None) -> BotCatalog:
+                          links: list[Link] | None = None) -> BotCatalog:
     """The tools bot ``bot_id`` may use now.
 
     ``hub``: the process's MCP hub (default :func:`get_hub`, created only when the bot has
@@ -144,10 +151,9 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
     """
     builtins = builtin_tools(bot_id, discord=discord, memory=memory)
     if links is None:
-        from grobot.core.settings import get_settings
+        from grobot.core.agents.store import get_store
 
-        # SQLite in WAL mode: a read never waits for writers; skip the thread hop.
-        links = _load_links(bot_id) if get_settings().is_sqlite else await asyncio.to_thread(_load_links, bot_id)
+        links = await get_store().mcp_links(bot_id)
     unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}
     usable = [link for link in links if link.config is not None]
     if usable:
@@ -157,7 +163,7 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
 
         hub = get_hub()
 
-    async def tools_of(link: _Link) -> Any:
+    async def tools_of(link: Link) -> Any:
         assert link.config is not None
         try:
             return await asyncio.wait_for(hub.list_tools(link.config), LIST_TIMEOUT)
@@ -191,4 +197,4 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
     return BotCatalog(bot_id, builtins=builtins, mcp=entries, unavailable=unavailable, hub=hub, discord=discord)
 
 
-__all__ = ["BotCatalog", "catalog_for_bot", "read_links"]
+__all__ = ["BotCatalog", "Link", "catalog_for_bot", "read_links"]

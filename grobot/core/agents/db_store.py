@@ -1,0 +1,209 @@
+"""The chain's store in this process: the service functions on the database (see :mod:`.store`).
+
+Used by the supervisor (its Test Chat jobs, and the bot link, where it serves its bots),
+the CLI and the tests. Reads on SQLite run on the event loop (WAL: a read never waits for
+writers, and it saves the thread hop); reads of a network database and every write run in
+a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import insert
+from sqlmodel import Session
+
+from grobot.core.agents.context import UserKnowledge
+from grobot.core.agents.store import Loaded, RunWrite, UserMessageIn
+from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
+from grobot.core.db import session_scope
+from grobot.core.errors import NotFoundError
+from grobot.core.llm.service import CallRecord
+from grobot.core.models import AgentEvent, Bot, Message, MessageStatus, utcnow
+from grobot.core.services import (app_settings, conversations, discord_users, llm_calls, usage_accounting,
+                                  usage_limits, user_notes)
+from grobot.core.services import files as files_service
+from grobot.core.services.llm_settings import effective_llms
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def limited_user(msg: IncomingMessage) -> str | None:
+    """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
+    return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
+
+
+def load_for_run(msg: IncomingMessage, *, session: Session, bot: Bot | None = None) -> Loaded:
+    """Everything a run of ``msg`` needs, read in the caller's session (``bot``: its row, when just read).
+
+    A caller that has just read the bot for this message (the bot link, for the reply
+    rules) reads this in the same session: one session per message.
+    """
+    bot = bot if bot is not None else session.get(Bot, msg.bot_id)
+    if bot is None:
+        raise NotFoundError(f"no bot numbered {msg.bot_id}")
+    config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
+                       max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant)
+    llms = effective_llms(session=session, bot_id=bot.id)
+    run_status = None
+    if msg.run_id is not None:
+        stored = session.get(Message, msg.run_id)
+        if stored is None:
+            raise NotFoundError(f"no stored message numbered {msg.run_id}")
+        conversation_id: int | None = stored.conversation_id
+        run_status = stored.status
+        history = conversations.load_history(session=session, conversation_id=stored.conversation_id,
+                                             before_id=msg.run_id)
+    else:
+        conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
+                                                                     key=msg.conversation_key)
+    knowledge = UserKnowledge()
+    if msg.author_id:
+        who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
+        knowledge.directives = discord_users.get_directives(**who)
+        knowledge.notes = user_notes.note_pairs(**who)
+    limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
+    return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
+                  run_status=run_status, rules=ReplyRules.of(bot), limits=limits, bot_id=msg.bot_id,
+                  conversation_key=msg.conversation_key, run_id=msg.run_id)
+
+
+def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None]:
+    """One write of a run in ``session``; returns ``(conversation id, run id)``."""
+    conversation_id, run_id = write.conversation_id, write.run_id
+    if run_id is None and write.user_message is not None:
+        conversation_id, run_id = _store_user_message(session, write.user_message, conversation_id)
+    now = utcnow()
+    rows = [{"run_id": run_id, "seq": seq, "kind": kind, "data": dict(data), "created_at": now}
+            for seq, kind, data in write.events]
+    if rows:
+        # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
+        session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
+    end = write.end
+    if end is not None:
+        if conversation_id is not None and end.error is None and end.new_messages:
+            conversations.append_run_messages(session=session, conversation_id=conversation_id,
+                                              messages=end.new_messages, author_name=end.author_name)
+        if end.records:
+            llm_calls.insert_calls(session=session, bot_id=end.bot_id, run_id=run_id, records=end.records)
+        if run_id is not None and end.stored_run:
+            stored = session.get(Message, run_id)
+            if stored is not None and stored.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
+                stored.status = MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value
+                stored.error = (end.error or "")[:2000]
+                session.add(stored)
+    return conversation_id, run_id
+
+
+def _store_user_message(session: Session, msg: UserMessageIn, conversation_id: int | None) -> tuple[int, int]:
+    if conversation_id is None:
+        conversation_id = conversations.get_or_create_conversation(
+            session=session, bot_id=msg.bot_id, key=msg.conversation_key, title=msg.title,
+            guild_id=msg.guild_id, channel_id=msg.channel_id).id
+    run_id = conversations.insert_user_message(
+        session=session, conversation_id=conversation_id or 0, content=msg.content, author_id=msg.author_id,
+        author_name=msg.author_name, discord_message_id=msg.discord_message_id, attachments=msg.attachments)
+    if msg.counted_user is not None:
+        usage_accounting.count_user_message(session=session, bot_id=msg.bot_id, discord_user_id=msg.counted_user)
+    return conversation_id or 0, run_id
+
+
+def note_dict(note: Any) -> dict[str, Any]:
+    return {"id": note.id, "note": note.note, "reliability": round(float(note.reliability), 3)}
+
+
+class DatabaseStore:
+    """:class:`grobot.core.agents.store.RunStore` on the database of this process."""
+
+    async def _read(self, fn: Callable[[], T]) -> T:
+        if get_settings().is_sqlite:
+            return fn()
+        return await asyncio.to_thread(fn)
+
+    @staticmethod
+    async def _write(fn: Callable[[Session], T]) -> T:
+        def work() -> T:
+            with session_scope() as session:
+                return fn(session)
+
+        return await asyncio.to_thread(work)
+
+    async def load(self, msg: IncomingMessage) -> Loaded:
+        def read() -> Loaded:
+            with session_scope(readonly=True) as session:
+                return load_for_run(msg, session=session)
+
+        return await self._read(read)
+
+    async def tool_settings(self) -> tuple[float, float]:
+        def read() -> tuple[float, float]:
+            with session_scope(readonly=True) as session:
+                values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
+            return float(values["acknowledge_after_seconds"]), float(values["tool_timeout_seconds"])
+
+        return await asyncio.to_thread(read)
+
+    async def write_run(self, write: RunWrite) -> tuple[int | None, int | None]:
+        return await self._write(lambda session: write_run(session, write))
+
+    async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
+                         notes: list[tuple[str, str, float]] | None = None) -> None:
+        def work(session: Session) -> None:
+            llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
+            for user, text, reliability in notes or []:
+                user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=user, note=text[:1000],
+                                    reliability=reliability, source="archivist")
+
+        await self._write(work)
+
+    async def mcp_links(self, bot_id: int) -> list[Any]:
+        from grobot.core.tools.catalog import read_links
+
+        def read() -> list[Any]:
+            with session_scope(readonly=True) as session:
+                return read_links(bot_id, session=session)
+
+        return await self._read(read)
+
+    async def list_files(self, bot_id: int) -> list[dict[str, Any]]:
+        def read() -> list[dict[str, Any]]:
+            with session_scope(readonly=True) as session:
+                rows = files_service.list_files(session=session, bot_id=bot_id)
+            return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
+
+        return await asyncio.to_thread(read)
+
+    async def read_file(self, bot_id: int, path: str, max_chars: int) -> tuple[str, bool]:
+        def read() -> tuple[str, bool]:
+            with session_scope(readonly=True) as session:
+                return files_service.read_text(session=session, bot_id=bot_id, path=path, max_chars=max_chars)
+
+        return await asyncio.to_thread(read)
+
+    async def list_notes(self, bot_id: int, user: str) -> list[dict[str, Any]]:
+        def read() -> list[dict[str, Any]]:
+            with session_scope(readonly=True) as session:
+                return [note_dict(n) for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id=user)]
+
+        return await asyncio.to_thread(read)
+
+    async def add_note(self, bot_id: int, user: str, note: str, reliability: float, source: str) -> dict[str, Any]:
+        return await self._write(lambda session: note_dict(user_notes.add_note(
+            session=session, bot_id=bot_id, discord_user_id=user, note=note, reliability=reliability, source=source)))
+
+    async def update_note(self, bot_id: int, user: str, note_id: int, note: str | None,
+                          reliability: float | None) -> dict[str, Any]:
+        def work(session: Session) -> dict[str, Any]:
+            found = user_notes.get_note(session=session, note_id=note_id)
+            if found.bot_id != bot_id or found.discord_user_id != user:
+                raise NotFoundError(f"note {note_id} is not a note about this user")
+            return note_dict(user_notes.update_note(session=session, note_id=note_id, note=note,
+                                                    reliability=reliability))
+
+        return await self._write(work)

@@ -1,0 +1,162 @@
+"""A bot's data through its supervisor: the bot link serves the same services a bot used to call itself."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+from sqlmodel import select
+
+from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer
+from bot_worker.bot_store import LinkLogWriter, RemoteBotStore
+from bot_worker.bot_store_db import LocalBotStore, serve
+from grobot.core.agents.store import RunEnd, RunWrite, UserMessageIn
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.db import session_scope
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.llm.service import CallRecord
+from grobot.core.models import AgentEvent, LLMCall, LogEntry, Message, UserNote
+from grobot.core.services import bots, files, user_notes
+
+
+def _token(name: str) -> str:
+    return f"MTIzNDU2Nzg5MDEy{name}.GhIjKl.{name}MnOpQrStUvWxYz0123456789"
+
+
+def _bot(name: str = "linked", **fields) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=name, token=_token(name), **fields).id
+
+
+async def _with_link(check) -> None:
+    store = LocalBotStore()
+    server = BotLinkServer(lambda report: Answer(ok=True),
+                           store=lambda bot_id, op, payload: serve(store, bot_id, op, payload))
+    await server.start()
+    clients: list[BotLinkClient] = []
+
+    def client_for(bot_id: int) -> RemoteBotStore:
+        env = server.env(bot_id)
+        clients.append(BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"]))
+        return RemoteBotStore(bot_id, clients[-1])
+
+    try:
+        await check(client_for, server)
+    finally:
+        for client in clients:
+            await client.close()
+        await server.stop()
+
+
+def _message(bot_id: int, text: str, **fields) -> IncomingMessage:
+    return IncomingMessage(bot_id=bot_id, conversation_key="guild:55", content=text, author_id="42",
+                           author_name="alice", channel_id="55", guild_id="1", **fields)
+
+
+def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
+    bot_id = _bot(keywords=["banana"], personality="cheerful")
+
+    async def check(client_for, server) -> None:
+        remote = client_for(bot_id)
+        settings = await remote.settings_at_start(bot_id)
+        assert settings is not None and settings.token == _token("linked") and settings.rules.keywords == ["banana"]
+
+        # A message the rules ignore: the settings only. One they answer: the run's preload too.
+        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"))
+        assert ignored.settings is not None and ignored.loaded is None and ignored.links is None
+        data = await remote.for_message(bot_id, _message(bot_id, "a banana?"))
+        assert data.links == [] and data.loaded is not None
+        assert data.loaded.bot.personality == "cheerful" and data.loaded.llms["output"].model
+        assert data.loaded.limits is not None and data.loaded.history == []
+
+        # The run's first write stores the user message (its id is the run's), the last one the answer.
+        user = UserMessageIn(bot_id=999, conversation_key="guild:55", title="#general", content="alice: a banana?",
+                             author_id="42", author_name="alice", counted_user="42")
+        conversation_id, run_id = await remote.write_run(RunWrite(user_message=user, events=[(1, "thinking", {"step": "x"})]))
+        assert conversation_id and run_id
+        record = CallRecord(role="synthesizer", provider="ollama", model="m", tokens_in=5, tokens_out=7, latency_ms=12.0)
+        end = RunEnd(bot_id=999, author_name="linked", new_messages=[{"role": "assistant", "content": "Yes, a banana."}],
+                     records=[record])
+        assert await remote.write_run(RunWrite(run_id=run_id, conversation_id=conversation_id,
+                                               events=[(2, "done", {"text": "Yes, a banana."})], end=end)) \
+            == (conversation_id, run_id)
+        loaded = await remote.load(_message(bot_id, "and then?"))
+        assert [m["content"] for m in loaded.history] == ["alice: a banana?", "Yes, a banana."]
+        with session_scope(readonly=True) as session:
+            kinds = session.exec(select(AgentEvent.kind).where(AgentEvent.run_id == run_id).order_by(AgentEvent.seq)).all()
+            calls = session.exec(select(LLMCall).where(LLMCall.run_id == run_id)).all()
+            stored = session.get(Message, run_id)
+        assert kinds == ["thinking", "done"] and stored is not None and stored.content == "alice: a banana?"
+        # Written for the bot of the path, whatever the payload said.
+        assert [(c.bot_id, c.tokens_in, c.tokens_out) for c in calls] == [(bot_id, 5, 7)]
+
+        # /reset forgets the user's part of the conversation.
+        assert await remote.forget(bot_id, "guild:55", "42") == 2
+        assert (await remote.load(_message(bot_id, "again"))).history == []
+
+    asyncio.run(_with_link(check))
+
+
+def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
+    bot_id, other_id = _bot("notes"), _bot("other")
+    with session_scope() as session:
+        files.write_file(session=session, bot_id=bot_id, path="docs/faq.txt", data=b"Opening hours: 9 to 5.")
+        foreign = user_notes.add_note(session=session, bot_id=other_id, discord_user_id="42", note="likes tea",
+                                      reliability=0.9, source="tool").id
+
+    async def check(client_for, server) -> None:
+        remote = client_for(bot_id)
+        assert [f["path"] for f in await remote.list_files(bot_id)] == ["docs/faq.txt"]
+        assert await remote.read_file(bot_id, "docs/faq.txt", 10) == ("Opening ho", True)
+        with pytest.raises(NotFoundError):
+            await remote.read_file(bot_id, "docs/missing.txt", 10)
+        note = await remote.add_note(bot_id, "42", "works at night", 0.8, "tool")
+        assert [n["note"] for n in await remote.list_notes(bot_id, "42")] == ["works at night"]
+        assert (await remote.update_note(bot_id, "42", note["id"], None, 0.95))["reliability"] == 0.95
+        with pytest.raises(NotFoundError, match="not a note about this user"):
+            await remote.update_note(bot_id, "42", foreign, "hacked", None)  # another bot's note
+        with pytest.raises(ValidationError):
+            await remote.add_note(bot_id, "42", "x" * 5000, 0.8, "tool")
+        await remote.save_calls(bot_id, None, [], [("42", "has a dog", 0.9)])
+        assert {n["note"] for n in await remote.list_notes(bot_id, "42")} == {"works at night", "has a dog"}
+
+        # A bot's token opens its own paths only.
+        env = server.env(other_id)
+        thief = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
+        try:
+            with pytest.raises(ConnectionError, match="401"):
+                await RemoteBotStore(bot_id, thief).list_notes(bot_id, "42")
+        finally:
+            await thief.close()
+
+        # Log records of the bot process reach log_entry (through the writer thread's urllib).
+        from datetime import datetime, timezone
+
+        writer = LinkLogWriter(bot_id, remote.link)
+        row = {"bot_id": bot_id, "created_at": datetime.now(timezone.utc), "level": "INFO", "logger": "bot",
+               "message": "hello from the bot"}
+        assert await asyncio.to_thread(writer, [row]) == 0
+
+    asyncio.run(_with_link(check))
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(LogEntry.message).where(LogEntry.bot_id == bot_id)).all() == ["hello from the bot"]
+        assert session.get(UserNote, foreign).note == "likes tea"
+
+
+def test_a_bot_process_imports_no_database_layer(grobot_env):
+    """Bots reach the database through their supervisor: SQLAlchemy, SQLModel, pydantic and
+    cryptography stay out of every bot process (about 30 MiB each, bench/bot_footprint.py)."""
+    from bot_worker.spawn import PRELOAD
+
+    code = ("import sys\n"
+            f"for name in {PRELOAD!r}: __import__(name)\n"
+            "import bot_worker.bot_store, grobot.core.agents.store\n"
+            "heavy = ('sqlalchemy', 'sqlmodel', 'pydantic', 'pydantic_core', 'cryptography', 'psycopg2')\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}\n"
+            "             | {m for m in sys.modules if m in ('grobot.core.db', 'grobot.core.models')}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=grobot_env.environ())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
