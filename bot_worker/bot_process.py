@@ -94,18 +94,6 @@ def _run_chain() -> Any:
     return run_chain
 
 
-def _start_memory_lookup() -> Any:
-    from grobot.core.agents.chain import start_memory_lookup
-
-    return start_memory_lookup
-
-
-def _cancel(task: asyncio.Task[Any] | None) -> None:
-    """Drop a memory lookup started for a message that is not answered after all."""
-    if task is not None:
-        task.cancel()
-
-
 def _privileged(bot: BotSettings) -> list[str]:
     return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
 
@@ -353,15 +341,12 @@ class FleetBot(discord.Client):
         if cached is not None and rules_decision(cached.rules, incoming) is False:
             return
         addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
-        # A message addressed to the bot is almost always answered: its memories are looked up
-        # (in the supervisor's memory service) while the configuration is read.
-        memories = _start_memory_lookup()(incoming) if addressed else None
         try:
             # One request for the whole message: the settings, and for a message it may answer,
-            # its MCP servers and what the chain reads first.
-            data = await self.store.for_message(self.bot_id, incoming)
+            # its MCP servers and what the chain reads first. A message addressed to the bot is
+            # almost always answered: the supervisor also looks its memories up, meanwhile.
+            data = await self.store.for_message(self.bot_id, incoming, memories=addressed)
         except Exception as exc:
-            _cancel(memories)
             logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
                          else type(exc).__name__)
             if addressed:  # addressed to the bot: say so rather than stay silent
@@ -372,30 +357,26 @@ class FleetBot(discord.Client):
             self._ignore_cache = (bot, time.monotonic(), bot.version)
         decision = rules_decision(bot.rules, incoming) if bot is not None and bot.enabled else False
         if decision is False:
-            _cancel(memories)
             return
         limits = preloaded.limits if preloaded is not None else None
         hit = limit_hit(limits) if limits is not None else None
         if hit is not None:  # over a daily limit: no LLM call, and at most one notice an hour
-            _cancel(memories)
             warn_once(limits, hit, incoming.author_id)
             if decision is True and self.limit_notices.allow(incoming.author_id, hit.reason):
                 await self._notice(message, hit.text)
             return
         wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
         if wait > 0:
-            _cancel(memories)
             if decision is True and self.cooldowns.should_notice(incoming.author_id, bot.user_cooldown_seconds):
                 await self._notice(message, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)))
             return
         if not self.limiter.try_acquire(int(bot.max_concurrent_runs or 1)):
-            _cancel(memories)
             if decision is True:
                 await self._notice(message, BUSY_NOTICE)
             return
         marks = {"received": received, "config": time.perf_counter()}
         self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
-                                 preloaded=preloaded, marks=marks, memories=memories))
+                                 preloaded=preloaded, marks=marks, memories=data.memories))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -405,7 +386,7 @@ class FleetBot(discord.Client):
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, *, skip_gatekeeper: bool,
                       links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
-                      memories: asyncio.Task[list[str]] | None = None) -> None:
+                      memories: list[str] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:

@@ -15,7 +15,6 @@ A bot started by hand (no supervisor in its environment) uses
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import urllib.request
@@ -51,7 +50,7 @@ class BotSettings:
     token: str | None = field(default=None, repr=False)  # only in the answer at start
 
     def as_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "rules": self.rules.as_dict()}
+        return {**vars(self), "rules": self.rules.as_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BotSettings":
@@ -61,19 +60,19 @@ class BotSettings:
 @dataclass
 class MessageData:
     """What one message reads: the bot's settings, and for a message its rules may answer,
-    its MCP servers and what the chain reads at its start (None when it could not be read:
-    the catalog and the chain then read it themselves and report what fails)."""
+    its MCP servers, what the chain reads at its start and, when asked, its memories (None
+    when it could not be read: the catalog and the chain then read it themselves and report
+    what fails)."""
 
     settings: BotSettings | None
     links: list[Any] | None = None
     loaded: Loaded | None = None
+    memories: list[str] | None = None
 
 
 def incoming_dict(msg: IncomingMessage) -> dict[str, Any]:
     """The message as the reply rules see it (without attachments, which are read later)."""
-    data = dataclasses.asdict(msg)
-    data["attachments"], data["created_at"] = [], None
-    return data
+    return {**vars(msg), "attachments": [], "created_at": None}
 
 
 class BotStore(RunStore, Protocol):
@@ -81,7 +80,8 @@ class BotStore(RunStore, Protocol):
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None: ...
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage) -> MessageData: ...
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
+        """What ``msg`` reads (:class:`MessageData`); ``memories``: look its memories up too."""
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool: ...
@@ -114,15 +114,16 @@ class RemoteBotStore:
         data = await self._call("start")
         return BotSettings.from_dict(data) if data else None
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage) -> MessageData:
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
         from grobot.core.tools.catalog import Link
 
-        data = await self._call("message", {"message": incoming_dict(msg)})
-        links, loaded = data.get("links"), data.get("loaded")
+        data = await self._call("message", {"message": incoming_dict(msg), "memories": memories})
+        links, loaded, found = data.get("links"), data.get("loaded"), data.get("memories")
         return MessageData(
             settings=BotSettings.from_dict(data["settings"]) if data.get("settings") else None,
             links=[Link.from_dict(item) for item in links] if links is not None else None,
             loaded=Loaded.from_dict(loaded) if loaded else None,
+            memories=[str(m) for m in found] if found is not None else None,
         )
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
@@ -153,7 +154,7 @@ class RemoteBotStore:
 
     async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                          notes: list[tuple[str, str, float]] | None = None) -> None:
-        await self._call("save_calls", {"run_id": run_id, "records": [dataclasses.asdict(r) for r in records],
+        await self._call("save_calls", {"run_id": run_id, "records": [dict(vars(r)) for r in records],
                                         "notes": [list(n) for n in notes or []]})
 
     async def mcp_links(self, bot_id: int) -> list[Any]:

@@ -8,6 +8,7 @@ directly. Every rule stays in the services; this module only translates.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime
 from typing import Any
@@ -31,7 +32,8 @@ from grobot.core.services.bots import get_token
 logger = logging.getLogger(__name__)
 
 
-def bot_settings(bot: Bot, *, with_token: bool = False) -> BotSettings:
+def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
+    """``bot``: a ``Bot``, or a row of its columns."""
     return BotSettings(
         id=bot.id or 0, name=bot.name, enabled=bool(bot.enabled), version=fleet.config_version(bot.updated_at),
         gateway_revision=int(bot.gateway_revision or 0), message_content_intent=bool(bot.message_content_intent),
@@ -45,11 +47,14 @@ _BOT_QUERY: Any = None
 
 
 def _bot_with_links_flag() -> Any:
-    """``SELECT bot, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once)."""
+    """``SELECT bot.*, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once).
+
+    Core, not the ORM: the row's columns read like a ``Bot``'s attributes, without an
+    entity to build and track (read for every message a bot may answer)."""
     global _BOT_QUERY
     if _BOT_QUERY is None:
         has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
-        _BOT_QUERY = select(Bot, has_links).where(Bot.id == bindparam("bot_id"))
+        _BOT_QUERY = select(*Bot.__table__.columns, has_links).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
     return _BOT_QUERY
 
 
@@ -57,10 +62,10 @@ def read_for_message(bot_id: int, msg: IncomingMessage, *, session: Session) -> 
     """The bot's settings; for a message its reply rules may answer, also its MCP associations
     (queried only when it has any: the bot's row says so in the same query) and what the
     chain reads at its start. A part that cannot be read is None."""
-    row = session.execute(_bot_with_links_flag(), {"bot_id": bot_id}).first()
-    if row is None:
+    bot = session.connection().execute(_bot_with_links_flag(), {"bot_id": bot_id}).first()
+    if bot is None:
         return MessageData(settings=None)
-    bot, links_exist = row
+    links_exist = bot.has_links
     data = MessageData(settings=bot_settings(bot))
     if bot.enabled and rules_decision(bot, msg) is not False:
         try:
@@ -87,12 +92,29 @@ class LocalBotStore(DatabaseStore):
 
         return await self._read(read)
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage) -> MessageData:
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
+        from grobot.core.agents.chain import start_memory_lookup
+
         def read() -> MessageData:
             with session_scope(readonly=True) as session:
                 return read_for_message(bot_id, msg, session=session)
 
-        return await self._read(read)
+        # The memory lookup (an embedding, on the memory's own threads) runs while the rest is read.
+        lookup = start_memory_lookup(msg) if memories else None
+        if lookup is not None:
+            await asyncio.sleep(0)  # let it hand its work to those threads before a read that blocks the loop
+        try:
+            data = await self._read(read)
+        except BaseException:
+            if lookup is not None:
+                lookup.cancel()
+            raise
+        if lookup is not None:
+            if data.loaded is None:
+                lookup.cancel()  # not answered (or the chain reads everything again)
+            else:
+                data.memories = await lookup  # within the memory time budget; [] when it fails
+        return data
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool:
@@ -130,8 +152,6 @@ class LocalBotStore(DatabaseStore):
 
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""
-        import asyncio
-
         return await asyncio.to_thread(write_log_rows, rows)
 
     async def close(self) -> None:
@@ -164,10 +184,11 @@ async def serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, A
 
 async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
     if op == "message":
-        data = await store.for_message(bot_id, _incoming(payload["message"], bot_id))
+        data = await store.for_message(bot_id, _incoming(payload["message"], bot_id),
+                                       memories=bool(payload.get("memories")))
         return {"settings": data.settings.as_dict() if data.settings else None,
                 "links": [link.as_dict() for link in data.links] if data.links is not None else None,
-                "loaded": data.loaded.as_dict() if data.loaded is not None else None}
+                "loaded": data.loaded.as_dict() if data.loaded is not None else None, "memories": data.memories}
     if op == "load":
         msg = message_from_key({**payload["message"], "bot_id": bot_id})
         return (await store.load(msg)).as_dict()

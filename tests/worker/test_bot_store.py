@@ -55,19 +55,39 @@ def _message(bot_id: int, text: str, **fields) -> IncomingMessage:
                            author_name="alice", channel_id="55", guild_id="1", **fields)
 
 
-def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
+class OneMemory:
+    """The supervisor's memory, scripted: one memory for every search."""
+
+    def __init__(self, searched: list) -> None:
+        self.searched = searched
+
+    async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
+        self.searched.append((bot_id, query))
+        return ["alice likes bananas"]
+
+
+def test_a_run_is_read_and_written_through_the_supervisor(any_db_env, monkeypatch):
+    from grobot.core.memory import runtime
+
     bot_id = _bot(keywords=["banana"], personality="cheerful")
+    searched: list = []
+    monkeypatch.setattr(runtime, "_process_memory", OneMemory(searched))
 
     async def check(client_for, server) -> None:
         remote = client_for(bot_id)
         settings = await remote.settings_at_start(bot_id)
         assert settings is not None and settings.token == _token("linked") and settings.rules.keywords == ["banana"]
 
-        # A message the rules ignore: the settings only. One they answer: the run's preload too.
-        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"))
+        # A message the rules ignore: the settings only. One they answer: the run's preload too,
+        # and its memories when asked (looked up by the supervisor's memory meanwhile).
+        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"), memories=True)
         assert ignored.settings is not None and ignored.loaded is None and ignored.links is None
-        data = await remote.for_message(bot_id, _message(bot_id, "a banana?"))
-        assert data.links == [] and data.loaded is not None
+        assert ignored.memories is None
+        data = await remote.for_message(bot_id, _message(bot_id, "a banana?"), memories=True)
+        assert data.links == [] and data.loaded is not None and data.memories == ["alice likes bananas"]
+        # (The lookup starts before the rules are read: a bot asks for it for a message addressed to it only.)
+        assert searched[-1] == (bot_id, "a banana?")
+        assert (await remote.for_message(bot_id, _message(bot_id, "a banana?"))).memories is None
         assert data.loaded.bot.personality == "cheerful" and data.loaded.llms["output"].model
         assert data.loaded.limits is not None and data.loaded.history == []
 

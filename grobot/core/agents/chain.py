@@ -75,13 +75,13 @@ async def run_chain(
     memory: MemoryPort | None = None,
     skip_gatekeeper: bool = False,
     preloaded: Loaded | None = None,
-    memories: Awaitable[list[str]] | None = None,
+    memories: Awaitable[list[str]] | list[str] | None = None,
 ) -> ChainResult:
     """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
 
     ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
-    ``memories``: the retrieval of this message's memories, started early by the caller
-    (:func:`start_memory_lookup`), else it is done now.
+    ``memories``: this message's memories, or their retrieval started early by the caller
+    (:func:`start_memory_lookup`); else they are retrieved now.
     """
     recorder = RunRecorder(sink)
     started = time.perf_counter()
@@ -129,7 +129,8 @@ async def run_chain(
         memory = memory or process_memory()
         if catalog is None:
             catalog = await _catalog(run)
-        lookup = memories if memories is not None else _memories(memory, msg)
+        lookup = _found(memories) if isinstance(memories, list) else memories if memories is not None \
+            else _memories(memory, msg)
         specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
         run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
                                                        user=loaded.knowledge, memories=found,
@@ -313,6 +314,10 @@ def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort | None = None) 
     if isinstance(memory, NoopMemory) or not msg.content.strip():
         return None
     return asyncio.get_running_loop().create_task(_memories(memory, msg))
+
+
+async def _found(memories: list[str]) -> list[str]:
+    return memories
 
 
 async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:

@@ -39,8 +39,9 @@ def limited_user(msg: IncomingMessage) -> str | None:
     return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
-def load_for_run(msg: IncomingMessage, *, session: Session, bot: Bot | None = None) -> Loaded:
-    """Everything a run of ``msg`` needs, read in the caller's session (``bot``: its row, when just read).
+def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> Loaded:
+    """Everything a run of ``msg`` needs, read in the caller's session (``bot``: its ``Bot``, or a
+    row of its columns, when just read).
 
     A caller that has just read the bot for this message (the bot link, for the reply
     rules) reads this in the same session: one session per message.

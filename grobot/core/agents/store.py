@@ -48,7 +48,7 @@ class Loaded:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "bot": asdict(self.bot), "llms": {k: v.as_dict() for k, v in self.llms.items()},
+            "bot": dict(vars(self.bot)), "llms": {k: v.as_dict() for k, v in self.llms.items()},
             "conversation_id": self.conversation_id, "history": self.history,
             "knowledge": {"directives": self.knowledge.directives, "notes": [list(n) for n in self.knowledge.notes]},
             "run_status": self.run_status, "rules": self.rules.as_dict() if self.rules is not None else None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -38,7 +38,7 @@ class EffectiveLLM:
 
     def as_dict(self) -> dict[str, Any]:
         """Every field, the API key included (for the supervisor's link to its own bots only)."""
-        return asdict(self)
+        return dict(vars(self))  # flat: a shallow copy (dataclasses.asdict deep-copies, slowly)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "EffectiveLLM":
