@@ -126,13 +126,14 @@ class BotLinkServer(LocalServer):
         op = request.match_info["op"]
         try:
             payload = await request.json(loads=orjson.loads)
+        except ValueError as exc:
+            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
+        try:
             result = await self._store(bot_id, op, payload if isinstance(payload, dict) else {})
         except StoreError as exc:
             return web.json_response({"error": str(exc), "kind": exc.kind}, status=exc.status)
-        except ValueError as exc:
-            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
-        except Exception as exc:  # the bot reports it; the supervisor keeps the traceback
-            logger.exception("Bot %s: the store operation %r failed", bot_id, op)
+        except Exception as exc:  # the bot reports it (and tries again later); the supervisor keeps the traceback
+            logger.exception("Bot %s: the store operation %r failed", bot_id, op, extra={"bot_id": bot_id})
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
             return web.json_response({"error": message[:500], "kind": "error"}, status=500)
         return web.Response(body=orjson.dumps({"result": result}, default=str), content_type="application/json")

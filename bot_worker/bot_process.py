@@ -157,6 +157,19 @@ class FleetBot(discord.Client):
             self.fence.cancel()
         await super().close()
 
+    async def finish_answers(self, timeout: float = 3.0) -> None:
+        """At the end: stop the answers in progress (each one stores its end) and give the
+        Archivist a moment, while the bot's store is still open."""
+        from grobot.core.agents.chain import wait_for_background
+
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        if "grobot.core.agents.archivist" in sys.modules:
+            await wait_for_background(timeout=2.0)
+
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
@@ -570,8 +583,7 @@ async def run(bot_id: int, config: ProcessConfig) -> int:
     finally:
         await close_process_hub()
         await close_memory()
-        await store.close()
-        set_store(None)
+        await store.close()  # the process ends: the store stays set, closed (never the database instead)
 
 
 async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLinkClient | None) -> int:
@@ -593,7 +605,10 @@ async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLin
         loop.add_signal_handler(sig, lambda: loop.create_task(client.close()))
     try:
         async with client:
-            await client.start(token)
+            try:
+                await client.start(token)
+            finally:
+                await client.finish_answers()
     except discord.LoginFailure:
         await _record_exit(store, bot_id, TOKEN_REJECTED, rejected_revision=client.revision)
         return EXIT_TOKEN_REJECTED

@@ -29,8 +29,12 @@ from grobot.core.llm.service import CallRecord
 
 logger = logging.getLogger(__name__)
 
-STORE_TIMEOUT_SECONDS = 30.0  # a run's write may wait on a busy database; a read too
+STORE_TIMEOUT_SECONDS = 60.0  # a write may wait on a busy database (SQLite waits up to 30 s for a lock)
 ERRORS: dict[str, type[GroBotError]] = {"not_found": NotFoundError, "validation": ValidationError}
+
+
+class StoreUnavailable(ConnectionError):
+    """The supervisor could not read or write for the bot (its database unreachable, say): try again later."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ class RemoteBotStore:
         if status == 200:
             return data.get("result")
         error = str(data.get("error") or f"the supervisor answered {status}")
+        if status >= 500:
+            raise StoreUnavailable(f"the supervisor could not do it: {error}")
         raise ERRORS.get(str(data.get("kind")), GroBotError)(error)
 
     # -- the bot's own ------------------------------------------------------------------------

@@ -18,14 +18,15 @@ from sqlmodel import Session, select
 
 from bot_worker.bot_link import StoreError
 from bot_worker.bot_store import BotSettings, MessageData
-from grobot.core.agents.db_store import DatabaseStore, load_for_run
+from grobot.core.agents.db_store import DatabaseStore, load_for_run, write_run
 from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.store import RunWrite, message_from_key, records_from
 from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
+from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
-from grobot.core.models import Bot, BotMcpServer
+from grobot.core.models import Bot, BotMcpServer, Conversation, Message
 from grobot.core.services import fleet
 from grobot.core.services.bots import get_token
 
@@ -73,7 +74,8 @@ def read_for_message(bot_id: int, msg: IncomingMessage, *, session: Session) -> 
 
             data.links = read_links(bot_id, session=session) if links_exist else []
         except Exception as exc:
-            logger.warning("Could not read the MCP servers of bot %s: %s", bot_id, type(exc).__name__)
+            logger.warning("Could not read the MCP servers of bot %s: %s", bot_id, type(exc).__name__,
+                           extra={"bot_id": bot_id})
         try:
             data.loaded = load_for_run(msg, session=session, bot=bot)
         except Exception as exc:  # the chain reads again and reports it
@@ -150,18 +152,51 @@ class LocalBotStore(DatabaseStore):
 
         return await self._write(work)
 
+    async def write_own_run(self, bot_id: int, write: RunWrite) -> tuple[int | None, int | None]:
+        """:meth:`write_run` for bot ``bot_id`` only: its conversation and its run, or NotFoundError."""
+        def work(session: Session) -> tuple[int | None, int | None]:
+            if write.conversation_id is not None:
+                conversation = session.get(Conversation, write.conversation_id)
+                if conversation is None or conversation.bot_id != bot_id:
+                    raise NotFoundError(f"bot {bot_id} has no conversation numbered {write.conversation_id}")
+            _check_run(session, bot_id, write.run_id)
+            if write.user_message is not None:
+                write.user_message.bot_id = bot_id
+            if write.end is not None:
+                write.end.bot_id = bot_id
+            return write_run(session, write)
+
+        return await self._write(work)
+
+    async def save_own_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
+                             notes: list[tuple[str, str, float]]) -> None:
+        """:meth:`save_calls` for bot ``bot_id`` only (its run, or NotFoundError)."""
+        if run_id is not None:
+            await self._write(lambda session: _check_run(session, bot_id, run_id))
+        await self.save_calls(bot_id, run_id, records, notes)
+
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""
-        return await asyncio.to_thread(write_log_rows, rows)
+        return await self._thread(lambda: write_log_rows(rows))
 
     async def close(self) -> None:
         return None
 
 
+def _check_run(session: Session, bot_id: int, run_id: int | None) -> None:
+    """NotFoundError unless run ``run_id`` (a stored user message) is one of bot ``bot_id``'s."""
+    if run_id is None:
+        return
+    stored = session.get(Message, run_id)
+    owner = session.get(Conversation, stored.conversation_id) if stored is not None else None
+    if owner is None or owner.bot_id != bot_id:
+        raise NotFoundError(f"bot {bot_id} has no run numbered {run_id}")
+
+
 def _incoming(data: dict[str, Any], bot_id: int) -> IncomingMessage:
     fields = {k: v for k, v in data.items() if k in IncomingMessage.__dataclass_fields__}
     fields["attachments"] = [Attachment(**a) for a in fields.get("attachments") or []]
-    return IncomingMessage(**{**fields, "bot_id": bot_id})
+    return IncomingMessage(**{**fields, "bot_id": bot_id, "run_id": None})
 
 
 async def serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
@@ -178,8 +213,6 @@ async def serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, A
         raise StoreError("validation", str(exc), 422) from None
     except GroBotError as exc:
         raise StoreError("error", str(exc), 409) from None
-    except (KeyError, TypeError) as exc:
-        raise StoreError("bad_request", f"bad {op} request: {type(exc).__name__}: {exc}") from None
 
 
 async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
@@ -190,18 +223,14 @@ async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, 
                 "links": [link.as_dict() for link in data.links] if data.links is not None else None,
                 "loaded": data.loaded.as_dict() if data.loaded is not None else None, "memories": data.memories}
     if op == "load":
-        msg = message_from_key({**payload["message"], "bot_id": bot_id})
+        # A bot's runs answer Discord messages: stored runs (run_id) are the supervisor's Test Chat jobs.
+        msg = message_from_key({**payload["message"], "bot_id": bot_id, "run_id": None})
         return (await store.load(msg)).as_dict()
     if op == "write_run":
-        write = RunWrite.from_dict(payload)
-        if write.user_message is not None:
-            write.user_message.bot_id = bot_id
-        if write.end is not None:
-            write.end.bot_id = bot_id
-        return list(await store.write_run(write))
+        return list(await store.write_own_run(bot_id, RunWrite.from_dict(payload)))
     if op == "save_calls":
         notes = [(str(u), str(n), float(r)) for u, n, r in payload.get("notes") or []]
-        await store.save_calls(bot_id, payload.get("run_id"), records_from(payload.get("records")), notes)
+        await store.save_own_calls(bot_id, payload.get("run_id"), records_from(payload.get("records")), notes)
         return None
     if op == "tool_settings":
         return list(await store.tool_settings())

@@ -16,6 +16,7 @@ import signal
 import socket
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -153,7 +154,10 @@ class Supervisor:
         self._last_sweep = 0.0
         self.memory_service: Any = None
         # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
-        self.bot_store = LocalBotStore()  # the bots' data, served over the link
+        # The bots' data, served over the link, in threads of its own (as many as the database
+        # pool's base size, which leaves the overflow to the supervisor's own work).
+        self.bot_store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
+                                                          thread_name_prefix="grobot-bot-store"))
         self.link = BotLinkServer(self._on_report, store=self._serve_store)
         self.heartbeats: dict[int, fleet.Heartbeat] = {}
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
@@ -413,6 +417,8 @@ class Supervisor:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
         await close_process_hub()
         await self.link.stop()
+        if self.bot_store.executor is not None:
+            self.bot_store.executor.shutdown(wait=False, cancel_futures=True)
         if self.memory_service is not None:
             from grobot.core.memory.runtime import set_process_memory
 

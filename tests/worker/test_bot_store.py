@@ -112,6 +112,13 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env, monkeypatc
         # Written for the bot of the path, whatever the payload said.
         assert [(c.bot_id, c.tokens_in, c.tokens_out) for c in calls] == [(bot_id, 5, 7)]
 
+        # Another bot cannot write into this bot's run or conversation.
+        other = client_for(_bot("intruder"))
+        for write in (RunWrite(run_id=run_id, events=[(3, "thinking", {"step": "x"})]),
+                      RunWrite(conversation_id=conversation_id, user_message=user)):
+            with pytest.raises(NotFoundError, match="has no"):
+                await other.write_run(write)
+
         # /reset forgets the user's part of the conversation.
         assert await remote.forget(bot_id, "guild:55", "42") == 2
         assert (await remote.load(_message(bot_id, "again"))).history == []
@@ -180,3 +187,68 @@ def test_a_bot_process_imports_no_database_layer(grobot_env):
                          env=grobot_env.environ())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
+    """A write the bot gave up on may have been stored: tried again, it is not stored twice."""
+    from grobot.core.agents.db_store import DatabaseStore
+
+    bot_id = _bot("retry")
+    store = DatabaseStore()
+    user = UserMessageIn(bot_id=bot_id, conversation_key="guild:55", title="#general", content="alice: hi",
+                         author_id="42", author_name="alice", discord_message_id="900", counted_user="42")
+    end = RunEnd(bot_id=bot_id, author_name="retry", new_messages=[{"role": "assistant", "content": "Hello."}],
+                 records=[CallRecord(role="synthesizer", provider="ollama", model="m", tokens_in=3, tokens_out=2)])
+
+    async def scenario() -> tuple:
+        first = await store.write_run(RunWrite(user_message=user, events=[(1, "thinking", {"step": "x"})]))
+        again = await store.write_run(RunWrite(user_message=user, events=[(1, "thinking", {"step": "x"})], retry=True))
+        conversation_id, run_id = first
+        final = RunWrite(run_id=run_id, conversation_id=conversation_id, events=[(2, "done", {"text": "Hello."})],
+                         end=end)
+        await store.write_run(final)
+        final.retry = True
+        return first, again, await store.write_run(final)
+
+    first, again, last = asyncio.run(scenario())
+    assert first == again == last
+    with session_scope(readonly=True) as session:
+        contents = session.exec(select(Message.content).where(Message.conversation_id == first[0])
+                                .order_by(Message.id)).all()
+        kinds = session.exec(select(AgentEvent.kind).where(AgentEvent.run_id == first[1])).all()
+        calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
+    assert contents == ["alice: hi", "Hello."] and sorted(kinds) == ["done", "thinking"] and len(calls) == 1
+
+
+def test_a_supervisor_that_cannot_do_it_is_unavailable_not_an_error(grobot_env):
+    """A failure in the supervisor (its database down, say) is something to try again later;
+    a domain error (a token encrypted with another key) is final."""
+    from bot_worker.bot_store import StoreUnavailable
+    from grobot.core.errors import GroBotError, SecretKeyError
+
+    async def scenario() -> None:
+        class Broken(LocalBotStore):
+            async def settings_at_start(self, bot_id: int):
+                raise SecretKeyError("the token was encrypted with another secret key")
+
+            async def list_notes(self, bot_id: int, user: str):
+                raise RuntimeError("could not connect to server")
+
+        broken = Broken()
+        server = BotLinkServer(lambda report: Answer(ok=True),
+                               store=lambda bot_id, op, payload: serve(broken, bot_id, op, payload))
+        await server.start()
+        env = server.env(3)
+        client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
+        try:
+            remote = RemoteBotStore(3, client)
+            with pytest.raises(StoreUnavailable, match="could not connect to server"):
+                await remote.list_notes(3, "42")
+            with pytest.raises(GroBotError, match="another secret key") as caught:
+                await remote.settings_at_start(3)
+            assert not isinstance(caught.value, ConnectionError)
+        finally:
+            await client.close()
+            await server.stop()
+
+    asyncio.run(scenario())

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from sqlalchemy import insert
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.store import Loaded, RunWrite, UserMessageIn
@@ -79,7 +80,11 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
     """One write of a run in ``session``; returns ``(conversation id, run id)``."""
     conversation_id, run_id = write.conversation_id, write.run_id
     if run_id is None and write.user_message is not None:
-        conversation_id, run_id = _store_user_message(session, write.user_message, conversation_id)
+        stored = _stored_user_message(session, write.user_message, conversation_id) if write.retry else None
+        conversation_id, run_id = stored or _store_user_message(session, write.user_message, conversation_id)
+    if write.retry and write.events and run_id is not None and session.execute(
+            select(AgentEvent.id).where(AgentEvent.run_id == run_id, AgentEvent.seq == write.events[0][0])).first():
+        return conversation_id, run_id  # this very write was stored already
     now = utcnow()
     rows = [{"run_id": run_id, "seq": seq, "kind": kind, "data": dict(data), "created_at": now}
             for seq, kind, data in write.events]
@@ -102,6 +107,21 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
     return conversation_id, run_id
 
 
+def _stored_user_message(session: Session, msg: UserMessageIn, conversation_id: int | None) -> tuple[int, int] | None:
+    """The user message of a first write that is tried again, if the failed try stored it
+    (found by its Discord message id; a message without one cannot be told apart)."""
+    if not msg.discord_message_id:
+        return None
+    conversation = conversations.find_conversation(session=session, bot_id=msg.bot_id, key=msg.conversation_key)
+    if conversation is None or (conversation_id is not None and conversation.id != conversation_id):
+        return None
+    found = session.execute(select(Message.id).where(Message.conversation_id == conversation.id,
+                                                     Message.discord_message_id == msg.discord_message_id,
+                                                     Message.role == "user").order_by(Message.id.desc())  # type: ignore[union-attr]
+                            .limit(1)).scalar()
+    return (conversation.id or 0, int(found)) if found is not None else None
+
+
 def _store_user_message(session: Session, msg: UserMessageIn, conversation_id: int | None) -> tuple[int, int]:
     if conversation_id is None:
         conversation_id = conversations.get_or_create_conversation(
@@ -120,20 +140,30 @@ def note_dict(note: Any) -> dict[str, Any]:
 
 
 class DatabaseStore:
-    """:class:`grobot.core.agents.store.RunStore` on the database of this process."""
+    """:class:`grobot.core.agents.store.RunStore` on the database of this process.
+
+    ``executor``: the threads its database work runs in (default: the event loop's default
+    executor). The supervisor gives the store it serves its bots with threads of its own, so
+    that no burst of bot traffic delays its own work there (renewing its leases).
+    """
+
+    def __init__(self, executor: Executor | None = None) -> None:
+        self.executor = executor
+
+    async def _thread(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
 
     async def _read(self, fn: Callable[[], T]) -> T:
         if get_settings().is_sqlite:
             return fn()
-        return await asyncio.to_thread(fn)
+        return await self._thread(fn)
 
-    @staticmethod
-    async def _write(fn: Callable[[Session], T]) -> T:
+    async def _write(self, fn: Callable[[Session], T]) -> T:
         def work() -> T:
             with session_scope() as session:
                 return fn(session)
 
-        return await asyncio.to_thread(work)
+        return await self._thread(work)
 
     async def load(self, msg: IncomingMessage) -> Loaded:
         def read() -> Loaded:
@@ -148,7 +178,7 @@ class DatabaseStore:
                 values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
             return float(values["acknowledge_after_seconds"]), float(values["tool_timeout_seconds"])
 
-        return await asyncio.to_thread(read)
+        return await self._thread(read)
 
     async def write_run(self, write: RunWrite) -> tuple[int | None, int | None]:
         return await self._write(lambda session: write_run(session, write))
@@ -178,21 +208,21 @@ class DatabaseStore:
                 rows = files_service.list_files(session=session, bot_id=bot_id)
             return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
 
-        return await asyncio.to_thread(read)
+        return await self._thread(read)
 
     async def read_file(self, bot_id: int, path: str, max_chars: int) -> tuple[str, bool]:
         def read() -> tuple[str, bool]:
             with session_scope(readonly=True) as session:
                 return files_service.read_text(session=session, bot_id=bot_id, path=path, max_chars=max_chars)
 
-        return await asyncio.to_thread(read)
+        return await self._thread(read)
 
     async def list_notes(self, bot_id: int, user: str) -> list[dict[str, Any]]:
         def read() -> list[dict[str, Any]]:
             with session_scope(readonly=True) as session:
                 return [note_dict(n) for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id=user)]
 
-        return await asyncio.to_thread(read)
+        return await self._thread(read)
 
     async def add_note(self, bot_id: int, user: str, note: str, reliability: float, source: str) -> dict[str, Any]:
         return await self._write(lambda session: note_dict(user_notes.add_note(

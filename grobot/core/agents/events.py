@@ -30,6 +30,7 @@ class RunRecorder:
         self.run_id: int | None = None
         self.conversation_id: int | None = None
         self._user_message: UserMessageIn | None = None
+        self._failed = False  # a write failed: the next ones may repeat one that was stored after all
         self.finished: Event | None = None
         self.text = ""  # every answer token so far
         self.first_token_at: float | None = None
@@ -138,11 +139,13 @@ class RunRecorder:
                 seq += 1
                 events.append((seq, kind, dict(data)))
             write = RunWrite(run_id=self.run_id, conversation_id=self.conversation_id,
-                             user_message=self._user_message if self.run_id is None else None, events=events, end=end)
+                             user_message=self._user_message if self.run_id is None else None, events=events, end=end,
+                             retry=self._failed)
             try:
                 self.conversation_id, self.run_id = await get_store().write_run(write)
                 self._seq, self._user_message = seq, None
-            except Exception:  # the write was rolled back: our bookkeeping stays as it was
+            except Exception:  # not stored, or (a timeout) stored unbeknown to us: the next write says so
+                self._failed = True
                 if end is not None:
                     raise
                 self._unsaved = pending + self._unsaved  # try again with the next batch

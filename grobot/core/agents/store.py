@@ -122,6 +122,9 @@ class RunWrite:
     user_message: UserMessageIn | None = None
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     end: RunEnd | None = None
+    # An earlier write of this run failed, perhaps after it was stored (a timeout): store this
+    # one only if it was not stored already (the same user message, the same first event).
+    retry: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,6 +137,7 @@ class RunWrite:
             user_message=UserMessageIn(**user) if user else None,
             events=[(int(seq), str(kind), dict(payload)) for seq, kind, payload in data.get("events") or []],
             end=RunEnd(**{**end, "records": records_from(end.get("records"))}) if end else None,
+            retry=bool(data.get("retry")),
         )
 
 
