@@ -127,8 +127,11 @@ class FleetBot(discord.Client):
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
         self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
-        self._config_version = ""  # of the bot's settings, as its supervisor last read them...
-        self._config_seen_at = 0.0  # ...and when it said so (monotonic)
+        # The version of the bot's settings, as its supervisor last read them, and when it said so
+        # (monotonic). The first word is the read at start: a fleet that starts in a busy guild
+        # does not ask for every message until its first heartbeat answers.
+        self._config_version = bot.version if link is not None else ""
+        self._config_seen_at = time.monotonic()
         self._link = link  # None: started by hand, the heartbeats go to the database
         # PostgreSQL fencing: stop before the lease can pass to another supervisor.
         self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \

@@ -40,8 +40,8 @@ class ScriptedLink:
         pass
 
 
-def _bot(link: ScriptedLink) -> FleetBot:
-    bot = BotSettings(id=7, name="fenced", enabled=True, version="", gateway_revision=1)
+def _bot(link: ScriptedLink, version: str = "") -> FleetBot:
+    bot = BotSettings(id=7, name="fenced", enabled=True, version=version, gateway_revision=1)
     config = ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True)
     return FleetBot(bot, config, store=SimpleNamespace(), link=link)  # type: ignore[arg-type]
 
@@ -127,5 +127,15 @@ def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouche
         client._ignore_cache = (bot, time.monotonic() - 61, "v1")
         assert client._cached_rules() is None  # never longer than a minute
         await client.close()
+
+        # The read at start vouches for itself until the first heartbeat answers (a fleet that
+        # starts in a busy guild does not ask for every message meanwhile).
+        started = _bot(ScriptedLink(), version="v0")
+        bot = started._ignore_cache[0]
+        started._ignore_cache = (bot, time.monotonic() - 1.5, "v0")
+        assert started._cached_rules() is bot
+        started._config_version = "v1"  # the first answer: changed since the start
+        assert started._cached_rules() is None
+        await started.close()
 
     asyncio.run(scenario())
