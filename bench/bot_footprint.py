@@ -193,10 +193,10 @@ def main() -> int:
         os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.db")
         print("RSS of a fresh interpreter after its imports:")
         for label, modules in IMPORT_SETS:
-            print(f"  {label:40} {_rss_after_imports(modules):6.1f} MiB")
+            print(f"  {label:46} {_rss_after_imports(modules):6.1f} MiB")
         from bot_worker.spawn import PRELOAD
 
-        print(f"  {'the bot code (fork server preload)':40} {_rss_after_imports(PRELOAD[:-1]):6.1f} MiB")
+        print(f"  {'the bot code (fork server preload)':46} {_rss_after_imports(PRELOAD[:-1]):6.1f} MiB")
         for label, modules in (("the bot code", PRELOAD[:-1]),):
             child = _forked_child_at_rest(modules)
             print(f"child forked from a process that preloaded {label}, at rest: RSS {child['rss']:5.1f} MiB, "
