@@ -123,6 +123,7 @@ class FleetBot(discord.Client):
         self.actions = BotDiscordActions(self)
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._answers: set[asyncio.Task[Any]] = set()  # the answers in progress (also in _tasks)
         self._synced = False
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
@@ -160,18 +161,28 @@ class FleetBot(discord.Client):
             self.fence.cancel()
         await super().close()
 
-    async def finish_answers(self, timeout: float = 3.0) -> None:
+    async def run_until_closed(self, token: str) -> None:
+        """Connect and run until closed (a signal, fencing, the supervisor gone); then end the
+        answers in progress while the store is still open."""
+        async with self:
+            try:
+                await self.start(token)
+            finally:
+                await self.finish_answers()
+
+    async def finish_answers(self, timeout: float = 1.5) -> None:
         """At the end: stop the answers in progress (each one stores its end) and give the
-        Archivist a moment, while the bot's store is still open."""
+        Archivist a moment, while the bot's store is still open (within the supervisor's 3 s
+        grace period before SIGKILL)."""
         from grobot.core.agents.chain import wait_for_background
 
-        tasks = [t for t in self._tasks if not t.done()]
-        for task in tasks:
+        answers = [t for t in self._answers if not t.done()]
+        for task in answers:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        if answers:
+            await asyncio.wait(answers, timeout=timeout)
         if "grobot.core.agents.archivist" in sys.modules:
-            await wait_for_background(timeout=2.0)
+            await wait_for_background(timeout=0.5)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -391,8 +402,10 @@ class FleetBot(discord.Client):
                 await self._notice(message, BUSY_NOTICE)
             return
         marks = {"received": received, "config": time.perf_counter()}
-        self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
-                                 preloaded=preloaded, marks=marks, memories=data.memories))
+        answer = self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
+                                          preloaded=preloaded, marks=marks, memories=data.memories))
+        self._answers.add(answer)
+        answer.add_done_callback(self._answers.discard)
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -607,11 +620,7 @@ async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLin
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: loop.create_task(client.close()))
     try:
-        async with client:
-            try:
-                await client.start(token)
-            finally:
-                await client.finish_answers()
+        await client.run_until_closed(token)
     except discord.LoginFailure:
         await _record_exit(store, bot_id, TOKEN_REJECTED, rejected_revision=client.revision)
         return EXIT_TOKEN_REJECTED

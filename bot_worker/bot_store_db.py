@@ -164,6 +164,7 @@ class LocalBotStore(DatabaseStore):
                 write.user_message.bot_id = bot_id
             if write.end is not None:
                 write.end.bot_id = bot_id
+                write.end.stored_run = False  # stored runs are the supervisor's Test Chat jobs
             return write_run(session, write)
 
         return await self._write(work)

@@ -190,7 +190,8 @@ def test_a_bot_process_imports_no_database_layer(grobot_env):
 
 
 def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
-    """A write the bot gave up on may have been stored: tried again, it is not stored twice."""
+    """A write the bot gave up on may have been stored. The recorder sends its events again
+    with the newer ones (``retry``): what was stored is not stored twice, the rest is."""
     from grobot.core.agents.db_store import DatabaseStore
 
     bot_id = _bot("retry")
@@ -199,25 +200,30 @@ def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
                          author_id="42", author_name="alice", discord_message_id="900", counted_user="42")
     end = RunEnd(bot_id=bot_id, author_name="retry", new_messages=[{"role": "assistant", "content": "Hello."}],
                  records=[CallRecord(role="synthesizer", provider="ollama", model="m", tokens_in=3, tokens_out=2)])
+    think = [(seq, "thinking", {"step": seq}) for seq in range(1, 4)]
 
-    async def scenario() -> tuple:
-        first = await store.write_run(RunWrite(user_message=user, events=[(1, "thinking", {"step": "x"})]))
-        again = await store.write_run(RunWrite(user_message=user, events=[(1, "thinking", {"step": "x"})], retry=True))
-        conversation_id, run_id = first
-        final = RunWrite(run_id=run_id, conversation_id=conversation_id, events=[(2, "done", {"text": "Hello."})],
-                         end=end)
-        await store.write_run(final)
-        final.retry = True
-        return first, again, await store.write_run(final)
+    async def scenario() -> list:
+        # The first write (user message and event 1) is stored, but the bot hears nothing back.
+        await store.write_run(RunWrite(user_message=user, events=think[:1]))
+        # So the next one carries it again, with event 2 (and the user message: the run has no id yet).
+        ids = await store.write_run(RunWrite(user_message=user, events=think[:2], retry=True))
+        # Event 3 is stored, unheard of; the final write carries it again with the end.
+        await store.write_run(RunWrite(run_id=ids[1], conversation_id=ids[0], events=think[2:3], retry=True))
+        final = RunWrite(run_id=ids[1], conversation_id=ids[0], events=[*think[2:3], (4, "done", {"text": "Hello."})],
+                         end=end, retry=True)
+        results = [ids, await store.write_run(final)]
+        results.append(await store.write_run(final))  # and the final write itself, once more
+        return results
 
-    first, again, last = asyncio.run(scenario())
-    assert first == again == last
+    results = asyncio.run(scenario())
+    assert results[0] == results[1] == results[2]
+    conversation_id, run_id = results[0]
     with session_scope(readonly=True) as session:
-        contents = session.exec(select(Message.content).where(Message.conversation_id == first[0])
+        contents = session.exec(select(Message.content).where(Message.conversation_id == conversation_id)
                                 .order_by(Message.id)).all()
-        kinds = session.exec(select(AgentEvent.kind).where(AgentEvent.run_id == first[1])).all()
+        seqs = session.exec(select(AgentEvent.seq).where(AgentEvent.run_id == run_id).order_by(AgentEvent.seq)).all()
         calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
-    assert contents == ["alice: hi", "Hello."] and sorted(kinds) == ["done", "thinking"] and len(calls) == 1
+    assert contents == ["alice: hi", "Hello."] and seqs == [1, 2, 3, 4] and len(calls) == 1
 
 
 def test_a_supervisor_that_cannot_do_it_is_unavailable_not_an_error(grobot_env):

@@ -139,3 +139,29 @@ def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouche
         await started.close()
 
     asyncio.run(scenario())
+
+
+def test_a_fenced_bot_ends_with_its_exit_code_while_closing_takes_a_moment():
+    """Fencing closes the client from a task of its own; ending the answers at the end must
+    not cancel that close (the process would end with a traceback, not EXIT_REPLACED)."""
+
+    class Fenced(FleetBot):
+        async def start(self, token: str, *, reconnect: bool = True) -> None:
+            self._spawn(self._stop_fenced("the lease was lost"))
+            while not self.is_closed():  # like discord.py's connect(): returns once closed
+                await asyncio.sleep(0.01)
+
+    async def scenario() -> None:
+        client = Fenced(BotSettings(id=7, name="fenced", enabled=True, version=""), ProcessConfig(),
+                        store=SimpleNamespace(), link=None)  # type: ignore[arg-type]
+        closed = asyncio.Event()
+
+        async def slow_close() -> None:  # the gateway close handshake takes a moment
+            await asyncio.sleep(0.3)
+            closed.set()
+
+        client.http.close = slow_close  # type: ignore[method-assign]
+        await asyncio.wait_for(client.run_until_closed("token"), 10)
+        assert closed.is_set() and client.exit_code == EXIT_REPLACED
+
+    asyncio.run(scenario())

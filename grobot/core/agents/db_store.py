@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from sqlalchemy import insert
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.store import Loaded, RunWrite, UserMessageIn
@@ -82,16 +82,22 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
     if run_id is None and write.user_message is not None:
         stored = _stored_user_message(session, write.user_message, conversation_id) if write.retry else None
         conversation_id, run_id = stored or _store_user_message(session, write.user_message, conversation_id)
-    if write.retry and write.events and run_id is not None and session.execute(
-            select(AgentEvent.id).where(AgentEvent.run_id == run_id, AgentEvent.seq == write.events[0][0])).first():
-        return conversation_id, run_id  # this very write was stored already
+    events, end = write.events, write.end
+    if write.retry and events and run_id is not None:
+        # A failed write's events come again, with newer ones: store those not stored yet, and
+        # the end unless its last event was (it was stored in the same transaction).
+        seqs = [seq for seq, _, _ in events]
+        stored_seqs = set(session.execute(select(AgentEvent.seq).where(
+            AgentEvent.run_id == run_id, col(AgentEvent.seq).in_(seqs))).scalars())
+        events = [event for event in events if event[0] not in stored_seqs]
+        if seqs[-1] in stored_seqs:
+            end = None
     now = utcnow()
     rows = [{"run_id": run_id, "seq": seq, "kind": kind, "data": dict(data), "created_at": now}
-            for seq, kind, data in write.events]
+            for seq, kind, data in events]
     if rows:
         # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
         session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
-    end = write.end
     if end is not None:
         if conversation_id is not None and end.error is None and end.new_messages:
             conversations.append_run_messages(session=session, conversation_id=conversation_id,
