@@ -371,7 +371,7 @@ class FleetBot(discord.Client):
         try:
             # One request for the whole message: the settings, and for a message it may answer,
             # its MCP servers and what the chain reads first. A message addressed to the bot is
-            # almost always answered: the supervisor also looks its memories up, meanwhile.
+            # almost always answered: the supervisor also looks its memories up (one request).
             data = await self.store.for_message(self.bot_id, incoming, memories=addressed)
         except Exception as exc:
             logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
