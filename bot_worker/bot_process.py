@@ -582,12 +582,12 @@ def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
     return LocalBotStore()
 
 
-async def run(bot_id: int, config: ProcessConfig) -> int:
-    """Run the bot until it is stopped; returns the exit code."""
+async def run(bot_id: int, config: ProcessConfig, link: BotLinkClient | None) -> int:
+    """Run the bot until it is stopped; returns the exit code. ``link``: to its supervisor
+    (None: started by hand, the bot uses the database itself)."""
     from grobot.core.memory.runtime import close_memory
     from grobot.core.tools.lifecycle import close_process_hub
 
-    link = BotLinkClient.from_env()
     store = _store_for(bot_id, link)
     set_store(store)
     try:
@@ -665,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         timings_logger.setLevel(logging.DEBUG)
     started = time.monotonic()
     try:
-        code = asyncio.run(run(args.bot_id, ProcessConfig.from_env()))
+        code = asyncio.run(run(args.bot_id, ProcessConfig.from_env(), link))
     except Exception:
         logger.exception("Bot process failed")
         code = EXIT_CRASH

@@ -17,11 +17,10 @@ from sqlmodel import Session, select
 
 from bot_worker.bot_link import StoreError
 from bot_worker.bot_store import BotSettings, MessageData
-from grobot.core.agents.db_store import DatabaseStore, load_for_run, write_run
+from grobot.core.agents.db_store import DatabaseStore, load_for_run, save_calls, write_run
 from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.store import RunWrite, message_from_key, records_from
 from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
-from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
@@ -86,21 +85,16 @@ class LocalBotStore(DatabaseStore):
     """:class:`bot_worker.bot_store.BotStore` on the database of this process."""
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None:
-        def read() -> BotSettings | None:
-            with session_scope(readonly=True) as session:
-                bot = session.get(Bot, bot_id)
-                return bot_settings(bot, with_token=True) if bot is not None else None
+        def read(session: Session) -> BotSettings | None:
+            bot = session.get(Bot, bot_id)
+            return bot_settings(bot, with_token=True) if bot is not None else None
 
         return await self._read(read)
 
     async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
         from grobot.core.agents.chain import start_memory_lookup
 
-        def read() -> MessageData:
-            with session_scope(readonly=True) as session:
-                return read_for_message(bot_id, msg, session=session)
-
-        data = await self._read(read)
+        data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
         if memories and data.loaded is not None:
             # After the read, and only for a message the bot answers. (At the same time, the two
             # would fight over the GIL on SQLite, where the read is Python on this thread: a
@@ -127,11 +121,8 @@ class LocalBotStore(DatabaseStore):
     async def output_takes_images(self, bot_id: int) -> bool:
         from grobot.core.services.llm_settings import effective_llm
 
-        def read() -> bool:
-            with session_scope(readonly=True) as session:
-                return bool(effective_llm(session=session, category="output", bot_id=bot_id).supports_images)
-
-        return await self._read(read)
+        return await self._read(lambda session: bool(
+            effective_llm(session=session, category="output", bot_id=bot_id).supports_images))
 
     async def heartbeat(self, bot_id: int, *, pid: int, guild_count: int, online: bool
                         ) -> tuple[bool, str | None, datetime | None]:
@@ -162,10 +153,12 @@ class LocalBotStore(DatabaseStore):
 
     async def save_own_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                              notes: list[tuple[str, str, float]]) -> None:
-        """:meth:`save_calls` for bot ``bot_id`` only (its run, or NotFoundError)."""
-        if run_id is not None:
-            await self._write(lambda session: _check_run(session, bot_id, run_id))
-        await self.save_calls(bot_id, run_id, records, notes)
+        """:meth:`save_calls` for bot ``bot_id`` only (its run, or NotFoundError), in one transaction."""
+        def work(session: Session) -> None:
+            _check_run(session, bot_id, run_id)
+            save_calls(session, bot_id, run_id, records, notes)
+
+        await self._write(work)
 
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""

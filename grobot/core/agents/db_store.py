@@ -141,6 +141,15 @@ def _store_user_message(session: Session, msg: UserMessageIn, conversation_id: i
     return conversation_id or 0, run_id
 
 
+def save_calls(session: Session, bot_id: int, run_id: int | None, records: list[CallRecord],
+               notes: list[tuple[str, str, float]] | None = None) -> None:
+    """LLM calls outside a run's writes, and the Archivist's notes ``(discord user id, note, reliability)``."""
+    llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
+    for user, text, reliability in notes or []:
+        user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=user, note=text[:1000],
+                            reliability=reliability, source="archivist")
+
+
 def note_dict(note: Any) -> dict[str, Any]:
     return {"id": note.id, "note": note.note, "reliability": round(float(note.reliability), 3)}
 
@@ -159,10 +168,16 @@ class DatabaseStore:
     async def _thread(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
 
-    async def _read(self, fn: Callable[[], T]) -> T:
-        if get_settings().is_sqlite:
-            return fn()
-        return await self._thread(fn)
+    async def _read(self, fn: Callable[[Session], T], *, in_thread: bool = False) -> T:
+        """``fn`` in a read-only session: on SQLite on the event loop (WAL: a read never waits
+        for writers) unless ``in_thread``; a network database always in a thread."""
+        def work() -> T:
+            with session_scope(readonly=True) as session:
+                return fn(session)
+
+        if get_settings().is_sqlite and not in_thread:
+            return work()
+        return await self._thread(work)
 
     async def _write(self, fn: Callable[[Session], T]) -> T:
         def work() -> T:
@@ -172,63 +187,38 @@ class DatabaseStore:
         return await self._thread(work)
 
     async def load(self, msg: IncomingMessage) -> Loaded:
-        def read() -> Loaded:
-            with session_scope(readonly=True) as session:
-                return load_for_run(msg, session=session)
-
-        return await self._read(read)
+        return await self._read(lambda session: load_for_run(msg, session=session))
 
     async def tool_settings(self) -> tuple[float, float]:
-        def read() -> tuple[float, float]:
-            with session_scope(readonly=True) as session:
-                values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
+        def read(session: Session) -> tuple[float, float]:
+            values = app_settings.get_values(("acknowledge_after_seconds", "tool_timeout_seconds"), session=session)
             return float(values["acknowledge_after_seconds"]), float(values["tool_timeout_seconds"])
 
-        return await self._thread(read)
+        return await self._read(read, in_thread=True)
 
     async def write_run(self, write: RunWrite) -> tuple[int | None, int | None]:
         return await self._write(lambda session: write_run(session, write))
 
     async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                          notes: list[tuple[str, str, float]] | None = None) -> None:
-        def work(session: Session) -> None:
-            llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
-            for user, text, reliability in notes or []:
-                user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=user, note=text[:1000],
-                                    reliability=reliability, source="archivist")
-
-        await self._write(work)
+        await self._write(lambda session: save_calls(session, bot_id, run_id, records, notes))
 
     async def mcp_links(self, bot_id: int) -> list[Any]:
         from grobot.core.tools.catalog import read_links
 
-        def read() -> list[Any]:
-            with session_scope(readonly=True) as session:
-                return read_links(bot_id, session=session)
-
-        return await self._read(read)
+        return await self._read(lambda session: read_links(bot_id, session=session))
 
     async def list_files(self, bot_id: int) -> list[dict[str, Any]]:
-        def read() -> list[dict[str, Any]]:
-            with session_scope(readonly=True) as session:
-                rows = files_service.list_files(session=session, bot_id=bot_id)
-            return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
-
-        return await self._thread(read)
+        rows = await self._read(lambda session: files_service.list_files(session=session, bot_id=bot_id), in_thread=True)
+        return [{"path": r.path, "size": r.size, "content_type": r.content_type} for r in rows]
 
     async def read_file(self, bot_id: int, path: str, max_chars: int) -> tuple[str, bool]:
-        def read() -> tuple[str, bool]:
-            with session_scope(readonly=True) as session:
-                return files_service.read_text(session=session, bot_id=bot_id, path=path, max_chars=max_chars)
-
-        return await self._thread(read)
+        return await self._read(lambda session: files_service.read_text(
+            session=session, bot_id=bot_id, path=path, max_chars=max_chars), in_thread=True)  # reads the disk too
 
     async def list_notes(self, bot_id: int, user: str) -> list[dict[str, Any]]:
-        def read() -> list[dict[str, Any]]:
-            with session_scope(readonly=True) as session:
-                return [note_dict(n) for n in user_notes.list_notes(session=session, bot_id=bot_id, discord_user_id=user)]
-
-        return await self._thread(read)
+        return await self._read(lambda session: [note_dict(n) for n in user_notes.list_notes(
+            session=session, bot_id=bot_id, discord_user_id=user)], in_thread=True)
 
     async def add_note(self, bot_id: int, user: str, note: str, reliability: float, source: str) -> dict[str, Any]:
         return await self._write(lambda session: note_dict(user_notes.add_note(
