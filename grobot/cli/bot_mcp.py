@@ -1,4 +1,5 @@
-"""``bot mcp BOT enable|disable|list SERVER``: which MCP servers (and tools) a bot may use."""
+"""``bot mcp BOT enable|disable|list SERVER``: which MCP servers (and tools) a bot may use, and per tool
+its fallback and whether it writes."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def register(bot_subparsers: argparse._SubParsersAction) -> None:
     enable.add_argument("--tools", metavar="A,B", help="only these tools of the server (default: all)")
     enable.add_argument("--all-tools", action="store_true", help="allow every tool again")
     enable.add_argument("--timeout", type=float, metavar="S", help="call timeout in seconds for this bot")
+    enable.add_argument("--fallback", action="append", metavar="TOOL=FALLBACK",
+                        help="when TOOL fails (after its retries), call FALLBACK with the same arguments: another "
+                             "tool of this server, SERVER__TOOL of another one, or a built-in; TOOL= removes it "
+                             "(repeatable)")
+    enable.add_argument("--writes", action="append", metavar="A,B",
+                        help="these tools change things: their calls run alone, in order (repeatable)")
+    enable.add_argument("--read-only", action="append", metavar="A,B",
+                        help="these tools only read: their calls run in parallel (repeatable)")
+    enable.add_argument("--auto", action="append", metavar="A,B",
+                        help="these tools follow their MCP annotations again (repeatable)")
     enable.set_defaults(func=_enable)
 
     disable = acts.add_parser("disable", help="stop the bot using a server")
@@ -40,11 +51,16 @@ def _enable(args: argparse.Namespace) -> int:
         bot = bots.get_bot(args.bot, session=session)
         server = mcp_servers.get_server(args.server, session=session)
         allowed = [] if args.all_tools else args.tools
+        fallbacks, access = mcp_servers.parse_tool_options(args.fallback, args.writes, args.read_only, args.auto)
         link = mcp_servers.enable_for_bot(
-            session=session, bot_id=bot.id, server=server, allowed_tools=allowed, timeout_seconds=args.timeout
+            session=session, bot_id=bot.id, server=server, allowed_tools=allowed, timeout_seconds=args.timeout,
+            fallbacks=fallbacks, access=access,
         )
         tools = ", ".join(link.allowed_tools) if link.allowed_tools else "all tools"
         print(f"Bot '{bot.name}' may use MCP server '{server.name}' ({tools}; timeout {link.timeout_seconds:g} s)")
+        settings = mcp_servers.describe_tool_settings(link.tool_settings)
+        if settings:
+            print(f"Tool settings: {settings}")
     return 0
 
 
@@ -67,6 +83,7 @@ def _list(args: argparse.Namespace) -> int:
                 "server_enabled": server.enabled,
                 "allowed_tools": link.allowed_tools,
                 "timeout_seconds": link.timeout_seconds,
+                "tool_settings": link.tool_settings or {},
             }
             for link, server in mcp_servers.bot_links(session=session, bot_id=bot.id, enabled_only=False)
         ]
@@ -75,7 +92,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     print_table(
         [[r["server"], "yes" if r["enabled"] and r["server_enabled"] else "no",
-          ", ".join(r["allowed_tools"] or []) or "all", f"{r['timeout_seconds']:g}"] for r in rows],
-        ["SERVER", "ENABLED", "TOOLS", "TIMEOUT"],
+          ", ".join(r["allowed_tools"] or []) or "all", f"{r['timeout_seconds']:g}",
+          mcp_servers.describe_tool_settings(r["tool_settings"]) or "-"] for r in rows],
+        ["SERVER", "ENABLED", "TOOLS", "TIMEOUT", "TOOL SETTINGS"],
     )
     return 0

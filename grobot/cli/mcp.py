@@ -172,11 +172,14 @@ def _test(args: argparse.Namespace) -> int:
             print_json({"name": report.name, "ok": False, "error": report.error})
             return 2
         raise GroBotError(report.error)
+    from grobot.core.tools.mcp_results import annotated_access
+
     tools = [
         {
             "name": t.name,
             "description": t.description or "",
-            "read_only": bool(t.annotations and t.annotations.read_only_hint),
+            "read_only": annotated_access(t.annotations)[0],
+            "writes": annotated_access(t.annotations)[1],
             "input_schema": t.input_schema,
         }
         for t in report.tools
@@ -190,7 +193,7 @@ def _test(args: argparse.Namespace) -> int:
     print(f"MCP server '{report.name}' OK: {report.server_name} {report.server_version} "
           f"(protocol {report.protocol_version}), connected in {report.connect_ms:.0f} ms, {len(tools)} tools")
     for tool in tools:
-        flag = " [read-only]" if tool["read_only"] else ""
+        flag = " [read-only]" if tool["read_only"] else " [writes]" if tool["writes"] else ""
         print(f"\n{tool['name']}{flag}: {tool['description'].strip()}")
         print("  input: " + json.dumps(tool["input_schema"], indent=None, sort_keys=True))
     return 0

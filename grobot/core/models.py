@@ -216,6 +216,9 @@ class BotMcpServer(SQLModel, table=True):
     # None: every tool of the server; otherwise the allowed tool names.
     allowed_tools: Optional[list[str]] = _json(nullable=True)
     timeout_seconds: float = Field(default=30.0)
+    # None, or per tool of the server (its own name): {"fallback": "<tool>", "access": "read_only"|"writes"}.
+    # A fallback is another tool of this server, "<server>__<tool>" of another one, or a built-in.
+    tool_settings: Optional[dict[str, dict[str, str]]] = _json(nullable=True)
 
 
 # --------------------------------------------------------------------------- conversations

@@ -118,7 +118,7 @@ def test_mcp_and_bot_mcp_commands(grobot_env, capsys):
     assert code == 2 and "has no tool named rm_rf" in err
     code, out, _ = _cli(capsys, "bot", "mcp", "helper", "list", "--json")
     assert json.loads(out) == [{"server": "fake", "enabled": True, "server_enabled": True,
-                                "allowed_tools": ["echo", "whoami"], "timeout_seconds": 9.0}]
+                                "allowed_tools": ["echo", "whoami"], "timeout_seconds": 9.0, "tool_settings": {}}]
     assert _cli(capsys, "bot", "mcp", "helper", "disable", "fake")[0] == 0
     code, _, err = _cli(capsys, "bot", "mcp", "helper", "disable", "fake")
     assert code == 2 and "not enabled for this bot" in err

@@ -27,6 +27,7 @@ user says something about themselves) never consume the queue: answer them with
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -720,7 +721,10 @@ class FakeToolCatalog:
         self.calls.append((name, dict(arguments)))
         if name not in self.funcs:
             raise ToolError(f"unknown tool {name!r}")
-        value = await self.funcs[name](**arguments)
+        try:  # like the real catalogs, the call's own timeout is a retryable fault
+            value = await asyncio.wait_for(self.funcs[name](**arguments), timeout)
+        except asyncio.TimeoutError:
+            raise ToolError(f"tool {name} did not answer within {timeout:g} s (timed out)", may_have_run=True) from None
         return value if isinstance(value, ToolResult) else ToolResult(content=str(value))
 
     def unavailable(self) -> dict[str, str]:

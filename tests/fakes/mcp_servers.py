@@ -4,6 +4,9 @@ Stdio servers run as ``python -m tests.fakes.mcp_servers MODE`` (see :func:`stdi
 
 - ``ok``: a real MCP server (``mcp.server.MCPServer``) with ``echo``, ``sleep``,
   ``crash`` (the process exits mid-call: "dies mid-session"), ``whoami`` (its pid);
+- ``flaky``: a real MCP server whose ``forecast`` never answers (its upstream is down) while
+  ``backup_forecast`` does; ``flaky_time`` hangs on its first call only; ``lookup_a``/``_b``/``_c``
+  (unannotated) and ``wipe`` (``destructiveHint``) each take ``seconds`` (default 1);
 - ``die``: writes a complaint to stderr and exits before the handshake;
 - ``garbage``: answers every line with a line that is not JSON-RPC;
 - ``silent``: reads stdin and never answers (a hanging start).
@@ -121,6 +124,54 @@ def _run_ok() -> None:
     server.run("stdio")
 
 
+def _run_flaky() -> None:
+    import anyio
+    from mcp.server import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("fake-flaky", log_level="WARNING")
+    calls = {"flaky_time": 0}
+
+    @server.tool()
+    async def forecast(city: str) -> str:
+        """The weather forecast for a city."""
+        await anyio.sleep(3600)  # the upstream weather service is down: no answer
+        return f"sunny in {city}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def backup_forecast(city: str) -> str:
+        """The weather forecast for a city, from a backup service."""
+        return f"Backup forecast: rain in {city}"
+
+    @server.tool()
+    async def flaky_time() -> str:
+        """The time (hangs on its first call)."""
+        calls["flaky_time"] += 1
+        if calls["flaky_time"] == 1:
+            await anyio.sleep(3600)
+        return f"12:00 (call {calls['flaky_time']})"
+
+    def lookup(letter: str) -> Any:
+        async def tool(seconds: float = 1.0) -> str:
+            await anyio.sleep(seconds)
+            return f"{letter} looked up"
+
+        tool.__name__ = f"lookup_{letter}"
+        tool.__doc__ = f"Look {letter} up (takes a while)."
+        return tool
+
+    for letter in "abc":
+        server.tool()(lookup(letter))
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True))
+    async def wipe(seconds: float = 1.0) -> str:
+        """Delete everything (takes a while)."""
+        await anyio.sleep(seconds)
+        return "wiped"
+
+    server.run("stdio")
+
+
 def _run_die() -> None:
     print("fake server: starting", file=sys.stderr, flush=True)
     print("fatal: FAKE_API_KEY is not set", file=sys.stderr, flush=True)
@@ -138,7 +189,7 @@ def _run_silent() -> None:
         pass
 
 
-MODES = {"ok": _run_ok, "die": _run_die, "garbage": _run_garbage, "silent": _run_silent}
+MODES = {"ok": _run_ok, "flaky": _run_flaky, "die": _run_die, "garbage": _run_garbage, "silent": _run_silent}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()

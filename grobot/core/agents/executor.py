@@ -1,8 +1,12 @@
 """Planner / Executor: run the chosen tool calls.
 
-Identical calls run once; consecutive read-only calls run in parallel, the others in order;
-each call has a timeout, transient faults are retried (up to 3 times, with backoff), a
-fallback tool is tried when one is set, and a failure becomes a result that says what failed.
+Identical calls run once. Calls run in parallel, except a call of a tool known to write (its MCP
+annotations, the built-in's flag, or the admin's setting for the bot): that one runs alone, in
+order. Each call has a timeout; a transient fault (a timeout, a lost connection) is tried again,
+up to ``MAX_ATTEMPTS`` tries in all, after a backoff that doubles up to ``RETRY_BACKOFF_MAX``; a
+call that may have run (timed out) is not sent again when its tool writes and is not idempotent.
+When a call still fails, the tool's fallback (set by the admin per bot and tool) is tried with the
+same arguments; a failure becomes a result that says what failed.
 """
 
 from __future__ import annotations
@@ -21,8 +25,12 @@ from grobot.core.tools.base import ToolCatalog, ToolContext, ToolError, ToolResu
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRIES = 3
-RETRY_BACKOFF_SECONDS = 0.2  # doubles each retry
+MAX_ATTEMPTS = 3  # a call and up to two retries of a transient fault
+RETRY_BACKOFF_SECONDS = 0.25  # the wait before the first retry, doubling for the next ...
+RETRY_BACKOFF_MAX = 10.0  # ... up to this
+# The catalog applies the call's timeout itself (its timeout is a retryable fault): this outer
+# limit only catches a catalog that does not, a little later.
+TIMEOUT_GRACE_SECONDS = 1.0
 MAX_RESULT_CHARS = 8000
 EVENT_RESULT_CHARS = 2000
 
@@ -52,16 +60,19 @@ class ExecutedCall:
 
 
 def plan(calls: list[PlannedCall], specs: dict[str, ToolSpec]) -> list[list[PlannedCall]]:
-    """Batches in order: consecutive read-only calls share a batch (run in parallel)."""
+    """Batches in order, each run in parallel: a call of a tool known to write has a batch of its own."""
     batches: list[list[PlannedCall]] = []
     for call in calls:
-        spec = specs.get(call.name)
-        read_only = bool(spec and spec.read_only)
-        if read_only and batches and all(specs.get(c.name) and specs[c.name].read_only for c in batches[-1]):
+        if batches and not _writes(call, specs) and not _writes(batches[-1][0], specs):
             batches[-1].append(call)
         else:
             batches.append([call])
     return batches
+
+
+def _writes(call: PlannedCall, specs: dict[str, ToolSpec]) -> bool:
+    spec = specs.get(call.name)
+    return bool(spec and spec.writes) and not call.error
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -111,17 +122,26 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
     elif spec is None:
         content, is_error, attempts = f"Tool {call.name} failed: there is no tool of that name", True, 0
     else:
-        content, is_error, attempts = await _attempts(run, spec, call.arguments, catalog)
-        if is_error and spec.fallback and spec.fallback in specs and spec.fallback != spec.name:
-            fallback_used = spec.fallback
-            await rec.emit(EventKind.PROGRESS, {"tool": call.name, "status": "fallback", "fallback": spec.fallback,
-                                                "error": content})
-            fb_content, fb_error, fb_attempts = await _attempts(run, specs[spec.fallback], call.arguments, catalog)
-            attempts += fb_attempts
-            if fb_error:
-                content = f"{content}\nFallback {spec.fallback} failed too: {fb_content}"
+        outcome = await _attempts(run, spec, call.arguments, catalog)
+        content, is_error, attempts = outcome.content, outcome.is_error, outcome.attempts
+        fallback = specs.get(spec.fallback) if spec.fallback and spec.fallback != spec.name else None
+        if is_error and spec.fallback and outcome.may_have_written:
+            content += f"\nIts fallback {spec.fallback} was not tried: the call may have run, and it changes things."
+        elif is_error and spec.fallback and fallback is None:
+            content += f"\nIts fallback {spec.fallback} is not available now."
+        elif is_error and fallback is not None:
+            fallback_used = fallback.name
+            tries = f"{attempts} tries" if attempts > 1 else "one try"
+            await run.think("executor", f"{call.name} failed after {tries}; trying its fallback {fallback.name}",
+                            tool=call.name, fallback=fallback.name)
+            await rec.emit(EventKind.PROGRESS, {"tool": call.name, "status": "fallback", "fallback": fallback.name,
+                                                "error": content.splitlines()[0][:300]})
+            second = await _attempts(run, fallback, call.arguments, catalog)
+            attempts += second.attempts
+            if second.is_error:
+                content = f"{content}\nFallback {fallback.name} failed too: {second.content}"
             else:
-                content, is_error = f"(answered by the fallback tool {spec.fallback})\n{fb_content}", False
+                content, is_error = f"(answered by the fallback tool {fallback.name})\n{second.content}", False
     duration = (time.perf_counter() - started) * 1000
     content = _truncate(content, MAX_RESULT_CHARS)
     await rec.emit(EventKind.TOOL_RESULT, {"id": call.id, "name": call.name, "content": _truncate(content, EVENT_RESULT_CHARS),
@@ -143,8 +163,21 @@ def _context(run: Run) -> ToolContext:
                        platform="test_chat" if msg.platform != "discord" else "discord")
 
 
-async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog: ToolCatalog) -> tuple[str, bool, int]:
-    """``(content, is_error, attempts)`` of calling ``spec`` with retries for transient faults."""
+@dataclass
+class _Outcome:
+    content: str
+    is_error: bool
+    attempts: int
+    may_have_written: bool = False  # failed after it may have run, and the tool writes
+
+
+def backoff_seconds(attempt: int) -> float:
+    """The wait after failed try number ``attempt`` (1-based): doubling, capped at ``RETRY_BACKOFF_MAX``."""
+    return min(RETRY_BACKOFF_MAX, RETRY_BACKOFF_SECONDS * 2 ** (attempt - 1))
+
+
+async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog: ToolCatalog) -> _Outcome:
+    """Call ``spec``, trying transient faults again (see the module's rules)."""
     timeout = float(spec.timeout_seconds or run.tool_timeout)
     context = _context(run)
     attempt = 0
@@ -152,30 +185,37 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
         attempt += 1
         try:
             result: ToolResult = await asyncio.wait_for(
-                catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout)
+                catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout + TIMEOUT_GRACE_SECONDS)
         except asyncio.TimeoutError:
-            return f"Tool {spec.name} failed: no answer within {timeout:g} s (timed out)", True, attempt
+            error: ToolError | None = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
         except ToolError as exc:
-            if exc.transient and attempt <= MAX_RETRIES:
-                await _backoff(run, spec, attempt, str(exc))
-                continue
-            return f"Tool {spec.name} failed: {exc}", True, attempt
+            error = exc
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             # No traceback: its message may hold the call's arguments (conversation content).
             logger.warning("Tool %s raised %s", spec.name, type(exc).__name__)
-            return f"Tool {spec.name} failed: {type(exc).__name__}: {exc}", True, attempt
-        if result.is_error and result.transient and attempt <= MAX_RETRIES:
-            await _backoff(run, spec, attempt, result.content)
+            return _Outcome(f"Tool {spec.name} failed: {type(exc).__name__}: {exc}", True, attempt)
+        else:
+            if not result.is_error:
+                return _Outcome(result.content, False, attempt)
+            error = ToolError(result.content, transient=result.transient)
+        assert error is not None
+        unsafe = error.may_have_run and spec.writes and not spec.idempotent
+        if error.transient and not unsafe and attempt < MAX_ATTEMPTS:
+            await _backoff(run, spec, attempt, str(error))
             continue
-        if result.is_error:
-            return f"Tool {spec.name} failed: {result.content}", True, attempt
-        return result.content, False, attempt
+        content = f"Tool {spec.name} failed: {error}"
+        if error.transient and attempt > 1:
+            content += f" (after {attempt} tries)"
+        elif unsafe and attempt < MAX_ATTEMPTS:
+            content += " (not sent again: it may have run, and it changes things)"
+        return _Outcome(content, True, attempt, may_have_written=unsafe)
 
 
 async def _backoff(run: Run, spec: ToolSpec, attempt: int, reason: str) -> None:
-    wait = RETRY_BACKOFF_SECONDS * 2 ** (attempt - 1)
+    wait = backoff_seconds(attempt)
     await run.recorder.emit(EventKind.PROGRESS, {"tool": spec.name, "status": "retrying", "attempt": attempt + 1,
+                                                 "of": MAX_ATTEMPTS, "wait_seconds": wait,
                                                  "error": reason.splitlines()[0][:200] if reason else ""})
     await asyncio.sleep(wait)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Optional
 from urllib.parse import urlparse
 
@@ -263,8 +264,14 @@ def enable_for_bot(
     server: McpServer,
     allowed_tools: Any = None,
     timeout_seconds: float | None = None,
+    fallbacks: Mapping[str, str | None] | None = None,
+    access: Mapping[str, str | None] | None = None,
 ) -> BotMcpServer:
-    """Let a bot use ``server`` (all tools, or only ``allowed_tools``), with its own call timeout."""
+    """Let a bot use ``server`` (all tools, or only ``allowed_tools``), with its own call timeout.
+
+    ``fallbacks``: tool -> the tool to try when it fails ("" or None: none); ``access``: tool ->
+    ``read_only``, ``writes`` or ``auto`` (as its annotations say). Tools not named keep their settings.
+    """
     link = session.get(BotMcpServer, (bot_id, server.id))
     if link is None:
         link = BotMcpServer(bot_id=bot_id, mcp_server_id=server.id)
@@ -283,6 +290,8 @@ def enable_for_bot(
         if not MIN_TIMEOUT <= float(timeout_seconds) <= MAX_TIMEOUT:
             raise ValidationError(f"timeout must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds")
         link.timeout_seconds = float(timeout_seconds)
+    if fallbacks or access:
+        link.tool_settings = _tool_settings(session, link, server, fallbacks or {}, access or {})
     session.add(link)
     session.flush()
     logger.info("Bot %s: MCP server %s enabled", bot_id, server.name)
@@ -329,3 +338,122 @@ def enabled_configs(*, session: Session) -> list[McpServerConfig]:
     """Every enabled server (for the scheduled tool-list refresh)."""
     rows = session.exec(select(McpServer).where(McpServer.enabled == True)).all()  # noqa: E712
     return [server_config(server) for server in rows]
+
+
+# --------------------------------------------------------------------------- per-tool settings
+
+ACCESS_CHOICES = ("auto", "read_only", "writes")
+
+
+def _known_tools(server: McpServer) -> set[str]:
+    """The server's tools as last listed (empty: never listed, nothing can be checked)."""
+    return {str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")}
+
+
+def _check_tool(server: McpServer, tool: str) -> None:
+    known = _known_tools(server)
+    if known and tool not in known:
+        raise ValidationError(f"MCP server {server.name!r} has no tool named {tool!r} (known: {', '.join(sorted(known))})")
+
+
+def _access(tool: str, value: str | None) -> str:
+    choice = (value or "auto").strip().lower().replace("-", "_")
+    if choice not in ACCESS_CHOICES:
+        raise ValidationError(f"{tool}: the access must be auto, read_only or writes, not {value!r}")
+    return choice
+
+
+def _fallback(session: Session, link: BotMcpServer, server: McpServer, tool: str, value: str | None) -> str:
+    """The fallback of ``tool`` as stored: a tool of this server (its own name), ``<server>__<tool>``
+    of another server the bot uses, or a built-in tool; "" for none."""
+    from grobot.core.tools.builtins import builtin_names
+
+    name = (value or "").strip()
+    if not name:
+        return ""
+    prefix = f"{server.name}__"
+    if name.startswith(prefix):
+        name = name[len(prefix):]
+    if name == tool:
+        raise ValidationError(f"{tool}: a tool cannot be its own fallback")
+    own = _known_tools(server)
+    if name in own or (not own and "__" not in name and name not in builtin_names()):
+        allowed = link.allowed_tools
+        if allowed and name not in allowed:
+            raise ValidationError(f"{tool}: the fallback {name!r} is not among this bot's allowed tools of "
+                                  f"{server.name!r} ({', '.join(allowed)})")
+        return name
+    if "__" in name:
+        other_name, _, other_tool = name.partition("__")
+        other = session.exec(select(McpServer).where(McpServer.name == other_name)).first()
+        if other is None:
+            raise ValidationError(f"{tool}: the fallback {name!r} names no registered MCP server ({other_name!r})")
+        _check_tool(other, other_tool)
+        other_link = session.get(BotMcpServer, (link.bot_id, other.id))
+        if other_link is None or not other_link.enabled:
+            raise ValidationError(f"{tool}: the fallback {name!r} is on MCP server {other_name!r}, which this bot "
+                                  f"does not use: enable it first")
+        if other_link.allowed_tools and other_tool not in other_link.allowed_tools:
+            raise ValidationError(f"{tool}: the fallback {name!r} is not among this bot's allowed tools of {other_name!r}")
+        return name
+    if name in builtin_names():
+        return name
+    raise ValidationError(
+        f"{tool}: there is no tool named {name!r} for a fallback (a tool of {server.name!r}, "
+        f"SERVER__TOOL of another MCP server of the bot, or a built-in tool)"
+    )
+
+
+def _tool_settings(session: Session, link: BotMcpServer, server: McpServer, fallbacks: Mapping[str, str | None],
+                   access: Mapping[str, str | None]) -> dict[str, dict[str, str]] | None:
+    """The link's per-tool settings with ``fallbacks`` and ``access`` applied (validated)."""
+    settings = {tool: dict(values) for tool, values in (link.tool_settings or {}).items()}
+    for tool, value in fallbacks.items():
+        _check_tool(server, tool)
+        entry = settings.setdefault(tool, {})
+        fallback = _fallback(session, link, server, tool, value)
+        if fallback:
+            entry["fallback"] = fallback
+        else:
+            entry.pop("fallback", None)
+    for tool, value in access.items():
+        _check_tool(server, tool)
+        entry = settings.setdefault(tool, {})
+        choice = _access(tool, value)
+        if choice == "auto":
+            entry.pop("access", None)
+        else:
+            entry["access"] = choice
+    cleaned = {tool: values for tool, values in sorted(settings.items()) if values}
+    return cleaned or None
+
+
+def parse_tool_options(fallback_items: list[str] | None, writes: list[str] | None, read_only: list[str] | None,
+                       auto: list[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """``--fallback TOOL=FALLBACK`` (``TOOL=`` clears), ``--writes A,B``, ``--read-only A``, ``--auto A``
+    -> ``(fallbacks, access)`` for :func:`enable_for_bot`."""
+    fallbacks: dict[str, str] = {}
+    for item in fallback_items or []:
+        tool, sep, fallback = item.partition("=")
+        if not sep or not tool.strip():
+            raise ValidationError(f"--fallback: expected TOOL=FALLBACK (TOOL= to remove it), got {item!r}")
+        fallbacks[tool.strip()] = fallback.strip()
+    access: dict[str, str] = {}
+    for choice, items in (("writes", writes), ("read_only", read_only), ("auto", auto)):
+        for tool in _split_list(",".join(items or [])) or []:
+            if tool in access and access[tool] != choice:
+                raise ValidationError(f"{tool}: given as both {access[tool]} and {choice}")
+            access[tool] = choice
+    return fallbacks, access
+
+
+def describe_tool_settings(settings: dict[str, dict[str, str]] | None) -> str:
+    """One line, e.g. ``forecast: fallback backup; wipe: writes`` ("" when there are none)."""
+    parts = []
+    for tool, values in sorted((settings or {}).items()):
+        bits = [f"fallback {values['fallback']}"] if values.get("fallback") else []
+        if values.get("access"):
+            bits.append(values["access"].replace("_", "-"))
+        if bits:
+            parts.append(f"{tool}: {', '.join(bits)}")
+    return "; ".join(parts)

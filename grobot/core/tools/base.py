@@ -17,10 +17,15 @@ class ToolSpec:
     name: str  # unique in the catalog, namespaced for MCP tools ("time__get_current_time")
     description: str
     input_schema: dict[str, Any]
-    read_only: bool = False  # MCP annotation readOnlyHint, or the built-in tool's flag
+    read_only: bool = False  # known not to change anything (readOnlyHint, the built-in's flag, the admin)
+    # Known to change something (the MCP annotations, the built-in's flag, the admin): such a call
+    # runs alone, in order, and a timed-out one is not sent again unless it is idempotent.
+    # Calls of every other tool run in parallel.
+    writes: bool = False
+    idempotent: bool = False  # MCP annotation idempotentHint: calling it twice does no more harm
     source: str = "builtin"  # "builtin" or the MCP server's name
     timeout_seconds: float | None = None  # per-tool override of the call timeout
-    fallback: str | None = None  # name of a tool to try when this one fails
+    fallback: str | None = None  # name (in the catalog) of a tool to try when this one fails
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""
@@ -42,11 +47,17 @@ class ToolResult:
 
 
 class ToolError(Exception):
-    """A tool could not run; ``transient`` faults may be retried."""
+    """A tool could not run; ``transient`` faults may be retried.
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    ``may_have_run``: the call was sent but its answer never came (a timeout, the connection lost
+    mid-call), so it may have run: a tool known to write is then not sent again unless it is
+    idempotent.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False, may_have_run: bool = False) -> None:
         super().__init__(message)
-        self.transient = transient
+        self.transient = transient or may_have_run
+        self.may_have_run = may_have_run
 
 
 @dataclass

@@ -52,7 +52,8 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool) -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, source="builtin")
+    return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, writes=not read_only,
+                    source="builtin")
 
 
 def _json_result(data: Any) -> ToolResult:
@@ -303,3 +304,9 @@ def builtin_tools(bot_id: int, *, discord: Any = None, memory: Any = None) -> li
     if discord is not None:
         tools += _discord_tools(discord)
     return tools
+
+
+def builtin_names() -> list[str]:
+    """The name of every built-in tool a bot may have (the Discord and memory ones included)."""
+    placeholder = object()  # the tools are only built, never called
+    return [t.spec.name for t in builtin_tools(0, discord=placeholder, memory=placeholder)]

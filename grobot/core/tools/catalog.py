@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.errors import GroBotError
@@ -44,6 +44,8 @@ class Link:
     allowed_tools: list[str] | None
     timeout_seconds: float
     error: str = ""
+    # Per tool (its own name): {"fallback": ..., "access": "read_only" | "writes"} (BotMcpServer.tool_settings).
+    tool_settings: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """With the server's secrets (for the supervisor's link to its own bots only)."""
@@ -55,7 +57,8 @@ class Link:
         if config is not None:
             config = McpServerConfig(**{**config, "args": tuple(config.get("args") or ())})
         return cls(config=config, name=data["name"], allowed_tools=data.get("allowed_tools"),
-                   timeout_seconds=float(data["timeout_seconds"]), error=data.get("error") or "")
+                   timeout_seconds=float(data["timeout_seconds"]), error=data.get("error") or "",
+                   tool_settings=dict(data.get("tool_settings") or {}))
 
 
 class BotCatalog:
@@ -104,7 +107,7 @@ class BotCatalog:
             try:
                 return await asyncio.wait_for(builtin.call(arguments, context), timeout)
             except asyncio.TimeoutError:
-                raise ToolError(f"tool {name} did not finish within {timeout:g} s", transient=True) from None
+                raise ToolError(f"tool {name} did not finish within {timeout:g} s", may_have_run=True) from None
         entry = self._mcp.get(name)
         if entry is None:
             reason = next((r for server, r in self._unavailable.items() if name.startswith(f"{server}__")), None)
@@ -127,7 +130,8 @@ def read_links(bot_id: int, *, session: Any) -> list[Link]:
             error = ""
         except GroBotError as exc:  # e.g. its secrets were encrypted with another key
             config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
-        links.append(Link(config, server.name, allowed, float(link.timeout_seconds), error))
+        links.append(Link(config, server.name, allowed, float(link.timeout_seconds), error,
+                          tool_settings=dict(link.tool_settings or {})))
     return links
 
 
@@ -185,7 +189,8 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
         for tool in outcome:
             if allowed is not None and tool.name not in allowed:
                 continue
-            spec = tool_spec(link.name, tool, timeout=link.timeout_seconds)
+            spec = _with_access(tool_spec(link.name, tool, timeout=link.timeout_seconds),
+                                link.tool_settings.get(tool.name, {}).get("access"))
             name = _unique(spec.name, used, link.name, tool.name)
             if name != spec.name:
                 spec = dataclasses.replace(spec, name=name)
@@ -194,7 +199,49 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
         missing = sorted((allowed or set()) - {t.name for t in outcome})
         if missing:
             logger.warning("Bot %s: MCP server %r has no tool %s", bot_id, link.name, ", ".join(missing))
+    entries = _with_fallbacks(entries, {link.name: link for link in usable}, {t.spec.name for t in builtins})
     return BotCatalog(bot_id, builtins=builtins, mcp=entries, unavailable=unavailable, hub=hub, discord=discord)
+
+
+def _with_access(spec: ToolSpec, access: str | None) -> ToolSpec:
+    """``spec`` with the admin's override of its annotations: ``read_only`` or ``writes``."""
+    if access == "read_only":
+        return dataclasses.replace(spec, read_only=True, writes=False)
+    if access == "writes":
+        return dataclasses.replace(spec, read_only=False, writes=True)
+    return spec
+
+
+def _with_fallbacks(entries: list[_McpEntry], links: dict[str, Link], builtin_names: set[str]) -> list[_McpEntry]:
+    """Each MCP tool with the catalog name of its fallback, as the admin set it for the bot.
+
+    A stored fallback is a tool of the same server (its own name), ``<server>__<tool>`` of another
+    server, or a built-in; one that is not in this catalog now (server down, tool gone) is kept by
+    name, and the executor says it is not available when it is needed.
+    """
+    by_tool = {(e.config.name, e.tool): e.spec.name for e in entries}
+    result = []
+    for entry in entries:
+        link = links.get(entry.config.name)
+        wanted = (link.tool_settings.get(entry.tool, {}).get("fallback") if link else None) or ""
+        if not wanted:
+            result.append(entry)
+            continue
+        server, sep, tool = wanted.partition("__")
+        if (entry.config.name, wanted) in by_tool:
+            name = by_tool[(entry.config.name, wanted)]
+        elif sep and (server, tool) in by_tool:
+            name = by_tool[(server, tool)]
+        elif wanted in builtin_names:
+            name = wanted
+        elif sep:
+            name = wanted  # another server's tool, not in the catalog now
+        else:
+            from grobot.core.tools.mcp_results import namespaced
+
+            name = namespaced(entry.config.name, wanted)  # a tool of this server it no longer lists
+        result.append(dataclasses.replace(entry, spec=dataclasses.replace(entry.spec, fallback=name)))
+    return result
 
 
 __all__ = ["BotCatalog", "Link", "catalog_for_bot", "read_links"]

@@ -314,13 +314,13 @@ class _Connection:
             detail = f"did not answer tool {tool!r} within {timeout:g} s"
             if self.protocol_error:
                 detail = f"sent something that is not MCP JSON-RPC ({self.protocol_error}); {detail}"
-            raise ToolError(server_error(self.name, detail), transient=True) from None
+            raise ToolError(server_error(self.name, detail), may_have_run=True) from None
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED or self._dead:
                 self._mark_dead()
                 reason = await self._end_reason()
                 raise ToolError(
-                    server_error(self.name, f"lost the connection during tool {tool!r} ({reason})"), transient=True
+                    server_error(self.name, f"lost the connection during tool {tool!r} ({reason})"), may_have_run=True
                 ) from None
             if exc.error.message == "Session terminated" or (
                 self.config.transport != "stdio" and self._probe.last_error_status in (400, 404)

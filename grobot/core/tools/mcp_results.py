@@ -28,9 +28,24 @@ def namespaced(server: str, tool: str) -> str:
     return name
 
 
+def annotated_access(annotations: mcp_types.ToolAnnotations | None) -> tuple[bool, bool]:
+    """``(read_only, writes)`` as a tool's annotations tell them; an unannotated tool is neither.
+
+    Known to write: ``readOnlyHint`` set to false, or ``destructiveHint`` set to true (without
+    ``readOnlyHint`` true). The spec's defaults for unset hints are not assumed: a tool that says
+    nothing runs in parallel with the others, as calls do unless known to write.
+    """
+    if annotations is None:
+        return False, False
+    if annotations.read_only_hint is True:
+        return True, False
+    return False, annotations.read_only_hint is False or annotations.destructive_hint is True
+
+
 def tool_spec(server: str, tool: mcp_types.Tool, *, timeout: float | None = None) -> ToolSpec:
     """The :class:`ToolSpec` of an MCP tool of ``server``."""
     annotations = tool.annotations
+    read_only, writes = annotated_access(annotations)
     schema = dict(tool.input_schema or EMPTY_SCHEMA)
     schema.setdefault("type", "object")
     description = tool.description or (annotations.title if annotations and annotations.title else "") or tool.name
@@ -38,19 +53,23 @@ def tool_spec(server: str, tool: mcp_types.Tool, *, timeout: float | None = None
         name=namespaced(server, tool.name),
         description=description.strip(),
         input_schema=schema,
-        read_only=bool(annotations and annotations.read_only_hint),
+        read_only=read_only,
+        writes=writes,
+        idempotent=bool(annotations and annotations.idempotent_hint),
         source=server,
         timeout_seconds=timeout,
     )
 
 
 def tool_as_dict(tool: mcp_types.Tool) -> dict[str, Any]:
-    """A tool as stored in ``mcp_server.tools_cache``."""
+    """A tool as stored in ``mcp_server.tools_cache`` (``read_only`` / ``writes``: as annotated)."""
+    read_only, writes = annotated_access(tool.annotations)
     return {
         "name": tool.name,
         "description": tool.description or "",
         "input_schema": tool.input_schema or EMPTY_SCHEMA,
-        "read_only": bool(tool.annotations and tool.annotations.read_only_hint),
+        "read_only": read_only,
+        "writes": writes,
     }
 
 
