@@ -57,6 +57,7 @@ class MemoryService(LocalServer):
             web.get("/v1/bots/{bot_id:\\d+}/memories", self._list),
             web.post("/v1/bots/{bot_id:\\d+}/search", self._search),
             web.get("/v1/bots/{bot_id:\\d+}/count", self._count),
+            web.post("/v1/similarities", self._similarities),
             web.delete("/v1/bots/{bot_id:\\d+}/memories/{memory_id:[0-9a-f]{1,64}}", self._delete),
             web.post("/v1/bots/{bot_id:\\d+}/forget", self._forget),
             web.delete("/v1/bots/{bot_id:\\d+}", self._drop),
@@ -135,6 +136,16 @@ class MemoryService(LocalServer):
                                         max_distance=float(max_distance) if max_distance is not None else None,
                                         user_id=str(data["user_id"]) if data.get("user_id") else None)
         return web.json_response({"memories": [m.as_dict() for m in found]})
+
+    async def _similarities(self, request: web.Request) -> web.Response:
+        data = await self._body(request)
+        text, candidates = str(data.get("text") or ""), data.get("candidates")
+        if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
+            raise ValueError("candidates: expected a list of strings")
+        if len(candidates) > MAX_TEXTS * 5:
+            raise ValueError(f"at most {MAX_TEXTS * 5} candidates at once")
+        scores = await self.memory.similarities(text[:MAX_MEMORY_CHARS], [c[:MAX_MEMORY_CHARS] for c in candidates])
+        return web.json_response({"scores": scores})
 
     async def _list(self, request: web.Request) -> web.Response:
         bot_id = self._bot(request)

@@ -27,10 +27,12 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot_worker.bot_link import LEASE_ENV, Answer, BotLinkServer, Report
 from bot_worker.bot_store_db import LocalBotStore
 from bot_worker.bot_store_db import serve as serve_bot_store
+from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
+from grobot.core.services import embedded_llm
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import fleet, test_chat
@@ -153,6 +155,7 @@ class Supervisor:
         self._lock_file: Any = None
         self._last_sweep = 0.0
         self.memory_service: Any = None
+        self.models = EmbeddedModels(self.supervisor_id, self._write)
         # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
         # The bots' data, served over the link, in threads of its own (as many as the database
         # pool's base size, which leaves the overflow to the supervisor's own work).
@@ -206,6 +209,7 @@ class Supervisor:
         await self._startup()
         await self._start_link()
         await self._start_memory_service()
+        await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(timezone.utc)
@@ -214,6 +218,7 @@ class Supervisor:
         self.scheduler.add_job(self.reap, IntervalTrigger(seconds=0.25), id="reap", next_run_time=now)
         self.scheduler.add_job(self.run_test_chat, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
                                id="test_chat", next_run_time=now)
+        self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
         self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
                                id="housekeeping")
         self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
@@ -416,6 +421,7 @@ class Supervisor:
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
         await close_process_hub()
+        await self.models.stop()
         await self.link.stop()
         if self.bot_store.executor is not None:
             self.bot_store.executor.shutdown(wait=False, cancel_futures=True)
@@ -435,6 +441,7 @@ class Supervisor:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
             memory_registry.withdraw(self.supervisor_id, session=session)
+            embedded_llm.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -544,6 +551,7 @@ class Supervisor:
             fleet.mark_stale_offline(max_age=3 * self.config.heartbeat_seconds + 10, session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             memory_registry.prune_orphans(session=session)
+            embedded_llm.prune_orphans(session=session)
 
     def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope() as session:

@@ -11,6 +11,8 @@ from typing import Any
 
 from grobot.cli.output import print_json
 from grobot.core.errors import ValidationError
+from grobot.core.llm import embedded
+from grobot.core.llm.llama_servers import LlamaServers
 
 logger = logging.getLogger(__name__)
 
@@ -95,13 +97,38 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id=f"cli:{user}"[:32],
                           author_name=user, platform="cli")
     memory = discovered_memory()
+    servers = await _own_embedded_servers(bot_id)
     try:
         result = await run_chain(msg, sink=sink, memory=memory)
         await wait_for_background(timeout=30)
     finally:
         await close_all()
         await close_memory(memory)
+        if servers is not None:
+            await servers.stop_all()
+            embedded.set_local_directory(None)
     if args.json:
         print_json({"bot_id": bot_id, "replied": result.replied, "text": result.text, "error": result.error,
                     "run_id": result.run_id, "llm_calls": result.llm_calls, "timings": result.timings, "events": events})
     return 1 if result.error else 0
+
+
+async def _own_embedded_servers(bot_id: int) -> LlamaServers | None:
+    """Run the bot's embedded models in this process when no bot worker serves them (None: not needed)."""
+    from grobot.core.db import session_scope
+    from grobot.core.services import embedded_llm, llm_settings
+    from grobot.core.settings import get_settings
+
+    with session_scope(readonly=True) as session:
+        llms = llm_settings.effective_llms(session=session, bot_id=bot_id)
+        served = {info.model for info in embedded_llm.advertised(session=session)}
+    wanted = {llm.model: llm.context_window for llm in llms.values()
+              if llm.provider == embedded.PROVIDER and llm.model not in served}
+    if not wanted:
+        return None
+    servers = LlamaServers(log_dir=get_settings().data_dir / "logs")
+    embedded.set_local_directory(servers)
+    for model, context in wanted.items():
+        print(f"[embedded] loading {embedded.display_name(model)} (no bot worker serves it)", file=sys.stderr, flush=True)
+        await servers.ensure(model, context)
+    return servers

@@ -27,6 +27,8 @@ class Settings:
     db_pool_size: int
     log_level: str
     memory_budget_seconds: float = 0.3  # the most memory retrieval may add to an answer
+    ollama_host_set: bool = False  # OLLAMA_HOST is set: with no LLM configured, Ollama there is the default
+    embedded_llm: bool = True  # with no LLM configured and no OLLAMA_HOST, the embedded demo model answers
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -53,6 +55,8 @@ class Settings:
             db_pool_size=max(1, pool),
             log_level=env.get("GROBOT_LOG_LEVEL", "INFO").upper(),
             memory_budget_seconds=max(0.01, memory_budget),
+            ollama_host_set=bool(env.get("OLLAMA_HOST")),
+            embedded_llm=env.get("GROBOT_EMBEDDED_LLM", "1").strip().lower() not in ("0", "false", "no", "off"),
         )
 
     @property

@@ -17,6 +17,7 @@ import reflex as rx
 from grobot.components.forms import field, secret_badge, section
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
+from grobot.core.llm import embedded
 from grobot.core.models import LLMCategory
 from grobot.core.services import app_settings, llm_settings
 from grobot.core.services.validation import field_errors
@@ -95,9 +96,28 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
             "supports_images": "yes" if llm.supports_images else "",
             "api_key": llm.public()["api_key"],
             "source": llm.source,
+            "source_label": source_label(llm),
+            "status": llm.unavailable or "",
         }
     values = app_settings.get_values(tuple(app_settings.DEFAULTS), session=session)
     return forms, {key: _number_text(value) for key, value in values.items()}
+
+
+def source_label(llm: Any) -> str:
+    """Where a category's settings come from, as the badge says it."""
+    if llm.source == "global":
+        return "Global default"
+    if llm.provider == embedded.PROVIDER and llm.model == embedded.DEMO_MODEL:
+        return "Built-in: tiny demo model"
+    return "Built-in default (Ollama)"
+
+
+DEMO_NOTICE = (
+    "No LLM is configured, so the bots answer with SmolLM2-135M, a tiny demo model that runs inside GroBot: "
+    "it shows that everything works, but its answers are poor. Set a real model below: Ollama (provider ollama), "
+    "an OpenAI-compatible server such as OpenAI, Mistral or vLLM (provider openai), or a GGUF file on this machine "
+    "(provider llamacpp, the model being its path, e.g. models/qwen2.5-7b-instruct-q4_k_m.gguf under the data dir)."
+)
 
 
 def _llm_fields(form: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +139,11 @@ class SettingsState(AdminState):
     """The forms of the Settings page (never an API key: only whether one is set)."""
 
     llm: dict[str, dict[str, str]] = {}
+
+    @rx.var
+    def uses_demo_model(self) -> bool:
+        """Whether a category falls back to the built-in demo model."""
+        return any(form.get("source_label") == "Built-in: tiny demo model" for form in self.llm.values())
     app: dict[str, str] = {}
     errors: dict[str, str] = {}
     loaded: bool = False
@@ -399,8 +424,13 @@ def llm_section(info: CategoryInfo) -> rx.Component:
         info.label,
         info.description,
         llm_form(info),
+        rx.cond(
+            values["status"] != "",
+            rx.callout(values["status"], icon="triangle-alert", color_scheme="red", width="100%",
+                       data_testid=f"llm-{info.key}-status"),
+        ),
         actions=rx.badge(
-            rx.cond(values["source"] == "global", "Global default", "Built-in default (Ollama)"),
+            values["source_label"],
             variant="soft",
             color_scheme=rx.cond(values["source"] == "global", "indigo", "gray"),
         ),
@@ -457,6 +487,11 @@ def settings_page() -> rx.Component:
                     icon="info",
                     variant="surface",
                     width="100%",
+                ),
+                rx.cond(
+                    SettingsState.uses_demo_model,
+                    rx.callout(DEMO_NOTICE, icon="sparkles", color_scheme="amber", variant="surface", width="100%",
+                               data_testid="demo-model-notice"),
                 ),
                 *[llm_section(info) for info in CATEGORIES],
                 app_settings_form(),

@@ -267,16 +267,16 @@ async def test_attachments_text_in_the_message_images_only_for_an_output_model_t
 
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id, supports_images=True)
-    msg = message(bot_id, "what do you make of these?", attachments=[
+    msg = message(bot_id, "what do you make of these notes?", attachments=[
         Attachment(filename="notes.txt", content_type="text/plain", size=11, text="hello notes"),
         Attachment(filename="cat.png", content_type="image/png", size=5, image_base64="aGVsbG8="),
     ])
     catalog = FakeToolCatalog()
 
-    async def noop() -> str:
+    async def read_notes() -> str:
         return "ok"
 
-    catalog.add("noop", noop)
+    catalog.add("read_notes", read_notes)
     await run_chain(msg, tools=catalog)
 
     identifier, synthesizer = fake_llm.chat_requests()

@@ -52,20 +52,21 @@ def bot(grobot_env, fake_llm):
 
 async def test_one_tool_end_to_end(bot, fake_llm):
     catalog = weather_catalog()
-    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="It is sunny in Paris (21 C)."))
+    fake_llm.script(pick("get_weather", city="Paris"), Reply(text="It is sunny in Paris (21 C)."))
     sink = EventCollector()
 
     result = await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
 
     assert result.text == "It is sunny in Paris (21 C)." and result.error is None
     assert catalog.calls == [("get_weather", {"city": "Paris"})]
-    assert result.llm_calls == 3  # identifier, identifier again, synthesizer
+    assert result.llm_calls == 2  # identifier, synthesizer: the only candidate has its result, no second round
     kinds = sink.kinds()
     assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("token") < kinds.index("done")
     assert sink.of("tool_result")[0].data["content"] == "sunny and 21 C in Paris"
     identifier_request = fake_llm.chat_requests()[0]
-    assert identifier_request["format"]["properties"]["tools"]["items"]["properties"]["name"]["enum"] == ["get_weather"]
-    assert '"city"' in identifier_request["messages"][0]["content"]  # the tool is shown with its input schema
+    assert identifier_request["format"]["properties"]["tools"]["items"]["enum"] == ["get_weather"]
+    assert identifier_request["options"]["num_predict"] == prompts.IDENTIFIER_MAX_TOKENS  # a choice, capped
+    assert "get_weather: " in identifier_request["messages"][0]["content"]
     final = fake_llm.chat_requests()[-1]["messages"]
     assert final[-2]["role"] == "assistant" and final[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
     assert final[-1] == {"role": "tool", "content": "sunny and 21 C in Paris", "tool_name": "get_weather"}
@@ -74,7 +75,7 @@ async def test_one_tool_end_to_end(bot, fake_llm):
         assert [m.role for m in rows] == ["user", "assistant", "tool", "assistant"]
         assert rows[1].tool_calls[0]["id"] == rows[2].tool_call_id
         roles = [c.agent_role for c in session.exec(select(LLMCall).order_by(LLMCall.id)).all()]
-        assert roles == ["tool_identifier", "tool_identifier", "synthesizer"]
+        assert roles == ["tool_identifier", "synthesizer"]
     await wait_for_background()
 
 
@@ -86,12 +87,12 @@ async def test_three_read_only_tools_run_in_parallel(bot, fake_llm):
             return f"{_n} done"
 
         catalog.add(name, slow, read_only=True)
-    fake_llm.script(Reply(json={"tools": [{"name": n, "arguments": {}} for n in ("slow_a", "slow_b", "slow_c")]}), NONE,
+    fake_llm.script(Reply(json={"tools": [{"name": n, "arguments": {}} for n in ("slow_a", "slow_b", "slow_c")]}),
                     Reply(text="All three done."))
     sink = EventCollector()
 
     started = time.perf_counter()
-    result = await run_chain(message(bot, "run all three"), sink=sink, tools=catalog)
+    result = await run_chain(message(bot, "run the slow tools"), sink=sink, tools=catalog)
 
     assert result.text == "All three done."
     assert sorted(c[0] for c in catalog.calls) == ["slow_a", "slow_b", "slow_c"]
@@ -105,22 +106,21 @@ async def test_broken_json_from_the_tools_model_is_repaired(bot, fake_llm):
     fake_llm.script(
         Reply(text='{"reason": "weather", "tools": [{"name": "get_weather"}'),  # cut short, no arguments
         Reply(text="{'arguments': {'city': 'Oslo',},}"),  # the Extractor: single quotes, trailing commas
-        NONE,
         Reply(text="Sunny in Oslo."),
     )
     sink = EventCollector()
 
-    result = await run_chain(message(bot, "and in Oslo?"), sink=sink, tools=catalog)
+    result = await run_chain(message(bot, "and the weather in Oslo?"), sink=sink, tools=catalog)
 
     assert catalog.calls == [("get_weather", {"city": "Oslo"})]
-    assert result.text == "Sunny in Oslo." and result.llm_calls == 4
+    assert result.text == "Sunny in Oslo." and result.llm_calls == 3
     assert any("repaired" in e.data.get("text", "") for e in sink.of("thinking"))
 
 
 async def test_invalid_arguments_get_one_retry_with_the_error(bot, fake_llm):
     catalog = weather_catalog()
     fake_llm.script(pick("get_weather", city=12), Reply(json={"arguments": {"city": 12}}),
-                    Reply(json={"arguments": {"city": "Rome"}}), NONE, Reply(text="ok"))
+                    Reply(json={"arguments": {"city": "Rome"}}), Reply(text="ok"))
 
     await run_chain(message(bot, "weather in Rome"), tools=catalog)
 
@@ -163,7 +163,7 @@ async def test_tool_timeout_becomes_a_result_and_the_answer_goes_on(bot, fake_ll
         return "never"
 
     catalog = FakeToolCatalog().add("get_weather", hang, schema=CITY, timeout=0.3)
-    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="The weather service did not answer."))
+    fake_llm.script(pick("get_weather", city="Paris"), Reply(text="The weather service did not answer."))
     sink = EventCollector()
 
     started = time.perf_counter()
@@ -183,7 +183,7 @@ async def test_tool_failure_is_explained_to_the_model(bot, fake_llm):
         raise ToolError("the weather service is down")
 
     catalog = FakeToolCatalog().add("get_weather", broken, schema=CITY)
-    fake_llm.script(pick("get_weather", city="Paris"), NONE)  # then the default echo answer
+    fake_llm.script(pick("get_weather", city="Paris"))  # then the default echo answer
 
     result = await run_chain(message(bot, "weather in Paris?"), tools=catalog)
 
@@ -214,7 +214,7 @@ async def test_transient_faults_are_retried_then_the_fallback_tool_answers(bot, 
                                           {"name": "primary", "arguments": {"city": "Bern"}}]}), NONE, Reply(text="ok"))
     sink = EventCollector()
 
-    await run_chain(message(bot, "weather in Bern, twice"), sink=sink, tools=catalog)
+    await run_chain(message(bot, "ask flaky and primary about Bern"), sink=sink, tools=catalog)
 
     results = {e.data["name"]: e.data for e in sink.of("tool_result")}
     assert results["flaky"]["content"] == "cloudy in Bern" and results["flaky"]["attempts"] == 3
@@ -225,34 +225,37 @@ async def test_transient_faults_are_retried_then_the_fallback_tool_answers(bot, 
 
 async def test_identical_calls_run_once(bot, fake_llm):
     catalog = weather_catalog()
-    fake_llm.script(Reply(json={"tools": [{"name": "get_weather", "arguments": {"city": "Nice"}}] * 2}), NONE, Reply(text="ok"))
+    fake_llm.script(Reply(json={"tools": [{"name": "get_weather", "arguments": {"city": "Nice"}}] * 2}), Reply(text="ok"))
 
     await run_chain(message(bot, "weather in Nice"), tools=catalog)
 
     assert catalog.calls == [("get_weather", {"city": "Nice"})]
     final = fake_llm.chat_requests()[-1]["messages"]
-    assert [m["role"] for m in final[-3:]] == ["assistant", "tool", "tool"]  # every call id gets its result
+    assert [m["role"] for m in final[-3:]] == ["user", "assistant", "tool"]  # one call, one result
 
 
 async def test_round_limit_forces_a_final_answer(grobot_env, fake_llm):
     bot_id = make_bot(max_tool_rounds=2)
     use_fake_llm(fake_llm, bot_id=bot_id)
-    counter = {"n": 0}
+    done: list[str] = []
+    catalog = FakeToolCatalog()
+    for name in ("step_one", "step_two", "step_three"):
+        async def step(_n=name) -> str:
+            done.append(_n)
+            return f"{_n} done"
 
-    async def step(n: int) -> str:
-        counter["n"] += 1
-        return f"step {n} done"
-
-    catalog = FakeToolCatalog().add("step", step, schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
-    fake_llm.script(Reply(json={"tools": [{"name": "step", "arguments": {"n": 1}}]}),
-                    Reply(json={"tools": [{"name": "step", "arguments": {"n": 2}}]}), Reply(text="Stopped after two steps."))
+        catalog.add(name, step)
+    fake_llm.script(Reply(json={"tools": ["step_one"]}), Reply(json={"tools": ["step_two"]}),
+                    Reply(text="Stopped after two steps."))
     sink = EventCollector()
 
-    result = await run_chain(message(bot_id, "do all the steps"), sink=sink, tools=catalog)
+    result = await run_chain(message(bot_id, "do every step"), sink=sink, tools=catalog)
 
-    assert counter["n"] == 2 and result.text == "Stopped after two steps." and result.llm_calls == 3
+    assert done == ["step_one", "step_two"] and result.text == "Stopped after two steps." and result.llm_calls == 3
     assert any("limit" in e.data["text"] for e in sink.of("thinking"))
     assert prompts.ROUND_LIMIT in fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    second_round = fake_llm.chat_requests()[1]
+    assert second_round["format"]["properties"]["tools"]["items"]["enum"] == ["step_two", "step_three"]  # step_one has its result
 
 
 async def test_acknowledgement_when_tool_work_takes_long(bot, fake_llm):
@@ -264,7 +267,7 @@ async def test_acknowledgement_when_tool_work_takes_long(bot, fake_llm):
         return "done"
 
     catalog = FakeToolCatalog().add("get_weather", slow, schema=CITY)
-    fake_llm.script(pick("get_weather", city="Paris"), NONE, Reply(text="ok"))
+    fake_llm.script(pick("get_weather", city="Paris"), Reply(text="ok"))
     sink = EventCollector()
 
     await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
@@ -316,11 +319,11 @@ async def test_one_tool_on_every_provider(grobot_env, fake_llm, provider):
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
     catalog = weather_catalog()
-    fake_llm.script(pick("get_weather", city="Lima"), NONE, Reply(text="Sunny in Lima."))
+    fake_llm.script(pick("get_weather", city="Lima"), Reply(text="Sunny in Lima."))
 
     result = await run_chain(message(bot_id, "weather in Lima?"), tools=catalog)
 
-    assert result.error is None and result.text == "Sunny in Lima." and result.llm_calls == 3
+    assert result.error is None and result.text == "Sunny in Lima." and result.llm_calls == 2
     assert catalog.calls == [("get_weather", {"city": "Lima"})]
 
 

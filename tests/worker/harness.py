@@ -36,17 +36,23 @@ FAST_ENV = {
 class Fleet:
     """One test's world: fake Discord, fake LLM, database, supervisors."""
 
-    def __init__(self, env: Any, tmp_path: Path, discord: FakeDiscord, llm: FakeLLM) -> None:
+    def __init__(self, env: Any, tmp_path: Path, discord: FakeDiscord, llm: FakeLLM, *, configure_llm: bool = True) -> None:
         self.env = env
+        self.configure_llm = configure_llm
         self.tmp_path = tmp_path
         self.discord = discord
         self.llm = llm
         self.supervisors: list[subprocess.Popen[bytes]] = []
         self.discord_ids: dict[int, int] = {}  # bot id -> Discord user id
-        use_fake_llm(llm)
+        if configure_llm:
+            use_fake_llm(llm)
 
     def environ(self, **extra: str) -> dict[str, str]:
-        return self.env.environ(**{**self.discord.env(), **FAST_ENV, "OLLAMA_HOST": self.llm.url, **extra})
+        """The supervisor's environment (without a configured LLM: no OLLAMA_HOST either, as on a fresh install)."""
+        env = self.env.environ(**{**self.discord.env(), **FAST_ENV, "OLLAMA_HOST": self.llm.url, **extra})
+        if not self.configure_llm:
+            env.pop("OLLAMA_HOST", None)
+        return env
 
     def start_supervisor(self, **extra: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp_path / f"supervisor{len(self.supervisors)}.log", "wb")
@@ -115,10 +121,11 @@ class Fleet:
 
 
 @contextmanager
-def fleet(env: Any, tmp_path: Path) -> Iterator[Fleet]:
+def fleet(env: Any, tmp_path: Path, *, configure_llm: bool = True) -> Iterator[Fleet]:
+    """``configure_llm``: point every bot at the fake LLM (else nothing is configured, as on a fresh install)."""
     discord = FakeDiscord().start()
     llm = FakeLLM().start()
-    world = Fleet(env, tmp_path, discord, llm)
+    world = Fleet(env, tmp_path, discord, llm, configure_llm=configure_llm)
     try:
         yield world
     finally:

@@ -160,7 +160,7 @@ async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory
     memories: list[tuple[str, str]] = []
     try:
         result = await call_llm(llm, messages, role="archivist", schema=MEMORY_SCHEMA if with_memory else NOTES_SCHEMA,
-                                temperature=0.0)
+                                temperature=0.0, max_tokens=prompts.ARCHIVIST_MAX_TOKENS)
         records = result.records
         try:
             data, _ = parse_object(result.text)

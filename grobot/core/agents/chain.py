@@ -16,12 +16,12 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from grobot.core.agents import archivist, context, gatekeeper, prompts
+from grobot.core.agents import archivist, context, gatekeeper, prompts, tool_router
 from grobot.core.agents.clarifier import clarify
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
-from grobot.core.agents.parameter_extractor import Extraction, check, extract
+from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
 from grobot.core.agents.run import Run
 from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn, get_store
 from grobot.core.agents.synthesizer import synthesize
@@ -144,7 +144,7 @@ async def run_chain(
             await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
             answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
         else:
-            answer = await _chain_mode(run, specs, catalog)
+            answer = await _chain_mode(run, specs, catalog, memory)
 
         # -- done: store the answer, the events and the accounting in one transaction
         final_text = recorder.text or answer
@@ -185,48 +185,43 @@ async def wait_for_background(timeout: float = 30.0) -> None:
 # --------------------------------------------------------------------------- chain mode
 
 
-async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> str:
+async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, memory: MemoryPort) -> str:
     if not specs or run.bot.max_tool_rounds <= 0:
         why = "the bot has no tools" if not specs else "tool rounds are set to 0"
         await run.think("tool_identifier", f"skipped: {why}; answering directly")
         return await synthesize(run, [])
     by_name = {s.name: s for s in specs}
+    routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds)
+    await run.think("tool_router", routing.describe(), candidates=routing.candidates)
+    candidates = [by_name[name] for name in routing.candidates]
     exchange: list[dict[str, Any]] = []
     done: list[tuple[str, dict[str, Any], str]] = []
     seen: set[str] = set()
     rounds = 0
     note = ""
     any_failed = False
-    while True:
+    while candidates:
         if rounds >= run.bot.max_tool_rounds:
             note = prompts.ROUND_LIMIT
             await run.think("planner", f"the limit of {run.bot.max_tool_rounds} tool round(s) was reached; answering with what there is")
             break
-        selection = await identify(run, specs, done, rounds + 1)
+        selection = await identify(run, candidates, done, rounds + 1)
         if selection.repaired:
             await run.think("tool_identifier", "repaired broken JSON from the tools model")
-        fresh = []
-        for choice in selection.choices:
-            key = choice.name + "\0" + _args_key(choice.arguments)
-            if choice.arguments is not None and key in seen:
-                continue
-            fresh.append(choice)
+        fresh = [c for c in dict((c.name, c) for c in selection.choices).values()]
         if not fresh:
-            reason = f" ({selection.reason})" if selection.reason else ""
-            await run.think("tool_identifier", ("no more tools needed" if done else "no tool needed") + reason)
+            await run.think("tool_identifier", "no more tools needed" if done else "no tool needed")
             break
-        await run.think("tool_identifier", f"chose {', '.join(c.name for c in fresh)}" + (f": {selection.reason}" if selection.reason else ""),
-                        tools=[c.name for c in fresh])
-        # Parameter Extractor for the choices whose arguments are missing or invalid (in parallel).
-        needs = [c for c in fresh if c.arguments is None or check(c.arguments, by_name[c.name])]
-        extractions: dict[int, Extraction] = {}
-        if needs:
-            results = await asyncio.gather(*(extract(run, by_name[c.name], c.arguments) for c in needs))
-            extractions = {id(c): r for c, r in zip(needs, results)}
+        await run.think("tool_identifier", f"chose {', '.join(c.name for c in fresh)}", tools=[c.name for c in fresh])
+        # Parameter Extractor for the tools that take arguments (in parallel); none for the others.
+        needs = [c for c in fresh if needs_arguments(by_name[c.name])
+                 and (c.arguments is None or check(c.arguments, by_name[c.name]))]
+        results = await asyncio.gather(*(extract(run, by_name[c.name], c.arguments) for c in needs))
+        extractions: dict[str, Extraction] = {c.name: r for c, r in zip(needs, results)}
         calls: list[PlannedCall] = []
         for choice in fresh:
-            extraction = extractions.get(id(choice))
-            if extraction is None:
+            extraction = extractions.get(choice.name)
+            if extraction is None:  # no arguments, or valid ones from the Identifier (a model free of the schema)
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=choice.arguments or {}))
             elif extraction.arguments is not None:
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=extraction.arguments))
@@ -236,7 +231,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> 
                 run.new_messages.extend(exchange)
                 return question
             else:
-                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=choice.arguments or {},
+                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments={},
                                          error=f"no valid arguments could be worked out ({extraction.error})"))
         repeated = [c for c in calls if not c.error and c.name + "\0" + _args_key(c.arguments) in seen]
         if repeated:
@@ -252,6 +247,9 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> 
             done.append((item.call.name, item.call.arguments, item.content))
             seen.add(item.call.name + "\0" + _args_key(item.call.arguments))
             any_failed = any_failed or item.is_error
+        # A tool already called is not offered again: the next round (if any) chooses among the rest.
+        called = {c.name for c in calls}
+        candidates = [c for c in candidates if c.name not in called]
     if any_failed:
         note = (note + "\n" + prompts.TOOLS_FAILED_NOTE).strip()
     answer = await synthesize(run, exchange, note=note)

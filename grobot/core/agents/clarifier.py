@@ -29,5 +29,6 @@ async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = 
         return question
     system = run.system_prompt + "\n\n" + prompts.CLARIFIER.format(tool=spec.name, missing=_describe(spec, missing))
     messages = [{"role": "system", "content": system}, *run.history[-6:], run.user_msg]
-    result = await run.llm("output", "clarifier", messages, on_text=run.recorder.token)
+    result = await run.llm("output", "clarifier", messages, on_text=run.recorder.token,
+                           max_tokens=prompts.CLARIFIER_MAX_TOKENS)
     return result.text

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import re
 
+from grobot.core.agents import prompts
+from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.agents.types import IncomingMessage, ReplyRules
+from grobot.core.llm.errors import LLMError
 
 logger = logging.getLogger(__name__)
 
@@ -50,22 +53,19 @@ def _has_keyword(text: str, keywords: list[str]) -> bool:
 
 GATEKEEPER_SCHEMA = {
     "type": "object",
-    "properties": {"reason": {"type": "string"}, "reply": {"type": "boolean"}},
+    "properties": {"reply": {"type": "boolean"}},
     "required": ["reply"],
+    "additionalProperties": False,
 }
 
 
 async def llm_decision(run, recent: list[dict]) -> tuple[bool, str]:  # type: ignore[no-untyped-def]
     """Ask the decision model whether to answer: ``(reply, reason)``. A broken answer means silence."""
-    from grobot.core.agents import prompts
-    from grobot.core.agents.structured import BadJSON, parse_object
-
     system = prompts.GATEKEEPER.format(bot_name=run.bot.name, personality=(run.bot.personality or "")[:500] or "-")
     messages = [{"role": "system", "content": system}, *recent[-8:], run.user_msg]
-    from grobot.core.llm.errors import LLMError
-
     try:
-        result = await run.llm("decision", "gatekeeper", messages, schema=GATEKEEPER_SCHEMA, temperature=0.0)
+        result = await run.llm("decision", "gatekeeper", messages, schema=GATEKEEPER_SCHEMA, temperature=0.0,
+                              max_tokens=prompts.GATEKEEPER_MAX_TOKENS)
     except LLMError as exc:  # a message nobody addressed to the bot: silence beats an error reply
         logger.warning("Bot %s: the decision model failed (%s); staying silent", run.bot.id, exc)
         return False, f"the decision model failed: {exc}"
@@ -76,4 +76,4 @@ async def llm_decision(run, recent: list[dict]) -> tuple[bool, str]:  # type: ig
     reply = answer.get("reply")
     if isinstance(reply, str):
         reply = reply.strip().lower() in ("true", "yes", "1")
-    return bool(reply), str(answer.get("reason") or "")
+    return bool(reply), ""

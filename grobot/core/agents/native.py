@@ -9,7 +9,7 @@ from typing import Any
 from grobot.core.agents import prompts
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.run import Run
-from grobot.core.agents.synthesizer import answer_messages
+from grobot.core.agents.synthesizer import answer_cap, answer_messages
 from grobot.core.tools.base import ToolCatalog, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,8 @@ async def run_native(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> s
         if tools and offer is None:
             note = prompts.ROUND_LIMIT
             await run.think("native", f"the limit of {run.bot.max_tool_rounds} tool round(s) was reached; asking for the final answer")
-        result = await run.llm("output", "native", answer_messages(run, exchange, note), tools=offer, on_text=run.recorder.token)
+        result = await run.llm("output", "native", answer_messages(run, exchange, note), tools=offer, on_text=run.recorder.token,
+                               max_tokens=answer_cap(run))
         if not result.tool_calls or offer is None:
             run.new_messages.extend(exchange)
             return result.text

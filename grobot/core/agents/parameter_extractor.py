@@ -18,7 +18,7 @@ from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
 
-RECENT_MESSAGES = 8
+RECENT_MESSAGES = 4
 
 
 @dataclass
@@ -36,22 +36,50 @@ def check(arguments: Any, spec: ToolSpec) -> list[str]:
     return validation_errors(arguments, spec.input_schema or {"type": "object"})
 
 
+def needs_arguments(spec: ToolSpec) -> bool:
+    """Whether a tool takes any argument (one without needs no Parameter Extractor call)."""
+    schema = spec.input_schema or {}
+    return bool(schema.get("properties")) or bool(schema.get("required"))
+
+
 def _schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's own argument schema (nothing forced: a grammar must not make up a value) and
+    which of its arguments the user did not give."""
+    names = list((spec.input_schema or {}).get("properties") or {})
+    missing: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": names} if names else {"type": "string"},
+                               "maxItems": max(1, len(names))}
     return {
         "type": "object",
-        "properties": {
-            "arguments": relaxed(spec.input_schema or {"type": "object"}),
-            "missing": {"type": "array", "items": {"type": "string"}},
-            "question": {"type": "string"},
-        },
+        "properties": {"arguments": relaxed(spec.input_schema or {"type": "object"}), "missing": missing},
         "required": ["arguments"],
+        "additionalProperties": False,
     }
+
+
+def _max_tokens(spec: ToolSpec) -> int:
+    count = len((spec.input_schema or {}).get("properties") or {})
+    return min(prompts.EXTRACTOR_MAX_TOKENS, prompts.EXTRACTOR_BASE_TOKENS + prompts.EXTRACTOR_TOKENS_PER_ARGUMENT * count)
+
+
+def _describe_arguments(spec: ToolSpec) -> str:
+    schema = spec.input_schema or {}
+    required = set(schema.get("required") or [])
+    lines = []
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        kind = prop.get("type", "any")
+        if prop.get("enum"):
+            kind = " | ".join(json.dumps(v) for v in prop["enum"][:20])
+        desc = " ".join(str(prop.get("description") or "").split())[:200]
+        lines.append(f"- {name} ({kind}{', required' if name in required else ''})" + (f": {desc}" if desc else ""))
+    return "\n".join(lines) or "(none)"
 
 
 async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None) -> Extraction:
     """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave)."""
-    system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=spec.description or "-",
-                                                schema=json.dumps(spec.input_schema, indent=1))
+    description = " ".join((spec.description or "-").split())[:300]
+    system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=description,
+                                                arguments=_describe_arguments(spec))
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     messages += [m for m in run.history[-RECENT_MESSAGES:] if m.get("role") in ("user", "assistant") and m.get("content")]
     messages.append(run.user_msg)
@@ -60,7 +88,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None) -> E
     schema = _schema(spec)
     last_error = ""
     for attempt in range(2):
-        result = await run.llm("tools", "parameter_extractor", messages, schema=schema, temperature=0.0)
+        result = await run.llm("tools", "parameter_extractor", messages, schema=schema, temperature=0.0,
+                               max_tokens=_max_tokens(spec))
         try:
             answer, repaired = parse_object(result.text)
         except BadJSON as exc:

@@ -24,34 +24,27 @@ You decide whether a chat bot should answer the newest message in a group channe
 Answer only when the message is addressed to the bot, asks something the bot can help with,
 or continues a conversation with the bot. Stay silent on small talk between other people.
 The bot: {bot_name}. Its personality: {personality}
-Reply with JSON: {{"reason": "<short reason>", "reply": true or false}}."""
+Reply with JSON: {{"reply": true}} or {{"reply": false}}."""
 
 TOOL_IDENTIFIER = """\
-You choose the tools needed to answer the user's newest message. Available tools, with the
-JSON schema of their arguments:
+Which tools are needed to answer the user's newest message? Tools:
 {tools}
-
-Rules:
-- Choose a tool only when it is needed to answer; for chat, opinions or things you know, choose none.
-- Give each chosen tool its arguments, taken from the conversation; leave out what you do not know.
-- When tool results are shown and they are enough to answer, choose no more tools.
-- Never repeat a call that already has a result.
-Reply with JSON: {{"reason": "<short reason>", "tools": [{{"name": "<tool>", "arguments": {{...}}}}]}}."""
+Choose a tool only when the message needs what it does; for chat, opinions or general
+knowledge choose none. Never choose a tool that already has a result.
+Reply with JSON: {{"tools": ["<tool>"]}}, or {{"tools": []}} when none is needed."""
 
 TOOL_RESULTS = """\
 Tool results so far (round {round} of at most {max_rounds}):
 {results}
-Do you need more tools to answer the user's message? If not, reply with an empty tools list."""
+Is another tool needed to answer the user's message? If not, reply with an empty list."""
 
 PARAMETER_EXTRACTOR = """\
-You fill in the arguments of the tool "{name}" for the user's newest message.
-Tool description: {description}
-JSON schema of the arguments:
-{schema}
-
-Take the values from the conversation. Never invent a required value the user did not give:
-list its name under "missing" and write "question", one short question that asks the user for it.
-Reply with JSON: {{"arguments": {{...}}, "missing": ["<argument>"], "question": "<question or empty>"}}."""
+Fill in the arguments of the tool "{name}" ({description}) from the user's newest message.
+Arguments:
+{arguments}
+Use only values the conversation gives. A required value the user did not give goes under
+"missing" (its name), never a made-up value.
+Reply with JSON: {{"arguments": {{...}}, "missing": []}}."""
 
 EXTRACTOR_RETRY = """\
 Your answer was not valid: {error}
@@ -92,3 +85,15 @@ ACKNOWLEDGEMENTS = (
     "Working on it: {what}…",
     "One moment, {what}…",
 )
+
+# Output caps (tokens) of each role: a small model must not ramble where a choice, a few
+# arguments or a yes/no is asked for. The answer's cap keeps a runaway answer bounded.
+GATEKEEPER_MAX_TOKENS = 16
+IDENTIFIER_MAX_TOKENS = 48
+EXTRACTOR_BASE_TOKENS = 40
+EXTRACTOR_TOKENS_PER_ARGUMENT = 48
+EXTRACTOR_MAX_TOKENS = 400
+CLARIFIER_MAX_TOKENS = 80
+ARCHIVIST_MAX_TOKENS = 200
+ANSWER_MAX_TOKENS = 1024
+DEMO_ANSWER_MAX_TOKENS = 300  # the embedded demo model: longer answers of a 135M model are noise

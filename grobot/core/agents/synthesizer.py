@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from grobot.core.agents import prompts
 from grobot.core.agents.run import Run
+from grobot.core.llm.embedded import DEMO_MODEL
 
 logger = logging.getLogger(__name__)
 
@@ -15,7 +17,14 @@ def answer_messages(run: Run, exchange: list[dict[str, Any]], note: str = "") ->
     return [{"role": "system", "content": system}, *run.history, run.output_user_msg or run.user_msg, *exchange]
 
 
+def answer_cap(run: Run) -> int:
+    """The most tokens an answer may take (the tiny demo model gets a tighter cap)."""
+    llm = run.llms["output"]
+    return prompts.DEMO_ANSWER_MAX_TOKENS if llm.model == DEMO_MODEL else prompts.ANSWER_MAX_TOKENS
+
+
 async def synthesize(run: Run, exchange: list[dict[str, Any]], *, note: str = "") -> str:
     """Stream the final answer (tokens go to the run's events); returns its text."""
-    result = await run.llm("output", "synthesizer", answer_messages(run, exchange, note), on_text=run.recorder.token)
+    result = await run.llm("output", "synthesizer", answer_messages(run, exchange, note), on_text=run.recorder.token,
+                           max_tokens=answer_cap(run))
     return result.text

@@ -14,7 +14,8 @@ from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
 
-RECENT_MESSAGES = 8
+RECENT_MESSAGES = 4
+MAX_CHOICES = 3
 MAX_RESULT_CHARS_SHOWN = 2000
 
 
@@ -32,28 +33,18 @@ class Selection:
 
 
 def selection_schema(specs: list[ToolSpec]) -> dict[str, Any]:
+    """Only names of the offered tools, at most three: nothing a small model can ramble in."""
     return {
         "type": "object",
-        "properties": {
-            "reason": {"type": "string"},
-            "tools": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "enum": [s.name for s in specs]}, "arguments": {"type": "object"}},
-                    "required": ["name"],
-                },
-            },
-        },
+        "properties": {"tools": {"type": "array", "items": {"type": "string", "enum": [s.name for s in specs]},
+                                 "maxItems": min(MAX_CHOICES, len(specs))}},
         "required": ["tools"],
+        "additionalProperties": False,
     }
 
 
 def describe_tools(specs: list[ToolSpec]) -> str:
-    return "\n".join(
-        f"- {s.name}: {s.description.strip() or '(no description)'}\n  arguments: {json.dumps(s.input_schema, separators=(',', ':'))}"
-        for s in specs
-    )
+    return "\n".join(f"- {s.name}: {' '.join((s.description or '(no description)').split())[:300]}" for s in specs)
 
 
 def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
@@ -65,7 +56,10 @@ def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
 
 
 async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]], round_no: int) -> Selection:
-    """Ask the tools model which tools to call now (``done``: the calls made so far and their results)."""
+    """Ask the tools model which of ``specs`` to call now (``done``: the calls made so far and their results).
+
+    ``specs`` are the Tool Router's candidates, best first; the answer is constrained to their names.
+    """
     system = prompts.TOOL_IDENTIFIER.format(tools=describe_tools(specs))
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     messages += [m for m in run.history[-RECENT_MESSAGES:] if m.get("role") in ("user", "assistant") and m.get("content")]
@@ -73,14 +67,15 @@ async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[s
     if done:
         messages.append({"role": "user", "content": prompts.TOOL_RESULTS.format(
             round=round_no, max_rounds=run.bot.max_tool_rounds, results=results_text(done))})
-    result = await run.llm("tools", "tool_identifier", messages, schema=selection_schema(specs), temperature=0.0)
+    result = await run.llm("tools", "tool_identifier", messages, schema=selection_schema(specs), temperature=0.0,
+                           max_tokens=prompts.IDENTIFIER_MAX_TOKENS)
     try:
         answer, repaired = parse_object(result.text)
     except BadJSON as exc:
         await run.think("tool_identifier", f"the tools model gave no readable choice ({exc}); answering without tools")
         return Selection(reason="unreadable answer")
     known = {s.name for s in specs}
-    selection = Selection(reason=str(answer.get("reason") or ""), repaired=repaired)
+    selection = Selection(repaired=repaired)
     raw = answer.get("tools") or []
     if isinstance(raw, dict):
         raw = [raw]

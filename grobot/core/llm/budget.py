@@ -39,7 +39,9 @@ def messages_tokens(messages: list[dict[str, Any]]) -> int:
 
 def input_budget(context_window: int, *, reserve: int | None = None) -> int:
     """Tokens the prompt may use: the window minus room for the answer."""
-    reserve = reserve if reserve is not None else min(1024, context_window // 4)
+    default = min(1024, context_window // 4)
+    # A cap larger than the default reserve never leaves the prompt less than three quarters of the window.
+    reserve = min(reserve, default) if reserve is not None and reserve > default else (reserve if reserve is not None else default)
     return max(64, context_window - reserve)
 
 

@@ -20,6 +20,7 @@ class EffectiveLLM:
     fallback_model: str | None
     supports_images: bool
     source: str  # "bot", "global" or "builtin"
+    unavailable: str | None = None  # why calls cannot be made now (an embedded model that is not running)
 
     def public(self) -> dict[str, Any]:
         """As shown to people: the API key is only "set" or "not set"."""
@@ -34,6 +35,7 @@ class EffectiveLLM:
             "fallback_model": self.fallback_model,
             "supports_images": self.supports_images,
             "source": self.source,
+            "unavailable": self.unavailable,
         }
 
     def as_dict(self) -> dict[str, Any]:

@@ -62,8 +62,12 @@ class LLMHttpClient:
     """JSON requests to one LLM server (``headers`` carry its authentication), through the
     environment's proxy when it sets one for that server."""
 
-    def __init__(self, base_url: str, headers: dict[str, str], timeout: float, *, provider: str) -> None:
+    def __init__(self, base_url: str, headers: dict[str, str], timeout: float, *, provider: str,
+                 keepalive: bool = True) -> None:
         self.base_url = base_url.rstrip("/")
+        # llama.cpp's server closes idle connections without notice: a reused one fails while
+        # the request is written, so its clients open one per request (cheap on loopback).
+        self.keepalive = keepalive
         self.provider = provider
         self.timeout = timeout
         self._headers = {"Content-Type": "application/json", **headers}
@@ -76,7 +80,8 @@ class LLMHttpClient:
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=50, keepalive_timeout=60)
+            connector = (aiohttp.TCPConnector(limit=50, keepalive_timeout=60) if self.keepalive
+                         else aiohttp.TCPConnector(limit=50, force_close=True))
             self._session = aiohttp.ClientSession(headers=self._headers, connector=connector,
                                                   timeout=self._timeout(self.timeout), json_serialize_bytes=dumps)
         return self._session

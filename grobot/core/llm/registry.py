@@ -18,6 +18,7 @@ from grobot.core.errors import ValidationError
 from grobot.core.llm.anthropic import AnthropicProvider
 from grobot.core.llm.base import LLMProvider
 from grobot.core.llm.gemini import GeminiProvider
+from grobot.core.llm.llamacpp import LlamaCppProvider
 from grobot.core.llm.ollama import OllamaProvider
 from grobot.core.llm.openai_compat import OpenAICompatProvider
 
@@ -28,6 +29,7 @@ PROVIDER_CLASSES: dict[str, type[LLMProvider]] = {
     "openai": OpenAICompatProvider,
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
+    "llamacpp": LlamaCppProvider,
 }
 
 _cache: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopProviders]" = weakref.WeakKeyDictionary()

@@ -89,6 +89,8 @@ async def call_llm(
     ``on_text`` receives the answer as it streams. Raises :class:`LLMCallFailed`.
     """
     records: list[CallRecord] = []
+    if getattr(llm, "unavailable", None):
+        raise LLMCallFailed(errors.ServerUnavailable(llm.unavailable, provider=llm.provider), records)
     models = [llm.model] + ([llm.fallback_model] if llm.fallback_model and llm.fallback_model != llm.model else [])
     for index, model in enumerate(models):
         try:

@@ -28,6 +28,7 @@ class LocalMemory:
     def __init__(self, store: Any | None = None, *, threads: int = MEMORY_THREADS) -> None:
         self._store = store
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
+        self._vectors: dict[str, list[float]] = {}  # candidate text -> vector (tool descriptions)
 
     @property
     def store(self) -> Any:
@@ -112,6 +113,10 @@ class LocalMemory:
 
         return await self._run(work)
 
+    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        """Cosine similarity of ``text`` to each candidate (the Tool Router); candidates' vectors are cached."""
+        return await self._run(_similarities, self._vectors, text, candidates)
+
     # -- MemoryPort (the Test Chat jobs of the supervisor) ----------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         await self.add(bot_id, texts, metadata, dedupe=True)
@@ -121,3 +126,18 @@ class LocalMemory:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+VECTOR_CACHE_SIZE = 4096
+
+
+def _similarities(cache: dict[str, list[float]], text: str, candidates: list[str]) -> list[float]:
+    from grobot.core.memory.embeddings import get_embedder
+
+    missing = [c for c in dict.fromkeys(candidates) if c not in cache]
+    vectors = get_embedder().embed([text, *missing])
+    if len(cache) + len(missing) > VECTOR_CACHE_SIZE:
+        cache.clear()
+    cache.update(zip(missing, vectors[1:]))
+    query = vectors[0]
+    return [float(sum(a * b for a, b in zip(query, cache[c]))) for c in candidates]

@@ -86,6 +86,11 @@ class _Calls:
         return _Request("DELETE", f"{API}/bots/{int(bot_id)}", lambda d: None)
 
     @staticmethod
+    def similarities(text: str, candidates: list[str]) -> _Request:
+        return _Request("POST", f"{API}/similarities", lambda d: [float(x) for x in d["scores"]],
+                        json={"text": text, "candidates": list(candidates)})
+
+    @staticmethod
     def health() -> _Request:
         return _Request("GET", f"{API}/health", lambda d: dict(d))
 
@@ -172,6 +177,10 @@ class RemoteMemory:
 
     async def health(self) -> dict[str, Any]:
         return await self._send(_Calls.health(), 2.0)
+
+    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        """Cosine similarity of ``text`` to each candidate (the Tool Router)."""
+        return await self._send(_Calls.similarities(text, candidates))
 
     # -- MemoryPort ---------------------------------------------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:

@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "user_daily_message_limit": 0,
     # Long-term memories kept per bot: the oldest go beyond it (0: no cap).
     "memory_max_per_bot": 10000,
+    # Embedded llama.cpp servers (applied when a server starts): threads (0: every core), requests at once.
+    "llamacpp_threads": 0,
+    "llamacpp_parallel": 2,
 }
 
 # Settings where "" or "unlimited" means 0 (no limit).
@@ -42,6 +45,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "daily_call_limit": (0, 10**9),
     "user_daily_message_limit": (0, 10**9),
     "memory_max_per_bot": (0, 10**7),
+    "llamacpp_threads": (0, 256),
+    "llamacpp_parallel": (1, 64),
 }
 
 

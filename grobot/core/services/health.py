@@ -12,6 +12,7 @@ from sqlmodel import select
 from grobot.core import migrations, security
 from grobot.core.db import get_engine, session_scope
 from grobot.core.errors import GroBotError
+from grobot.core.llm import embedded
 from grobot.core.models import Bot, Supervisor, utcnow
 from grobot.core.services import llm_settings
 from grobot.core.settings import get_settings
@@ -72,6 +73,8 @@ def _supervisor() -> Check:
 def _llm() -> Check:
     with session_scope(readonly=True) as session:
         output = llm_settings.effective_llm(session=session, category="output")
+    if output.provider == embedded.PROVIDER:
+        return _embedded(output.model, output.unavailable)
     url = output.base_url.rstrip("/")
     probe = f"{url}/api/tags" if output.provider == "ollama" else f"{url}/models"
     headers = {"Authorization": f"Bearer {output.api_key}"} if output.api_key else {}
@@ -82,6 +85,15 @@ def _llm() -> Check:
     if response.status_code >= 400:
         return Check("llm", False, f"{output.provider} at {url} answered HTTP {response.status_code}")
     return Check("llm", True, f"{output.provider} at {url} answers")
+
+
+def _embedded(model: str, unavailable: str | None) -> Check:
+    """The output model runs in the worker's embedded llama.cpp server."""
+    name = embedded.display_name(model)
+    if unavailable:
+        return Check("llm", False, unavailable)
+    demo = " (a tiny demo model: set a real one with python -m grobot llm set)" if model == embedded.DEMO_MODEL else ""
+    return Check("llm", True, f"embedded llama.cpp server runs {name}{demo}")
 
 
 def _memory() -> Check:

@@ -5,20 +5,24 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import bindparam
+from dataclasses import replace
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
 
 from grobot.core import security
 from grobot.core.errors import ValidationError
+from grobot.core.llm import embedded
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import LLMCategory, LLMSetting, utcnow
+from grobot.core.services import embedded_llm
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
-PROVIDERS = ("ollama", "openai", "anthropic", "gemini")
+PROVIDERS = ("ollama", "openai", "anthropic", "gemini", embedded.PROVIDER)
 DEFAULT_MODEL = "llama3.2"
 
 
@@ -47,6 +51,23 @@ class LLMFields(BaseModel):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
+
+    @field_validator("model")
+    @classmethod
+    def _gguf(cls, value: str, info: ValidationInfo) -> str:
+        """An embedded model names a GGUF file the worker can load."""
+        if info.data.get("provider") == embedded.PROVIDER:
+            try:
+                embedded.model_file(value)
+            except embedded.EmbeddedModelError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _no_url(self) -> "LLMFields":
+        if self.provider == embedded.PROVIDER and self.base_url:
+            raise ValueError("the llamacpp provider takes no base URL: the bot worker runs the model file itself")
+        return self
 
 
 def _category(category: str) -> str:
@@ -97,14 +118,26 @@ def clear_override(*, session: Session, bot_id: int, category: str) -> bool:
     return True
 
 
-def _builtin(category: str) -> EffectiveLLM:
+def builtin_is_embedded() -> bool:
+    """With no LLM configured: the embedded demo model (True) or Ollama at ``OLLAMA_HOST`` (False)."""
+    settings = get_settings()
+    return not settings.ollama_host_set and settings.embedded_llm and embedded.demo_available()
+
+
+def _builtin(category: str, session: Session | None = None) -> EffectiveLLM:
+    temperature = 0.2 if category != LLMCategory.OUTPUT.value else 0.7
+    if builtin_is_embedded():
+        return _resolved(EffectiveLLM(
+            category=category, provider=embedded.PROVIDER, base_url="", model=embedded.DEMO_MODEL,
+            context_window=embedded.DEMO_CONTEXT, temperature=temperature, api_key=None, fallback_model=None,
+            supports_images=False, source="builtin"), session)
     return EffectiveLLM(
         category=category,
         provider="ollama",
         base_url=get_settings().ollama_host,
         model=DEFAULT_MODEL,
         context_window=8192,
-        temperature=0.2 if category != LLMCategory.OUTPUT.value else 0.7,
+        temperature=temperature,
         api_key=None,
         fallback_model=None,
         supports_images=False,
@@ -112,10 +145,19 @@ def _builtin(category: str) -> EffectiveLLM:
     )
 
 
-def _effective(row: Any, source: str) -> EffectiveLLM:
+def _resolved(llm: EffectiveLLM, session: Session | None) -> EffectiveLLM:
+    """An embedded model's settings with the URL of the server that runs it (or why none does)."""
+    if llm.provider != embedded.PROVIDER:
+        return llm
+    info = embedded_llm.lookup(llm.model, llm.context_window, session=session)
+    reason = embedded.unavailable_reason(info)
+    return replace(llm, base_url="" if reason else info.url, unavailable=reason)
+
+
+def _effective(row: Any, source: str, session: Session | None = None) -> EffectiveLLM:
     """From an :class:`LLMSetting` or a row of its columns."""
     base_url = row.base_url or (get_settings().ollama_host if row.provider == "ollama" else "")
-    return EffectiveLLM(
+    return _resolved(EffectiveLLM(
         category=row.category,
         provider=row.provider,
         base_url=base_url,
@@ -126,7 +168,19 @@ def _effective(row: Any, source: str) -> EffectiveLLM:
         fallback_model=row.fallback_model,
         supports_images=row.supports_images,
         source=source,
-    )
+    ), session)
+
+
+def embedded_models(*, session: Session) -> dict[str, int]:
+    """Every embedded model the settings use, with the largest context window asked of it (for the worker)."""
+    rows = session.exec(select(LLMSetting.model, func.max(LLMSetting.context_window))
+                        .where(LLMSetting.provider == embedded.PROVIDER).group_by(LLMSetting.model)).all()
+    wanted = {str(model): int(context) for model, context in rows}
+    if builtin_is_embedded():
+        configured = set(session.exec(select(LLMSetting.category).where(LLMSetting.bot_id.is_(None))).all())  # type: ignore[union-attr]
+        if any(c.value not in configured for c in LLMCategory):
+            wanted[embedded.DEMO_MODEL] = max(wanted.get(embedded.DEMO_MODEL, 0), embedded.DEMO_CONTEXT)
+    return wanted
 
 
 def effective_llm(*, session: Session, category: str, bot_id: int | None = None) -> EffectiveLLM:
@@ -135,11 +189,11 @@ def effective_llm(*, session: Session, category: str, bot_id: int | None = None)
     if bot_id is not None:
         row = _find(bot_id, category, session=session)
         if row is not None:
-            return _effective(row, "bot")
+            return _effective(row, "bot", session)
     row = _find(None, category, session=session)
     if row is not None:
-        return _effective(row, "global")
-    return _builtin(category)
+        return _effective(row, "global", session)
+    return _builtin(category, session)
 
 
 def global_rows(*, session: Session) -> dict[str, LLMSetting]:
@@ -162,11 +216,11 @@ def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, 
         bot_row = next((r for r in rows if r.category == category.value and r.bot_id == bot_id and bot_id), None)
         global_row = next((r for r in rows if r.category == category.value and r.bot_id is None), None)
         if bot_row is not None:
-            result[category.value] = _effective(bot_row, "bot")
+            result[category.value] = _effective(bot_row, "bot", session)
         elif global_row is not None:
-            result[category.value] = _effective(global_row, "global")
+            result[category.value] = _effective(global_row, "global", session)
         else:
-            result[category.value] = _builtin(category.value)
+            result[category.value] = _builtin(category.value, session)
     return result
 
 
@@ -174,6 +228,8 @@ async def list_server_models(provider: str, base_url: str = "", api_key: str | N
     """The models an LLM server offers (for the web app's model picker); raises a one-line LLMError."""
     from grobot.core.llm.registry import get_provider
 
+    if provider.strip().lower() == embedded.PROVIDER:
+        return embedded.available_models()
     provider = validate(LLMFields, {"provider": provider, "model": "x"}).provider
     if not base_url and provider == "ollama":
         base_url = get_settings().ollama_host

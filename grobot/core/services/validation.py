@@ -19,7 +19,7 @@ def describe(exc: pydantic.ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err.get("loc", ())) or "value"
-        msg = err.get("msg", "invalid")
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
             msg = "unknown field"
         parts.append(f"{loc}: {msg}")

@@ -1,0 +1,241 @@
+"""The embedded llama.cpp servers of one process: one child process per GGUF file.
+
+The bot worker's supervisor owns one :class:`LlamaServers`: it starts the server of every
+model the settings name (at start, and on first use), publishes where each listens, restarts
+one that dies (1 s doubling to 5 min), stops the ones no setting names any more, and stops
+them all with the worker. Bot processes never load a model: they call the URL the supervisor
+gives them. Each server is ``python -m grobot.core.llm.llama_runner`` (see there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from grobot.core.llm import embedded
+from grobot.core.llm.embedded import EmbeddedModelError, ServerInfo
+
+logger = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 300.0
+BACKOFF_INITIAL = 1.0
+BACKOFF_MAX = 300.0
+STOP_GRACE_SECONDS = 3.0
+
+
+@dataclass
+class _Server:
+    model: str
+    context: int
+    info: ServerInfo
+    process: asyncio.subprocess.Process | None = None
+    task: asyncio.Task[None] | None = None
+    backoff: float = 0.0
+    retry_at: float = 0.0
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+
+
+class LlamaServers:
+    """Start, watch and stop the llama.cpp servers of this process (create it on its event loop)."""
+
+    def __init__(self, *, threads: int | None = None, parallel: int = 2, log_dir: Path | None = None,
+                 start_timeout: float = START_TIMEOUT_SECONDS) -> None:
+        self.threads = threads or embedded.default_threads()
+        self.parallel = max(1, parallel)
+        self.log_dir = log_dir
+        self.start_timeout = start_timeout
+        self._servers: dict[str, _Server] = {}
+        self._lock = threading.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+        self.version = 0  # grows at every change of what :meth:`snapshot` returns
+
+    # ------------------------------------------------------------------ asking for a server
+    def request(self, model: str, context_window: int) -> ServerInfo:
+        """The server of ``model`` now; one that is not running is started (never blocks; any thread)."""
+        with self._lock:
+            server = self._servers.get(model)
+            if server is None:
+                server = self._servers[model] = _Server(model=model, context=context_window,
+                                                        info=ServerInfo(model=model, status="starting"))
+                self._changed()
+                self._loop.call_soon_threadsafe(self._spawn, server)
+            return server.info
+
+    async def ensure(self, model: str, context_window: int) -> ServerInfo:
+        """The server of ``model`` once it is running or has failed (starting it when needed)."""
+        self.request(model, context_window)
+        server = self._servers[model]
+        deadline = time.monotonic() + self.start_timeout + 5
+        while server.info.status == "starting" and time.monotonic() < deadline:
+            task = server.task
+            if task is not None:
+                await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+            else:
+                await asyncio.sleep(0.01)  # the spawn is scheduled on this loop: let it run
+        return server.info
+
+    def snapshot(self) -> list[ServerInfo]:
+        with self._lock:
+            return [s.info for s in self._servers.values()]
+
+    # ------------------------------------------------------------------ supervision
+    async def retain(self, wanted: dict[str, int]) -> None:
+        """Start the servers of ``wanted`` (model -> context) and stop the others."""
+        for model, context in wanted.items():
+            self.request(model, context)
+        for model in [m for m in self._servers if m not in wanted]:
+            await self._stop(self._servers.pop(model))
+            self._changed()
+            logger.info("Stopped the embedded model %s: no LLM setting uses it any more", embedded.display_name(model))
+
+    async def check(self) -> None:
+        """Restart the servers that died or failed, once their backoff has passed."""
+        now = time.monotonic()
+        for server in list(self._servers.values()):
+            if server.task is not None and not server.task.done():
+                continue
+            process = server.process
+            if server.info.status == "running" and process is not None and process.returncode is not None:
+                tail = " ".join(server.stderr_tail)[-200:]
+                logger.error("The embedded model %s stopped (exit code %s)%s; restarting it",
+                             embedded.display_name(server.model), process.returncode, f": {tail}" if tail else "")
+                self._set(server, ServerInfo(model=server.model, status="error",
+                                             error=f"the llama.cpp server stopped (exit code {process.returncode})"))
+                server.retry_at = now  # a crash after a good run restarts at once
+            if server.info.status == "error" and now >= server.retry_at:
+                self._spawn(server)
+
+    async def stop_all(self) -> None:
+        self._closed = True
+        servers, self._servers = list(self._servers.values()), {}
+        await asyncio.gather(*(self._stop(s) for s in servers), return_exceptions=True)
+
+    # ------------------------------------------------------------------ internals
+    def _changed(self) -> None:
+        self.version += 1
+
+    def _set(self, server: _Server, info: ServerInfo) -> None:
+        with self._lock:
+            server.info = info
+            self._changed()
+
+    def _spawn(self, server: _Server) -> None:
+        if self._closed or (server.task is not None and not server.task.done()):
+            return
+        if self._servers.get(server.model) is not server:
+            return
+        if server.info.status != "starting":
+            self._set(server, ServerInfo(model=server.model, status="starting"))
+        server.task = self._loop.create_task(self._start(server))
+
+    async def _start(self, server: _Server) -> None:
+        name = embedded.display_name(server.model)
+        try:
+            path = await asyncio.to_thread(embedded.model_file, server.model)
+            url = await self._launch(server, path)
+            supports_tools = await _supports_tools(url)
+        except EmbeddedModelError as exc:
+            await self._stop(server)
+            server.backoff = min(max(server.backoff * 2, BACKOFF_INITIAL), BACKOFF_MAX)
+            server.retry_at = time.monotonic() + server.backoff
+            logger.error("The embedded model %s cannot run: %s", name, exc)
+            self._set(server, ServerInfo(model=server.model, status="error", error=str(exc)))
+            return
+        server.backoff = 0.0
+        logger.info("The embedded model %s is served at %s (%d threads, %d parallel requests)", name, url,
+                    self.threads, self.parallel)
+        self._set(server, ServerInfo(model=server.model, status="running", url=url, supports_tools=supports_tools))
+
+    async def _launch(self, server: _Server, path: Path) -> str:
+        args = [sys.executable, "-m", "grobot.core.llm.llama_runner", "--model-file", str(path),
+                "--ctx", str(server.context), "--threads", str(self.threads), "--parallel", str(self.parallel)]
+        if server.model == embedded.DEMO_MODEL and embedded.TOOLS_TEMPLATE.is_file():
+            args += ["--template", str(embedded.TOOLS_TEMPLATE)]
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        except OSError as exc:
+            raise EmbeddedModelError(f"the llama.cpp runner could not start: {exc}") from None
+        server.process = process
+        server.stderr_tail.clear()
+        self._loop.create_task(self._drain_stderr(server, process))
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), self.start_timeout)  # type: ignore[union-attr]
+        except asyncio.TimeoutError:
+            raise EmbeddedModelError(f"llama.cpp did not load {path.name} within {self.start_timeout:.0f} s") from None
+        try:
+            payload = json.loads(line) if line.strip() else {}
+        except ValueError:
+            payload = {}
+        if payload.get("url"):
+            return str(payload["url"]).rstrip("/")
+        if payload.get("error"):
+            raise EmbeddedModelError(str(payload["error"]))
+        await process.wait()
+        tail = " ".join(server.stderr_tail)[-200:]
+        raise EmbeddedModelError(f"the llama.cpp server exited with code {process.returncode}"
+                                 + (f" ({tail})" if tail else ""))
+
+    async def _drain_stderr(self, server: _Server, process: asyncio.subprocess.Process) -> None:
+        """Keep the last lines of llama.cpp's own log (it is verbose: written to a file when a log dir is set)."""
+        log = None
+        if self.log_dir is not None:
+            try:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                log = open(self.log_dir / "llama-server.log", "ab")  # noqa: SIM115 - closed below
+            except OSError:
+                log = None
+        try:
+            assert process.stderr is not None
+            async for raw in process.stderr:
+                if log is not None:
+                    log.write(raw)
+                text = raw.decode(errors="replace").strip()
+                if text and (" E " in text or "error" in text.lower()):
+                    server.stderr_tail.append(text)
+        except Exception:  # the process is gone
+            pass
+        finally:
+            if log is not None:
+                log.close()
+
+    async def _stop(self, server: _Server) -> None:
+        if server.task is not None and not server.task.done() and server.task is not asyncio.current_task():
+            server.task.cancel()
+        process, server.process = server.process, None
+        if process is None or process.returncode is not None:
+            return
+        try:
+            if process.stdin is not None:
+                process.stdin.close()  # the runner leaves when its stdin closes
+            process.terminate()
+            await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+        except ProcessLookupError:
+            pass
+
+
+async def _supports_tools(url: str) -> bool | None:
+    """Whether the server's chat template can call tools (llama.cpp's ``/props``); None: unknown."""
+    try:
+        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
+            response = await client.get(f"{url}/props")
+            data = response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    caps = data.get("chat_template_caps") if isinstance(data, dict) else None
+    if isinstance(caps, dict) and "supports_tools" in caps:
+        return bool(caps["supports_tools"])
+    return None

@@ -1,0 +1,143 @@
+"""The chain end to end on a real model: the embedded demo model (SmolLM2-135M) in llama.cpp.
+
+These tests assert what holds for any model (one terminal event per run, caps honoured,
+calls and tokens recorded, bounded time, the tool path taken), never a tiny model's wording.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jsonschema
+from sqlmodel import select
+
+from grobot.core.agents import prompts
+from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.gatekeeper import GATEKEEPER_SCHEMA
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.db import session_scope
+from grobot.core.llm import embedded
+from grobot.core.llm.service import call_llm
+from grobot.core.models import LLMCall
+from grobot.core.services import bots, llm_settings
+from tests.fakes.llm import EventCollector, FakeToolCatalog
+
+TIMEZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone, e.g. Asia/Tokyo"}}}
+
+
+def make_bot(**fields) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=fields.pop("name", "Demo"), **fields).id
+
+
+def message(bot_id: int, text: str) -> IncomingMessage:
+    return IncomingMessage(bot_id=bot_id, conversation_key="test:real", content=text, author_id="7", author_name="ada",
+                           platform="test_chat")
+
+
+def time_catalog() -> FakeToolCatalog:
+    async def get_current_time(timezone: str = "UTC") -> str:
+        return f"It is 09:30 in {timezone}."
+
+    return FakeToolCatalog().add("get_current_time", get_current_time, schema=TIMEZONE, read_only=True,
+                                 description="Get the current time in a time zone.")
+
+
+def calls() -> list[LLMCall]:
+    with session_scope(readonly=True) as session:
+        return list(session.exec(select(LLMCall).order_by(LLMCall.id)).all())
+
+
+def terminal(sink: EventCollector) -> list[str]:
+    return [k for k in sink.kinds() if k in ("done", "error")]
+
+
+async def test_no_llm_configured_means_the_embedded_demo_model(grobot_env, demo_directory):
+    with session_scope(readonly=True) as session:
+        llms = llm_settings.effective_llms(session=session)
+    assert {llm.provider for llm in llms.values()} == {"llamacpp"}
+    assert {llm.model for llm in llms.values()} == {embedded.DEMO_MODEL}
+    assert all(llm.base_url == demo_directory.url and llm.unavailable is None for llm in llms.values())
+
+
+async def test_a_plain_message_streams_one_capped_answer_from_one_call(grobot_env, demo_directory):
+    bot_id = make_bot()
+    sink = EventCollector()
+
+    started = time.monotonic()
+    result = await run_chain(message(bot_id, "Hello! What is the capital of France?"), sink=sink, tools=time_catalog())
+    elapsed = time.monotonic() - started
+    await wait_for_background()
+
+    assert result.error is None and terminal(sink) == ["done"] and sink.kinds()[-1] == "done"
+    assert len(sink.of("token")) >= 2 and sink.text() == result.text and result.text.strip()  # streamed
+    assert result.llm_calls == 1  # no tool comes close: no Tool Identifier round trip
+    answer = [c for c in calls() if c.agent_role == "synthesizer"]
+    assert len(answer) == 1 and answer[0].provider == "llamacpp"
+    assert answer[0].tokens_in > 0 and 0 < answer[0].tokens_out <= prompts.DEMO_ANSWER_MAX_TOKENS
+    assert answer[0].ttft_ms is not None and answer[0].latency_ms >= answer[0].ttft_ms
+    assert elapsed < 60
+
+
+async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directory):
+    bot_id = make_bot()
+    catalog = time_catalog()
+    sink = EventCollector()
+
+    result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), sink=sink, tools=catalog)
+    await wait_for_background()
+
+    assert result.error is None and terminal(sink) == ["done"]
+    assert [name for name, _ in catalog.calls] == ["get_current_time"]
+    assert len(sink.of("tool_call")) == 1 and len(sink.of("tool_result")) == 1
+    roles = [c.agent_role for c in calls()]
+    assert roles[0] == "tool_identifier" and roles[-1] == "synthesizer" and "parameter_extractor" in roles
+    caps = {"tool_identifier": prompts.IDENTIFIER_MAX_TOKENS, "synthesizer": prompts.DEMO_ANSWER_MAX_TOKENS,
+            "parameter_extractor": prompts.EXTRACTOR_MAX_TOKENS}
+    for call in calls():
+        if call.agent_role in caps:
+            assert call.tokens_out <= caps[call.agent_role], (call.agent_role, call.tokens_out)
+    assert sum(c.tokens_out for c in calls() if c.agent_role != "archivist") < 600
+
+
+async def test_structured_answers_are_valid_json_within_their_cap(grobot_env, demo_directory):
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="decision")
+
+    result = await call_llm(llm, [{"role": "system", "content": prompts.GATEKEEPER.format(bot_name="Demo", personality="-")},
+                                  {"role": "user", "content": "Demo, can you help me?"}],
+                            role="gatekeeper", schema=GATEKEEPER_SCHEMA, temperature=0.0,
+                            max_tokens=prompts.GATEKEEPER_MAX_TOKENS)
+
+    import json
+
+    jsonschema.validate(json.loads(result.text), GATEKEEPER_SCHEMA)
+    assert 0 < result.usage.tokens_out <= prompts.GATEKEEPER_MAX_TOKENS
+
+
+async def test_a_runaway_answer_stops_at_the_cap(grobot_env, demo_directory):
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="output")
+
+    result = await call_llm(llm, [{"role": "user", "content": "Count from 1 to 2000, one number per line."}],
+                            role="synthesizer", max_tokens=40, temperature=0.0)
+
+    assert result.usage.tokens_out == 40 and result.text.strip()
+
+
+async def test_a_model_that_cannot_run_ends_the_run_with_one_clear_error(grobot_env):
+    class Broken:
+        def request(self, model: str, context_window: int) -> embedded.ServerInfo:
+            return embedded.ServerInfo(model=model, status="error", error="too little memory: the model needs about 900 MiB")
+
+    embedded.set_local_directory(Broken())
+    try:
+        bot_id = make_bot()
+        sink = EventCollector()
+        result = await run_chain(message(bot_id, "hello"), sink=sink, tools=FakeToolCatalog())
+    finally:
+        embedded.set_local_directory(None)
+
+    assert terminal(sink) == ["error"]
+    assert result.error == ("the embedded model SmolLM2-135M-Instruct (tiny demo model) cannot run: "
+                            "too little memory: the model needs about 900 MiB")

@@ -1,0 +1,87 @@
+"""The embedded llama.cpp servers: started per model file, restarted when they die, bad files reported."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from grobot.core.errors import ValidationError
+from grobot.core.db import session_scope
+from grobot.core.llm import embedded
+from grobot.core.llm.llama_servers import LlamaServers
+from grobot.core.services import llm_settings
+from tests.helpers import async_wait_for
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+async def test_a_server_runs_the_demo_model_and_comes_back_after_a_crash(grobot_env):
+    servers = LlamaServers(threads=2, parallel=1)
+    try:
+        info = await servers.ensure(embedded.DEMO_MODEL, 2048)
+        assert info.status == "running" and info.error == ""
+        assert info.supports_tools is embedded.TOOLS_TEMPLATE.is_file()  # GroBot's template adds tool calls
+        async with httpx.AsyncClient(trust_env=False) as client:
+            assert (await client.get(f"{info.url}/health")).status_code == 200
+        assert servers.request(embedded.DEMO_MODEL, 2048) is info  # one server per model file
+
+        process = servers._servers[embedded.DEMO_MODEL].process
+        os.kill(process.pid, signal.SIGKILL)
+        await process.wait()
+
+        async def restarted() -> embedded.ServerInfo | None:
+            await servers.check()
+            now = servers.request(embedded.DEMO_MODEL, 2048)
+            return now if now.status == "running" and now.url != info.url else None
+
+        again = await async_wait_for(restarted, 60)
+        async with httpx.AsyncClient(trust_env=False) as client:
+            assert (await client.get(f"{again.url}/health")).status_code == 200
+    finally:
+        await servers.stop_all()
+    assert process.returncode is not None
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "GGUF file not found: {path}"),
+    (b"hello, I am text", "broken.gguf is not a GGUF model (no GGUF header)"),
+    (b"GGUF\x03\x00\x00\x00garbage", "llama.cpp could not load the model"),
+])
+async def test_a_bad_model_file_is_one_clear_line_and_nothing_else_stops(grobot_env, tmp_path, content, expected):
+    path = tmp_path / "broken.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    servers = LlamaServers(threads=1, parallel=1)
+    try:
+        info = await servers.ensure(str(path), 512)
+        assert info.status == "error" and info.error.startswith(expected.format(path=path)), info.error
+        assert "\n" not in info.error
+        assert embedded.unavailable_reason(info) == f"the embedded model broken.gguf cannot run: {info.error}"
+    finally:
+        await servers.stop_all()
+
+
+async def test_settings_refuse_a_missing_gguf_and_take_a_path_under_the_data_dir(grobot_env):
+    with session_scope() as session, pytest.raises(ValidationError, match="GGUF file not found"):
+        llm_settings.set_llm(session=session, category="output", provider="llamacpp", model="models/nothing.gguf")
+    target = grobot_env.data_dir / "models" / "demo.gguf"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(embedded.demo_model_file())
+    with session_scope() as session:
+        llm_settings.set_llm(session=session, category="output", provider="llamacpp", model="models/demo.gguf")
+    with session_scope() as session:
+        assert llm_settings.embedded_models(session=session)["models/demo.gguf"] == 8192
+        assert "models/demo.gguf" in embedded.available_models()
+
+
+def test_cli_says_what_is_wrong_with_a_model_file_in_one_line(grobot_env):
+    result = subprocess.run([sys.executable, "-m", "grobot", "llm", "set", "--category", "output", "--provider",
+                             "llamacpp", "--model", "/nowhere/model.gguf"], env=grobot_env.environ(), cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["error: model: GGUF file not found: /nowhere/model.gguf"]
