@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
@@ -25,6 +25,7 @@ from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
 from grobot.core.services import app_settings, llm_settings, mcp_servers, usage
 from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_mcp_tools import McpToolRow, settings_from_form, tool_rows, tool_settings
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -81,6 +82,7 @@ class McpRow:
     timeout: str
     known_tools: str
     last_error: str
+    tools: list[McpToolRow] = field(default_factory=list)  # per tool: fallback and read/write
 
 
 @dataclass
@@ -150,7 +152,7 @@ def _view(session: Session, bot: Bot) -> SettingsView:
             linked=bool(link and link.enabled), allowed_tools=", ".join(link.allowed_tools or []) if link else "",
             timeout=_as_text(link.timeout_seconds if link else 30.0),
             known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
-            last_error=server.last_error or "",
+            last_error=server.last_error or "", tools=tool_rows(server, link),
         ))
     today, limit_defaults = _today(session, bot)
     return SettingsView(
@@ -385,8 +387,10 @@ class BotSettingsState(BotPageState):
 
     @rx.event
     async def save_mcp(self, form_data: dict[str, Any]):
-        """Enable (with allowed tools and timeout) or disable an MCP server for this bot."""
+        """Enable (with allowed tools, timeout, and per tool its fallback and read/write) or disable
+        an MCP server for this bot."""
         server_id = int(str(form_data.get("server_id") or "0") or 0)
+        fallbacks, access = settings_from_form(form_data)
         enabled = bool(form_data.get("enabled"))
         tools = str(form_data.get("allowed_tools") or "").strip()
         timeout_text = str(form_data.get("timeout") or "").strip()
@@ -399,7 +403,8 @@ class BotSettingsState(BotPageState):
                 except ValueError:
                     raise ValidationError("the timeout must be a number of seconds") from None
                 mcp_servers.enable_for_bot(session=session, bot_id=bot.id or 0, server=server,
-                                           allowed_tools=tools or [], timeout_seconds=timeout)
+                                           allowed_tools=tools or [], timeout_seconds=timeout,
+                                           fallbacks=fallbacks, access=access)
             else:
                 try:
                     mcp_servers.disable_for_bot(session=session, bot_id=bot.id or 0, server=server)
@@ -834,7 +839,7 @@ def mcp_row(row: McpRow) -> rx.Component:
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     columns="3fr 1fr", spacing="3", width="100%",
                 ),
-                rx.cond(row.known_tools != "", rx.text("Tools: ", row.known_tools, size="1", color=rx.color("gray", 10)),
+                rx.cond(row.known_tools != "", tool_settings(row.tools, row.server_id),
                         rx.text("Tool list not fetched yet (python -m grobot mcp test NAME).", size="1",
                                 color=rx.color("gray", 10))),
                 rx.cond(row.last_error != "", rx.text("Last error: ", row.last_error, size="1",
@@ -856,7 +861,8 @@ def mcp_row(row: McpRow) -> rx.Component:
 
 def mcp_section() -> rx.Component:
     return section(
-        "MCP servers", "The tool servers this bot may use, which of their tools, and how long a call may take.",
+        "MCP servers", "The tool servers this bot may use, which of their tools, how long a call may take, "
+                       "and per tool its fallback and whether it changes things.",
         rx.cond(
             BotSettingsState.mcp.length() > 0,  # type: ignore[attr-defined]
             rx.vstack(rx.foreach(BotSettingsState.mcp, mcp_row), spacing="3", width="100%"),

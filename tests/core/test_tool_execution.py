@@ -223,19 +223,20 @@ def test_bot_mcp_tool_options_and_their_errors(bot, capsys):
         "error: MCP server 'weather' has no tool named 'teleport' (known: backup_forecast, flaky_time, forecast, "
         "lookup_a, lookup_b, lookup_c, wipe)")
     code, _, err = enable("--fallback", "forecast=forecast")
-    assert code == 2 and err.strip() == "error: forecast: a tool cannot be its own fallback"
+    assert code == 2 and err.strip() == "error: a tool cannot be its own fallback ('forecast')"
     code, _, err = enable("--fallback", "forecast=weather__forecast")
     assert code == 2 and "a tool cannot be its own fallback" in err
     code, _, err = enable("--fallback", "forecast=nowcast")
-    assert code == 2 and "forecast: there is no tool named 'nowcast' for a fallback" in err
+    assert code == 2 and "there is no tool named 'nowcast' for a fallback of 'forecast'" in err
     code, _, err = enable("--fallback", "forecast")
     assert code == 2 and "expected TOOL=FALLBACK" in err
     code, _, err = enable("--fallback", "forecast=other__echo")
-    assert code == 2 and "on MCP server 'other', which this bot does not use: enable it first" in err
+    assert code == 2 and "is on MCP server 'other', which this bot does not use: enable it first" in err
     code, _, err = enable("--writes", "wipe", "--read-only", "wipe")
-    assert code == 2 and "wipe: given as both writes and read_only" in err
+    assert code == 2 and "'wipe' is given as both writes and read_only" in err
     code, _, err = enable("--tools", "forecast,lookup_a", "--fallback", "forecast=backup_forecast")
-    assert code == 2 and "the fallback 'backup_forecast' is not among this bot's allowed tools of 'weather'" in err
+    assert code == 2 and ("the fallback 'backup_forecast' of 'forecast' is not among this bot's allowed tools "
+                          "of 'weather'") in err
     with session_scope(readonly=True) as session:  # nothing of a refused command was stored
         assert mcp_servers.bot_links(session=session, bot_id=bot) == []
 

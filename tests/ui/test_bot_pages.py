@@ -1,8 +1,9 @@
 """A bot's pages in a real browser against the real web app: header and tabs, Test Chat,
 Logs, Settings, Files and the Knowledge Base, and what a tester may (not) see.
 
-No bot worker runs here: where a worker would answer a Test Chat message, the test claims
-the message and writes the events and the answer a worker writes, with the same services.
+No bot worker process runs here: a Test Chat message is claimed as a supervisor claims it and
+answered by the real Test Chat job (the agent chain, the fake LLM server, a real MCP server); only
+the "no worker" and "failed run" states are written with the services a worker uses.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, Conversation, LogEntry, Message, Role, Supervisor
 from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
                                   users)
-from tests.fakes.llm import use_fake_llm
+from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
 
@@ -153,61 +154,77 @@ def _events(run_id: int, *events: tuple[str, dict]) -> None:
             session.add(AgentEvent(run_id=run_id, seq=last + offset, kind=kind, data=data))
 
 
-def _answer(run_id: int, text: str) -> None:
-    """What the chain stores when a run ends well: the answer, the done event, the message done."""
-    with session_scope() as session:
-        conv_id = session.get(Message, run_id).conversation_id
-        conversations.append_run_messages(session=session, conversation_id=conv_id,
-                                          messages=[{"role": "assistant", "content": text}])
-        test_chat.finish(run_id, session=session)
-    _events(run_id, ("done", {}))
+def _flaky_weather_server(bot_id: int) -> str:
+    """A flaky real MCP server for the bot, set up as an admin does: ``mcp add``, ``mcp test`` (which
+    stores its tool list), then ``bot mcp BOT enable SERVER --timeout 1 --fallback forecast=backup_forecast``."""
+    from grobot.cli.main import main
+    from tests.fakes.mcp_servers import stdio_config
+
+    name = unique("weather")
+    cfg = stdio_config(name, "flaky")
+    commands = [
+        ["mcp", "add", name, "--command", cfg.command, "--cwd", cfg.cwd, *[f"--arg={a}" for a in cfg.args],
+         "--env", f"PYTHONPATH={cfg.env['PYTHONPATH']}"],
+        ["mcp", "test", name],
+        ["bot", "mcp", str(bot_id), "enable", name, "--timeout", "1", "--fallback", "forecast=backup_forecast"],
+    ]
+    with ThreadPoolExecutor(max_workers=1) as pool:  # `mcp test` runs an event loop: not in Playwright's thread
+        for argv in commands:
+            assert pool.submit(main, argv).result(timeout=60) == 0, argv
+    return name
 
 
-def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_runs(admin_page, fake_llm) -> None:
+def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admin_page, fake_llm) -> None:
     page = admin_page
-    bot_id = add_bot(unique("Chatty"))
+    bot_id = add_bot(unique("Chatty"), agent_mode="native")  # the output model calls the tools itself
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    server = _flaky_weather_server(bot_id)
+    forecast, backup = f"{server}__forecast", f"{server}__backup_forecast"
     open_tab(page, bot_id, "chat")
     expect(page.get_by_text("Say hello")).to_be_visible()
 
     box = page.get_by_role("textbox", name="Message")
-    box.fill("What time is it?")
+    box.fill("Weather in Bern?")
     page.get_by_role("button", name="Send").click()
-    expect(page.get_by_test_id("user-message").last).to_have_text("What time is it?")
+    expect(page.get_by_test_id("user-message").last).to_have_text("Weather in Bern?")
     expect(box).to_have_value("")
     expect(page.get_by_test_id("waiting-for-worker")).to_contain_text("waiting for the bot worker",
                                                                      timeout=LIVE_TIMEOUT_MS)
 
-    # A worker starts, claims the message and runs the chain: a tool step, then the answer streams.
+    # A worker claims the message and runs the real job: the model asks for the forecast, which
+    # never answers (tried 3 times), so its fallback answers; then the answer streams.
+    fake_llm.script(Reply(tool_calls=[{"name": forecast, "arguments": {"city": "Bern"}}]),
+                    Reply(text="Rain in Bern, says the backup forecast.", chunks=3, chunk_delay=1.0))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        job = pool.submit(_run_real_job, _claim(unique("sup")), bot_id)
+        expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+        live = page.get_by_test_id("live-answer")
+        expect(live.get_by_test_id("chain-steps")).to_contain_text(f"Calls {forecast}", timeout=LIVE_TIMEOUT_MS)
+        expect(live.get_by_test_id("chain-steps")).to_contain_text(f"Retrying {forecast} (attempt 3)",
+                                                                   timeout=LIVE_TIMEOUT_MS)
+        expect(live).to_contain_text("Rain in", timeout=LIVE_TIMEOUT_MS)  # streams before the run ends
+        assert job.result(timeout=90) is None
+    answer = page.get_by_test_id("bot-answer").last
+    expect(answer).to_contain_text("Rain in Bern, says the backup forecast.", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+    steps = answer.get_by_test_id("chain-steps")
+    steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
+    for text in (f"Calls {forecast}", f"Retrying {forecast} (attempt 2)", f"Retrying {forecast} (attempt 3)",
+                 f"Executor: {forecast} failed after 3 tries; trying its fallback {backup}"):
+        expect(steps.get_by_text(text, exact=True)).to_be_visible()
+    steps.get_by_text(re.compile(rf"^{forecast} answered in \d+\.\d s$")).click()
+    expect(steps).to_contain_text(f"(answered by the fallback tool {backup})")
+    expect(steps).to_contain_text("Backup forecast: rain in Bern")
+    steps.get_by_text(f"Calls {forecast}", exact=True).click()
+    expect(steps).to_contain_text('"city": "Bern"')
+    page.screenshot(path="/tmp/ui-test-chat.png", full_page=True)
+
+    # A run that fails says so in plain words.
     supervisor_id = unique("sup")
     with session_scope() as session:
         session.add(Supervisor(id=supervisor_id, hostname="test", pid=1))
     try:
-        run_id = _claim(supervisor_id)
-        with session_scope(readonly=True) as session:  # the bot knows this web user apart from other testers
-            assert session.get(Message, run_id).author_id.startswith("app-user:")
-        expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
-        _events(run_id, ("thinking", {"step": "tool_identifier", "text": "needs the clock"}),
-                ("tool_call", {"id": "c1", "name": "get_time", "arguments": {"tz": "UTC"}}),
-                ("tool_result", {"id": "c1", "name": "get_time", "content": "12:00 UTC", "is_error": False,
-                                 "duration_ms": 12.0}),
-                ("token", {"text": "It is "}))
-        live = page.get_by_test_id("live-answer")
-        expect(live).to_contain_text("It is", timeout=LIVE_TIMEOUT_MS)
-        expect(live.get_by_test_id("chain-steps")).to_contain_text("Calls get_time")
-        expect(live.get_by_test_id("chain-steps")).to_contain_text("get_time answered")
-        _events(run_id, ("token", {"text": "noon in UTC."}))
-        expect(live).to_contain_text("It is noon in UTC.", timeout=LIVE_TIMEOUT_MS)
-        _answer(run_id, "It is noon in UTC.")
-        answer = page.get_by_test_id("bot-answer").last
-        expect(answer).to_contain_text("It is noon in UTC.", timeout=LIVE_TIMEOUT_MS)
-        expect(page.get_by_role("button", name="Send")).to_be_enabled()
-        steps = answer.get_by_test_id("chain-steps")
-        steps.get_by_text("Steps (3)").click()
-        steps.get_by_text("Calls get_time").click()
-        expect(steps).to_contain_text('"tz": "UTC"')
-        page.screenshot(path="/tmp/ui-test-chat.png", full_page=True)
-
-        # A run that fails says so in plain words.
         box.fill("And tomorrow?")
         page.get_by_role("button", name="Send").click()
         expect(page.get_by_test_id("user-message").last).to_have_text("And tomorrow?")
@@ -224,8 +241,7 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
             if supervisor is not None:
                 session.delete(supervisor)
 
-    # The real Test Chat job (the agent chain, on a fake LLM server) answers the next message.
-    use_fake_llm(fake_llm, bot_id=bot_id)  # it answers "Echo: <the message>"
+    # The real job answers the next message without tools (the fake answers "Echo: <the message>").
     box.fill("Ping")
     page.get_by_role("button", name="Send").click()
     expect(page.get_by_test_id("user-message").last).to_have_text("Ping")
@@ -234,7 +250,7 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
 
     # After a reload the history is still there; "Reset conversation" forgets it.
     page.reload()
-    expect(page.get_by_test_id("bot-answer").first).to_contain_text("It is noon in UTC.", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("bot-answer").first).to_contain_text("Rain in Bern", timeout=PAGE_TIMEOUT_MS)
     page.get_by_role("button", name="Reset conversation").click()
     expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
@@ -242,23 +258,31 @@ def test_test_chat_streams_the_answer_with_its_steps_and_says_when_no_worker_run
                                          session=session) == []
 
 
-def _run_real_job(run_id: int, bot_id: int) -> None:
+def _run_real_job(run_id: int, bot_id: int) -> str | None:
     """What a supervisor does with a claimed message: the Test Chat job, then done or error."""
     from bot_worker.test_chat_job import run_test_chat_job
+    from grobot.core.tools.mcp_hub import get_hub
 
     with session_scope(readonly=True) as session:
         message = session.get(Message, run_id)
         key = session.get(Conversation, message.conversation_id).key
         content = message.content
+
+    async def job() -> str | None:
+        try:
+            return await run_test_chat_job(run_id, bot_id, key, content, "tester", "ui-admin")
+        finally:
+            await get_hub().aclose()  # ends the MCP servers the job started
+
     # In a thread of its own: Playwright's sync API holds an event loop in this one.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        error = pool.submit(lambda: asyncio.run(run_test_chat_job(run_id, bot_id, key, content, "tester",
-                                                                  "ui-admin"))).result(timeout=60)
+        error = pool.submit(lambda: asyncio.run(job())).result(timeout=90)
     with session_scope() as session:
         if error:
             test_chat.fail(run_id, error, session=session)
         else:
             test_chat.finish(run_id, session=session)
+    return error
 
 
 def _admin_id(session) -> int:
@@ -377,6 +401,43 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     assert "discord_token_enc" not in frames and "api_key_enc" not in frames
     with session_scope(readonly=True) as session:
         assert bots.get_token(session.get(Bot, bot_id)) == token
+
+
+def test_settings_mcp_tools_get_a_fallback_and_a_read_write_setting(admin_page) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Tooled"))
+    mcp_name = unique("weather")
+    with session_scope() as session:
+        server_id = mcp_servers.create_server(session=session, name=mcp_name, command="python", args=["-m", "w"]).id
+        mcp_servers.record_tools(session=session, server_id=server_id,
+                                 tools=[{"name": "forecast"}, {"name": "alerts"}, {"name": "purge", "writes": True}])
+    open_tab(page, bot_id, "settings")
+    server = page.locator(f'[data-server="{mcp_name}"]')
+    server.get_by_role("checkbox").click()
+    server.get_by_role("textbox", name="Allowed tools").fill("forecast")
+
+    # Per tool: the fallback to call when it fails, and whether its calls change things.
+    fallback = server.get_by_role("textbox", name="Fallback of forecast")
+    expect(server.get_by_label("Calls of forecast")).to_have_value("auto")
+    expect(server.get_by_label("Calls of forecast")).to_contain_text("Auto: not annotated, in parallel")
+    expect(server.get_by_label("Calls of purge")).to_contain_text("Auto: writes (annotated)")
+    fallback.fill("forecast")
+    server.get_by_role("button", name="Save").click()
+    expect(server.get_by_role("alert")).to_have_text("A tool cannot be its own fallback ('forecast')")
+    fallback.fill("alerts")
+    server.get_by_role("button", name="Save").click()
+    expect(server.get_by_role("alert")).to_contain_text(
+        f"The fallback 'alerts' of 'forecast' is not among this bot's allowed tools of '{mcp_name}'")
+    server.get_by_role("textbox", name="Allowed tools").fill("")
+    server.get_by_label("Calls of alerts").select_option("writes")
+    server.get_by_role("button", name="Save").click()
+    expect(server.get_by_role("alert")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    expect(server.get_by_role("textbox", name="Fallback of forecast")).to_have_value("alerts")  # as saved
+    expect(server.get_by_label("Calls of alerts")).to_have_value("writes")
+    with session_scope(readonly=True) as session:
+        [(link, _)] = mcp_servers.bot_links(session=session, bot_id=bot_id)
+        assert (link.allowed_tools, link.tool_settings) == (None, {"alerts": {"access": "writes"},
+                                                                   "forecast": {"fallback": "alerts"}})
 
 
 def test_delete_a_bot_after_typing_its_name(admin_page) -> None:

@@ -359,7 +359,7 @@ def _check_tool(server: McpServer, tool: str) -> None:
 def _access(tool: str, value: str | None) -> str:
     choice = (value or "auto").strip().lower().replace("-", "_")
     if choice not in ACCESS_CHOICES:
-        raise ValidationError(f"{tool}: the access must be auto, read_only or writes, not {value!r}")
+        raise ValidationError(f"the access of {tool!r} must be auto, read_only or writes, not {value!r}")
     return choice
 
 
@@ -375,31 +375,32 @@ def _fallback(session: Session, link: BotMcpServer, server: McpServer, tool: str
     if name.startswith(prefix):
         name = name[len(prefix):]
     if name == tool:
-        raise ValidationError(f"{tool}: a tool cannot be its own fallback")
+        raise ValidationError(f"a tool cannot be its own fallback ({tool!r})")
     own = _known_tools(server)
     if name in own or (not own and "__" not in name and name not in builtin_names()):
         allowed = link.allowed_tools
         if allowed and name not in allowed:
-            raise ValidationError(f"{tool}: the fallback {name!r} is not among this bot's allowed tools of "
+            raise ValidationError(f"the fallback {name!r} of {tool!r} is not among this bot's allowed tools of "
                                   f"{server.name!r} ({', '.join(allowed)})")
         return name
     if "__" in name:
         other_name, _, other_tool = name.partition("__")
         other = session.exec(select(McpServer).where(McpServer.name == other_name)).first()
         if other is None:
-            raise ValidationError(f"{tool}: the fallback {name!r} names no registered MCP server ({other_name!r})")
+            raise ValidationError(f"the fallback {name!r} of {tool!r} names no registered MCP server ({other_name!r})")
         _check_tool(other, other_tool)
         other_link = session.get(BotMcpServer, (link.bot_id, other.id))
         if other_link is None or not other_link.enabled:
-            raise ValidationError(f"{tool}: the fallback {name!r} is on MCP server {other_name!r}, which this bot "
-                                  f"does not use: enable it first")
+            raise ValidationError(f"the fallback {name!r} of {tool!r} is on MCP server {other_name!r}, which this "
+                                  f"bot does not use: enable it first")
         if other_link.allowed_tools and other_tool not in other_link.allowed_tools:
-            raise ValidationError(f"{tool}: the fallback {name!r} is not among this bot's allowed tools of {other_name!r}")
+            raise ValidationError(f"the fallback {name!r} of {tool!r} is not among this bot's allowed tools of "
+                                  f"{other_name!r}")
         return name
     if name in builtin_names():
         return name
     raise ValidationError(
-        f"{tool}: there is no tool named {name!r} for a fallback (a tool of {server.name!r}, "
+        f"there is no tool named {name!r} for a fallback of {tool!r} (a tool of {server.name!r}, "
         f"SERVER__TOOL of another MCP server of the bot, or a built-in tool)"
     )
 
@@ -442,7 +443,7 @@ def parse_tool_options(fallback_items: list[str] | None, writes: list[str] | Non
     for choice, items in (("writes", writes), ("read_only", read_only), ("auto", auto)):
         for tool in _split_list(",".join(items or [])) or []:
             if tool in access and access[tool] != choice:
-                raise ValidationError(f"{tool}: given as both {access[tool]} and {choice}")
+                raise ValidationError(f"{tool!r} is given as both {access[tool]} and {choice}")
             access[tool] = choice
     return fallbacks, access
 
