@@ -410,21 +410,20 @@ def _tool_settings(session: Session, link: BotMcpServer, server: McpServer, fall
     """The link's per-tool settings with ``fallbacks`` and ``access`` applied (validated)."""
     settings = {tool: dict(values) for tool, values in (link.tool_settings or {}).items()}
     for tool, value in fallbacks.items():
-        _check_tool(server, tool)
         entry = settings.setdefault(tool, {})
-        fallback = _fallback(session, link, server, tool, value)
-        if fallback:
-            entry["fallback"] = fallback
-        else:
-            entry.pop("fallback", None)
-    for tool, value in access.items():
+        if not (value or "").strip():
+            entry.pop("fallback", None)  # clearing needs no check (the tool may be gone from the server)
+            continue
         _check_tool(server, tool)
+        entry["fallback"] = _fallback(session, link, server, tool, value)
+    for tool, value in access.items():
         entry = settings.setdefault(tool, {})
         choice = _access(tool, value)
         if choice == "auto":
             entry.pop("access", None)
-        else:
-            entry["access"] = choice
+            continue
+        _check_tool(server, tool)
+        entry["access"] = choice
     cleaned = {tool: values for tool, values in sorted(settings.items()) if values}
     return cleaned or None
 
