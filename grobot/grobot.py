@@ -12,11 +12,12 @@ import reflex as rx
 from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
 from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
                           settings, usage, users)
+from grobot.security_headers import security_headers
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
 
-app = rx.App(html_lang="en")
+app = rx.App(html_lang="en", api_transformer=security_headers)  # CSP & co. on every response
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]

@@ -21,6 +21,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CHAT
 from grobot.components.empty_state import command_line
+from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.core.models import AgentEvent, AppUser, Bot, Message
 from grobot.core.services import conversations, test_chat
 from grobot.core.services.users import NotSignedIn
@@ -367,7 +368,7 @@ def step_row(step: ChatStep) -> rx.Component:
             rx.hstack(
                 rx.cond(step.failed, rx.icon("circle-x", size=14, color=rx.color("red", 10)),
                         rx.icon(icon, size=14, color=rx.color("gray", 10))),
-                rx.text(step.title, size="1", weight="medium", color=rx.cond(step.failed, rx.color("red", 11),
+                safe_text(step.title, size="1", weight="medium", color=rx.cond(step.failed, rx.color("red", 11),
                                                                                rx.color("gray", 11))),
                 spacing="2", align="center", display="inline-flex",
             ),
@@ -398,7 +399,7 @@ def steps_panel(steps: rx.Var[list[ChatStep]], *, open_: bool = False) -> rx.Com
 def user_bubble(text: rx.Var[str], author: rx.Var[str] | str) -> rx.Component:
     return rx.hstack(
         rx.box(
-            rx.text(text, white_space="pre-wrap", size="2"),
+            safe_text(text, size="2"),
             padding="0.6rem 0.9rem",
             border_radius="12px 12px 2px 12px",
             background=rx.color("accent", 9),
@@ -427,7 +428,7 @@ def bot_bubble(*children: rx.Component, testid: str = "bot-answer") -> rx.Compon
 
 def error_text(text: rx.Var[str]) -> rx.Component:
     return rx.hstack(rx.icon("circle-alert", size=16, color=rx.color("red", 10)),
-                     rx.text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
+                     safe_text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
                      spacing="2", align="start", data_testid="answer-error")
 
 
@@ -439,7 +440,7 @@ def turn_view(turn: ChatTurn) -> rx.Component:
             (turn.answer != "") | (turn.error != "") | (turn.steps.length() > 0),  # type: ignore[attr-defined]
             bot_bubble(
                 steps_panel(turn.steps),
-                rx.cond(turn.answer != "", rx.markdown(turn.answer, component_map={})),
+                rx.cond(turn.answer != "", safe_markdown(turn.answer)),
                 rx.cond(turn.error != "", error_text(turn.error)),
             ),
         ),
@@ -474,7 +475,7 @@ def live_turn() -> rx.Component:
                 steps_panel(ChatState.live_steps, open_=True),
                 rx.cond(
                     ChatState.live_answer != "",
-                    rx.markdown(ChatState.live_answer, component_map={}),
+                    safe_markdown(ChatState.live_answer),
                     rx.cond(
                         ChatState.live_error == "",
                         rx.hstack(rx.spinner(size="1"),

@@ -17,6 +17,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import FILES
 from grobot.components.empty_state import empty_state
+from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
@@ -199,7 +200,7 @@ class FilesState(BotPageState):
 def file_row(row: FileRow) -> rx.Component:
     return rx.table.row(
         rx.table.row_header_cell(rx.hstack(rx.icon("file", size=16, color=rx.color("gray", 10)),
-                                           rx.text(row.path, weight="medium", word_break="break-all"),
+                                           safe_text(row.path, weight="medium", word_break="break-all"),
                                            spacing="2", align="center")),
         rx.table.cell(rx.text(row.size, white_space="nowrap"), text_align="right"),
         rx.table.cell(rx.text(row.content_type, size="1", color=rx.color("gray", 11))),

@@ -19,6 +19,7 @@ from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import error_text
+from grobot.components.safe_text import safe_text
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import discord_users, user_notes
@@ -301,7 +302,7 @@ def user_item(row: UserRow) -> rx.Component:
             rx.center(rx.icon("user-round", size=14, color=rx.color("gray", 11)), width="1.75rem", height="1.75rem",
                       min_width="1.75rem", border_radius="50%", background=rx.color("gray", 4)),
             rx.vstack(
-                rx.text(rx.cond(row.display_name != "", row.display_name, row.discord_user_id), size="2",
+                safe_text(rx.cond(row.display_name != "", row.display_name, row.discord_user_id), size="2",
                         weight="medium", truncate=True),
                 rx.hstack(
                     rx.text(row.note_count, rx.cond(row.note_count == 1, " note", " notes"), size="1", color=rx.color("gray", 10)),
@@ -369,7 +370,7 @@ def note_item(note: NoteRow) -> rx.Component:
         rx.badge(note.percent, color_scheme=color, variant="soft", min_width="3.25rem", justify_content="center",
                  title="Reliability"),
         rx.vstack(
-            rx.text(note.note, size="2"),
+            safe_text(note.note, size="2", data_note_text=""),
             rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 10)),
             spacing="0",
             flex="1",

@@ -14,6 +14,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import LOGS
 from grobot.components.empty_state import empty_state
+from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import log_entries
 from grobot.core.services.users import NotSignedIn
@@ -162,7 +163,7 @@ def log_row(row: LogRow) -> rx.Component:
         rx.table.cell(level_badge(row.level)),
         rx.table.cell(rx.text(row.logger, size="1", color=rx.color("gray", 11), truncate=True, max_width="14rem",
                               title=row.logger)),
-        rx.table.cell(rx.text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
+        rx.table.cell(safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
                               font_family="var(--code-font-family)")),
         data_level=row.level,
     )
