@@ -1,0 +1,77 @@
+"""Helpers of the security suite: bots, a Test Chat message answered by the real chain job, and
+a real MCP server (``tests.fakes.mcp_servers`` "ok": ``echo``) set up as an admin does."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from grobot.core.db import session_scope
+from grobot.core.models import Conversation, Message
+from grobot.core.services import bots, test_chat
+
+logger = logging.getLogger(__name__)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def add_bot(name: str, **fields: object) -> int:
+    with session_scope() as session:
+        return bots.create_bot(session=session, name=name, **fields).id or 0
+
+
+def claim(supervisor_id: str | None = None) -> int:
+    """Claim the one pending Test Chat message as a supervisor does; returns its id."""
+    with session_scope() as session:
+        claimed = test_chat.claim_pending(supervisor_id or unique("sup"), session=session)
+        assert len(claimed) == 1, claimed
+        return claimed[0].id or 0
+
+
+def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | None:
+    """What a supervisor does with a claimed message: the real Test Chat job, then done or error."""
+    from bot_worker.test_chat_job import run_test_chat_job
+    from grobot.core.tools.mcp_hub import get_hub
+
+    with session_scope(readonly=True) as session:
+        message = session.get(Message, run_id)
+        key = session.get(Conversation, message.conversation_id).key
+        content = message.content
+
+    async def job() -> str | None:
+        try:
+            return await run_test_chat_job(run_id, bot_id, key, content, "tester", author)
+        finally:
+            await get_hub().aclose()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # Playwright's sync API holds this thread's loop
+        error = pool.submit(lambda: asyncio.run(job())).result(timeout=90)
+    with session_scope() as session:
+        if error:
+            test_chat.fail(run_id, error, session=session)
+        else:
+            test_chat.finish(run_id, session=session)
+    return error
+
+
+def echo_server(bot_id: int) -> str:
+    """A real stdio MCP server with an ``echo`` tool, enabled for the bot; returns the tool's name."""
+    from grobot.cli.main import main
+    from tests.fakes.mcp_servers import stdio_config
+
+    name = unique("echo")
+    cfg = stdio_config(name, "ok")
+    commands = [
+        ["mcp", "add", name, "--command", cfg.command, "--cwd", cfg.cwd, *[f"--arg={a}" for a in cfg.args],
+         "--env", f"PYTHONPATH={cfg.env['PYTHONPATH']}"],
+        ["mcp", "test", name],
+        ["bot", "mcp", str(bot_id), "enable", name],
+    ]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        for argv in commands:
+            assert pool.submit(main, argv).result(timeout=60) == 0, argv
+    return f"{name}__echo"

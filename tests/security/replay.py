@@ -1,0 +1,87 @@
+"""A Reflex websocket client for the attacker's tests: sends any event, as the browser would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import socketio
+from reflex.utils import format as rx_format
+
+from grobot.state.app_state import AppState
+
+logger = logging.getLogger(__name__)
+
+NAMESPACE = "/_event"
+EVENT_TIMEOUT = 30.0
+BARRIER = "replay-barrier"
+UPDATE_VARS = "reflex___state____state.reflex___state____update_vars_internal_state.update_vars_internal"
+
+
+@dataclass
+class Sent:
+    """One event to send: a handler (or its full name), its arguments, the page it comes from."""
+
+    handler: Any
+    payload: dict[str, Any]
+    path: str = "/"
+
+    @property
+    def name(self) -> str:
+        return self.handler if isinstance(self.handler, str) else rx_format.format_event_handler(self.handler)
+
+
+def with_session(token: str) -> Sent:
+    """What the browser sends for its stored session: the attacker chooses the value."""
+    return Sent(UPDATE_VARS, {"vars": {f"{AppState.get_full_name()}.session_token": token}})
+
+
+def _barrier(marker: str) -> Sent:
+    """A harmless event whose update carries ``marker``: the server handles a client's events one
+    after the other, so once its update arrives, every event sent before it has been handled."""
+    from grobot.pages.bot_knowledge import KnowledgeState
+
+    return Sent(KnowledgeState.set_lookup_id, {"value": marker})
+
+
+async def _replay(url: str, events: list[Sent]) -> list[dict[str, Any]]:
+    client = socketio.AsyncClient(reconnection=False)
+    updates: list[dict[str, Any]] = []
+    markers: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_event(data: Any) -> None:
+        data = json.loads(data) if isinstance(data, str) else data
+        text = json.dumps(data)
+        if BARRIER in text:
+            markers.put_nowait(text)
+            return
+        updates.append(data)
+
+    client.on("event", on_event, namespace=NAMESPACE)
+    await client.connect(f"{url}?token={uuid.uuid4()}", socketio_path=NAMESPACE, transports=["websocket"],
+                         namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT)
+    try:
+        for number, event in enumerate(events):
+            for sent in (event, _barrier(f"{BARRIER}-{number}")):
+                await client.emit("event", {"name": sent.name, "payload": sent.payload,
+                                            "router_data": {"pathname": sent.path, "query": {}, "asPath": sent.path}},
+                                  namespace=NAMESPACE)
+            while f"{BARRIER}-{number}\"" not in await asyncio.wait_for(markers.get(), timeout=EVENT_TIMEOUT):
+                pass  # the server has handled this event
+    finally:
+        await client.disconnect()
+    return updates
+
+
+def replay(url: str, *events: Sent) -> list[dict[str, Any]]:
+    """Send ``events`` in order on one new connection; returns every state update received.
+
+    Runs in a thread of its own (Playwright's sync API may hold this thread's event loop).
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(_replay(url, list(events)))).result(timeout=EVENT_TIMEOUT * 10)
