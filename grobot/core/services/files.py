@@ -23,6 +23,7 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 MAX_PATH_CHARS = 500
+MAX_NAME_BYTES = 255  # one file or folder name (the limit of common filesystems)
 TEXT_READ_LIMIT = 100_000  # characters a text read returns at most
 
 
@@ -50,6 +51,8 @@ def clean_path(path: str) -> str:
         raise ValidationError(f"{path!r} goes outside the bot's folder ('..' is not allowed)")
     if not parts:
         raise ValidationError("a file path is required")
+    if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in parts):
+        raise ValidationError(f"a file or folder name is at most {MAX_NAME_BYTES} bytes")
     return "/".join(parts)
 
 
