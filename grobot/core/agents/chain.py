@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from grobot.core.agents import archivist, context, gatekeeper, prompts, tool_router
+from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router
 from grobot.core.agents.clarifier import clarify
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.executor import PlannedCall, execute
@@ -205,7 +205,13 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
             note = prompts.ROUND_LIMIT
             await run.think("planner", f"the limit of {run.bot.max_tool_rounds} tool round(s) was reached; answering with what there is")
             break
-        selection = await identify(run, candidates, done, rounds + 1)
+        round_no = rounds + 1
+        selection = await recovery.retry_once(
+            run, "tool_identifier", lambda failed: identify(run, candidates, done, round_no, failed=failed),
+            keep_going=bool(exchange))
+        if selection is None:  # the tools model failed twice: answer with the results so far
+            note = prompts.TOOLS_MODEL_FAILED_NOTE
+            break
         if selection.repaired:
             await run.think("tool_identifier", "repaired broken JSON from the tools model")
         fresh = [c for c in dict((c.name, c) for c in selection.choices).values()]
@@ -216,8 +222,12 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         # Parameter Extractor for the tools that take arguments (in parallel); none for the others.
         needs = [c for c in fresh if needs_arguments(by_name[c.name])
                  and (c.arguments is None or check(c.arguments, by_name[c.name]))]
-        results = await asyncio.gather(*(extract(run, by_name[c.name], c.arguments) for c in needs))
-        extractions: dict[str, Extraction] = {c.name: r for c, r in zip(needs, results)}
+        results = await asyncio.gather(*(_extract(run, by_name[c.name], c.arguments, keep_going=bool(exchange))
+                                         for c in needs))
+        if any(r is None for r in results):  # the tools model failed twice: answer with the results so far
+            note = prompts.TOOLS_MODEL_FAILED_NOTE
+            break
+        extractions: dict[str, Extraction] = {c.name: r for c, r in zip(needs, results) if r is not None}
         calls: list[PlannedCall] = []
         for choice in fresh:
             extraction = extractions.get(choice.name)
@@ -255,6 +265,12 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     answer = await synthesize(run, exchange, note=note)
     run.new_messages.extend(exchange)
     return answer
+
+
+async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, keep_going: bool) -> Extraction | None:
+    """The Parameter Extractor, asked once more with the error when its call fails (None: failed twice)."""
+    return await recovery.retry_once(run, "parameter_extractor",
+                                     lambda failed: extract(run, spec, partial, failed=failed), keep_going=keep_going)
 
 
 def _args_key(arguments: dict[str, Any] | None) -> str:

@@ -75,8 +75,11 @@ def _describe_arguments(spec: ToolSpec) -> str:
     return "\n".join(lines) or "(none)"
 
 
-async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None) -> Extraction:
-    """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave)."""
+async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, failed: str = "") -> Extraction:
+    """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave).
+
+    ``failed``: the error of the previous try of this call, shown to the model with a simpler task.
+    """
     description = " ".join((spec.description or "-").split())[:300]
     system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=description,
                                                 arguments=_describe_arguments(spec))
@@ -85,6 +88,9 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None) -> E
     messages.append(run.user_msg)
     if partial:
         messages.append({"role": "user", "content": f"(A first guess at the arguments, possibly wrong: {json.dumps(partial)})"})
+    if failed:
+        messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
+                                                                               simpler=prompts.SIMPLER_EXTRACTOR)})
     schema = _schema(spec)
     last_error = ""
     for attempt in range(2):

@@ -56,6 +56,14 @@ To use the tool "{tool}" you need the following from the user, which the convers
 Ask the user for it in one short, friendly question, in the language of their message. Only the question."""
 
 ROUND_LIMIT = "(The limit of tool rounds was reached: answer now with the results you have, and say what is missing.)"
+TOOLS_MODEL_FAILED_NOTE = ("(Working out the next tool step failed. Answer now with the tool results you have, "
+                           "and say plainly what could not be done.)")
+MODEL_RETRY = """\
+Your last answer could not be used: the call failed ({error}).
+Try again with a simpler answer: {simpler}"""
+SIMPLER_IDENTIFIER = "choose at most one tool, or none."
+SIMPLER_EXTRACTOR = "give only the arguments the conversation states plainly."
+SIMPLER_NATIVE = "answer with the results you have, or call at most one tool."
 TOOLS_FAILED_NOTE = "(Some tools failed; their results say why. Tell the user plainly what did not work.)"
 
 ARCHIVIST = """\

@@ -61,6 +61,10 @@ class Run:
             self.acknowledge_after, self.tool_timeout = await loader()
 
     async def _notice(self, text: str) -> None:
+        await self.notice(text)
+
+    async def notice(self, text: str) -> None:
+        """Something the run did instead of what was asked (shown as a step and in the done event)."""
         self.notices.append(text)
         await self.recorder.emit(EventKind.THINKING, {"step": "fallback", "text": text})
 

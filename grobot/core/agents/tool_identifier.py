@@ -32,12 +32,12 @@ class Selection:
     repaired: bool = False
 
 
-def selection_schema(specs: list[ToolSpec]) -> dict[str, Any]:
+def selection_schema(specs: list[ToolSpec], max_choices: int = MAX_CHOICES) -> dict[str, Any]:
     """Only names of the offered tools, at most three: nothing a small model can ramble in."""
     return {
         "type": "object",
         "properties": {"tools": {"type": "array", "items": {"type": "string", "enum": [s.name for s in specs]},
-                                 "maxItems": min(MAX_CHOICES, len(specs))}},
+                                 "maxItems": min(max_choices, len(specs))}},
         "required": ["tools"],
         "additionalProperties": False,
     }
@@ -55,10 +55,13 @@ def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
     return "\n".join(lines)
 
 
-async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]], round_no: int) -> Selection:
+async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]], round_no: int,
+                   *, failed: str = "") -> Selection:
     """Ask the tools model which of ``specs`` to call now (``done``: the calls made so far and their results).
 
     ``specs`` are the Tool Router's candidates, best first; the answer is constrained to their names.
+    ``failed``: the error of the previous try of this call, shown to the model with a simpler task
+    (at most one tool).
     """
     system = prompts.TOOL_IDENTIFIER.format(tools=describe_tools(specs))
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
@@ -67,7 +70,11 @@ async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[s
     if done:
         messages.append({"role": "user", "content": prompts.TOOL_RESULTS.format(
             round=round_no, max_rounds=run.bot.max_tool_rounds, results=results_text(done))})
-    result = await run.llm("tools", "tool_identifier", messages, schema=selection_schema(specs), temperature=0.0,
+    if failed:
+        messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
+                                                                               simpler=prompts.SIMPLER_IDENTIFIER)})
+    schema = selection_schema(specs, 1 if failed else MAX_CHOICES)
+    result = await run.llm("tools", "tool_identifier", messages, schema=schema, temperature=0.0,
                            max_tokens=prompts.IDENTIFIER_MAX_TOKENS)
     try:
         answer, repaired = parse_object(result.text)
