@@ -6,6 +6,7 @@ import argparse
 
 from grobot.cli.output import print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
+from grobot.core.llm import providers
 from grobot.core.services import bots, llm_settings
 
 CATEGORIES = ("decision", "tools", "output")
@@ -16,12 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmds = parser.add_subparsers(dest="llm_command", metavar="ACTION")
     cmds.required = True
 
-    set_ = cmds.add_parser("set", help="set the LLM of a category")
+    set_ = cmds.add_parser(
+        "set", help="set the LLM of a category", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="providers (name; default base URL; default model; tool calls; key):\n" + providers.help_table()
+        + "\n\nA provider's own service needs --api-key-stdin. native agent mode needs an output model that"
+        "\ncan call tools: a model known not to is refused while a native-mode bot uses it.")
     set_.add_argument("--category", required=True, choices=CATEGORIES)
     set_.add_argument("--bot", metavar="BOT", help="override for this bot (default: the global default)")
     set_.add_argument("--provider", required=True, choices=llm_settings.PROVIDERS)
-    set_.add_argument("--base-url", default="")
-    set_.add_argument("--model", required=True)
+    set_.add_argument("--base-url", default="", help="default: the provider's own service")
+    set_.add_argument("--model", default="", help="default: the provider's default model")
     set_.add_argument("--context-window", type=int, default=8192)
     set_.add_argument("--temperature", type=float, default=0.7)
     set_.add_argument("--fallback-model", default=None)
@@ -44,21 +49,22 @@ def _set(args: argparse.Namespace) -> int:
     api_key = read_secret_from_stdin("API key") if args.api_key_stdin else None
     with session_scope() as session:
         bot_id = bots.get_bot(args.bot, session=session).id if args.bot else None
-        llm_settings.set_llm(
+        row = llm_settings.set_llm(
             session=session,
             category=args.category,
             bot_id=bot_id,
             api_key=api_key,
             provider=args.provider,
             base_url=args.base_url,
-            model=args.model,
+            model=args.model or "",
             context_window=args.context_window,
             temperature=args.temperature,
             fallback_model=args.fallback_model,
             supports_images=args.supports_images,
         )
+        model = row.model
     scope = f"bot '{args.bot}'" if args.bot else "global default"
-    print(f"{args.category} LLM set for {scope}: {args.provider} {args.model}")
+    print(f"{args.category} LLM set for {scope}: {args.provider} {model}")
     return 0
 
 

@@ -732,7 +732,7 @@ def llm_card(row: LLMRow) -> rx.Component:
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     rx.el.label(rx.text("Model", size="1", weight="medium"),
                                 rx.input(name="model", default_value=row.model, custom_attrs={"list": f"models-{row.category}"},
-                                         **small),
+                                         placeholder="Provider default", **small),
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     columns="2", spacing="3", width="100%",
                 ),

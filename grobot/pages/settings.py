@@ -174,7 +174,7 @@ class SettingsState(AdminState):
         category = str(form.get("category", ""))
         if category not in {c.key for c in CATEGORIES}:
             return rx.toast.error("Unknown category")
-        fields = {k: v for k, v in _llm_fields(form).items() if v is not None}
+        fields = llm_settings.with_default_model({k: v for k, v in _llm_fields(form).items() if v is not None})
         problems = field_errors(llm_settings.LLMFields, fields)
         for key in ("context_window", "temperature"):
             if key not in fields:
@@ -268,6 +268,10 @@ def _input(form_key: str, name: str, value: rx.Var, **props: Any) -> rx.Componen
     )
 
 
+PROVIDER_HELP = ("mistral, xai (Grok), deepseek, groq, openrouter: their own service and default model, with an "
+                 "API key; openai: also any OpenAI-compatible server (give its base URL).")
+
+
 def llm_form(info: CategoryInfo) -> rx.Component:
     """One category's global default."""
     cat = info.key
@@ -287,10 +291,11 @@ def llm_form(info: CategoryInfo) -> rx.Component:
                 ),
                 input_id=f"{ident}-provider",
                 error=_error(f"{cat}.provider"),
+                help_text=PROVIDER_HELP,
             ),
             field(
                 "Model",
-                _input(ident, "model", values["model"], placeholder="llama3.2"),
+                _input(ident, "model", values["model"], placeholder="Empty: the provider's default model"),
                 input_id=f"{ident}-model",
                 error=_error(f"{cat}.model"),
             ),

@@ -252,8 +252,17 @@ class FakeLLM:
         return self.url + "/v1beta"
 
     def base_url_for(self, provider: str) -> str:
-        return {"ollama": self.url, "openai": self.openai_url, "anthropic": self.anthropic_url,
-                "gemini": self.gemini_url}[provider]
+        """The fake's base URL for ``provider``; a named OpenAI-compatible service gets its own path
+        (Groq's ``/openai/v1``, OpenRouter's ``/api/v1``)."""
+        known = {"ollama": self.url, "openai": self.openai_url, "anthropic": self.anthropic_url,
+                 "gemini": self.gemini_url}
+        if provider in known:
+            return known[provider]
+        from urllib.parse import urlparse
+
+        from grobot.core.llm.providers import ENTRIES
+
+        return self.url + urlparse(ENTRIES[provider].base_url).path
 
     # -- scripting --------------------------------------------------------------------------
     def script(self, *replies: Reply | str) -> "FakeLLM":
@@ -390,7 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"models": models})
         elif self.path.split("?")[0] == "/v1beta/models":
             self._send_json(200, {"models": [{"name": f"models/{m}", "displayName": m} for m in self.fake.models]})
-        elif self.path == "/v1/models":
+        elif self.path.startswith("/") and self.path.endswith("/v1/models"):
             self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in self.fake.models]})
         elif self.path in ("/", "/api/version"):
             self._send_json(200, {"version": "0.0.0-fake"})
@@ -403,7 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.path == "/api/chat":
                 self._ollama_chat(body)
-            elif self.path == "/v1/chat/completions":
+            elif self.path.startswith("/") and self.path.endswith("/v1/chat/completions"):  # also below a prefix (Groq's /openai/v1, OpenRouter's /api/v1)
                 self._openai_chat(body)
             elif self.path == "/v1/messages":
                 self._anthropic(body)

@@ -37,13 +37,15 @@ def to_openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class OpenAICompatProvider(LLMProvider):
     name = "openai"
+    default_base_url = DEFAULT_BASE_URL
+    initial_schema_mode = "json_schema"
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
-        super().__init__(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout)
+        super().__init__(base_url or self.default_base_url, api_key, timeout=timeout)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name)
         # Servers that refused ``response_format`` json_schema get json_object, then nothing.
-        self._schema_mode = "json_schema"
+        self._schema_mode = self.initial_schema_mode
         self._usage_option = True
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:

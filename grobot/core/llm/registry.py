@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from grobot.core.errors import ValidationError
 from grobot.core.llm.anthropic import AnthropicProvider
 from grobot.core.llm.base import LLMProvider
+from grobot.core.llm.dialects import DIALECTS
 from grobot.core.llm.gemini import GeminiProvider
 from grobot.core.llm.llamacpp import LlamaCppProvider
 from grobot.core.llm.ollama import OllamaProvider
@@ -30,6 +31,7 @@ PROVIDER_CLASSES: dict[str, type[LLMProvider]] = {
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
     "llamacpp": LlamaCppProvider,
+    **DIALECTS,  # mistral, xai, deepseek, groq, openrouter
 }
 
 _cache: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopProviders]" = weakref.WeakKeyDictionary()

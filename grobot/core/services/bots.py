@@ -178,6 +178,8 @@ def create_bot(
     data = validate(BotFields, {"name": name, "personality": personality, "enabled": enabled, **fields})
     if not data.name:
         raise ValidationError("name: required")
+    if data.agent_mode is AgentMode.NATIVE:
+        _check_native(None, session=session)
     _check_name_free(data.name, session=session)
     bot = Bot(**data.model_dump(exclude_none=True))
     if token:
@@ -201,6 +203,8 @@ def update_bot(bot: Bot, changes: dict[str, Any], *, session: Session) -> Bot:
         if not values["name"]:
             raise ValidationError("name: required")
         _check_name_free(values["name"], session=session, exclude_id=bot.id)
+    if values.get("agent_mode") is AgentMode.NATIVE and bot.agent_mode != AgentMode.NATIVE.value:
+        _check_native(bot.id, session=session)
     bump = False
     for key, value in values.items():
         if key in GATEWAY_FIELDS and getattr(bot, key) != value:
@@ -212,6 +216,15 @@ def update_bot(bot: Bot, changes: dict[str, Any], *, session: Session) -> Bot:
     session.add(bot)
     session.flush()
     return bot
+
+
+def _check_native(bot_id: int | None, *, session: Session) -> None:
+    """Refuse native mode when the bot's output model is known not to call tools."""
+    from grobot.core.services.llm_settings import native_mode_refusal
+
+    refusal = native_mode_refusal(session=session, bot_id=bot_id)
+    if refusal:
+        raise ValidationError(f"agent_mode: {refusal}")
 
 
 def set_token(bot: Bot, token: str | None, *, session: Session) -> Bot:

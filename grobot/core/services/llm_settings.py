@@ -13,16 +13,16 @@ from sqlmodel import Session, select
 
 from grobot.core import security
 from grobot.core.errors import ValidationError
-from grobot.core.llm import embedded
+from grobot.core.llm import embedded, providers
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.models import LLMCategory, LLMSetting, utcnow
+from grobot.core.models import AgentMode, Bot, LLMCategory, LLMSetting, utcnow
 from grobot.core.services import embedded_llm
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
-PROVIDERS = ("ollama", "openai", "anthropic", "gemini", embedded.PROVIDER)
+PROVIDERS = providers.NAMES  # ollama, openai, anthropic, gemini, mistral, xai, deepseek, groq, openrouter, llamacpp
 DEFAULT_MODEL = "llama3.2"
 
 
@@ -92,10 +92,27 @@ def set_llm(
     clear_api_key: bool = False,
     **fields: Any,
 ) -> LLMSetting:
-    """Create or replace the settings of ``category`` (global when ``bot_id`` is None)."""
+    """Create or replace the settings of ``category`` (global when ``bot_id`` is None).
+
+    Without a model, the provider's default model. A provider's own service needs an API key
+    (given now or stored before). An output model known not to call tools is refused while a
+    bot it would answer for uses ``native`` mode.
+    """
     category = _category(category)
-    data = validate(LLMFields, fields)
+    entry = providers.entry(str(fields.get("provider") or ""))
+    data = validate(LLMFields, with_default_model(fields))
     row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="", model="")
+    has_key = bool(api_key) or (row.api_key_enc is not None and not clear_api_key)
+    if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, data.base_url):
+        raise ValidationError(f"api_key: {entry.title} needs an API key for {entry.base_url} (--api-key-stdin, "
+                              "or the API key field)")
+    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, data.model) is False:
+        native = _native_bots_answered_by(bot_id, session=session)
+        if native:
+            raise ValidationError(
+                f"model: {data.provider} {data.model} cannot call tools, and {_names(native)} "
+                f"use{'s' if len(native) == 1 else ''} native mode (the output model calls the tools): "
+                "switch to chain mode first, or choose a model that can call tools")
     for key, value in data.model_dump().items():
         setattr(row, key, value)
     if api_key:
@@ -106,6 +123,42 @@ def set_llm(
     session.add(row)
     session.flush()
     return row
+
+
+def with_default_model(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with the provider's default model when they name none."""
+    entry = providers.entry(str(fields.get("provider") or ""))
+    if entry is not None and entry.default_model and not str(fields.get("model") or "").strip():
+        return {**fields, "model": entry.default_model}
+    return fields
+
+
+def _native_bots_answered_by(bot_id: int | None, *, session: Session) -> list[str]:
+    """The native-mode bots whose output model the output setting of ``bot_id`` (None: global) is."""
+    native = select(Bot.name).where(Bot.agent_mode == AgentMode.NATIVE.value)
+    if bot_id is not None:
+        return list(session.exec(native.where(Bot.id == bot_id)).all())
+    overridden = select(LLMSetting.bot_id).where(LLMSetting.category == LLMCategory.OUTPUT.value,
+                                                 LLMSetting.bot_id.is_not(None))  # type: ignore[union-attr]
+    return list(session.exec(native.where(Bot.id.not_in(overridden))).all())  # type: ignore[union-attr]
+
+
+def _names(bots: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in bots[:5]) + (f" and {len(bots) - 5} more" if len(bots) > 5 else "")
+    return f"bot{'s' if len(bots) > 1 else ''} {shown}"
+
+
+def native_mode_refusal(*, session: Session, bot_id: int | None) -> str | None:
+    """Why a bot (None: a new bot, on the global default) cannot use native mode, or None when it can.
+
+    Native mode needs an output model that can call tools; a model whose support is known only at
+    run time (Ollama, OpenRouter, an embedded model) is allowed, and its server says so if not.
+    """
+    llm = effective_llm(session=session, category=LLMCategory.OUTPUT.value, bot_id=bot_id)
+    if providers.supports_tools(llm.provider, llm.model) is False:
+        return (f"native mode needs an output model that can call tools, and {llm.provider} {llm.model} cannot: "
+                "keep chain mode, or set an output model that can call tools first")
+    return None
 
 
 def clear_override(*, session: Session, bot_id: int, category: str) -> bool:
@@ -156,7 +209,9 @@ def _resolved(llm: EffectiveLLM, session: Session | None) -> EffectiveLLM:
 
 def _effective(row: Any, source: str, session: Session | None = None) -> EffectiveLLM:
     """From an :class:`LLMSetting` or a row of its columns."""
-    base_url = row.base_url or (get_settings().ollama_host if row.provider == "ollama" else "")
+    entry = providers.entry(row.provider)
+    default = get_settings().ollama_host if row.provider == "ollama" else (entry.base_url if entry else "")
+    base_url = row.base_url or default
     return _resolved(EffectiveLLM(
         category=row.category,
         provider=row.provider,
