@@ -70,9 +70,9 @@ def _scripted_reply(body: dict):  # type: ignore[no-untyped-def]
     schema = body.get("format") or ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     last = str((body.get("messages") or [{}])[-1].get("content", ""))
-    if "tools" in props:  # the Tool Identifier
+    if "tool" in props:  # the Tool Identifier
         if "Tool results so far" in last or scenario == "plain":
-            return Reply(json={"tools": []}, chunks=1)
+            return Reply(json={"tool": "none"}, chunks=1)
         choice = {
             "one-tool": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
             "extract": [{"name": "get_weather"}],

@@ -281,7 +281,7 @@ async def test_attachments_text_in_the_message_images_only_for_an_output_model_t
 
     identifier, synthesizer = fake_llm.chat_requests()
     assert "images" not in identifier["messages"][-1]  # the tools model gets the text only
-    last = synthesizer["messages"][-1]
+    last = [m for m in synthesizer["messages"] if m["role"] == "user"][-1]
     assert last["images"] == ["aGVsbG8="] and "[attachment notes.txt]\nhello notes" in last["content"]
     assert "cat.png (image/png, 5 bytes)" in synthesizer["messages"][0]["content"]
     await wait_for_background()

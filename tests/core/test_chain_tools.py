@@ -64,7 +64,7 @@ async def test_one_tool_end_to_end(bot, fake_llm):
     assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("token") < kinds.index("done")
     assert sink.of("tool_result")[0].data["content"] == "sunny and 21 C in Paris"
     identifier_request = fake_llm.chat_requests()[0]
-    assert identifier_request["format"]["properties"]["tools"]["items"]["enum"] == ["get_weather"]
+    assert identifier_request["format"]["properties"]["tool"]["enum"] == ["get_weather", "none"]
     assert identifier_request["options"]["num_predict"] == prompts.IDENTIFIER_MAX_TOKENS  # a choice, capped
     assert "get_weather: " in identifier_request["messages"][0]["content"]
     final = fake_llm.chat_requests()[-1]["messages"]
@@ -214,7 +214,7 @@ async def test_transient_faults_are_retried_then_the_fallback_tool_answers(bot, 
                                           {"name": "primary", "arguments": {"city": "Bern"}}]}), NONE, Reply(text="ok"))
     sink = EventCollector()
 
-    await run_chain(message(bot, "ask flaky and primary about Bern"), sink=sink, tools=catalog)
+    await run_chain(message(bot, "ask the flaky primary tools about Bern"), sink=sink, tools=catalog)
 
     results = {e.data["name"]: e.data for e in sink.of("tool_result")}
     assert results["flaky"]["content"] == "cloudy in Bern" and results["flaky"]["attempts"] == 3
@@ -234,8 +234,8 @@ async def test_identical_calls_run_once(bot, fake_llm):
     assert [m["role"] for m in final[-3:]] == ["user", "assistant", "tool"]  # one call, one result
 
 
-async def test_round_limit_forces_a_final_answer(grobot_env, fake_llm):
-    bot_id = make_bot(max_tool_rounds=2)
+async def test_a_next_round_offers_only_the_tools_not_called_yet(grobot_env, fake_llm):
+    bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     done: list[str] = []
     catalog = FakeToolCatalog()
@@ -245,17 +245,16 @@ async def test_round_limit_forces_a_final_answer(grobot_env, fake_llm):
             return f"{_n} done"
 
         catalog.add(name, step)
-    fake_llm.script(Reply(json={"tools": ["step_one"]}), Reply(json={"tools": ["step_two"]}),
-                    Reply(text="Stopped after two steps."))
+    fake_llm.script(Reply(json={"tool": "step_one"}), Reply(json={"tool": "none"}), Reply(text="Step one is done."))
     sink = EventCollector()
 
-    result = await run_chain(message(bot_id, "do every step"), sink=sink, tools=catalog)
+    result = await run_chain(message(bot_id, "do the first step"), sink=sink, tools=catalog)
 
-    assert done == ["step_one", "step_two"] and result.text == "Stopped after two steps." and result.llm_calls == 3
-    assert any("limit" in e.data["text"] for e in sink.of("thinking"))
-    assert prompts.ROUND_LIMIT in fake_llm.chat_requests()[-1]["messages"][0]["content"]
-    second_round = fake_llm.chat_requests()[1]
-    assert second_round["format"]["properties"]["tools"]["items"]["enum"] == ["step_two", "step_three"]  # step_one has its result
+    assert done == ["step_one"] and result.text == "Step one is done." and result.llm_calls == 3
+    first, second = fake_llm.chat_requests()[:2]
+    assert first["format"]["properties"]["tool"]["enum"] == ["step_one", "step_two", "step_three", "none"]
+    assert second["format"]["properties"]["tool"]["enum"] == ["step_two", "step_three", "none"]
+    assert "step_one({}) -> step_one done" in second["messages"][-1]["content"]  # the results so far
 
 
 async def test_acknowledgement_when_tool_work_takes_long(bot, fake_llm):

@@ -80,18 +80,27 @@ async def test_a_plain_message_streams_one_capped_answer_from_one_call(grobot_en
 
 
 async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directory):
+    from grobot.core.memory.local import LocalMemory
+
     bot_id = make_bot()
     catalog = time_catalog()
     sink = EventCollector()
-
-    result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), sink=sink, tools=catalog)
-    await wait_for_background()
+    memory = LocalMemory()  # the embedder the Tool Router ranks tools with (the supervisor's, in the product)
+    await memory.warm()  # as the supervisor does at start
+    try:
+        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), sink=sink, tools=catalog,
+                                 memory=memory)
+        await wait_for_background()
+    finally:
+        memory.close()
 
     assert result.error is None and terminal(sink) == ["done"]
     assert [name for name, _ in catalog.calls] == ["get_current_time"]
     assert len(sink.of("tool_call")) == 1 and len(sink.of("tool_result")) == 1
-    roles = [c.agent_role for c in calls()]
-    assert roles[0] == "tool_identifier" and roles[-1] == "synthesizer" and "parameter_extractor" in roles
+    roles = [c.agent_role for c in calls() if c.agent_role != "archivist"]
+    assert roles == ["parameter_extractor", "synthesizer"]  # the Router was sure of the tool: no Identifier call
+    router = [e.data for e in sink.of("thinking") if e.data.get("step") == "tool_router"]
+    assert router and router[0]["candidates"] == ["get_current_time"] and "embeddings" in router[0]["text"]
     caps = {"tool_identifier": prompts.IDENTIFIER_MAX_TOKENS, "synthesizer": prompts.DEMO_ANSWER_MAX_TOKENS,
             "parameter_extractor": prompts.EXTRACTOR_MAX_TOKENS}
     for call in calls():

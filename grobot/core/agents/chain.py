@@ -25,7 +25,7 @@ from grobot.core.agents.parameter_extractor import Extraction, check, extract, n
 from grobot.core.agents.run import Run
 from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn, get_store
 from grobot.core.agents.synthesizer import synthesize
-from grobot.core.agents.tool_identifier import identify
+from grobot.core.agents.tool_identifier import Choice, Selection, choose_one
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage
 from grobot.core.errors import GroBotError
 from grobot.core.limits import check as limit_hit
@@ -152,7 +152,9 @@ async def run_chain(
         total = time.perf_counter() - started
         timings = _timings(run, total)
         usage = run.usage()
-        done_data = {"text": final_text, "usage": {**usage.as_dict(), "llm_calls": len(run.records)}, "timings": timings}
+        done_data = {"text": final_text, "usage": {**usage.as_dict(), "llm_calls": len(run.records),
+                                                   "capped_calls": sum(r.capped for r in run.records)},
+                     "timings": timings}
         if run.notices:
             done_data["fallbacks"] = run.notices
         event = await recorder.finish(EventKind.DONE, done_data, end=_run_end(run, None))
@@ -194,6 +196,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds)
     await run.think("tool_router", routing.describe(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
+    first_round = await _first_round(run, routing, by_name)
     exchange: list[dict[str, Any]] = []
     done: list[tuple[str, dict[str, Any], str]] = []
     seen: set[str] = set()
@@ -206,8 +209,8 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
             await run.think("planner", f"the limit of {run.bot.max_tool_rounds} tool round(s) was reached; answering with what there is")
             break
         round_no = rounds + 1
-        selection = await recovery.retry_once(
-            run, "tool_identifier", lambda failed: identify(run, candidates, done, round_no, failed=failed),
+        selection = first_round if rounds == 0 else await recovery.retry_once(
+            run, "tool_identifier", lambda failed: _next_round(run, candidates, done, round_no, failed),
             keep_going=bool(exchange))
         if selection is None:  # the tools model failed twice: answer with the results so far
             note = prompts.TOOLS_MODEL_FAILED_NOTE
@@ -257,7 +260,8 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
             done.append((item.call.name, item.call.arguments, item.content))
             seen.add(item.call.name + "\0" + _args_key(item.call.arguments))
             any_failed = any_failed or item.is_error
-        # A tool already called is not offered again: the next round (if any) chooses among the rest.
+        # A next round offers only the candidates not called yet, one at a time or none: a call
+        # already made is never asked for again (the Router planned every request in the first round).
         called = {c.name for c in calls}
         candidates = [c for c in candidates if c.name not in called]
     if any_failed:
@@ -271,6 +275,23 @@ async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, 
     """The Parameter Extractor, asked once more with the error when its call fails (None: failed twice)."""
     return await recovery.retry_once(run, "parameter_extractor",
                                      lambda failed: extract(run, spec, partial, failed=failed), keep_going=keep_going)
+
+
+async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str, ToolSpec]) -> Selection:
+    """The Router's sure choices, and the Tool Identifier's choice within each group of close tools (in parallel)."""
+    choices = [Choice(name=name, arguments=None) for name in routing.picks]
+    if routing.groups:
+        chosen = await asyncio.gather(*(recovery.retry_once(
+            run, "tool_identifier", lambda failed, g=group: choose_one(run, [by_name[n] for n in g], failed=failed),
+            keep_going=False) for group in routing.groups))
+        choices += [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
+    return Selection(choices=choices)
+
+
+async def _next_round(run: Run, candidates: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]],
+                      round_no: int, failed: str) -> Selection:
+    """After tools ran: does the message need one more of the remaining candidates (their results shown)?"""
+    return Selection(choices=await choose_one(run, candidates, done=done, round_no=round_no, failed=failed))
 
 
 def _args_key(arguments: dict[str, Any] | None) -> str:

@@ -11,6 +11,8 @@ from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
 
+MAX_QUESTION_CHARS = 400
+
 
 def _describe(spec: ToolSpec, missing: list[str]) -> str:
     props: dict[str, Any] = (spec.input_schema or {}).get("properties", {})
@@ -21,14 +23,29 @@ def _describe(spec: ToolSpec, missing: list[str]) -> str:
     return "\n".join(lines)
 
 
+def template_question(spec: ToolSpec, missing: list[str]) -> str:
+    """A plain question naming what is missing (when the model's own question is unusable)."""
+    readable = spec.name.split("__")[-1].replace("_", " ")
+    names = [m.replace("_", " ") for m in missing] or ["a few details"]
+    wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"To {readable} I need the {wanted}. Could you tell me?"
+
+
 async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = "") -> str:
-    """Stream a question to the user; returns it. A question the Extractor already wrote is used as is."""
+    """Send the user a question for what a tool needs; returns it.
+
+    The output model writes it (in the user's language), capped; an answer that is not a short
+    question is replaced by a plain one naming what is missing. It is sent whole, not streamed,
+    so a replaced answer never reaches the user.
+    """
     await run.think("clarifier", f"{spec.name} needs {', '.join(missing) or 'more information'}; asking the user")
-    if question:
-        await run.recorder.token(question)
-        return question
-    system = run.system_prompt + "\n\n" + prompts.CLARIFIER.format(tool=spec.name, missing=_describe(spec, missing))
-    messages = [{"role": "system", "content": system}, *run.history[-6:], run.user_msg]
-    result = await run.llm("output", "clarifier", messages, on_text=run.recorder.token,
-                           max_tokens=prompts.CLARIFIER_MAX_TOKENS)
-    return result.text
+    if not question:
+        system = run.system_prompt + "\n\n" + prompts.CLARIFIER.format(tool=spec.name, missing=_describe(spec, missing))
+        messages = [{"role": "system", "content": system}, *run.history[-6:], run.user_msg]
+        result = await run.llm("output", "clarifier", messages, max_tokens=prompts.CLARIFIER_MAX_TOKENS)
+        question = result.text.strip()
+        if "?" not in question or len(question) > MAX_QUESTION_CHARS:
+            await run.think("clarifier", "the model's question was not usable; asking plainly")
+            question = template_question(spec, missing)
+    await run.recorder.token(question)
+    return question

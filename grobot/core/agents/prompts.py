@@ -26,17 +26,15 @@ or continues a conversation with the bot. Stay silent on small talk between othe
 The bot: {bot_name}. Its personality: {personality}
 Reply with JSON: {{"reply": true}} or {{"reply": false}}."""
 
-TOOL_IDENTIFIER = """\
-Which tools are needed to answer the user's newest message? Tools:
+TOOL_CHOOSER = """\
+Which one of these tools does the user's message need? Tools:
 {tools}
-Choose a tool only when the message needs what it does; for chat, opinions or general
-knowledge choose none. Never choose a tool that already has a result.
-Reply with JSON: {{"tools": ["<tool>"]}}, or {{"tools": []}} when none is needed."""
+Reply with JSON: {{"tool": "<tool>"}}, or {{"tool": "none"}} when the message needs none of them."""
 
 TOOL_RESULTS = """\
 Tool results so far (round {round} of at most {max_rounds}):
 {results}
-Is another tool needed to answer the user's message? If not, reply with an empty list."""
+Is one more of the tools needed to answer the user's message? If not, reply with "none"."""
 
 PARAMETER_EXTRACTOR = """\
 Fill in the arguments of the tool "{name}" ({description}) from the user's newest message.
@@ -102,6 +100,6 @@ EXTRACTOR_BASE_TOKENS = 40
 EXTRACTOR_TOKENS_PER_ARGUMENT = 48
 EXTRACTOR_MAX_TOKENS = 400
 CLARIFIER_MAX_TOKENS = 80
-ARCHIVIST_MAX_TOKENS = 200
+ARCHIVIST_MAX_TOKENS = 160
 ANSWER_MAX_TOKENS = 1024
-DEMO_ANSWER_MAX_TOKENS = 300  # the embedded demo model: longer answers of a 135M model are noise
+DEMO_ANSWER_MAX_TOKENS = 220  # the embedded demo model: longer answers of a 135M model are noise

@@ -1,4 +1,4 @@
-"""Tool Identifier (tools model): which tools, if any, and their arguments when it can tell."""
+"""Tool Identifier (tools model): which one of a few close tools the message needs, or none (a constrained choice)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from grobot.core.tools.base import ToolSpec
 logger = logging.getLogger(__name__)
 
 RECENT_MESSAGES = 4
-MAX_CHOICES = 3
 MAX_RESULT_CHARS_SHOWN = 2000
 
 
@@ -32,17 +31,6 @@ class Selection:
     repaired: bool = False
 
 
-def selection_schema(specs: list[ToolSpec], max_choices: int = MAX_CHOICES) -> dict[str, Any]:
-    """Only names of the offered tools, at most three: nothing a small model can ramble in."""
-    return {
-        "type": "object",
-        "properties": {"tools": {"type": "array", "items": {"type": "string", "enum": [s.name for s in specs]},
-                                 "maxItems": min(max_choices, len(specs))}},
-        "required": ["tools"],
-        "additionalProperties": False,
-    }
-
-
 def describe_tools(specs: list[ToolSpec]) -> str:
     return "\n".join(f"- {s.name}: {' '.join((s.description or '(no description)').split())[:300]}" for s in specs)
 
@@ -55,51 +43,43 @@ def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
     return "\n".join(lines)
 
 
-async def identify(run: Run, specs: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]], round_no: int,
-                   *, failed: str = "") -> Selection:
-    """Ask the tools model which of ``specs`` to call now (``done``: the calls made so far and their results).
+def choice_schema(specs: list[ToolSpec]) -> dict[str, Any]:
+    """One of the offered tools, or none."""
+    return {"type": "object", "properties": {"tool": {"type": "string", "enum": [s.name for s in specs] + ["none"]}},
+            "required": ["tool"], "additionalProperties": False}
 
-    ``specs`` are the Tool Router's candidates, best first; the answer is constrained to their names.
-    ``failed``: the error of the previous try of this call, shown to the model with a simpler task
-    (at most one tool).
+
+async def choose_one(run: Run, specs: list[ToolSpec], *, done: list[tuple[str, dict[str, Any], str]] | None = None,
+                     round_no: int = 1, failed: str = "") -> list[Choice]:
+    """Ask the tools model which one of a few close tools the message needs (empty: none of them).
+
+    A model free of the schema (a scripted or lenient server) may name several, with arguments: kept.
     """
-    system = prompts.TOOL_IDENTIFIER.format(tools=describe_tools(specs))
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-    messages += [m for m in run.history[-RECENT_MESSAGES:] if m.get("role") in ("user", "assistant") and m.get("content")]
-    messages.append(run.user_msg)
+    system = prompts.TOOL_CHOOSER.format(tools=describe_tools(specs))
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, run.user_msg]
     if done:
         messages.append({"role": "user", "content": prompts.TOOL_RESULTS.format(
             round=round_no, max_rounds=run.bot.max_tool_rounds, results=results_text(done))})
     if failed:
-        messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
-                                                                               simpler=prompts.SIMPLER_IDENTIFIER)})
-    schema = selection_schema(specs, 1 if failed else MAX_CHOICES)
-    result = await run.llm("tools", "tool_identifier", messages, schema=schema, temperature=0.0,
+        messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed, simpler=prompts.SIMPLER_IDENTIFIER)})
+    result = await run.llm("tools", "tool_identifier", messages, schema=choice_schema(specs), temperature=0.0,
                            max_tokens=prompts.IDENTIFIER_MAX_TOKENS)
     try:
-        answer, repaired = parse_object(result.text)
-    except BadJSON as exc:
-        await run.think("tool_identifier", f"the tools model gave no readable choice ({exc}); answering without tools")
-        return Selection(reason="unreadable answer")
+        answer, _ = parse_object(result.text)
+    except BadJSON:
+        await run.think("tool_identifier", "the tools model gave no readable choice; answering without tools")
+        return []
     known = {s.name for s in specs}
-    selection = Selection(repaired=repaired)
-    raw = answer.get("tools") or []
-    if isinstance(raw, dict):
-        raw = [raw]
-    for item in raw if isinstance(raw, list) else []:
-        if isinstance(item, str):
-            item = {"name": item}
-        if not isinstance(item, dict):
-            continue
-        name = str(item.get("name") or "")
-        if name not in known:
-            await run.think("tool_identifier", f"the tools model named an unknown tool {name!r}; ignored")
-            continue
-        args = item.get("arguments")
-        if isinstance(args, str):
-            try:
-                args, _ = parse_object(args)
-            except BadJSON:
-                args = None
-        selection.choices.append(Choice(name=name, arguments=args if isinstance(args, dict) else None))
-    return selection
+    raw = answer.get("tools") if "tools" in answer else [answer.get("tool")]
+    choices: dict[str, Choice] = {}
+    for item in raw if isinstance(raw, list) else [raw]:
+        name = str((item.get("name") if isinstance(item, dict) else item) or "")
+        if name in known and name not in choices:
+            args = item.get("arguments") if isinstance(item, dict) else None
+            if isinstance(args, str):
+                try:
+                    args, _ = parse_object(args)
+                except BadJSON:
+                    args = None
+            choices[name] = Choice(name=name, arguments=args if isinstance(args, dict) else None)
+    return list(choices.values())

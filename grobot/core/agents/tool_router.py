@@ -14,6 +14,7 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from grobot.core.tools.base import ToolSpec
 
@@ -25,6 +26,7 @@ logger = logging.getLogger(__name__)
 CANDIDATE_SIMILARITY = 0.32
 WORD_MATCH_SCORE = 0.45  # a word of the tool's name in the message makes it a candidate
 MAX_CANDIDATES = 4
+CLEAR_LEAD = 0.05  # a clause's best tool this far ahead of the next is taken without asking the tools model
 DESCRIPTION_CHARS = 200
 
 _STOPWORDS = frozenset("""
@@ -61,18 +63,49 @@ def tool_text(spec: ToolSpec) -> str:
 
 @dataclass
 class Routing:
-    """The tools worth asking the Tool Identifier about, best first, and why."""
+    """What the Tool Router found: tools it is sure of, groups of close tools to choose from, and scores.
 
-    candidates: list[str] = field(default_factory=list)
+    The message is cut into clauses ("list your files and tell me the time" is two requests);
+    each clause's best tool is ``picked`` when it leads the next one clearly, else the close
+    tools form a ``group`` for the Tool Identifier to choose from (one LLM call with a choice).
+    """
+
+    picks: list[str] = field(default_factory=list)
+    groups: list[list[str]] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
     method: str = "words"
+
+    @property
+    def candidates(self) -> list[str]:
+        return list(dict.fromkeys([*self.picks, *(name for group in self.groups for name in group)]))
 
     def describe(self) -> str:
         best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
         shown = ", ".join(f"{name} {score:.2f}" for name, score in best) or "no tools"
         if not self.candidates:
             return f"no tool matches the message ({self.method}: {shown}); answering directly"
-        return f"{len(self.candidates)} candidate tool(s) ({self.method}: {shown})"
+        parts = []
+        if self.picks:
+            parts.append(f"chose {', '.join(self.picks)}")
+        if self.groups:
+            parts.append("asks the tools model to choose between " + "; ".join(" / ".join(g) for g in self.groups))
+        return f"{' and '.join(parts)} ({self.method}: {shown})"
+
+
+_CLAUSE_SPLIT = re.compile(r"(?:[.;!?]+\s+|,\s+(?:and\s+|then\s+)?|\s+(?:and|then|also)\s+)", re.IGNORECASE)
+
+
+def clauses(message: str) -> list[str]:
+    """The requests of a message: split at sentence ends and at "and"/"then" between requests of 2+ words."""
+    parts = [p.strip() for p in _CLAUSE_SPLIT.split(message) if p and p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        if merged and len(part.split()) < 2:
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    whole = message.strip()
+    return merged if len(merged) > 1 else [whole] if whole else []
 
 
 def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
@@ -80,19 +113,41 @@ def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
     return {s.name: WORD_MATCH_SCORE if words & name_words(s.name) else 0.0 for s in specs}
 
 
+async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: float) -> tuple[dict[str, float], bool]:
+    scores = word_scores(text, specs)
+    if similarities is None:
+        return scores, False
+    try:
+        found = await asyncio.wait_for(similarities(text, [tool_text(s) for s in specs]), budget)
+    except Exception as exc:  # no embedder, a slow or dead memory service: words decide
+        logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
+        return scores, False
+    if len(found) != len(specs):
+        return scores, False
+    return {s.name: max(scores[s.name], float(v)) for s, v in zip(specs, found)}, True
+
+
 async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float) -> Routing:
-    """Score ``specs`` against ``message``; ``embedder``: anything with ``similarities(text, texts)``."""
-    scores = word_scores(message, specs)
-    method = "words"
+    """Score ``specs`` against each request of ``message``; ``embedder``: anything with ``similarities(text, texts)``."""
     similarities = getattr(embedder, "similarities", None)
-    if similarities is not None and message.strip():
-        try:
-            found = await asyncio.wait_for(similarities(message, [tool_text(s) for s in specs]), budget)
-        except Exception as exc:  # no embedder, a slow or dead memory service: words decide
-            logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
-        else:
-            if len(found) == len(specs):
-                method = "embeddings+words"
-                scores = {s.name: max(scores[s.name], float(v)) for s, v in zip(specs, found)}
-    ranked = sorted((name for name, score in scores.items() if score >= CANDIDATE_SIMILARITY), key=lambda n: -scores[n])
-    return Routing(candidates=ranked[:MAX_CANDIDATES], scores=scores, method=method)
+    parts = clauses(message)
+    if not parts or not specs:
+        return Routing()
+    scored = await asyncio.gather(*(_scores(part, specs, similarities, budget) for part in parts))
+    routing = Routing(method="embeddings+words" if all(used for _, used in scored) else "words")
+    for scores, embedded in scored:
+        for name, value in scores.items():
+            routing.scores[name] = max(routing.scores.get(name, 0.0), value)
+        ranked = sorted((n for n, v in scores.items() if v >= CANDIDATE_SIMILARITY), key=lambda n: -scores[n])
+        if not ranked:
+            continue
+        # A word match alone is weak evidence: the tools model chooses (or says none).
+        close = [n for n in ranked if not embedded or scores[ranked[0]] - scores[n] < CLEAR_LEAD][:MAX_CANDIDATES]
+        if len(close) == 1 and embedded:
+            if ranked[0] not in routing.picks:
+                routing.picks.append(ranked[0])
+        elif not any(set(close) <= set(g) for g in routing.groups):
+            routing.groups.append(close)
+    chosen = set(routing.picks)
+    routing.groups = [g for g in routing.groups if not chosen & set(g)]
+    return routing

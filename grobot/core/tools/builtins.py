@@ -113,12 +113,12 @@ def _files_tools(bot_id: int) -> list[BuiltinTool]:
 
     return [
         BuiltinTool(
-            _spec("files_list", "List the bot's files (path, size, type).", _schema({}), read_only=True), list_
+            _spec("files_list", "List the bot's files: which files it has (path, size, type).", _schema({}), read_only=True), list_
         ),
         BuiltinTool(
             _spec(
                 "files_read",
-                "Read one of the bot's text files.",
+                "Read one of the bot's text files: show what is in it.",
                 _schema({"path": {"type": "string", "description": "path as listed by files_list"}}, ["path"]),
                 read_only=True,
             ),
@@ -156,7 +156,7 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
         BuiltinTool(
             _spec(
                 "user_notes_read",
-                "Read what is noted about the user you are talking with (most reliable first).",
+                "What you know about the user you are talking with: the notes kept about them (most reliable first).",
                 _schema({}),
                 read_only=True,
             ),
@@ -165,7 +165,7 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
         BuiltinTool(
             _spec(
                 "user_notes_add",
-                "Note a fact about the user you are talking with, with how reliable it is.",
+                "Note a fact the user you are talking with tells about themselves (name, where they live, what they like), with how reliable it is.",
                 _schema(
                     {"note": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS},
                      "reliability": reliability},
