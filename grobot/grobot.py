@@ -13,11 +13,13 @@ from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE,
 from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
                           settings, usage, users)
 from grobot.security_headers import security_headers
+from grobot.web_session import web_session
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
 
-app = rx.App(html_lang="en", api_transformer=security_headers)  # CSP & co. on every response
+# The session cookie's endpoint and the websocket origin check, then CSP & co. on every response.
+app = rx.App(html_lang="en", api_transformer=[web_session, security_headers])
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]

@@ -13,6 +13,7 @@ from grobot.core.services import users
 from grobot.core.services.users import NotSignedIn
 from grobot.state import AppState
 from grobot.state.app_state import HOME_ROUTE, LOGIN_ROUTE, current_user
+from grobot.web_session import make_handoff, store_session_script
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +75,9 @@ class LoginState(AppState):
             self.error = "Signing in is not possible right now. Try again in a moment."
             return
         self.busy = False
-        self.session_token = token
         self._show_user(user)
-        yield rx.redirect(HOME_ROUTE, replace=True)
+        # The session becomes an HttpOnly cookie: the page trades this handoff for it, then reloads.
+        yield rx.call_script(store_session_script(make_handoff(token)))
 
 
 def field(label: str, *, name: str, input_id: str, type_: str, autocomplete: str, autofocus: bool = False) -> rx.Component:

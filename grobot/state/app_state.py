@@ -2,9 +2,10 @@
 
 Every page state derives from :class:`AppState`, so what all pages share (the signed-in
 user and their role) lives here. This module imports nothing else of the app (only
-``grobot.core``). Every state var reaches the browser: never put a secret in one. The
-state keeps only the user's id, name and role, and the signed session token the browser
-holds anyway; every event handler that reads or writes data checks that token and the
+``grobot.core`` and ``grobot.web_session``). Every state var reaches the browser: never put
+a secret in one. The state keeps only the user's id, name and role; the signed session
+token lives in an ``HttpOnly`` cookie no script of the page can read (``grobot.web_session``)
+and is read on the server from the websocket's handshake; every event handler that reads or writes data checks that token and the
 role again on the server with :func:`run_authorized` (``grobot.core.services.users``
 decides), so nothing the browser sends can widen what a user may do.
 """
@@ -12,7 +13,6 @@ decides), so nothing the browser sends can widen what a user may do.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import TypeVar
@@ -26,6 +26,7 @@ from grobot.core.errors import PermissionDenied
 from grobot.core.models import AppUser, Role
 from grobot.core.services import users
 from grobot.core.services.users import NotSignedIn
+from grobot.web_session import SESSION_COOKIE, clear_session_script, session_from_cookie_header
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ T = TypeVar("T")
 
 LOGIN_ROUTE = "/login"
 HOME_ROUTE = "/"
-SESSION_STORAGE_NAME = "grobot_session"
+SESSION_STORAGE_NAME = SESSION_COOKIE  # the cookie's name (and where older versions kept it in localStorage)
 ALL_ROLES: tuple[Role, ...] = tuple(Role)
 
 
@@ -63,26 +64,26 @@ def _end_sessions(user_id: int) -> None:
 def sign_out_script() -> EventSpec:
     """Forget the session in the browser and start over on the login page with a fresh state.
 
-    Dropping the tab's Reflex state token (sessionStorage ``token``) makes the next page
-    load start from an empty server state, so nothing a previous user saw lingers there.
+    The session cookie is cleared by the server (a script cannot touch an ``HttpOnly``
+    cookie); dropping the tab's Reflex state token (sessionStorage ``token``) makes the next
+    page load start from an empty server state, so nothing a previous user saw lingers there.
     """
-    return rx.call_script(
-        f"window.localStorage.removeItem({json.dumps(SESSION_STORAGE_NAME)});"
-        "window.sessionStorage.removeItem('token');"
-        f"window.location.replace({json.dumps(LOGIN_ROUTE)});"
-    )
+    return rx.call_script(clear_session_script(LOGIN_ROUTE))
 
 
 class AppState(rx.State):
     """State shared by every page (the base of every page's substate)."""
 
-    # The signed session token (``grobot.core.security.sign_session``), kept by the browser
-    # so that a reload or a new tab stays signed in. Never trusted without verification.
-    session_token: str = rx.LocalStorage("", name=SESSION_STORAGE_NAME)
     # Shown in the page; the server never trusts these for a permission decision.
     user_id: int = 0
     username: str = ""
     role: str = ""
+
+    @property
+    def session_token(self) -> str:
+        """The signed session token (``grobot.core.security.sign_session``) of the ``HttpOnly``
+        cookie this tab's websocket was opened with; never trusted without verification."""
+        return session_from_cookie_header(self.router.headers.cookie)
 
     @rx.var
     def signed_in(self) -> bool:
@@ -98,8 +99,8 @@ class AppState(rx.State):
         self.role = user.role if user else ""
 
     def _forget_session(self) -> None:
+        """Show nobody signed in (the cookie goes with :func:`sign_out_script`)."""
         self._show_user(None)
-        self.session_token = ""
 
     async def _check_session(self, *roles: Role):
         """On-load check of a page open to ``roles``: who is signed in, or where to go instead."""

@@ -14,6 +14,7 @@ import socketio
 from reflex.utils import format as rx_format
 
 from grobot.state.app_state import AppState
+from grobot.web_session import SESSION_COOKIE
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ class Sent:
 
 
 def with_session(token: str) -> Sent:
-    """What the browser sends for its stored session: the attacker chooses the value."""
+    """Client storage sync (what a browser sends for its ``rx.LocalStorage`` vars), abused to
+    set the session: the session lives in an HttpOnly cookie, so this must do nothing."""
     return Sent(UPDATE_VARS, {"vars": {f"{AppState.get_full_name()}.session_token": token}})
 
 
@@ -49,8 +51,13 @@ def _barrier(marker: str) -> Sent:
     return Sent(KnowledgeState.set_lookup_id, {"value": marker})
 
 
-async def _replay(url: str, events: list[Sent]) -> list[dict[str, Any]]:
+async def _replay(url: str, events: list[Sent], session: str | None, origin: str | None) -> list[dict[str, Any]]:
     client = socketio.AsyncClient(reconnection=False)
+    headers = {}
+    if session is not None:
+        headers["Cookie"] = f"{SESSION_COOKIE}={session}"
+    if origin is not None:
+        headers["Origin"] = origin
     updates: list[dict[str, Any]] = []
     markers: asyncio.Queue[str] = asyncio.Queue()
 
@@ -64,7 +71,7 @@ async def _replay(url: str, events: list[Sent]) -> list[dict[str, Any]]:
 
     client.on("event", on_event, namespace=NAMESPACE)
     await client.connect(f"{url}?token={uuid.uuid4()}", socketio_path=NAMESPACE, transports=["websocket"],
-                         namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT)
+                         namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT, headers=headers)
     try:
         for number, event in enumerate(events):
             for sent in (event, _barrier(f"{BARRIER}-{number}")):
@@ -78,10 +85,12 @@ async def _replay(url: str, events: list[Sent]) -> list[dict[str, Any]]:
     return updates
 
 
-def replay(url: str, *events: Sent) -> list[dict[str, Any]]:
-    """Send ``events`` in order on one new connection; returns every state update received.
+def replay(url: str, *events: Sent, session: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
+    """Send ``events`` in order on one new connection (opened with ``session`` as its session
+    cookie, from ``origin``); returns every state update received.
 
     Runs in a thread of its own (Playwright's sync API may hold this thread's event loop).
     """
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(_replay(url, list(events)))).result(timeout=EVENT_TIMEOUT * 10)
+        return pool.submit(lambda: asyncio.run(_replay(url, list(events), session, origin))).result(
+            timeout=EVENT_TIMEOUT * 10)

@@ -78,7 +78,7 @@ def test_a_testers_replayed_admin_events_are_refused_and_change_nothing(web_app,
     s = tester_setup
     token, tester = s["token"], s["tester"]
     # The channel works: the tester's own Test Chat message goes through.
-    replay(web_app.url, with_session(token), *send_chat(s["granted"], "hello from the replay client"))
+    replay(web_app.url, *send_chat(s["granted"], "hello from the replay client"), session=token)
     assert chat_messages(s["granted"], tester.id) == ["hello from the replay client"]
     with session_scope() as session:  # no worker here: end it, so no other test claims it
         for message in test_chat.claim_pending(unique("sup"), session=session):
@@ -87,7 +87,7 @@ def test_a_testers_replayed_admin_events_are_refused_and_change_nothing(web_app,
     before = snapshot()
     knowledge = f"/bots/{s['granted']}/knowledge"
     updates = replay(
-        web_app.url, with_session(token),
+        web_app.url,
         Sent(UsersState.add_user, {"form": {"username": "mallory", "password": "Mallory-pass-1234",
                                             "role": "admin"}}, "/users"),
         Sent(UsersState.ask, {"action": "delete", "user_id": s["admin"].id, "username": "ui-admin"}, "/users"),
@@ -102,6 +102,7 @@ def test_a_testers_replayed_admin_events_are_refused_and_change_nothing(web_app,
         Sent(KnowledgeState.delete_note, {"note_id": s["note"]}, knowledge),
         Sent(KnowledgeState.forget_user, {}, knowledge),
         *send_chat(s["other"], "a message to a bot not granted"),
+        session=token,
     )
     assert snapshot() == before, "an admin event of a tester changed the database"
     assert chat_messages(s["other"], tester.id) == []
@@ -111,15 +112,15 @@ def test_a_testers_replayed_admin_events_are_refused_and_change_nothing(web_app,
     with session_scope() as session:
         admin_token = users.start_session(users.get_user(s["admin"].id, session=session))
     name = unique("made")
-    replay(web_app.url, with_session(admin_token),
+    replay(web_app.url,
            Sent(UsersState.add_user, {"form": {"username": name, "password": "Made-pass-12345", "role": "tester"}},
-                "/users"))
+                "/users"), session=admin_token)
     with session_scope(readonly=True) as session:
         assert users.get_user(name, session=session).role == Role.TESTER.value
 
 
 @pytest.mark.parametrize("case", ["no session", "signed out", "password changed", "account disabled",
-                                  "tampered token", "another key"])
+                                  "tampered token", "another key", "token in client storage"])
 def test_events_without_a_valid_session_are_refused(web_app, tester_setup, case) -> None:
     s = tester_setup
     token, tester, bot_id = s["token"], s["tester"], s["granted"]
@@ -134,14 +135,37 @@ def test_events_without_a_valid_session_are_refused(web_app, tester_setup, case)
     sent = {"no session": "", "tampered token": token[:-6] + ("AAAAAA" if not token.endswith("AAAAAA") else "BBBBBB"),
             "another key": "gAAAAABforged-token"}.get(case, token)
     before = snapshot()
-    updates = replay(web_app.url, with_session(sent), *send_chat(bot_id, f"sent with {case}"),
-                     Sent(UsersState.add_user, {"form": {"username": "mallory2", "password": "Mallory-pass-1234",
-                                                         "role": "admin"}}, "/users"))
+    events = [*send_chat(bot_id, f"sent with {case}"),
+              Sent(UsersState.add_user, {"form": {"username": "mallory2", "password": "Mallory-pass-1234",
+                                                  "role": "admin"}}, "/users")]
+    if case == "token in client storage":  # the old localStorage var, set by hand: not a session
+        updates = replay(web_app.url, with_session(token), *events)
+    else:
+        updates = replay(web_app.url, *events, session=sent)
     assert snapshot() == before
     assert chat_messages(bot_id, tester.id) == []
     # The page is told to sign in again (or sent to the login page).
     names = [e.get("name") for u in updates for e in (u.get("events") or [])]
     assert "_call_script" in names or "_redirect" in names, names
+
+
+def test_a_websocket_from_another_origin_is_refused(web_app, tester_setup) -> None:
+    """A page of another site (even on the same host) cannot use the admin's session cookie."""
+    import socketio
+
+    s = tester_setup
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        replay(web_app.url, *send_chat(s["granted"], "from evil.example"), session=s["token"],
+               origin="http://evil.example")
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        replay(web_app.url, *send_chat(s["granted"], "from another port"), session=s["token"],
+               origin="http://127.0.0.1:1")
+    assert chat_messages(s["granted"], s["tester"].id) == []
+    replay(web_app.url, *send_chat(s["granted"], "from the app itself"), session=s["token"], origin=web_app.url)
+    assert chat_messages(s["granted"], s["tester"].id) == ["from the app itself"]
+    with session_scope() as session:  # no worker here: end it, so no other test claims it
+        for message in test_chat.claim_pending(unique("sup"), session=session):
+            test_chat.fail(message.id or 0, "not answered in this test", session=session)
 
 
 def test_login_is_throttled_over_the_websocket(web_app, ui_env) -> None:
@@ -157,7 +181,33 @@ def test_login_is_throttled_over_the_websocket(web_app, ui_env) -> None:
     assert "Too many failed attempts" in text
     last = json.dumps(updates[-3:])
     assert "Too many failed attempts" in last  # the right password, refused while locked
-    assert not any("session_token" in json.dumps(u.get("delta") or {}) and victim.username in json.dumps(u)
-                   for u in updates)
+    assert "/_grobot/session" not in text  # no session cookie was handed over
     with session_scope(readonly=True) as session:
         assert users.get_user(victim.id, session=session).last_login_at is None
+
+
+def test_the_session_cookie_is_only_given_for_a_fresh_handoff(web_app, tester_setup) -> None:
+    """``/_grobot/session`` sets the HttpOnly cookie for a handoff from a login, nothing else."""
+    import urllib.error
+    import urllib.request
+
+    from grobot.web_session import make_handoff
+
+    def post(body: dict, origin: str | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(f"{web_app.url}/_grobot/session", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json",
+                                                  **({"Origin": origin} if origin else {})}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.headers.get("set-cookie") or ""
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.headers.get("set-cookie") or ""
+
+    token = tester_setup["token"]
+    assert post({"handoff": token}) == (400, "")  # a session token is not a handoff
+    assert post({"handoff": "gAAAAABforged"}) == (400, "")
+    assert post({"handoff": make_handoff(token, now=0)}) == (400, "")  # long expired
+    assert post({"handoff": make_handoff(token)}, origin="http://evil.example") == (403, "")
+    status, cookie = post({"handoff": make_handoff(token)}, origin=web_app.url)
+    assert status == 204
+    assert cookie.startswith(f"grobot_session={token};") and "HttpOnly" in cookie and "SameSite=Strict" in cookie

@@ -108,7 +108,8 @@ def test_the_browser_enforces_the_policy_and_the_app_still_works(admin_page, att
     # Signing out (Reflex runs it as a script) still works under the policy.
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(login_url_pattern(), timeout=PAGE_TIMEOUT_MS)
-    assert page.evaluate("() => window.localStorage.getItem('grobot_session')") in (None, "")
+    assert page.evaluate("() => window.localStorage.getItem('grobot_session')") is None
+    assert [c for c in page.context.cookies() if c["name"] == "grobot_session" and c["value"]] == []
 
 
 def test_no_secret_reaches_a_page_a_frame_a_log_or_json_output(admin_page, web_app, ui_env) -> None:

@@ -66,7 +66,14 @@ def sidebar_user(page):
 
 
 def stored_session(page) -> str | None:
-    return page.evaluate(f"() => window.localStorage.getItem('{SESSION_KEY}')")
+    """The session cookie, which no script of the page can read (HttpOnly, SameSite=Strict)."""
+    cookies = [c for c in page.context.cookies() if c["name"] == SESSION_KEY and c["value"]]
+    if not cookies:
+        return None
+    assert cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict", cookies
+    assert SESSION_KEY not in page.evaluate("() => document.cookie")
+    assert page.evaluate(f"() => window.localStorage.getItem('{SESSION_KEY}')") is None
+    return cookies[0]["value"]
 
 
 def test_without_a_session_every_page_leads_to_the_login_page(page, ui_env) -> None:
@@ -80,7 +87,7 @@ def test_without_a_session_every_page_leads_to_the_login_page(page, ui_env) -> N
     page.screenshot(path="/tmp/ui-login.png", full_page=True)
 
     # A forged or stale token in the browser's storage is no session either.
-    page.evaluate(f"() => window.localStorage.setItem('{SESSION_KEY}', 'gAAAAABforged-token')")
+    page.context.add_cookies([{"name": SESSION_KEY, "value": "gAAAAABforged-token", "url": page.url}])
     page.goto("/")
     expect(page).to_have_url(login_url_pattern(), timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -1,0 +1,201 @@
+"""The web app's session cookie (issue 17): the signed session token lives in an ``HttpOnly``
+cookie that no script of the page can read, instead of ``localStorage``.
+
+Reflex talks to the browser over one websocket, and a websocket message cannot set a cookie.
+So a successful login (``LoginState.submit``, over the websocket) hands the page a *handoff*:
+the session token encrypted for this purpose, valid for :data:`HANDOFF_TTL_SECONDS`. The page
+posts it to ``/_grobot/session`` (:class:`WebSessionMiddleware`), which answers with the cookie
+(``HttpOnly; SameSite=Strict; Path=/``, ``Secure`` over HTTPS), then reloads: the new websocket
+connection carries the cookie in its handshake, where the state reads it
+(``AppState.session_token``, from ``router.headers.cookie``, which Reflex never sends to the
+browser). ``DELETE /_grobot/session`` clears it (signing out).
+
+A cookie rides along with any request to the app, so the middleware also refuses a websocket
+(or socket.io request) whose ``Origin`` is another site: a page elsewhere cannot act with the
+admin's cookie. ``SameSite=Strict`` keeps the cookie off cross-site requests as well.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+
+from grobot.core import security
+
+logger = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SESSION_COOKIE = "grobot_session"
+SESSION_PATH = "/_grobot/session"
+HANDOFF_TTL_SECONDS = 60
+MAX_BODY_BYTES = 8192
+_HANDOFF_CONTEXT = b"grobot web session handoff v1\x00"
+_EVENT_PATH = "/_event"
+
+
+def _handoff_fernet() -> MultiFernet:
+    """Keys for handoffs only, derived from the secret keys (a handoff is never a secret's ciphertext)."""
+    return MultiFernet([
+        Fernet(base64.urlsafe_b64encode(hmac.new(key.encode(), _HANDOFF_CONTEXT, hashlib.sha256).digest()))
+        for key in security.current_keys()
+    ])
+
+
+def make_handoff(session_token: str, *, now: float | None = None) -> str:
+    """The short-lived value the login page trades for the session cookie."""
+    moment = int(time.time() if now is None else now)
+    payload = json.dumps({"session": session_token}, separators=(",", ":")).encode()
+    return _handoff_fernet().encrypt_at_time(payload, moment).decode()
+
+
+def read_handoff(handoff: str, *, now: float | None = None) -> str | None:
+    """The session token of a valid, unexpired handoff (None for anything else)."""
+    moment = int(time.time() if now is None else now)
+    try:
+        payload = json.loads(_handoff_fernet().decrypt_at_time(handoff.encode(), HANDOFF_TTL_SECONDS, moment))
+    except (InvalidToken, ValueError, TypeError, AttributeError):
+        return None
+    token = payload.get("session") if isinstance(payload, dict) else None
+    return token if isinstance(token, str) and security.verify_session(token) is not None else None
+
+
+def session_from_cookie_header(cookie_header: str) -> str:
+    """The session token in a ``Cookie`` header ("" when there is none)."""
+    if not cookie_header:
+        return ""
+    try:
+        jar = SimpleCookie()
+        jar.load(cookie_header)
+    except Exception:  # a malformed header: no session
+        return ""
+    morsel = jar.get(SESSION_COOKIE)
+    return morsel.value if morsel is not None else ""
+
+
+def store_session_script(handoff: str) -> str:
+    """JavaScript for the login page: trade the handoff for the cookie, then load the app afresh."""
+    body = json.dumps(json.dumps({"handoff": handoff}))
+    return (
+        f"fetch({json.dumps(SESSION_PATH)}, {{method: 'POST', credentials: 'same-origin', "
+        f"headers: {{'Content-Type': 'application/json'}}, body: {body}}})"
+        ".then((response) => { window.sessionStorage.removeItem('token'); "
+        "window.location.replace(response.ok ? '/' : '/login'); });"
+    )
+
+
+def clear_session_script(then: str) -> str:
+    """JavaScript that drops the cookie (and the tab's Reflex state), then goes to ``then``."""
+    return (
+        f"fetch({json.dumps(SESSION_PATH)}, {{method: 'DELETE', credentials: 'same-origin'}})"
+        f".finally(() => {{ window.localStorage.removeItem({json.dumps(SESSION_COOKIE)}); "
+        f"window.sessionStorage.removeItem('token'); window.location.replace({json.dumps(then)}); }});"
+    )
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+
+
+def _same_site_origin(scope: Scope) -> bool:
+    """True unless the request says it comes from a page of another origin."""
+    headers = _headers(scope)
+    origin = headers.get("origin", "")
+    if not origin:
+        return True  # not sent by a page of another origin (browsers send it cross-origin)
+    host = headers.get("host", "")
+    parts = urlsplit(origin)
+    if parts.netloc == host:
+        return True
+    # ``GROBOT_WEB_MODE=dev``: the pages come from Vite's port, the backend has its own.
+    from reflex.environment import environment
+
+    if not environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.get():
+        return (parts.hostname or "") == urlsplit(f"//{host}").hostname
+    return False
+
+
+async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-length", b"0"), (b"cache-control", b"no-store"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _cookie(value: str, max_age: int, secure: bool) -> tuple[bytes, bytes]:
+    parts = [f"{SESSION_COOKIE}={value}", "Path=/", f"Max-Age={max_age}", "HttpOnly", "SameSite=Strict"]
+    if secure:
+        parts.append("Secure")
+    return b"set-cookie", "; ".join(parts).encode("latin-1")
+
+
+class WebSessionMiddleware:
+    """``/_grobot/session`` (set or clear the cookie) and the origin check of the websocket."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind, path = scope.get("type"), scope.get("path", "")
+        if kind == "websocket" or (kind == "http" and path.startswith(_EVENT_PATH)):
+            if not _same_site_origin(scope):
+                logger.warning("Refused a websocket from another origin")
+                if kind == "websocket":
+                    await receive()  # websocket.connect
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await _respond(send, 403)
+                return
+        if kind == "http" and path == SESSION_PATH:
+            await self._session(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def _session(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method", "")
+        if not _same_site_origin(scope):
+            await _respond(send, 403)
+            return
+        secure = scope.get("scheme") == "https" or _headers(scope).get("x-forwarded-proto") == "https"
+        if method == "DELETE":
+            await _respond(send, 204, [_cookie("", 0, secure)])
+            return
+        if method != "POST":
+            await _respond(send, 405, [(b"allow", b"POST, DELETE")])
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY_BYTES:
+                await _respond(send, 413)
+                return
+            if not message.get("more_body"):
+                break
+        try:
+            handoff = json.loads(body or b"{}").get("handoff", "")
+        except (ValueError, AttributeError):
+            handoff = ""
+        token = read_handoff(handoff) if isinstance(handoff, str) and handoff else None
+        if token is None:
+            await _respond(send, 400)
+            return
+        await _respond(send, 204, [_cookie(token, security.SESSION_TTL_SECONDS, secure)])
+
+
+def web_session(app: ASGIApp) -> ASGIApp:
+    """``rx.App(api_transformer=...)``: the session cookie endpoint and the websocket origin check."""
+    return WebSessionMiddleware(app)
