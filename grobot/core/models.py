@@ -112,6 +112,8 @@ class Bot(SQLModel, table=True):
     daily_token_limit: Optional[int] = None
     daily_call_limit: Optional[int] = None
     user_daily_message_limit: Optional[int] = None
+    # The Archivist's notes wait for an admin (suggestions to accept or dismiss) instead of being saved at once.
+    notes_need_approval: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -379,6 +381,8 @@ class UserNote(SQLModel, table=True):
     note: str = _text()
     reliability: float = Field(default=0.5)
     source: str = Field(default="admin", max_length=16)  # admin | tool | archivist
+    # active: the bot knows it; suggested: an Archivist note waiting for an admin; dismissed: refused (never suggested again)
+    status: str = Field(default="active", max_length=16)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 

@@ -143,11 +143,16 @@ def _store_user_message(session: Session, msg: UserMessageIn, conversation_id: i
 
 def save_calls(session: Session, bot_id: int, run_id: int | None, records: list[CallRecord],
                notes: list[tuple[str, str, float]] | None = None) -> None:
-    """LLM calls outside a run's writes, and the Archivist's notes ``(discord user id, note, reliability)``."""
+    """LLM calls outside a run's writes, and the Archivist's notes ``(discord user id, note, reliability)``
+    (suggestions for an admin when the bot's ``notes_need_approval`` is on)."""
     llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id, records=records)
-    for user, text, reliability in notes or []:
+    if not notes:
+        return
+    approval = session.exec(select(Bot.notes_need_approval).where(Bot.id == bot_id)).first()
+    status = user_notes.SUGGESTED if approval else user_notes.ACTIVE
+    for user, text, reliability in notes:
         user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=user, note=text[:1000],
-                            reliability=reliability, source="archivist")
+                            reliability=reliability, source="archivist", status=status)
 
 
 def note_dict(note: Any) -> dict[str, Any]:
@@ -228,7 +233,7 @@ class DatabaseStore:
                           reliability: float | None) -> dict[str, Any]:
         def work(session: Session) -> dict[str, Any]:
             found = user_notes.get_note(session=session, note_id=note_id)
-            if found.bot_id != bot_id or found.discord_user_id != user:
+            if found.bot_id != bot_id or found.discord_user_id != user or found.status != user_notes.ACTIVE:
                 raise NotFoundError(f"note {note_id} is not a note about this user")
             return note_dict(user_notes.update_note(session=session, note_id=note_id, note=note,
                                                     reliability=reliability))

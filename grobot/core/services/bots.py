@@ -75,6 +75,8 @@ class BotFields(BaseModel):
     daily_token_limit: Optional[int] = Field(default=None, ge=0, le=10**12)
     daily_call_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
     user_daily_message_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
+    # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
+    notes_need_approval: Optional[bool] = None
 
     @field_validator("name")
     @classmethod

@@ -6,10 +6,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, func
+from sqlalchemy import bindparam, case, func
 from sqlmodel import Session, col, delete, select
 
-from grobot.core.models import UserNote, UserProfile, utcnow
+from grobot.core.models import Conversation, Message, UserNote, UserProfile, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -86,42 +86,67 @@ def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:
         return delete_user_memories(bot_id, discord_user_id, session=session)
 
 
+DISCORD_KINDS = ("guild", "dm", "thread")  # conversations on Discord (not Test Chat, not the CLI)
+
+
 @dataclass(frozen=True)
 class KnownUser:
-    """A Discord user a bot knows something about (a profile, notes, or both)."""
+    """A Discord user of a bot: someone who talked to it, or it knows something about."""
 
     discord_user_id: str
     display_name: str
     has_directives: bool
-    note_count: int
-    updated_at: datetime | None
+    note_count: int  # active notes
+    updated_at: datetime | None  # last message, note or profile change
+    message_count: int = 0
+    suggestion_count: int = 0  # notes waiting for an admin
 
 
 def known_users(*, session: Session, bot_id: int, search: str = "", limit: int = 200) -> list[KnownUser]:
-    """The users with a profile or notes for ``bot_id``, most recently updated first (aggregated in SQL)."""
+    """Everyone who wrote to ``bot_id`` on Discord, and everyone with a profile or notes, latest first.
+
+    Aggregated in SQL: per user the messages (count, last time, the newest display name), the
+    active and suggested notes, and the profile.
+    """
+    active = func.sum(case((UserNote.status == "active", 1), else_=0))
+    suggested = func.sum(case((UserNote.status == "suggested", 1), else_=0))
     notes = (
-        select(UserNote.discord_user_id.label("uid"), func.count().label("notes"),  # type: ignore[attr-defined]
+        select(UserNote.discord_user_id.label("uid"), active.label("notes"), suggested.label("suggested"),  # type: ignore[attr-defined]
                func.max(UserNote.updated_at).label("updated"))
         .where(UserNote.bot_id == bot_id).group_by(UserNote.discord_user_id).subquery()
     )
+    spoke = (
+        select(Message.author_id.label("uid"), func.count().label("messages"),  # type: ignore[union-attr]
+               func.max(Message.created_at).label("last"), func.max(Message.id).label("last_id"))
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .where(Conversation.bot_id == bot_id, col(Conversation.kind).in_(DISCORD_KINDS), Message.role == "user",
+               Message.author_id.is_not(None))  # type: ignore[union-attr]
+        .group_by(Message.author_id).subquery()
+    )
     profiles = select(UserProfile.discord_user_id.label("uid")).where(UserProfile.bot_id == bot_id)  # type: ignore[attr-defined]
-    ids = select(notes.c.uid).union(profiles).subquery()
+    ids = select(notes.c.uid).union(profiles, select(spoke.c.uid)).subquery()
+    spoken_name = select(Message.author_name).where(Message.id == spoke.c.last_id).scalar_subquery()
     stmt = (
-        select(ids.c.uid, UserProfile.display_name, UserProfile.directives, notes.c.notes, notes.c.updated,
-               UserProfile.updated_at)
+        select(ids.c.uid, UserProfile.display_name, spoken_name, UserProfile.directives, notes.c.notes,
+               notes.c.suggested, notes.c.updated, UserProfile.updated_at, spoke.c.messages, spoke.c.last)
         .select_from(ids)
         .join(UserProfile, (UserProfile.bot_id == bot_id) & (UserProfile.discord_user_id == ids.c.uid), isouter=True)
         .join(notes, notes.c.uid == ids.c.uid, isouter=True)
+        .join(spoke, spoke.c.uid == ids.c.uid, isouter=True)
     )
     search = (search or "").strip()
     if search:
         pattern = f"%{search}%"
-        stmt = stmt.where(ids.c.uid.ilike(pattern) | col(UserProfile.display_name).ilike(pattern))
-    last = func.coalesce(notes.c.updated, UserProfile.updated_at)
+        stmt = stmt.where(ids.c.uid.ilike(pattern) | col(UserProfile.display_name).ilike(pattern)
+                          | spoken_name.ilike(pattern))
+    last = func.coalesce(spoke.c.last, notes.c.updated, UserProfile.updated_at)
     stmt = stmt.order_by(last.desc(), ids.c.uid).limit(limit)
     result = []
-    for uid, name, directives, note_count, notes_at, profile_at in session.exec(stmt).all():  # type: ignore[call-overload]
-        times = [t for t in (notes_at, profile_at) if t is not None]
-        result.append(KnownUser(discord_user_id=str(uid), display_name=name or "", has_directives=bool(directives),
-                                note_count=int(note_count or 0), updated_at=max(times) if times else None))
+    for (uid, name, spoken, directives, note_count, suggestion_count, notes_at, profile_at, messages,
+         spoke_at) in session.exec(stmt).all():  # type: ignore[call-overload]
+        times = [t for t in (notes_at, profile_at, spoke_at) if t is not None]
+        result.append(KnownUser(discord_user_id=str(uid), display_name=name or spoken or "",
+                                has_directives=bool(directives), note_count=int(note_count or 0),
+                                updated_at=max(times) if times else None, message_count=int(messages or 0),
+                                suggestion_count=int(suggestion_count or 0)))
     return result

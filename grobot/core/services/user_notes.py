@@ -1,4 +1,9 @@
-"""Notes about a Discord user of a bot: facts with a reliability between 0 and 1."""
+"""Notes about a Discord user of a bot: facts with a reliability between 0 and 1.
+
+A note is ``active`` (the bot knows it), ``suggested`` (an Archivist note waiting for an admin,
+when the bot's ``notes_need_approval`` is on) or ``dismissed`` (refused: kept only so that the
+Archivist never suggests it again). Only active notes reach the bot and its tools.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from grobot.core.models import UserNote, utcnow
 logger = logging.getLogger(__name__)
 
 SOURCES = ("admin", "tool", "archivist")
+ACTIVE, SUGGESTED, DISMISSED = "active", "suggested", "dismissed"
+STATUSES = (ACTIVE, SUGGESTED, DISMISSED)
 _SPACES = re.compile(r"\s+")
 
 
@@ -45,16 +52,19 @@ def _check_reliability(reliability: float) -> float:
 # Most reliable first, then newest: the order every reader of notes uses.
 _NOTES_ORDER = (col(UserNote.reliability).desc(), col(UserNote.updated_at).desc(), col(UserNote.id).desc())
 _NOTE_PAIRS = (select(UserNote.note, UserNote.reliability)  # type: ignore[call-overload]
-               .where(UserNote.bot_id == bindparam("bot_id"), UserNote.discord_user_id == bindparam("user_id"))
+               .where(UserNote.bot_id == bindparam("bot_id"), UserNote.discord_user_id == bindparam("user_id"),
+                      UserNote.status == ACTIVE)
                .order_by(*_NOTES_ORDER))
 
 
-def _query_notes(session: Session, bot_id: int, discord_user_id: str) -> list[UserNote]:
+def _query_notes(session: Session, bot_id: int, discord_user_id: str, status: str | None = ACTIVE) -> list[UserNote]:
     stmt = (
         select(UserNote)
         .where(UserNote.bot_id == bot_id, UserNote.discord_user_id == str(discord_user_id))
         .order_by(*_NOTES_ORDER)
     )
+    if status is not None:
+        stmt = stmt.where(UserNote.status == status)
     return list(session.exec(stmt).all())
 
 
@@ -64,13 +74,13 @@ def note_pairs(*, session: Session, bot_id: int, discord_user_id: str) -> list[t
     return [(note, reliability) for note, reliability in rows]
 
 
-def list_notes(*, session: Session, bot_id: int, discord_user_id: str) -> list[UserNote]:
-    """The notes of one user of one bot, most reliable first (then newest).
+def list_notes(*, session: Session, bot_id: int, discord_user_id: str, status: str = ACTIVE) -> list[UserNote]:
+    """The notes of one user of one bot (``status``: active ones, or the suggestions), most reliable first.
 
     The rows are detached from the session, so they stay readable after a read-only
     session ends (which rolls back and would otherwise expire them).
     """
-    rows = _query_notes(session, bot_id, str(discord_user_id))
+    rows = _query_notes(session, bot_id, str(discord_user_id), status)
     for row in rows:
         session.expunge(row)
     return rows
@@ -85,9 +95,14 @@ def get_note(*, session: Session, note_id: int) -> UserNote:
 
 
 def add_note(
-    *, session: Session, bot_id: int, discord_user_id: str, note: str, reliability: float, source: str
+    *, session: Session, bot_id: int, discord_user_id: str, note: str, reliability: float, source: str,
+    status: str = ACTIVE,
 ) -> UserNote:
-    """Add a note; the same text again (normalised) raises the existing note's reliability instead."""
+    """Add a note; the same text again (normalised) raises the existing note's reliability instead.
+
+    ``status`` ``suggested``: it waits for an admin. A suggestion the admin dismissed is never
+    suggested again; an active note given for a suggested one accepts it.
+    """
     text = _clean_note(note)
     value = _check_reliability(reliability)
     if source not in SOURCES:
@@ -95,19 +110,27 @@ def add_note(
     user = str(discord_user_id or "").strip()
     if not user:
         raise ValidationError("a note needs the Discord user id it is about")
+    if status not in (ACTIVE, SUGGESTED):
+        raise ValidationError(f"a new note is active or suggested, not {status!r}")
     key = normalise(text)
-    for existing in _query_notes(session, bot_id, user):
+    for existing in _query_notes(session, bot_id, user, None):
         if normalise(existing.note) == key:
+            if existing.status == DISMISSED and status == SUGGESTED:
+                return existing
+            changed = False
+            if existing.status != ACTIVE and status == ACTIVE:
+                existing.status, changed = ACTIVE, True
             if value > existing.reliability:
-                existing.reliability = value
+                existing.reliability, changed = value, True
+            if changed:
                 existing.updated_at = utcnow()
                 session.add(existing)
                 session.flush()
             return existing
-    row = UserNote(bot_id=bot_id, discord_user_id=user, note=text, reliability=value, source=source)
+    row = UserNote(bot_id=bot_id, discord_user_id=user, note=text, reliability=value, source=source, status=status)
     session.add(row)
     session.flush()
-    logger.info("user note %s added for bot %s (source %s)", row.id, bot_id, source)
+    logger.info("user note %s added for bot %s (source %s, %s)", row.id, bot_id, source, status)
     return row
 
 
@@ -131,3 +154,43 @@ def delete_note(*, session: Session, note_id: int) -> None:
     row = get_note(session=session, note_id=note_id)
     session.delete(row)
     session.flush()
+
+
+def suggestions(*, session: Session, bot_id: int, limit: int = 200) -> list[UserNote]:
+    """The bot's notes waiting for an admin, newest first (detached from the session)."""
+    rows = list(session.exec(select(UserNote).where(UserNote.bot_id == bot_id, UserNote.status == SUGGESTED)
+                             .order_by(col(UserNote.created_at).desc(), col(UserNote.id).desc()).limit(limit)).all())
+    for row in rows:
+        session.expunge(row)
+    return rows
+
+
+def _suggested(session: Session, bot_id: int, note_id: int) -> UserNote:
+    row = get_note(session=session, note_id=note_id)
+    if row.bot_id != bot_id:
+        raise NotFoundError(f"no user note numbered {note_id} for this bot")
+    if row.status != SUGGESTED:
+        raise ValidationError(f"note {note_id} is not a suggestion (it is {row.status})")
+    return row
+
+
+def accept_suggestion(*, session: Session, bot_id: int, note_id: int, note: str | None = None) -> UserNote:
+    """The admin accepts a suggested note (``note``: as the admin edited it): the bot knows it from now on."""
+    row = _suggested(session, bot_id, note_id)
+    if note is not None:
+        row.note = _clean_note(note)
+    row.status = ACTIVE
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
+
+
+def dismiss_suggestion(*, session: Session, bot_id: int, note_id: int) -> UserNote:
+    """The admin dismisses a suggested note: the bot never knows it, and it is not suggested again."""
+    row = _suggested(session, bot_id, note_id)
+    row.status = DISMISSED
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
