@@ -1,8 +1,10 @@
 """The Knowledge Base tab (admins): what the bot knows of its Discord users.
 
-Per user: the admin's directives (how the bot should treat them) and the notes (facts with
-a reliability, written by the bot's tools, its Archivist, or an admin); "forget this user"
-deletes all of it, memories included.
+Everyone who wrote to the bot on Discord is listed, with anyone it has directives or notes
+for. Per user: the admin's directives (how the bot should treat them) and the notes (facts
+with a reliability, written by the bot's tools, its Archivist, or an admin; editable); "forget
+this user" deletes all of it, memories included. The Archivist's suggestions and the switch
+that makes its notes wait for approval live in ``bot_knowledge_review``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class UserRow:
     has_directives: bool
     note_count: int
     updated: str
+    message_count: int = 0
+    suggestion_count: int = 0
 
 
 @dataclass
@@ -65,7 +69,8 @@ class UserDetail:
 
 def _users(session: Session, bot: Bot, search: str) -> list[UserRow]:
     return [UserRow(discord_user_id=u.discord_user_id, display_name=u.display_name, has_directives=u.has_directives,
-                    note_count=u.note_count, updated=u.updated_at.strftime("%Y-%m-%d %H:%M") if u.updated_at else "")
+                    note_count=u.note_count, updated=u.updated_at.strftime("%Y-%m-%d %H:%M") if u.updated_at else "",
+                    message_count=u.message_count, suggestion_count=u.suggestion_count)
             for u in discord_users.known_users(session=session, bot_id=bot.id or 0, search=search, limit=USER_LIMIT)]
 
 
@@ -161,7 +166,9 @@ class KnowledgeState(BotPageState):
             self.kb_error = user_message(exc)
             return None
         self.kb_loaded = True
-        return None
+        from grobot.pages.bot_knowledge_review import ReviewState
+
+        return ReviewState.load_review
 
     @rx.event
     async def apply_search(self, form_data: dict[str, str]):
@@ -306,6 +313,11 @@ def user_item(row: UserRow) -> rx.Component:
                         weight="medium", truncate=True),
                 rx.hstack(
                     rx.text(row.note_count, rx.cond(row.note_count == 1, " note", " notes"), size="1", color=rx.color("gray", 10)),
+                    rx.cond(row.message_count > 0,
+                            rx.text(row.message_count, rx.cond(row.message_count == 1, " message", " messages"), size="1",
+                                    color=rx.color("gray", 10))),
+                    rx.cond(row.suggestion_count > 0, rx.badge(row.suggestion_count, " suggested", size="1",
+                                                               variant="soft", color_scheme="amber")),
                     rx.cond(row.has_directives, rx.badge("directives", size="1", variant="soft", color_scheme="indigo")),
                     spacing="2",
                     align="center",
@@ -338,7 +350,8 @@ def user_list() -> rx.Component:
                 KnowledgeState.user_count > 0,
                 rx.vstack(rx.foreach(KnowledgeState.users, user_item), spacing="1", width="100%", max_height="28rem",
                           overflow_y="auto"),
-                rx.text("Nobody yet. The bot takes notes as people talk to it; you can also open a user by id below.",
+                rx.text("Nobody yet. Everyone who writes to the bot on Discord is listed here; you can also open a "
+                        "user by id below.",
                         size="2", color=rx.color("gray", 10)),
             ),
             rx.divider(),
@@ -365,16 +378,19 @@ def user_list() -> rx.Component:
 
 
 def note_item(note: NoteRow) -> rx.Component:
+    from grobot.pages.bot_knowledge_review import note_edit_button, note_text
+
     color = rx.cond(note.reliability >= 0.75, "green", rx.cond(note.reliability >= 0.4, "amber", "red"))
     return rx.hstack(
         rx.badge(note.percent, color_scheme=color, variant="soft", min_width="3.25rem", justify_content="center",
                  title="Reliability"),
         rx.vstack(
-            safe_text(note.note, size="2", data_note_text=""),
+            note_text(note),
             rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 10)),
             spacing="0",
             flex="1",
         ),
+        note_edit_button(note),
         rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
                        aria_label="Delete note", title="Delete note", on_click=KnowledgeState.delete_note(note.id)),
         align="start",
@@ -484,9 +500,11 @@ def user_detail() -> rx.Component:
 
 
 def knowledge_tab() -> rx.Component:
+    from grobot.pages.bot_knowledge_review import review_card
+
     return rx.cond(
         KnowledgeState.kb_loaded,
-        rx.grid(
+        rx.vstack(review_card(), rx.grid(
             user_list(),
             rx.cond(
                 KnowledgeState.selected != "",
@@ -499,7 +517,7 @@ def knowledge_tab() -> rx.Component:
             spacing="5",
             width="100%",
             align_items="start",
-        ),
+        ), spacing="4", width="100%"),
         rx.cond(KnowledgeState.kb_error != "",
                 rx.callout(KnowledgeState.kb_error, icon="triangle-alert", color_scheme="red", width="100%"),
                 rx.center(rx.spinner(size="3"), height="8rem", width="100%")),
