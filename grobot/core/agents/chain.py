@@ -282,8 +282,9 @@ async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str
     choices = [Choice(name=name, arguments=None) for name in routing.picks]
     if routing.groups:
         chosen = await asyncio.gather(*(recovery.retry_once(
-            run, "tool_identifier", lambda failed, g=group: choose_one(run, [by_name[n] for n in g], failed=failed),
-            keep_going=False) for group in routing.groups))
+            run, "tool_identifier",
+            lambda failed, g=group, sure=sure: choose_one(run, [by_name[n] for n in g], failed=failed, allow_none=not sure),
+            keep_going=False) for group, sure in zip(routing.groups, routing.sure)))
         choices += [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
     return Selection(choices=choices)
 

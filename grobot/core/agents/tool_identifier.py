@@ -43,15 +43,18 @@ def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
     return "\n".join(lines)
 
 
-def choice_schema(specs: list[ToolSpec]) -> dict[str, Any]:
-    """One of the offered tools, or none."""
-    return {"type": "object", "properties": {"tool": {"type": "string", "enum": [s.name for s in specs] + ["none"]}},
+def choice_schema(specs: list[ToolSpec], *, allow_none: bool = True) -> dict[str, Any]:
+    """One of the offered tools (or none, when that is a possible answer)."""
+    names = [s.name for s in specs] + (["none"] if allow_none else [])
+    return {"type": "object", "properties": {"tool": {"type": "string", "enum": names}},
             "required": ["tool"], "additionalProperties": False}
 
 
 async def choose_one(run: Run, specs: list[ToolSpec], *, done: list[tuple[str, dict[str, Any], str]] | None = None,
-                     round_no: int = 1, failed: str = "") -> list[Choice]:
+                     round_no: int = 1, failed: str = "", allow_none: bool = True) -> list[Choice]:
     """Ask the tools model which one of a few close tools the message needs (empty: none of them).
+
+    ``allow_none`` False: the Router is sure a tool is needed, the model only tells the close ones apart.
 
     A model free of the schema (a scripted or lenient server) may name several, with arguments: kept.
     """
@@ -62,7 +65,8 @@ async def choose_one(run: Run, specs: list[ToolSpec], *, done: list[tuple[str, d
             round=round_no, max_rounds=run.bot.max_tool_rounds, results=results_text(done))})
     if failed:
         messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed, simpler=prompts.SIMPLER_IDENTIFIER)})
-    result = await run.llm("tools", "tool_identifier", messages, schema=choice_schema(specs), temperature=0.0,
+    result = await run.llm("tools", "tool_identifier", messages, schema=choice_schema(specs, allow_none=allow_none),
+                           temperature=0.0,
                            max_tokens=prompts.IDENTIFIER_MAX_TOKENS)
     try:
         answer, _ = parse_object(result.text)

@@ -24,8 +24,9 @@ logger = logging.getLogger(__name__)
 # scores 0.33-0.65 against it, chat 0.05-0.30 (measured on the phrases of bench/tool_use.py's
 # calibration set, not its tasks).
 CANDIDATE_SIMILARITY = 0.32
-WORD_MATCH_SCORE = 0.45  # a word of the tool's name in the message makes it a candidate
+WORD_MATCH_SCORE = 0.32  # a word of the tool's name in the message makes it a (weak) candidate
 MAX_CANDIDATES = 4
+TIE_BREAK = 0.01
 CLEAR_LEAD = 0.05  # a clause's best tool this far ahead of the next is taken without asking the tools model
 DESCRIPTION_CHARS = 200
 
@@ -38,15 +39,19 @@ hey get set use tell give show make let now just some any all more most very muc
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+_FILE_NAME = re.compile(r"\b[\w-]+\.[a-z0-9]{1,5}\b", re.IGNORECASE)
+
+
 def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "ed", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+    """A plural's singular, roughly ("notes" -> "note", "files" -> "file"); enough to match a tool's name."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
+    words = {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
+    if _FILE_NAME.search(text):
+        words.add("file")  # "notes.txt" names a file
+    return words
 
 
 def name_words(name: str) -> set[str]:
@@ -72,6 +77,7 @@ class Routing:
 
     picks: list[str] = field(default_factory=list)
     groups: list[list[str]] = field(default_factory=list)
+    sure: list[bool] = field(default_factory=list)  # per group: a tool is surely needed (only which one is open)
     scores: dict[str, float] = field(default_factory=dict)
     method: str = "words"
 
@@ -124,7 +130,8 @@ async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: f
         return scores, False
     if len(found) != len(specs):
         return scores, False
-    return {s.name: max(scores[s.name], float(v)) for s, v in zip(specs, found)}, True
+    # Tools matched by the same word are ordered by their meaning (the tiny share of the similarity).
+    return {s.name: max(scores[s.name], float(v)) + TIE_BREAK * float(v) for s, v in zip(specs, found)}, True
 
 
 async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float) -> Routing:
@@ -148,6 +155,8 @@ async def route(message: str, specs: list[ToolSpec], embedder: object | None, *,
                 routing.picks.append(ranked[0])
         elif not any(set(close) <= set(g) for g in routing.groups):
             routing.groups.append(close)
+            routing.sure.append(embedded and scores[ranked[0]] > WORD_MATCH_SCORE)
     chosen = set(routing.picks)
-    routing.groups = [g for g in routing.groups if not chosen & set(g)]
+    kept = [(g, sure) for g, sure in zip(routing.groups, routing.sure) if not chosen & set(g)]
+    routing.groups, routing.sure = [g for g, _ in kept], [sure for _, sure in kept]
     return routing

@@ -118,7 +118,7 @@ def _files_tools(bot_id: int) -> list[BuiltinTool]:
         BuiltinTool(
             _spec(
                 "files_read",
-                "Read one of the bot's text files: show what is in it.",
+                "Read a file: show what is in one of the bot's text files (by its name, e.g. notes.txt).",
                 _schema({"path": {"type": "string", "description": "path as listed by files_list"}}, ["path"]),
                 read_only=True,
             ),
@@ -156,7 +156,7 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
         BuiltinTool(
             _spec(
                 "user_notes_read",
-                "What you know about the user you are talking with: the notes kept about them (most reliable first).",
+                "What do you know about me? Read the notes kept about the user you are talking with (most reliable first).",
                 _schema({}),
                 read_only=True,
             ),
