@@ -37,6 +37,9 @@ def ui_env(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> I
     patch.setenv("GROBOT_SECRET_KEY", TEST_SECRET_KEY)
     for var in ("CHROMA_URL", "DISCORD_API_BASE", "DISCORD_GATEWAY_URL", "OLLAMA_HOST"):
         patch.delenv(var, raising=False)
+    # The pages' tests start from the Ollama built-in default; the embedded demo model has its own
+    # tests (tests/real_llm, tests/worker/test_embedded_model_e2e.py).
+    patch.setenv("GROBOT_EMBEDDED_LLM", "0")
     _reset_process_state()
     yield env
     patch.undo()
