@@ -91,3 +91,41 @@ def test_the_files_read_tool_refuses_hostile_names(bot_with_outside, name: str) 
     answer = files_read(bot_id, name)
     assert "the admin's secret" not in answer and "root:" not in answer
     assert answer  # the model is told why, in words
+
+
+@pytest.mark.slow
+def test_the_web_apps_upload_refuses_hostile_names_and_planted_links(admin_page, ui_env) -> None:
+    """The Files tab in a real browser: long names, ``..`` folders and a planted symlink are
+    refused in words, and nothing lands outside the bot's folder."""
+    from playwright.sync_api import expect
+
+    from tests.security.chat import add_bot, unique
+    from tests.ui.auth import PAGE_TIMEOUT_MS
+
+    page = admin_page
+    bot_id = add_bot(unique("Uploader"))
+    root = files.bot_root(bot_id)
+    outside = ui_env.data_dir.parent / unique("outside")
+    outside.mkdir()
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    page.goto(f"/bots/{bot_id}/files")
+    expect(page.get_by_text("No files yet")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    chooser = page.locator("#bot-files-upload input[type=file]")
+    folder = page.get_by_role("textbox", name="Folder (optional)")
+    error = page.get_by_test_id("upload-error")
+
+    # Each error differs from the one before, so each shows that upload's own refusal.
+    for typed, name, message in (("out", "planted.txt", "outside the bot's folder"),
+                                 ("docs/..\\..", "x.txt", "no backslashes"),
+                                 ("out/deeper", "planted.txt", "outside the bot's folder"),
+                                 ("", "a" * 300 + ".txt", "at most 255 bytes"),
+                                 ("../../escape", "x.txt", "outside the bot's folder")):
+        folder.fill(typed)
+        expect(page.get_by_test_id("upload-target")).to_contain_text(f"{typed}/" if typed else "the top folder")
+        chooser.set_input_files([{"name": name, "mimeType": "text/plain", "buffer": b"pwned"}])
+        expect(error).to_contain_text(message, timeout=PAGE_TIMEOUT_MS)
+    page.screenshot(path="/tmp/security-upload.png", full_page=True)
+    assert list(outside.iterdir()) == []
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []
+    assert sorted(p.name for p in root.iterdir()) == ["out"]
