@@ -87,11 +87,34 @@ def session_from_cookie_header(cookie_header: str) -> str:
     return morsel.value if morsel is not None else ""
 
 
+def _frontend_served_by_backend() -> bool:
+    """True in ``GROBOT_WEB_MODE=prod`` (one port), False with Vite's dev server in front."""
+    from reflex.environment import environment
+
+    return bool(environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.get())
+
+
+def _endpoint_js() -> str:
+    """A JavaScript expression for the URL of :data:`SESSION_PATH` on the backend.
+
+    In prod the page and the backend share their origin (a relative URL, whatever proxy is in
+    front); in dev the backend has its own port (``api_url``), on the page's host name as
+    Reflex's own client does it.
+    """
+    if _frontend_served_by_backend():
+        return json.dumps(SESSION_PATH)
+    from reflex.config import get_config
+
+    return (f"((u) => {{ if (['localhost', '127.0.0.1', '0.0.0.0'].includes(u.hostname)) "
+            f"{{ u.hostname = window.location.hostname; }} return u.href; }})"
+            f"(new URL({json.dumps(SESSION_PATH)}, {json.dumps(get_config().api_url)}))")
+
+
 def store_session_script(handoff: str) -> str:
     """JavaScript for the login page: trade the handoff for the cookie, then load the app afresh."""
     body = json.dumps(json.dumps({"handoff": handoff}))
     return (
-        f"fetch({json.dumps(SESSION_PATH)}, {{method: 'POST', credentials: 'same-origin', "
+        f"fetch({_endpoint_js()}, {{method: 'POST', credentials: 'include', "
         f"headers: {{'Content-Type': 'application/json'}}, body: {body}}})"
         ".then((response) => { window.sessionStorage.removeItem('token'); "
         "window.location.replace(response.ok ? '/' : '/login'); });"
@@ -101,7 +124,7 @@ def store_session_script(handoff: str) -> str:
 def clear_session_script(then: str) -> str:
     """JavaScript that drops the cookie (and the tab's Reflex state), then goes to ``then``."""
     return (
-        f"fetch({json.dumps(SESSION_PATH)}, {{method: 'DELETE', credentials: 'same-origin'}})"
+        f"fetch({_endpoint_js()}, {{method: 'DELETE', credentials: 'include'}})"
         f".finally(() => {{ window.localStorage.removeItem({json.dumps(SESSION_COOKIE)}); "
         f"window.sessionStorage.removeItem('token'); window.location.replace({json.dumps(then)}); }});"
     )
@@ -122,9 +145,7 @@ def _same_site_origin(scope: Scope) -> bool:
     if parts.netloc == host:
         return True
     # ``GROBOT_WEB_MODE=dev``: the pages come from Vite's port, the backend has its own.
-    from reflex.environment import environment
-
-    if not environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.get():
+    if not _frontend_served_by_backend():
         return (parts.hostname or "") == urlsplit(f"//{host}").hostname
     return False
 
