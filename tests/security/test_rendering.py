@@ -158,3 +158,27 @@ def test_a_hostile_discord_name_and_note_show_as_text_in_the_knowledge_base(admi
         assert shown.locator(FORBIDDEN.replace("button, ", "")).count() == 0, shown.inner_html()
     page.screenshot(path="/tmp/security-knowledge.png", full_page=True)
     assert_nothing_happened(page, attacker)
+
+
+def test_a_hostile_log_line_and_file_name_show_as_text(admin_page, attacker) -> None:
+    """Log lines (a bot logs what Discord and tools send it) and stored file names are text too."""
+    from grobot.core.models import LogEntry
+    from grobot.core.services import files
+
+    page = admin_page
+    a = attacker.origin
+    bot_id = add_bot(unique("Logger"))
+    line = f'Tool said: <img src="{a}/log" onerror="window.__pwned_log = 1"> [x](javascript:window.__pwned_log2=1)'
+    name = "<svg onload=window.__pwned_file=1>.txt"
+    with session_scope() as session:
+        session.add(LogEntry(bot_id=bot_id, level="WARNING", logger="bot_worker.bot_process", message=line))
+        files.write_file(session=session, bot_id=bot_id, path=name, data=b"x")
+    page.goto(f"/bots/{bot_id}/logs")
+    row = page.get_by_text("Tool said:", exact=False)
+    expect(row).to_have_text(line, timeout=PAGE_TIMEOUT_MS)
+    assert row.locator(FORBIDDEN).count() == 0
+    page.goto(f"/bots/{bot_id}/files")
+    shown = page.locator(f'[data-path="{name}"]')
+    expect(shown).to_contain_text(name, timeout=PAGE_TIMEOUT_MS)
+    assert shown.locator(FORBIDDEN.replace("button, ", "")).count() == 0
+    assert_nothing_happened(page, attacker)
