@@ -45,6 +45,7 @@ class CallRecord:
     latency_ms: float = 0.0
     error: str = ""
     estimated: bool = False
+    capped: bool = False  # the answer stopped at its output cap (finish reason "length")
 
 
 @dataclass
@@ -206,4 +207,5 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
         usage = Usage(messages_tokens(request.messages), estimate_tokens(response.text), estimated=True)
     response.usage = usage
     record.tokens_in, record.tokens_out, record.estimated = usage.tokens_in, usage.tokens_out, usage.estimated
+    record.capped = response.finish_reason in ("length", "max_tokens", "MAX_TOKENS")
     return response
