@@ -110,7 +110,8 @@ def minimal_instance(schema: Any) -> Any:
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
-        return schema["enum"][0]
+        # A choice that may be "none" (the Tool Identifier's) is none: the fake calls no tool unless scripted.
+        return "none" if "none" in schema["enum"] else schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
             return minimal_instance(schema[key][0])

@@ -119,19 +119,22 @@ def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
     return {s.name: WORD_MATCH_SCORE if words & name_words(s.name) else 0.0 for s in specs}
 
 
-async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: float) -> tuple[dict[str, float], bool]:
+async def _scores(text: str, specs: list[ToolSpec], similarities: Any,
+                  budget: float) -> tuple[dict[str, float], dict[str, float] | None]:
+    """``(scores, similarities)`` of each tool for ``text``; similarities None: no embedder answered."""
     scores = word_scores(text, specs)
     if similarities is None:
-        return scores, False
+        return scores, None
     try:
         found = await asyncio.wait_for(similarities(text, [tool_text(s) for s in specs]), budget)
     except Exception as exc:  # no embedder, a slow or dead memory service: words decide
         logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
-        return scores, False
+        return scores, None
     if len(found) != len(specs):
-        return scores, False
+        return scores, None
+    meaning = {s.name: float(v) for s, v in zip(specs, found)}
     # Tools matched by the same word are ordered by their meaning (the tiny share of the similarity).
-    return {s.name: max(scores[s.name], float(v)) + TIE_BREAK * float(v) for s, v in zip(specs, found)}, True
+    return {name: max(scores[name], v) + TIE_BREAK * v for name, v in meaning.items()}, meaning
 
 
 async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float) -> Routing:
@@ -141,21 +144,23 @@ async def route(message: str, specs: list[ToolSpec], embedder: object | None, *,
     if not parts or not specs:
         return Routing()
     scored = await asyncio.gather(*(_scores(part, specs, similarities, budget) for part in parts))
-    routing = Routing(method="embeddings+words" if all(used for _, used in scored) else "words")
-    for scores, embedded in scored:
+    routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")
+    for scores, meaning in scored:
         for name, value in scores.items():
             routing.scores[name] = max(routing.scores.get(name, 0.0), value)
         ranked = sorted((n for n, v in scores.items() if v >= CANDIDATE_SIMILARITY), key=lambda n: -scores[n])
         if not ranked:
             continue
-        # A word match alone is weak evidence: the tools model chooses (or says none).
-        close = [n for n in ranked if not embedded or scores[ranked[0]] - scores[n] < CLEAR_LEAD][:MAX_CANDIDATES]
-        if len(close) == 1 and embedded:
+        # Sure: the meaning of the best tool is close. A word match alone is weak evidence: the tools
+        # model chooses among the word matches, or says none.
+        sure = meaning is not None and meaning[ranked[0]] >= CANDIDATE_SIMILARITY
+        close = [n for n in ranked if not sure or scores[ranked[0]] - scores[n] < CLEAR_LEAD][:MAX_CANDIDATES]
+        if len(close) == 1 and sure:
             if ranked[0] not in routing.picks:
                 routing.picks.append(ranked[0])
         elif not any(set(close) <= set(g) for g in routing.groups):
             routing.groups.append(close)
-            routing.sure.append(embedded and scores[ranked[0]] > WORD_MATCH_SCORE)
+            routing.sure.append(sure)
     chosen = set(routing.picks)
     kept = [(g, sure) for g, sure in zip(routing.groups, routing.sure) if not chosen & set(g)]
     routing.groups, routing.sure = [g for g, _ in kept], [sure for _, sure in kept]

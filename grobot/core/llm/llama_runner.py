@@ -54,6 +54,7 @@ def _params(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     params.port = 0
     params.warmup = False
     params.endpoint_props = True
+    params.verbosity = 2  # warnings and errors only (3, the default, logs every request's timings)
     if args.template:
         params.chat_template = Path(args.template).read_text(encoding="utf-8")
     return xlc.Server, params

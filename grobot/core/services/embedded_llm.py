@@ -9,18 +9,15 @@ what it serves changes and removes it when it stops; the rows of dead supervisor
 from __future__ import annotations
 
 import logging
-import socket
-from datetime import timedelta
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
+from grobot.core.advertised import AdvertisedRows
 from grobot.core.llm.embedded import ServerInfo, local_directory
-from grobot.core.models import Setting, Supervisor, utcnow
 
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "llama_servers:"
-LIVE_SECONDS = 60.0
 
 
 def lookup(model: str, context_window: int, *, session: Session | None) -> ServerInfo:
@@ -37,46 +34,24 @@ def lookup(model: str, context_window: int, *, session: Session | None) -> Serve
                       error="no bot worker serves this model: is the bot worker running?")
 
 
-def _key(supervisor_id: str) -> str:
-    return (KEY_PREFIX + supervisor_id)[:100]
+_ROWS = AdvertisedRows(KEY_PREFIX)
 
 
 def advertise(supervisor_id: str, servers: list[ServerInfo], *, session: Session) -> None:
     """Record the servers of ``supervisor_id`` (replaces what it advertised before)."""
-    row = session.get(Setting, _key(supervisor_id)) or Setting(key=_key(supervisor_id))
-    row.value = {"supervisor_id": supervisor_id, "servers": [s.as_dict() for s in servers]}
-    row.updated_at = utcnow()
-    session.add(row)
+    _ROWS.write(supervisor_id, {"servers": [s.as_dict() for s in servers]}, session=session)
 
 
 def withdraw(supervisor_id: str, *, session: Session) -> None:
-    row = session.get(Setting, _key(supervisor_id))
-    if row is not None:
-        session.delete(row)
+    _ROWS.withdraw(supervisor_id, session=session)
 
 
 def prune_orphans(*, session: Session) -> int:
     """Remove the rows of supervisors that are gone."""
-    known = {KEY_PREFIX + supervisor_id for supervisor_id in session.exec(select(Supervisor.id)).all()}
-    rows = session.exec(select(Setting).where(col(Setting.key).startswith(KEY_PREFIX))).all()
-    orphans = [row for row in rows if row.key not in known]
-    for row in orphans:
-        session.delete(row)
-    return len(orphans)
+    return _ROWS.prune_orphans(session=session)
 
 
-def advertised(*, session: Session, live_seconds: float = LIVE_SECONDS) -> list[ServerInfo]:
+def advertised(*, session: Session) -> list[ServerInfo]:
     """The servers of live supervisors on this host (newest supervisor first)."""
-    cutoff = utcnow() - timedelta(seconds=live_seconds)
-    rows = session.exec(
-        select(Setting.value, Supervisor.hostname)
-        .join(Supervisor, col(Setting.key) == KEY_PREFIX + col(Supervisor.id))
-        .where(col(Setting.key).startswith(KEY_PREFIX), Supervisor.heartbeat_at >= cutoff)
-        .order_by(col(Supervisor.heartbeat_at).desc())
-    ).all()
-    here = socket.gethostname()
-    result = []
-    for value, hostname in rows:
-        if hostname == here and isinstance(value, dict):
-            result.extend(ServerInfo.from_dict(s) for s in value.get("servers") or [] if isinstance(s, dict))
-    return result
+    return [ServerInfo.from_dict(s) for value in _ROWS.live(session=session)
+            for s in value.get("servers") or [] if isinstance(s, dict)]
