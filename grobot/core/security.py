@@ -9,64 +9,29 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from grobot.core.errors import PermissionDenied, SecretKeyError
+from grobot.core.secret_keys import (  # noqa: F401 - part of this module's API
+    KEY_FILE_NAME,
+    _as_fernet_key,
+    current_keys,
+    key_file,
+    memory_service_token,
+    memory_service_tokens,
+)
 from grobot.core.models import Role
-from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
-KEY_FILE_NAME = "secret.key"
 _lock = threading.Lock()
 _fernet_cache: dict[tuple[str, ...], MultiFernet] = {}
-
-
-def _as_fernet_key(raw: str) -> bytes:
-    """A Fernet key from ``raw``: used as is when it is one, else derived by SHA-256."""
-    raw = raw.strip()
-    try:
-        if len(base64.urlsafe_b64decode(raw.encode())) == 32:
-            return raw.encode()
-    except (ValueError, TypeError):
-        pass
-    return base64.urlsafe_b64encode(hashlib.sha256(raw.encode()).digest())
-
-
-def key_file() -> Path:
-    return get_settings().data_dir / KEY_FILE_NAME
-
-
-def _read_or_create_key_file() -> str:
-    path = key_file()
-    if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = Fernet.generate_key().decode()
-    # O_EXCL: when two processes race, one creates the file and the other reads it.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_text().strip()
-    with os.fdopen(fd, "w") as handle:
-        handle.write(key + "\n")
-    logger.info("Generated a new secret key in %s", path)
-    return key
-
-
-def current_keys() -> list[str]:
-    """The keys in force: the primary first, then old keys kept for rotation."""
-    settings = get_settings()
-    raw = settings.secret_key or _read_or_create_key_file()
-    return [k for k in (part.strip() for part in raw.replace("\n", ",").split(",")) if k]
 
 
 def _fernet() -> MultiFernet:
@@ -286,18 +251,3 @@ login_throttle = LoginThrottle()
 
 # --------------------------------------------------------------------------- memory service
 
-_MEMORY_TOKEN_CONTEXT = b"grobot memory service v1"
-
-
-def memory_service_tokens() -> list[str]:
-    """Bearer tokens of the supervisor's memory service: HMAC of each key in force (primary first).
-
-    Every GroBot process holds the secret key, so each derives the token itself: it never
-    travels through the environment, the database or the logs.
-    """
-    return [hmac.new(_as_fernet_key(k), _MEMORY_TOKEN_CONTEXT, hashlib.sha256).hexdigest() for k in current_keys()]
-
-
-def memory_service_token() -> str:
-    """The token a client sends (from the primary key)."""
-    return memory_service_tokens()[0]

@@ -96,7 +96,7 @@ class _Calls:
 
 
 def _headers() -> dict[str, str]:
-    from grobot.core.security import memory_service_token
+    from grobot.core.secret_keys import memory_service_token
 
     return {"Authorization": f"Bearer {memory_service_token()}"}
 
