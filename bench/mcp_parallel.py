@@ -36,8 +36,6 @@ from grobot.core.tools.catalog import Link, catalog_for_bot  # noqa: E402
 from grobot.core.tools.mcp_hub import McpHub  # noqa: E402
 from tests.fakes.mcp_servers import stdio_config  # noqa: E402
 
-logger = logging.getLogger(__name__)
-
 TARGET_SECONDS = 1.5
 
 

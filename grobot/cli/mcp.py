@@ -172,18 +172,9 @@ def _test(args: argparse.Namespace) -> int:
             print_json({"name": report.name, "ok": False, "error": report.error})
             return 2
         raise GroBotError(report.error)
-    from grobot.core.tools.mcp_results import annotated_access
+    from grobot.core.tools.mcp_results import tool_as_dict
 
-    tools = [
-        {
-            "name": t.name,
-            "description": t.description or "",
-            "read_only": annotated_access(t.annotations)[0],
-            "writes": annotated_access(t.annotations)[1],
-            "input_schema": t.input_schema,
-        }
-        for t in report.tools
-    ]
+    tools = [tool_as_dict(t) for t in report.tools]
     if args.json:
         print_json({
             "name": report.name, "ok": True, "server": report.server_name, "version": report.server_version,

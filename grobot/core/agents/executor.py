@@ -187,7 +187,7 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
             result: ToolResult = await asyncio.wait_for(
                 catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout + TIMEOUT_GRACE_SECONDS)
         except asyncio.TimeoutError:
-            error: ToolError | None = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
+            error = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
         except ToolError as exc:
             error = exc
         except asyncio.CancelledError:
@@ -200,7 +200,6 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
             if not result.is_error:
                 return _Outcome(result.content, False, attempt)
             error = ToolError(result.content, transient=result.transient)
-        assert error is not None
         unsafe = error.may_have_run and spec.writes and not spec.idempotent
         if error.transient and not unsafe and attempt < MAX_ATTEMPTS:
             await _backoff(run, spec, attempt, str(error))

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -21,8 +20,6 @@ from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, StreamChunk
 from grobot.core.llm.openai_compat import OpenAICompatProvider
 from grobot.core.llm.providers import ENTRIES
-
-logger = logging.getLogger(__name__)
 
 _MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -13,11 +13,12 @@ import aiohttp
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
 from grobot.core.llm.http_client import LLMHttpClient, iter_lines, raise_for_status
+from grobot.core.llm.providers import ENTRIES
 from grobot.core.llm.sse import sse_events
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = ENTRIES["openai"].base_url
 _ALLOWED_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
@@ -39,11 +40,12 @@ class OpenAICompatProvider(LLMProvider):
     name = "openai"
     default_base_url = DEFAULT_BASE_URL
     initial_schema_mode = "json_schema"
+    keepalive = True  # reuse connections (a server that drops idle ones without notice sets False)
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(base_url or self.default_base_url, api_key, timeout=timeout)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name)
+        self._client = LLMHttpClient(self.base_url, headers, timeout, provider=self.name, keepalive=self.keepalive)
         # Servers that refused ``response_format`` json_schema get json_object, then nothing.
         self._schema_mode = self.initial_schema_mode
         self._usage_option = True

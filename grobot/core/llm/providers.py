@@ -8,10 +8,7 @@ other OpenAI-compatible server (vLLM, LM Studio, a llama.cpp server, a proxy).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

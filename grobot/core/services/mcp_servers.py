@@ -371,13 +371,14 @@ def _fallback(session: Session, link: BotMcpServer, server: McpServer, tool: str
     name = (value or "").strip()
     if not name:
         return ""
+    builtins = builtin_names()
     prefix = f"{server.name}__"
     if name.startswith(prefix):
         name = name[len(prefix):]
     if name == tool:
         raise ValidationError(f"a tool cannot be its own fallback ({tool!r})")
     own = _known_tools(server)
-    if name in own or (not own and "__" not in name and name not in builtin_names()):
+    if name in own or (not own and "__" not in name and name not in builtins):
         allowed = link.allowed_tools
         if allowed and name not in allowed:
             raise ValidationError(f"the fallback {name!r} of {tool!r} is not among this bot's allowed tools of "
@@ -397,7 +398,7 @@ def _fallback(session: Session, link: BotMcpServer, server: McpServer, tool: str
             raise ValidationError(f"the fallback {name!r} of {tool!r} is not among this bot's allowed tools of "
                                   f"{other_name!r}")
         return name
-    if name in builtin_names():
+    if name in builtins:
         return name
     raise ValidationError(
         f"there is no tool named {name!r} for a fallback of {tool!r} (a tool of {server.name!r}, "

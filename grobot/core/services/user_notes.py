@@ -174,23 +174,22 @@ def _suggested(session: Session, bot_id: int, note_id: int) -> UserNote:
     return row
 
 
+def _decide(session: Session, row: UserNote, status: str) -> UserNote:
+    row.status = status
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
+
+
 def accept_suggestion(*, session: Session, bot_id: int, note_id: int, note: str | None = None) -> UserNote:
     """The admin accepts a suggested note (``note``: as the admin edited it): the bot knows it from now on."""
     row = _suggested(session, bot_id, note_id)
     if note is not None:
         row.note = _clean_note(note)
-    row.status = ACTIVE
-    row.updated_at = utcnow()
-    session.add(row)
-    session.flush()
-    return row
+    return _decide(session, row, ACTIVE)
 
 
 def dismiss_suggestion(*, session: Session, bot_id: int, note_id: int) -> UserNote:
     """The admin dismisses a suggested note: the bot never knows it, and it is not suggested again."""
-    row = _suggested(session, bot_id, note_id)
-    row.status = DISMISSED
-    row.updated_at = utcnow()
-    session.add(row)
-    session.flush()
-    return row
+    return _decide(session, _suggested(session, bot_id, note_id), DISMISSED)
