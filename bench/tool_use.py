@@ -215,11 +215,11 @@ async def _run_task(bot_id: int, mode: str, index: int, task: Task, memory: Any)
     result = await run_chain(msg, sink=sink, tools=catalog, memory=memory)
     seconds = time.perf_counter() - started
     await wait_for_background(timeout=120)
-    results = {e.data.get("call_id") or e.data.get("id"): e.data for e in events if e.kind.value == "tool_result"}
+    results = {e.data.get("id"): e.data for e in events if e.kind.value == "tool_result"}
     calls = []
     for e in events:
         if e.kind.value == "tool_call":
-            outcome = results.get(e.data.get("call_id") or e.data.get("id"), {})
+            outcome = results.get(e.data.get("id"), {})
             calls.append((e.data["name"], e.data.get("arguments") or {}, bool(outcome.get("is_error"))))
     with session_scope(readonly=True) as session:
         rows = session.exec(select(LLMCall).where(LLMCall.run_id == result.run_id)).all() if result.run_id else []

@@ -1,8 +1,10 @@
 """The supervisor's embedded llama.cpp models: the servers the LLM settings ask for, advertised.
 
-Every poll it starts the server of each GGUF file an LLM setting names (and the demo model
-when a category has no setting), stops the ones no setting names any more, restarts those
-that died, and writes where each listens (``setting`` row ``llama_servers:<supervisor id>``)
+Every poll it restarts the servers that died and writes where each listens when that changed;
+every ``SETTINGS_SECONDS`` it reads the settings, starts the server of each GGUF file an LLM
+setting names (and the demo model when a category has no setting) and stops the ones no setting
+names any more (a model first named in between is started when a message first asks for it).
+Where each listens is written (``setting`` row ``llama_servers:<supervisor id>``)
 for the web app and the CLI. Its own bot processes and Test Chat jobs get the URL with their
 settings, resolved in this process (:func:`grobot.core.llm.embedded.set_local_directory`).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, Callable
 
 from grobot.core.llm import embedded
@@ -21,6 +24,8 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 Write = Callable[..., Any]
+
+SETTINGS_SECONDS = 30.0
 
 
 def _wanted(*, session: Any) -> tuple[dict[str, int], dict[str, Any]]:
@@ -36,6 +41,7 @@ class EmbeddedModels:
         self._write = write  # runs fn(*args, session=...) in a transaction
         self.servers: LlamaServers | None = None
         self._advertised = -1
+        self._read_at = 0.0  # monotonic time of the last read of the settings
 
     async def start(self) -> None:
         """Serve the models the settings name (loading runs in the background) and resolve them here."""
@@ -49,11 +55,13 @@ class EmbeddedModels:
         """Start, stop and restart servers to match the settings; advertise what changed."""
         if self.servers is None:
             return
-        try:
-            wanted, values = await asyncio.to_thread(self._write, _wanted)
-        except Exception as exc:
-            logger.warning("Could not read the embedded models to serve (%s)", type(exc).__name__)
-            wanted, values = None, None
+        wanted, values = None, None
+        if time.monotonic() - self._read_at >= SETTINGS_SECONDS:
+            try:
+                wanted, values = await asyncio.to_thread(self._write, _wanted)
+                self._read_at = time.monotonic()
+            except Exception as exc:
+                logger.warning("Could not read the embedded models to serve (%s)", type(exc).__name__)
         if values is not None:
             self.servers.threads = int(values["llamacpp_threads"]) or embedded.default_threads()
             self.servers.parallel = int(values["llamacpp_parallel"])

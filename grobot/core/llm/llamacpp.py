@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 class LlamaCppProvider(OpenAICompatProvider):
     name = "llamacpp"
+    keepalive = False  # llama.cpp's server closes idle connections without notice
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         if not base_url:
@@ -31,7 +32,6 @@ class LlamaCppProvider(OpenAICompatProvider):
         super().__init__(base_url.rstrip("/") + "/v1", api_key, timeout=timeout)
         self._server_url = base_url.rstrip("/")
         self._supports_tools: bool | None = None
-        self._client = LLMHttpClient(self.base_url, {}, timeout, provider=self.name, keepalive=False)
         self._root = LLMHttpClient(self._server_url, {}, timeout, provider=self.name, keepalive=False)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:

@@ -28,7 +28,7 @@ class LocalMemory:
     def __init__(self, store: Any | None = None, *, threads: int = MEMORY_THREADS) -> None:
         self._store = store
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
-        self._vectors: dict[str, list[float]] = {}  # candidate text -> vector (tool descriptions)
+        self._vectors: dict[str, Any] = {}  # candidate text -> its vector (tool descriptions)
 
     @property
     def store(self) -> Any:
@@ -131,13 +131,17 @@ class LocalMemory:
 VECTOR_CACHE_SIZE = 4096
 
 
-def _similarities(cache: dict[str, list[float]], text: str, candidates: list[str]) -> list[float]:
+def _similarities(cache: dict[str, Any], text: str, candidates: list[str]) -> list[float]:
+    """Cosine similarities of ``text`` to ``candidates`` (vectors are normalised: a dot product)."""
+    import numpy as np
+
     from grobot.core.memory.embeddings import get_embedder
 
     missing = [c for c in dict.fromkeys(candidates) if c not in cache]
-    vectors = get_embedder().embed([text, *missing])
+    vectors = np.asarray(get_embedder().embed([text, *missing]), dtype=np.float32)
     if len(cache) + len(missing) > VECTOR_CACHE_SIZE:
         cache.clear()
     cache.update(zip(missing, vectors[1:]))
-    query = vectors[0]
-    return [float(sum(a * b for a, b in zip(query, cache[c]))) for c in candidates]
+    if not candidates:
+        return []
+    return (np.stack([cache[c] for c in candidates]) @ vectors[0]).tolist()

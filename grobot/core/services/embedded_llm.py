@@ -9,6 +9,7 @@ what it serves changes and removes it when it stops; the rows of dead supervisor
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from sqlmodel import Session
 
@@ -20,18 +21,15 @@ logger = logging.getLogger(__name__)
 KEY_PREFIX = "llama_servers:"
 
 
-def lookup(model: str, context_window: int, *, session: Session | None) -> ServerInfo:
-    """The server that serves ``model``: this process's own, else the one a live supervisor advertises."""
+def lookup(wanted: dict[str, int], *, session: Session) -> dict[str, ServerInfo]:
+    """The server of each model in ``wanted`` (model -> context window): this process's own
+    (the supervisor's, started when needed), else what live supervisors advertise (one read)."""
     directory = local_directory()
     if directory is not None:
-        return directory.request(model, context_window)
-    if session is None:
-        return ServerInfo(model=model, status="stopped", error="the bot worker is not running")
-    for info in advertised(session=session):
-        if info.model == model:
-            return info
-    return ServerInfo(model=model, status="stopped",
-                      error="no bot worker serves this model: is the bot worker running?")
+        return {model: directory.request(model, context) for model, context in wanted.items()}
+    served = {info.model: info for info in advertised(session=session)}
+    missing = ServerInfo(model="", status="stopped", error="no bot worker serves this model: is the bot worker running?")
+    return {model: served.get(model) or replace(missing, model=model) for model in wanted}
 
 
 _ROWS = AdvertisedRows(KEY_PREFIX)

@@ -177,13 +177,13 @@ def builtin_is_embedded() -> bool:
     return not settings.ollama_host_set and settings.embedded_llm and embedded.demo_available()
 
 
-def _builtin(category: str, session: Session | None = None) -> EffectiveLLM:
+def _builtin(category: str) -> EffectiveLLM:
     temperature = 0.2 if category != LLMCategory.OUTPUT.value else 0.7
     if builtin_is_embedded():
-        return _resolved(EffectiveLLM(
+        return EffectiveLLM(
             category=category, provider=embedded.PROVIDER, base_url="", model=embedded.DEMO_MODEL,
             context_window=embedded.DEMO_CONTEXT, temperature=temperature, api_key=None, fallback_model=None,
-            supports_images=False, source="builtin"), session)
+            supports_images=False, source="builtin")
     return EffectiveLLM(
         category=category,
         provider="ollama",
@@ -198,21 +198,27 @@ def _builtin(category: str, session: Session | None = None) -> EffectiveLLM:
     )
 
 
-def _resolved(llm: EffectiveLLM, session: Session | None) -> EffectiveLLM:
-    """An embedded model's settings with the URL of the server that runs it (or why none does)."""
-    if llm.provider != embedded.PROVIDER:
-        return llm
-    info = embedded_llm.lookup(llm.model, llm.context_window, session=session)
-    reason = embedded.unavailable_reason(info)
-    return replace(llm, base_url="" if reason else info.url, unavailable=reason)
+def _resolved(llms: dict[str, EffectiveLLM], session: Session) -> dict[str, EffectiveLLM]:
+    """Embedded models' settings with the URL of the server that runs each (or why none does)."""
+    wanted = {llm.model: llm.context_window for llm in llms.values() if llm.provider == embedded.PROVIDER}
+    if not wanted:
+        return llms
+    servers = embedded_llm.lookup(wanted, session=session)
+    result = {}
+    for category, llm in llms.items():
+        if llm.provider == embedded.PROVIDER:
+            reason = embedded.unavailable_reason(servers[llm.model])
+            llm = replace(llm, base_url="" if reason else servers[llm.model].url, unavailable=reason)
+        result[category] = llm
+    return result
 
 
-def _effective(row: Any, source: str, session: Session | None = None) -> EffectiveLLM:
+def _effective(row: Any, source: str) -> EffectiveLLM:
     """From an :class:`LLMSetting` or a row of its columns."""
     entry = providers.entry(row.provider)
     default = get_settings().ollama_host if row.provider == "ollama" else (entry.base_url if entry else "")
     base_url = row.base_url or default
-    return _resolved(EffectiveLLM(
+    return EffectiveLLM(
         category=row.category,
         provider=row.provider,
         base_url=base_url,
@@ -223,7 +229,7 @@ def _effective(row: Any, source: str, session: Session | None = None) -> Effecti
         fallback_model=row.fallback_model,
         supports_images=row.supports_images,
         source=source,
-    ), session)
+    )
 
 
 def embedded_models(*, session: Session) -> dict[str, int]:
@@ -241,14 +247,13 @@ def embedded_models(*, session: Session) -> dict[str, int]:
 def effective_llm(*, session: Session, category: str, bot_id: int | None = None) -> EffectiveLLM:
     """The bot's override of ``category``, else the global default, else Ollama at ``OLLAMA_HOST``."""
     category = _category(category)
-    if bot_id is not None:
-        row = _find(bot_id, category, session=session)
-        if row is not None:
-            return _effective(row, "bot", session)
-    row = _find(None, category, session=session)
+    row = _find(bot_id, category, session=session) if bot_id is not None else None
     if row is not None:
-        return _effective(row, "global", session)
-    return _builtin(category, session)
+        llm = _effective(row, "bot")
+    else:
+        row = _find(None, category, session=session)
+        llm = _effective(row, "global") if row is not None else _builtin(category)
+    return _resolved({category: llm}, session)[category]
 
 
 def global_rows(*, session: Session) -> dict[str, LLMSetting]:
@@ -271,12 +276,12 @@ def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, 
         bot_row = next((r for r in rows if r.category == category.value and r.bot_id == bot_id and bot_id), None)
         global_row = next((r for r in rows if r.category == category.value and r.bot_id is None), None)
         if bot_row is not None:
-            result[category.value] = _effective(bot_row, "bot", session)
+            result[category.value] = _effective(bot_row, "bot")
         elif global_row is not None:
-            result[category.value] = _effective(global_row, "global", session)
+            result[category.value] = _effective(global_row, "global")
         else:
-            result[category.value] = _builtin(category.value, session)
-    return result
+            result[category.value] = _builtin(category.value)
+    return _resolved(result, session)
 
 
 async def list_server_models(provider: str, base_url: str = "", api_key: str | None = None) -> list[str]:
