@@ -118,13 +118,17 @@ class ReviewState(KnowledgeState):
         return rx.toast.success("The Archivist's notes now wait for your approval." if value
                                 else "The Archivist's notes are now saved at once.")
 
+    async def _apply(self, change: Any) -> None:
+        """``change`` (see :func:`change_review`), then the review, the users and the open user afresh."""
+        self._show_review(await asyncio.to_thread(change_review, self.session_token, self.current_bot_id, change))
+        await self._reload_users()
+        if self.selected:
+            self._show_detail(await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
+                                                      self.selected))
+
     async def _review_change(self, change: Any, done: str):
         try:
-            self._show_review(await asyncio.to_thread(change_review, self.session_token, self.current_bot_id, change))
-            await self._reload_users()
-            if self.selected:
-                self._show_detail(await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
-                                                          self.selected))
+            await self._apply(change)
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         return rx.toast.success(done)
@@ -168,11 +172,7 @@ class ReviewState(KnowledgeState):
                 user_notes.update_note(session=session, note_id=note_id, note=text)
 
         try:
-            self._show_review(await asyncio.to_thread(change_review, self.session_token, self.current_bot_id, change))
-            await self._reload_users()
-            if self.selected:
-                self._show_detail(await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
-                                                          self.selected))
+            await self._apply(change)
         except Exception as exc:
             self.edit_error = user_message(exc)  # the text stays in the box
             return None

@@ -99,7 +99,7 @@ def test_the_web_apps_upload_refuses_hostile_names_and_planted_links(admin_page,
     refused in words, and nothing lands outside the bot's folder."""
     from playwright.sync_api import expect
 
-    from tests.security.chat import add_bot, unique
+    from tests.ui.chat import add_bot, unique
     from tests.ui.auth import PAGE_TIMEOUT_MS
 
     page = admin_page

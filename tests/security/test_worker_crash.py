@@ -19,7 +19,7 @@ from grobot.core.models import Bot, Message
 from grobot.core.services.test_chat import ABANDONED_ERROR
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
-from tests.security.chat import add_bot, unique
+from tests.ui.chat import add_bot, unique
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.worker.harness import FAST_ENV, ROOT
 

@@ -1,5 +1,6 @@
-"""Helpers of the security suite: bots, a Test Chat message answered by the real chain job, and
-a real MCP server (``tests.fakes.mcp_servers`` "ok": ``echo``) set up as an admin does."""
+"""Helpers of the browser suites (``tests/ui``, ``tests/security``): bots, a Test Chat message
+claimed and answered by the real chain job as a supervisor does, and a real MCP server
+(``tests.fakes.mcp_servers``) set up as an admin does."""
 
 from __future__ import annotations
 
@@ -58,20 +59,27 @@ def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | No
     return error
 
 
-def echo_server(bot_id: int) -> str:
-    """A real stdio MCP server with an ``echo`` tool, enabled for the bot; returns the tool's name."""
+def stdio_server(bot_id: int, kind: str, prefix: str, *enable: str) -> str:
+    """A real stdio MCP server (``tests.fakes.mcp_servers`` ``kind``) set up as an admin does:
+    ``mcp add``, ``mcp test`` (which stores its tool list), then ``bot mcp BOT enable SERVER *enable``.
+    Returns the server's name."""
     from grobot.cli.main import main
     from tests.fakes.mcp_servers import stdio_config
 
-    name = unique("echo")
-    cfg = stdio_config(name, "ok")
+    name = unique(prefix)
+    cfg = stdio_config(name, kind)
     commands = [
         ["mcp", "add", name, "--command", cfg.command, "--cwd", cfg.cwd, *[f"--arg={a}" for a in cfg.args],
          "--env", f"PYTHONPATH={cfg.env['PYTHONPATH']}"],
         ["mcp", "test", name],
-        ["bot", "mcp", str(bot_id), "enable", name],
+        ["bot", "mcp", str(bot_id), "enable", name, *enable],
     ]
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=1) as pool:  # `mcp test` runs an event loop: not in Playwright's thread
         for argv in commands:
             assert pool.submit(main, argv).result(timeout=60) == 0, argv
-    return f"{name}__echo"
+    return name
+
+
+def echo_server(bot_id: int) -> str:
+    """A real stdio MCP server with an ``echo`` tool, enabled for the bot; returns the tool's name."""
+    return f"{stdio_server(bot_id, 'ok', 'echo')}__echo"

@@ -8,7 +8,6 @@ the "no worker" and "failed run" states are written with the services a worker u
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import uuid
@@ -20,27 +19,19 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, Conversation, LogEntry, Message, Role, Supervisor
+from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor
 from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
                                   users)
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
+from tests.ui.chat import add_bot, claim, run_real_job, stdio_server, unique
 
 logger = logging.getLogger(__name__)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
 LIVE_TIMEOUT_MS = 15_000
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
-
-
-def add_bot(name: str, **fields: object) -> int:
-    with session_scope() as session:
-        return bots.create_bot(session=session, name=name, **fields).id or 0
 
 
 def open_tab(page, bot_id: int, tab: str) -> None:
@@ -140,13 +131,6 @@ def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
         bot_chat.send_message(token, other, "hello")  # not a granted bot
 
 
-def _claim(supervisor_id: str) -> int:
-    with session_scope() as session:
-        claimed = test_chat.claim_pending(supervisor_id, session=session)
-        assert len(claimed) == 1
-        return claimed[0].id or 0
-
-
 def _events(run_id: int, *events: tuple[str, dict]) -> None:
     with session_scope() as session:
         last = max((e.seq for e in conversations.run_events(session=session, run_id=run_id)), default=0)
@@ -154,31 +138,11 @@ def _events(run_id: int, *events: tuple[str, dict]) -> None:
             session.add(AgentEvent(run_id=run_id, seq=last + offset, kind=kind, data=data))
 
 
-def _flaky_weather_server(bot_id: int) -> str:
-    """A flaky real MCP server for the bot, set up as an admin does: ``mcp add``, ``mcp test`` (which
-    stores its tool list), then ``bot mcp BOT enable SERVER --timeout 1 --fallback forecast=backup_forecast``."""
-    from grobot.cli.main import main
-    from tests.fakes.mcp_servers import stdio_config
-
-    name = unique("weather")
-    cfg = stdio_config(name, "flaky")
-    commands = [
-        ["mcp", "add", name, "--command", cfg.command, "--cwd", cfg.cwd, *[f"--arg={a}" for a in cfg.args],
-         "--env", f"PYTHONPATH={cfg.env['PYTHONPATH']}"],
-        ["mcp", "test", name],
-        ["bot", "mcp", str(bot_id), "enable", name, "--timeout", "1", "--fallback", "forecast=backup_forecast"],
-    ]
-    with ThreadPoolExecutor(max_workers=1) as pool:  # `mcp test` runs an event loop: not in Playwright's thread
-        for argv in commands:
-            assert pool.submit(main, argv).result(timeout=60) == 0, argv
-    return name
-
-
 def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admin_page, fake_llm) -> None:
     page = admin_page
     bot_id = add_bot(unique("Chatty"), agent_mode="native")  # the output model calls the tools itself
     use_fake_llm(fake_llm, bot_id=bot_id)
-    server = _flaky_weather_server(bot_id)
+    server = stdio_server(bot_id, "flaky", "weather", "--timeout", "1", "--fallback", "forecast=backup_forecast")
     forecast, backup = f"{server}__forecast", f"{server}__backup_forecast"
     open_tab(page, bot_id, "chat")
     expect(page.get_by_text("Say hello")).to_be_visible()
@@ -196,7 +160,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     fake_llm.script(Reply(tool_calls=[{"name": forecast, "arguments": {"city": "Bern"}}]),
                     Reply(text="Rain in Bern, says the backup forecast.", chunks=3, chunk_delay=1.0))
     with ThreadPoolExecutor(max_workers=1) as pool:
-        job = pool.submit(_run_real_job, _claim(unique("sup")), bot_id)
+        job = pool.submit(run_real_job, claim(unique("sup")), bot_id)
         expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
         live = page.get_by_test_id("live-answer")
         expect(live.get_by_test_id("chain-steps")).to_contain_text(f"Calls {forecast}", timeout=LIVE_TIMEOUT_MS)
@@ -228,7 +192,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
         box.fill("And tomorrow?")
         page.get_by_role("button", name="Send").click()
         expect(page.get_by_test_id("user-message").last).to_have_text("And tomorrow?")
-        run_id = _claim(supervisor_id)
+        run_id = claim(supervisor_id)
         error = "the output model is unreachable (connection refused at http://127.0.0.1:9)"
         _events(run_id, ("error", {"message": error}))
         with session_scope() as session:
@@ -245,7 +209,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     box.fill("Ping")
     page.get_by_role("button", name="Send").click()
     expect(page.get_by_test_id("user-message").last).to_have_text("Ping")
-    _run_real_job(_claim(unique("sup")), bot_id)
+    run_real_job(claim(unique("sup")), bot_id)
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: Ping", timeout=LIVE_TIMEOUT_MS)
 
     # After a reload the history is still there; "Reset conversation" forgets it.
@@ -256,33 +220,6 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     with session_scope(readonly=True) as session:
         assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,
                                          session=session) == []
-
-
-def _run_real_job(run_id: int, bot_id: int) -> str | None:
-    """What a supervisor does with a claimed message: the Test Chat job, then done or error."""
-    from bot_worker.test_chat_job import run_test_chat_job
-    from grobot.core.tools.mcp_hub import get_hub
-
-    with session_scope(readonly=True) as session:
-        message = session.get(Message, run_id)
-        key = session.get(Conversation, message.conversation_id).key
-        content = message.content
-
-    async def job() -> str | None:
-        try:
-            return await run_test_chat_job(run_id, bot_id, key, content, "tester", "ui-admin")
-        finally:
-            await get_hub().aclose()  # ends the MCP servers the job started
-
-    # In a thread of its own: Playwright's sync API holds an event loop in this one.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        error = pool.submit(lambda: asyncio.run(job())).result(timeout=90)
-    with session_scope() as session:
-        if error:
-            test_chat.fail(run_id, error, session=session)
-        else:
-            test_chat.finish(run_id, session=session)
-    return error
 
 
 def _admin_id(session) -> int:
