@@ -87,6 +87,11 @@ def _die_with_parent() -> None:
         pass
 
 
+def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | None:
+    """The supervisor's similarities of a message, by tool text (None: none computed)."""
+    return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
+
+
 def _run_chain() -> Any:
     """The agent chain, imported on the first message (an idle bot does not load it)."""
     from grobot.core.agents.chain import run_chain
@@ -128,6 +133,9 @@ class FleetBot(discord.Client):
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
         self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
+        # The tool texts the Tool Router scored last: the supervisor scores the next message
+        # against them while it reads that message's settings (no request of the router's own).
+        self._route_texts: list[str] = []
         # The version of the bot's settings, as its supervisor last read them, and when it said so
         # (monotonic). The first word is the read at start: a fleet that starts in a busy guild
         # does not ask for every message until its first heartbeat answers.
@@ -372,7 +380,8 @@ class FleetBot(discord.Client):
             # One request for the whole message: the settings, and for a message it may answer,
             # its MCP servers and what the chain reads first. A message addressed to the bot is
             # almost always answered: the supervisor also looks its memories up (one request).
-            data = await self.store.for_message(self.bot_id, incoming, memories=addressed)
+            route_texts = self._route_texts if addressed else []
+            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts)
         except Exception as exc:
             logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
                          else type(exc).__name__)
@@ -403,7 +412,8 @@ class FleetBot(discord.Client):
             return
         marks = {"received": received, "config": time.perf_counter()}
         answer = self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
-                                          preloaded=preloaded, marks=marks, memories=data.memories))
+                                          preloaded=preloaded, marks=marks, memories=data.memories,
+                                          similarities=_scored(route_texts, data.similarities)))
         self._answers.add(answer)
         answer.add_done_callback(self._answers.discard)
 
@@ -415,7 +425,7 @@ class FleetBot(discord.Client):
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, *, skip_gatekeeper: bool,
                       links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
-                      memories: list[str] | None = None) -> None:
+                      memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
@@ -451,7 +461,9 @@ class FleetBot(discord.Client):
                 tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
                 result = await _run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
-                                               preloaded=preloaded, memories=memories)
+                                               preloaded=preloaded, memories=memories, similarities=similarities)
+                if result.route_texts is not None:  # scored with the next message's settings read
+                    self._route_texts = result.route_texts
             if not ended:
                 if result.error:
                     await self._send_error(message, streamer, result.error)

@@ -76,12 +76,14 @@ async def run_chain(
     skip_gatekeeper: bool = False,
     preloaded: Loaded | None = None,
     memories: Awaitable[list[str]] | list[str] | None = None,
+    similarities: dict[str, float] | None = None,
 ) -> ChainResult:
     """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
 
     ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
     ``memories``: this message's memories, or their retrieval started early by the caller
-    (:func:`start_memory_lookup`); else they are retrieved now.
+    (:func:`start_memory_lookup`); else they are retrieved now. ``similarities``: the message
+    against tool texts, computed already (see :func:`tool_router.route`).
     """
     recorder = RunRecorder(sink)
     started = time.perf_counter()
@@ -97,6 +99,7 @@ async def run_chain(
         if output_llm.supports_images and any(a.image_base64 for a in msg.attachments):
             run.output_user_msg = context.user_message(msg, with_name=with_names, images=True)
         run.started = started
+        run.known_similarities = similarities
 
         # -- Gatekeeper (rules), then the usage limits: no LLM call over a limit
         decision = None if skip_gatekeeper else gatekeeper.rules_decision(loaded.rules, msg)
@@ -167,7 +170,8 @@ async def run_chain(
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
-        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
+        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
+                           route_texts=run.route_texts)
     except asyncio.CancelledError:
         await asyncio.shield(_fail(recorder, run, "the run was cancelled", started))
         raise
@@ -193,7 +197,9 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         await run.think("tool_identifier", f"skipped: {why}; answering directly")
         return await synthesize(run, [])
     by_name = {s.name: s for s in specs}
-    routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds)
+    run.route_texts = [tool_router.tool_text(s) for s in specs]
+    routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
+                                      known=run.known_similarities)
     await run.think("tool_router", routing.describe(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)

@@ -41,6 +41,8 @@ class Run:
     tools_seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
     unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog)
+    known_similarities: dict[str, float] | None = None  # the message against tool texts, computed before the run
+    route_texts: list[str] | None = None  # the tool texts the Tool Router scored
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
         """One LLM call on the model of ``category``; every attempt is accounted for."""

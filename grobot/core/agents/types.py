@@ -92,6 +92,7 @@ class ChainResult:
     error: str | None = None
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
 
 
 RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",

@@ -151,14 +151,17 @@ class ChromaMemory:
 
     # -- reading ---------------------------------------------------------------------------
     def query(self, bot_id: int, query: str, k: int = 5, where: dict[str, Any] | None = None,
-              max_distance: float | None = None) -> list[Memory]:
-        """The ``k`` memories closest to ``query`` (closer than ``max_distance`` when given)."""
+              max_distance: float | None = None, *, embedding: Any = None) -> list[Memory]:
+        """The ``k`` memories closest to ``query`` (closer than ``max_distance`` when given);
+        ``embedding``: the query's vector when it is known already, or a future of it."""
         collection = self._existing(bot_id)
         count = collection.count() if collection is not None else 0
         if count == 0 or not query.strip():
             return []
+        vector = _known_vector(embedding)
         result = collection.query(
-            query_embeddings=get_embedder().embed([query]), n_results=min(max(1, k), count), where=where or None,
+            query_embeddings=[vector] if vector is not None else get_embedder().embed([query]),
+            n_results=min(max(1, k), count), where=where or None,
             include=["documents", "metadatas", "distances"],
         )
         hits = [
@@ -221,3 +224,14 @@ def _make_client() -> Any:
 def get_memory() -> ChromaMemory:
     """The process-wide memory store (the supervisor's; see :mod:`grobot.core.memory.local`)."""
     return ChromaMemory()
+
+
+def _known_vector(embedding: Any) -> list[float] | None:
+    """A vector given as such or as a future of it (None: none, or its computation failed)."""
+    if embedding is None:
+        return None
+    try:
+        vector = embedding.result() if hasattr(embedding, "result") else embedding
+    except Exception:
+        return None
+    return [float(v) for v in vector]
