@@ -31,6 +31,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -185,7 +186,7 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # clients hanging up are normal
-        logger.debug("FakeLLM: connection from %s ended with an error", client_address, exc_info=True)
+        logger.debug("FakeLLM: connection from %s ended with an error", client_address, exc_info=sys.exc_info())
 
 
 class FakeLLM:

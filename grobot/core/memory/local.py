@@ -12,8 +12,9 @@ import functools
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
 
@@ -83,9 +84,6 @@ class LocalMemory:
         where = {"user_id": str(user_id)} if user_id else None
         return await self._run(self._call("query"), bot_id, query, k, where, max_distance)
 
-    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0, user_id: str | None = None) -> list[Memory]:
-        return await self._run(self._call("list"), bot_id, limit=limit, offset=offset, user_id=user_id)
-
     async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
         return await self._run(self._call("count"), bot_id, user_id)
 
@@ -152,6 +150,10 @@ class LocalMemory:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0, user_id: str | None = None) -> list[Memory]:
+        return await self._run(self._call("list"), bot_id, limit=limit, offset=offset, user_id=user_id)
 
 
 VECTOR_CACHE_SIZE = 4096

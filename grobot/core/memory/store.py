@@ -156,7 +156,7 @@ class ChromaMemory:
         ``embedding``: the query's vector when it is known already, or a future of it."""
         collection = self._existing(bot_id)
         count = collection.count() if collection is not None else 0
-        if count == 0 or not query.strip():
+        if collection is None or count == 0 or not query.strip():
             return []
         vector = _known_vector(embedding)
         result = collection.query(
@@ -170,21 +170,6 @@ class ChromaMemory:
                                      result["distances"][0])
         ]
         return [h for h in hits if max_distance is None or (h.distance or 0.0) <= max_distance]
-
-    def list(self, bot_id: int, *, limit: int = 100, offset: int = 0, user_id: str | None = None) -> list[Memory]:
-        """Memories newest first (one page)."""
-        collection = self._existing(bot_id)
-        if collection is None:
-            return []
-        everything = collection.get(where=_user_filter(user_id), include=["metadatas"])
-        order = sorted(zip(everything["ids"], everything["metadatas"]),
-                       key=lambda pair: float((pair[1] or {}).get("created_ts") or 0.0), reverse=True)
-        page = [i for i, _ in order[max(0, offset): max(0, offset) + max(0, limit)]]
-        if not page:
-            return []
-        got = collection.get(ids=page, include=["documents", "metadatas"])
-        by_id = {i: Memory(id=i, text=d, metadata=m or {}) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
-        return [by_id[i] for i in page if i in by_id]
 
     def count(self, bot_id: int, user_id: str | None = None) -> int:
         collection = self._existing(bot_id)
@@ -200,6 +185,22 @@ class ChromaMemory:
 
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
         return [m.text for m in await asyncio.to_thread(self.query, bot_id, query, k)]
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    def list(self, bot_id: int, *, limit: int = 100, offset: int = 0, user_id: str | None = None) -> list[Memory]:
+        """Memories newest first (one page)."""
+        collection = self._existing(bot_id)
+        if collection is None:
+            return []
+        everything = collection.get(where=_user_filter(user_id), include=["metadatas"])
+        order = sorted(zip(everything["ids"], everything["metadatas"]),
+                       key=lambda pair: float((pair[1] or {}).get("created_ts") or 0.0), reverse=True)
+        page = [i for i, _ in order[max(0, offset): max(0, offset) + max(0, limit)]]
+        if not page:
+            return []
+        got = collection.get(ids=page, include=["documents", "metadatas"])
+        by_id = {i: Memory(id=i, text=d, metadata=m or {}) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
+        return [by_id[i] for i in page if i in by_id]
 
 
 def _make_client() -> Any:
