@@ -1,0 +1,119 @@
+"""The Council tab in a real browser: past deliberations listed and opened (the address survives a
+reload), hostile text shown as text, the council switched on, an advisor's LLM changed and one removed."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from playwright.sync_api import expect
+
+from grobot.core.agents.council import AdvisorAnswer, Deliberation
+from grobot.core.db import session_scope
+from grobot.core.llm.service import CallRecord
+from grobot.core.services import bots, council
+from tests.ui.auth import PAGE_TIMEOUT_MS
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+HOSTILE = "<img src=x onerror=alert(1)> Should we expand to Lisbon?"
+
+
+def _deliberation(question: str, confidence: int) -> Deliberation:
+    result = Deliberation(question=question, consensus="Expand, but slowly.",
+                          disagreements=["The Devil's Advocate doubts the demand"],
+                          recommendation="Open a pop-up store first.", confidence=confidence, seconds=2.1)
+    result.advisors = [
+        AdvisorAnswer("Strategist", "", "ollama", "strat-model", answer="**Go** for the *first-mover* edge.",
+                      tokens_in=40, tokens_out=12, seconds=0.9),
+        AdvisorAnswer("Pragmatist", "", "openai", "gpt-prag", error="HTTP 500 from the server", seconds=1.2),
+        AdvisorAnswer("Analyst", "", "ollama", "fake-model", answer="The numbers say yes.", tokens_in=40,
+                      tokens_out=10, seconds=1.4),
+    ]
+    result.records = [CallRecord(role="council_advisor", provider="ollama", model="m", tokens_in=100, tokens_out=30)]
+    return result
+
+
+def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
+    page = admin_page
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name=f"Board-{uuid.uuid4().hex[:6]}").id or 0
+        older = council.save_deliberation(bot_id, _deliberation("Hire a second baker?", 40), session=session,
+                                          asked_by="alice", platform="discord").id
+        newest = council.save_deliberation(bot_id, _deliberation(HOSTILE, 72), session=session, asked_by="bob",
+                                           platform="test_chat").id
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"/bots/{bot_id}/council")
+    expect(page.get_by_role("navigation", name="Bot sections")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    rows = page.locator("[data-deliberation]")
+    expect(rows).to_have_count(2, timeout=PAGE_TIMEOUT_MS)
+    expect(rows.first).to_contain_text(HOSTILE)  # newest first, the markup shown as text
+    expect(rows.first).to_contain_text("Strategist, Pragmatist, Analyst")
+    expect(rows.first).to_contain_text("72/100")
+    expect(rows.first).to_contain_text("130")  # tokens
+    expect(rows.nth(1)).to_contain_text("Hire a second baker?")
+    expect(page.get_by_text("2 deliberations")).to_be_visible()
+    assert page.locator("img[src='x']").count() == 0
+    page.screenshot(path="/tmp/ui-council-list.png", full_page=True)
+
+    rows.first.get_by_role("link", name="Open deliberation").click()
+    expect(page).to_have_url(re.compile(rf"\?deliberation={newest}$"), timeout=PAGE_TIMEOUT_MS)
+    synthesis = page.get_by_test_id("synthesis")
+    expect(synthesis).to_contain_text("Confidence 72/100")
+    expect(synthesis).to_contain_text("Expand, but slowly.")
+    expect(synthesis).to_contain_text("The Devil's Advocate doubts the demand")
+    expect(synthesis).to_contain_text("Open a pop-up store first.")
+    strategist = page.locator('[data-advisor-answer="Strategist"]')
+    expect(strategist).to_contain_text("ollama strat-model")
+    expect(strategist.locator("strong")).to_have_text("Go")  # the answer's markdown
+    expect(page.locator('[data-advisor-answer="Pragmatist"]')).to_contain_text(
+        "Could not answer: HTTP 500 from the server")
+    page.screenshot(path="/tmp/ui-council-deliberation.png", full_page=True)
+
+    page.reload()  # the open deliberation survives a reload
+    expect(page.get_by_test_id("deliberation-question")).to_have_text(HOSTILE, timeout=PAGE_TIMEOUT_MS)
+    page.set_viewport_size({"width": 420, "height": 900})
+    expect(page.get_by_test_id("synthesis")).to_be_visible()
+    page.screenshot(path="/tmp/ui-council-deliberation-narrow.png", full_page=True)
+    page.get_by_role("button", name="All deliberations").click()
+    expect(rows).to_have_count(2, timeout=PAGE_TIMEOUT_MS)
+    expect(page).not_to_have_url(re.compile(r"deliberation="))
+    page.screenshot(path="/tmp/ui-council-list-narrow.png", full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"/bots/{bot_id}/council?deliberation={older}")
+    expect(page.get_by_test_id("deliberation-question")).to_have_text("Hire a second baker?",
+                                                                     timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("button", name="All deliberations").click()
+
+    # Settings: the switch saves at once; the advisors are saved with Save.
+    switch = page.get_by_role("switch", name="Council enabled")
+    expect(switch).not_to_be_checked(timeout=PAGE_TIMEOUT_MS)
+    switch.click()
+    expect(switch).to_be_checked(timeout=PAGE_TIMEOUT_MS)
+    assert _council(bot_id)[0] is True
+    visionary = page.locator('[data-advisor="Visionary"]')
+    expect(visionary.get_by_test_id("advisor-uses")).to_have_text("ollama llama3.2")
+    visionary.get_by_role("textbox", name="Model of Visionary").fill("vision-9")
+    visionary.get_by_role("textbox", name="Role of Visionary").fill("You are the Visionary. Think in decades.")
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(visionary.get_by_test_id("advisor-uses")).to_have_text("ollama vision-9", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("Unsaved changes")).to_have_count(0)
+    advisors = _council(bot_id)[1]
+    assert advisors["Visionary"] == ("vision-9", "You are the Visionary. Think in decades.")
+
+    page.get_by_role("button", name="Remove Strategist").click()
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_contain_text("Strategist no longer takes part")
+    dialog.get_by_role("button", name="Remove").click()
+    expect(page.locator('[data-advisor="Strategist"]')).to_have_count(0, timeout=PAGE_TIMEOUT_MS)
+    assert "Strategist" not in _council(bot_id)[1]
+    page.screenshot(path="/tmp/ui-council-settings.png", full_page=True)
+    assert not page.grobot_record.console_errors, page.grobot_record.console_errors
+
+
+def _council(bot_id: int) -> tuple[bool, dict[str, tuple[str, str]]]:
+    with session_scope(readonly=True) as session:
+        return (council.get_council(bot_id, session=session).enabled,
+                {a.name: (a.model, a.role) for a in council.advisors(bot_id, session=session)})
