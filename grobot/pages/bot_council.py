@@ -14,7 +14,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import COUNCIL
 from grobot.components.empty_state import empty_state
-from grobot.components.forms import MUTED, section, table_header
+from grobot.components.forms import MUTED, section
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import council
@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 LIST_LIMIT = 50
 QUERY_KEY = "deliberation"
+WIDE_ONLY = rx.breakpoints(initial="none", md="table-cell")  # columns a narrow screen leaves out
+COLUMNS = (("When", "7rem", False), ("Question", None, False), ("Advisors", None, True), ("Confidence", "6rem", False),
+           ("Tokens", "6rem", True), ("Cost", "5rem", True), ("Time", "5rem", True))
 
 
 @dataclass
@@ -188,16 +191,16 @@ class CouncilState(BotPageState):
 
 def deliberation_row(row: DeliberationRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(row.when, size="1", white_space="nowrap", color=MUTED)),
+        rx.table.cell(rx.text(row.when, size="1", color=MUTED), width="7rem"),
         rx.table.row_header_cell(
             rx.link(safe_text(row.question, weight="medium", truncate=True, max_width="28rem"), href="#",
                     on_click=CouncilState.open_deliberation(row.id).prevent_default, aria_label="Open deliberation"),
             rx.text(row.asked_by, size="1", color=MUTED)),
-        rx.table.cell(safe_text(row.advisors, size="1")),
+        rx.table.cell(safe_text(row.advisors, size="1"), display=WIDE_ONLY),
         rx.table.cell(rx.badge(row.confidence, variant="soft", color_scheme="iris"), text_align="right"),
-        rx.table.cell(rx.text(row.tokens, size="2"), text_align="right"),
-        rx.table.cell(rx.text(row.cost, size="2"), text_align="right"),
-        rx.table.cell(rx.text(row.seconds, size="2", white_space="nowrap"), text_align="right"),
+        rx.table.cell(rx.text(row.tokens, size="2"), text_align="right", display=WIDE_ONLY),
+        rx.table.cell(rx.text(row.cost, size="2"), text_align="right", display=WIDE_ONLY),
+        rx.table.cell(rx.text(row.seconds, size="2", white_space="nowrap"), text_align="right", display=WIDE_ONLY),
         data_deliberation=row.id,
         align="center",
     )
@@ -212,8 +215,9 @@ def deliberation_list() -> rx.Component:
         rx.cond(
             CouncilState.deliberations.length() > 0,  # type: ignore[attr-defined]
             rx.box(rx.table.root(
-                table_header(("When", "9rem"), "Question", "Advisors", ("Confidence", "7rem"), ("Tokens", "6rem"),
-                             ("Cost", "5rem"), ("Time", "5rem")),
+                rx.table.header(rx.table.row(*[
+                    rx.table.column_header_cell(label, width=width, display=WIDE_ONLY if wide_only else None)
+                    for label, width, wide_only in COLUMNS])),
                 rx.table.body(rx.foreach(CouncilState.deliberations, deliberation_row)),
                 variant="surface", width="100%",
             ), overflow_x="auto", width="100%"),
@@ -237,6 +241,11 @@ def advisor_section(advisor: AdvisorView) -> rx.Component:
     )
 
 
+def _label(text: str) -> rx.Component:
+    return rx.text(text, weight="bold", size="1", color=rx.color("iris", 11), text_transform="uppercase",
+                   letter_spacing="0.04em", margin_top="0.25rem")
+
+
 def synthesis_box() -> rx.Component:
     opened = CouncilState.opened
     return rx.box(
@@ -248,13 +257,13 @@ def synthesis_box() -> rx.Component:
             rx.callout(opened.error, icon="triangle-alert", color_scheme="amber", size="1", margin_top="0.5rem"),
         ),
         rx.cond(opened.consensus != "", rx.vstack(
-            rx.text("Consensus", weight="medium", size="2"), safe_text(opened.consensus, size="2"),
-            rx.text("Disagreements", weight="medium", size="2"),
+            _label("Consensus"), safe_text(opened.consensus, size="2"),
+            _label("Disagreements"),
             rx.cond(opened.disagreements.length() > 0,  # type: ignore[attr-defined]
                     rx.el.ul(rx.foreach(opened.disagreements, lambda d: rx.el.li(safe_text(d, size="2"))),
-                             padding_left="1.25rem", margin="0"),
+                             padding_left="1.25rem", margin="0", list_style_type="disc"),
                     rx.text("None", size="2", color=MUTED)),
-            rx.text("Recommendation", weight="medium", size="2"), safe_text(opened.recommendation, size="2"),
+            _label("Recommendation"), safe_text(opened.recommendation, size="2"),
             spacing="1", margin_top="0.5rem", width="100%")),
         padding="0.75rem", border=f"1px solid {rx.color('iris', 6)}", background=rx.color("iris", 2),
         border_radius="8px", width="100%", data_testid="synthesis",
