@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 ADVISOR_MAX_TOKENS = 400  # one short section each
 SYNTHESIS_MAX_TOKENS = 600
 SECTION_MAX_CHARS = 1900  # a section fits one Discord message with its heading
+BREAK = "  \n"  # a line break in Markdown (Test Chat) that Discord shows as one too
 MAX_QUESTION_CHARS = 4000
 
 
@@ -140,7 +141,7 @@ class AdvisorAnswer:
         """The advisor's section as a chat shows it (Markdown, at most :data:`SECTION_MAX_CHARS`)."""
         head = f"**{self.name}** · {self.provider} {self.model} · {self.seconds:.1f} s"
         body = f"_could not answer: {self.error}_" if self.error else self.answer.strip()
-        text = f"{head}\n{body}"
+        text = f"{head}{BREAK}{body}"
         return text if len(text) <= SECTION_MAX_CHARS else text[:SECTION_MAX_CHARS - 1] + "…"
 
 
@@ -172,13 +173,12 @@ class Deliberation:
             return f"**Synthesis** could not be made: {self.error or 'no answer'}"
         lines = [f"**Synthesis** · confidence {self.confidence}/100", f"**Consensus:** {self.consensus.strip()}"]
         if self.disagreements:
-            lines.append("**Disagreements:**")
-            lines.extend(f"- {d.strip()}" for d in self.disagreements)
+            lines.append("**Disagreements:**\n" + "\n".join(f"- {d.strip()}" for d in self.disagreements) + "\n")
         else:
             lines.append("**Disagreements:** none")
         if self.recommendation.strip():
             lines.append(f"**Recommendation:** {self.recommendation.strip()}")
-        return "\n".join(lines)
+        return BREAK.join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         """As stored (``records`` go to the LLM accounting)."""
