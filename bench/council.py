@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.fleet import Bench, wait_until  # noqa: E402
+from bench.fleet import Bench, wait_until  # noqa: E402 - after the path is set
 
 FIRST_SECTION_TARGET = 1.5
 COMPLETE_TARGET = 2.5
@@ -37,7 +37,7 @@ def one_round(bench: Bench, uid: int, question: str) -> tuple[float, float]:
     started = time.monotonic()
     interaction = bench.discord.invoke_command(uid, "council", {"question": question})
     token = interaction["token"]
-    first = bench.discord.wait_call(lambda c: c.method == "POST" and f"/webhooks/" in c.path and token in c.path, 30)
+    first = bench.discord.wait_call(lambda c: c.method == "POST" and "/webhooks/" in c.path and token in c.path, 30)
     last = bench.discord.wait_call(lambda c: c.method == "POST" and token in c.path
                                    and "**Synthesis**" in str((c.json or {}).get("content", "")), 30)
     return first.time - started, last.time - started

@@ -95,7 +95,7 @@ def _show(args: argparse.Namespace) -> int:
         row = council.get_council(bot_id, session=session)
         plan = council.council_plan(bot_id, session=session)
         llms = {a.name: a.llm for a in plan.advisors}
-        members = [{"name": a.name, "enabled": a.enabled, "category": a.category, "provider": a.provider,
+        members: list[dict[str, Any]] = [{"name": a.name, "enabled": a.enabled, "category": a.category, "provider": a.provider,
                     "model": a.model, "uses": f"{llms[a.name].provider} {llms[a.name].model}" if a.name in llms else "",
                     "role": a.role} for a in council.advisors(bot_id, session=session)]
         synthesis = f"{plan.synthesizer.provider} {plan.synthesizer.model}"

@@ -103,9 +103,10 @@ class CouncilSettingsState(BotPageState):
         self.settings_dirty = False
         self.settings_error = ""
 
-    async def _change(self, action: Any, done: str) -> Any:
+    async def _run(self, read: Any, *args: Any, done: str = "") -> Any:
+        """``read(token, bot id, *args)`` in a thread, then show the form it returns (and ``done``)."""
         try:
-            data = await asyncio.to_thread(change, self.session_token, self.current_bot_id, action)
+            data = await asyncio.to_thread(read, self.session_token, self.current_bot_id, *args)
         except NotSignedIn:
             self._forget_session()
             return sign_out_script()
@@ -113,21 +114,17 @@ class CouncilSettingsState(BotPageState):
             self.settings_error = user_message(exc)
             return None
         self._show(data)
-        return rx.toast.success(done)
+        return rx.toast.success(done) if done else None
+
+    async def _change(self, action: Any, done: str) -> Any:
+        return await self._run(change, action, done=done)
 
     @rx.event
     async def load(self):
         self.settings_error, self.confirm_remove, self.confirm_reset, self.adding = "", "", False, False
         if not self.bot_ready or not self.is_admin:
             return None
-        try:
-            self._show(await asyncio.to_thread(load_form, self.session_token, self.current_bot_id))
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except Exception as exc:
-            self.settings_error = user_message(exc)
-        return None
+        return await self._run(load_form)
 
     @rx.event
     async def set_council_enabled(self, enabled: bool):

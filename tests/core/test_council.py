@@ -77,12 +77,12 @@ async def test_advisors_answer_in_parallel_each_on_its_own_llm_and_the_synthesis
     assert by_name["Visionary"].provider == "openai" and by_name["Visionary"].model == "gpt-vision"
     assert by_name["Visionary"].answer == "The future is bright."
     assert by_name["Analyst"].model == "analyst-model" and by_name["Strategist"].model == "fake-model"
-    vision_request = [r for r in other.chat_requests() if for_advisor("Visionary")(r)][0]
+    vision_request = next(r for r in other.chat_requests() if for_advisor("Visionary")(r))
     assert vision_request["model"] == "gpt-vision" and vision_request["messages"][-1]["content"] == \
         "Should we launch in spring?"
     assert result.confidence == 72 and result.consensus == "Launch in spring."
     assert result.disagreements == ["The Devil's Advocate fears the cost"]
-    synthesis_request = [r for r in fake_llm.chat_requests() if is_synthesis(r)][0]
+    synthesis_request = next(r for r in fake_llm.chat_requests() if is_synthesis(r))
     assert synthesis_request.get("format"), "the synthesis asks for structured output"
     assert "Strategist says go." in synthesis_request["messages"][-1]["content"]
     assert "confidence 72/100" in result.synthesis() and "Run a pilot first." in result.synthesis()
@@ -105,7 +105,7 @@ async def test_a_failing_advisor_is_reported_and_the_synthesis_goes_on(grobot_en
     failed = [a for a in result.advisors if a.error]
     assert [a.name for a in failed] == ["Pragmatist"] and "could not answer" in failed[0].section()
     assert result.confidence == 55
-    synthesis_request = [r for r in fake_llm.chat_requests() if is_synthesis(r)][0]
+    synthesis_request = next(r for r in fake_llm.chat_requests() if is_synthesis(r))
     assert "Pragmatist (could not answer" in synthesis_request["messages"][-1]["content"]
 
 

@@ -169,3 +169,33 @@ def test_council_in_test_chat_streams_each_advisor_as_a_step(admin_page, fake_ll
     expect(row).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
     expect(row).to_contain_text("Which road?")
     expect(row).to_contain_text("88/100")
+
+
+def test_council_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
+    """A tester granted the bot still cannot read or change its council (admins only, checked on the server)."""
+    from grobot.core.errors import PermissionDenied
+    from grobot.core.models import Role
+    from grobot.core.services import users
+    from grobot.pages import bot_council, bot_council_settings
+    from tests.ui.auth import create_ui_user
+    from tests.ui.chat import unique
+
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name=unique("Guarded")).id or 0
+        deliberation_id = council.save_deliberation(bot_id, _deliberation("Secret plan?", 50), session=session).id
+    tester = create_ui_user(unique("tester"), Role.TESTER)
+    with session_scope() as session:
+        user = users.get_user(tester.id, session=session)
+        users.grant_bot(user, bot_id, session=session)
+        token = users.start_session(user)
+
+    def enable(session, bot) -> None:
+        council.set_council(bot, session=session, enabled=True)
+
+    for call in (lambda: bot_council.load_list(token, bot_id),
+                 lambda: bot_council.load_one(token, bot_id, deliberation_id or 0),
+                 lambda: bot_council_settings.load_form(token, bot_id),
+                 lambda: bot_council_settings.change(token, bot_id, enable)):
+        with pytest.raises(PermissionDenied):
+            call()
+    assert _council(bot_id)[0] is False

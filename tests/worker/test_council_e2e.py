@@ -57,9 +57,12 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         deferred = wait_for(lambda: [r for r in world.discord.interaction_responses
                                      if r["kind"] == "callback" and r["body"].get("type") == 5], 20)
         assert not (deferred[0]["body"].get("data") or {}).get("flags", 0) & 64  # the channel sees the council
-        squash = lambda text: "".join(text.split())  # noqa: E731 - a split drops whitespace at the cuts
-        parts = wait_for(lambda: (lambda p: p if len(p) >= 7 and squash(p[-1]["body"]["content"]).endswith(
-            squash(long_recommendation)[-40:]) else None)(_followups(world)), 20, message=str(_followups(world)))
+        def all_sent() -> list[dict] | None:
+            parts = _followups(world)
+            ended = parts and _squash(parts[-1]["body"]["content"]).endswith(_squash(long_recommendation)[-40:])
+            return parts if len(parts) >= 7 and ended else None
+
+        parts = wait_for(all_sent, 20, message=str(_followups(world)))
         texts = [p["body"]["content"] for p in parts]
         assert texts[0].startswith("> Should we expand?")
         order = [next(name for name in [r.name for r in DEFAULT_ROLES] if f"**{name}**" in t) for t in texts[:5]]
@@ -69,10 +72,9 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         synthesis = "".join(texts[5:])
         assert texts[5].startswith("**Synthesis** · confidence 64/100") and "timing" in texts[5]
         assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7
-        assert squash(synthesis).endswith(squash(long_recommendation))
+        assert _squash(synthesis).endswith(_squash(long_recommendation))
 
-        stored = wait_for(lambda: (lambda rows: rows or None)(_deliberations(bot)), 10)
-        row = stored[0]
+        row = wait_for(lambda: next(iter(_deliberations(bot)), None), 10)
         assert row["question"] == "Should we expand?" and row["platform"] == "discord" and row["confidence"] == 64
         assert [a["name"] for a in row["advisors"]] == order and row["tokens_in"] > 0
         assert row["asked_by"]
@@ -101,9 +103,14 @@ def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
 
         rows = wait_for(answered, 30)
         assert [m.status for m in rows if m.id == mid] == ["done"]
-        answer = [m.content for m in rows if m.role == "assistant"][0]
+        answer = next(m.content for m in rows if m.role == "assistant")
         assert answer.count("picks the left road.") == 5 and "confidence 90/100" in answer
         assert _deliberations(bot)[0]["platform"] == "test_chat"
+
+
+def _squash(text: str) -> str:
+    """``text`` without whitespace (a split drops it at the cuts)."""
+    return "".join(text.split())
 
 
 def _deliberations(bot_id: int) -> list[dict]:

@@ -92,7 +92,7 @@ class Advisor:
         return {"name": self.name, "role": self.role, "llm": self.llm.as_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Advisor":
+    def from_dict(cls, data: dict[str, Any]) -> Advisor:
         return cls(name=str(data["name"]), role=str(data["role"]), llm=EffectiveLLM.from_dict(data["llm"]))
 
 
@@ -113,7 +113,7 @@ class CouncilPlan:
                 "limits": self.limits.as_dict() if self.limits is not None else None}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CouncilPlan":
+    def from_dict(cls, data: dict[str, Any]) -> CouncilPlan:
         return cls(bot_id=int(data["bot_id"]), bot_name=str(data["bot_name"]), enabled=bool(data["enabled"]),
                    advisors=[Advisor.from_dict(a) for a in data["advisors"]],
                    synthesizer=EffectiveLLM.from_dict(data["synthesizer"]),

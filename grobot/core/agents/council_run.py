@@ -11,8 +11,7 @@ import logging
 import time
 from typing import Any
 
-from grobot.core.agents.council import (AdvisorAnswer, CouncilError, CouncilPlan, Deliberation, check_plan,
-                                        deliberate)
+from grobot.core.agents.council import AdvisorAnswer, CouncilError, CouncilPlan, Deliberation, check_plan, deliberate
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.store import RunEnd
 from grobot.core.agents.types import EventKind, EventSink
@@ -25,7 +24,7 @@ COMMAND = "/council"
 def council_question(text: str) -> str | None:
     """The question of a ``/council QUESTION`` message (None: not a council command)."""
     stripped = text.strip()
-    if stripped == COMMAND or stripped.startswith(COMMAND + " ") or stripped.startswith(COMMAND + "\n"):
+    if stripped == COMMAND or stripped.startswith((COMMAND + " ", COMMAND + "\n")):
         return stripped[len(COMMAND):].strip()
     return None
 

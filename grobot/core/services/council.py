@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import delete, func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from grobot.core.agents.council import DEFAULT_ROLES, Advisor, CouncilPlan, Deliberation as DeliberationResult
+from grobot.core.agents.council import DEFAULT_ROLES, Advisor, CouncilPlan
+from grobot.core.agents.council import Deliberation as DeliberationResult
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.llm import providers
 from grobot.core.llm.effective import EffectiveLLM
@@ -85,7 +86,7 @@ def get_council(bot_id: int, *, session: Session) -> Council:
 def advisors(bot_id: int, *, session: Session) -> list[CouncilAdvisor]:
     """The bot's advisors in order; the five default roles (unsaved) when none was ever set."""
     rows = list(session.exec(select(CouncilAdvisor).where(CouncilAdvisor.bot_id == bot_id)
-                             .order_by(CouncilAdvisor.position, CouncilAdvisor.id)).all())
+                             .order_by(col(CouncilAdvisor.position), col(CouncilAdvisor.id))).all())
     if rows or session.get(Council, bot_id) is not None:
         return rows
     return [CouncilAdvisor(bot_id=bot_id, position=i, name=r.name, role=r.role) for i, r in enumerate(DEFAULT_ROLES)]
@@ -150,16 +151,16 @@ def set_advisor(bot_id: int, name: str, *, session: Session, **fields: Any) -> C
 
 def delete_advisor(bot_id: int, name: str, *, session: Session) -> None:
     _saved_council(bot_id, session)
-    result = session.execute(delete(CouncilAdvisor).where(CouncilAdvisor.bot_id == bot_id,  # type: ignore[arg-type]
-                                                          CouncilAdvisor.name == name.strip()))
-    if not result.rowcount:
+    result = session.execute(delete(CouncilAdvisor).where(col(CouncilAdvisor.bot_id) == bot_id,
+                                                          col(CouncilAdvisor.name) == name.strip()))
+    if not result.rowcount:  # type: ignore[attr-defined]
         raise NotFoundError(f"the council has no advisor named {name.strip()!r}")
 
 
 def reset_advisors(bot_id: int, *, session: Session) -> list[CouncilAdvisor]:
     """Replace the bot's advisors with the five default roles (on the output category)."""
     _saved_council(bot_id, session)
-    session.execute(delete(CouncilAdvisor).where(CouncilAdvisor.bot_id == bot_id))  # type: ignore[arg-type]
+    session.execute(delete(CouncilAdvisor).where(col(CouncilAdvisor.bot_id) == bot_id))
     rows = [CouncilAdvisor(bot_id=bot_id, position=i, name=r.name, role=r.role) for i, r in enumerate(DEFAULT_ROLES)]
     session.add_all(rows)
     session.flush()
@@ -227,7 +228,7 @@ def describe_llms(bot_id: int, *, session: Session) -> dict[str, str]:
 
 
 def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], *, session: Session, asked_by: str = "",
-                      platform: str = "discord", cost: Optional[float] = None) -> Deliberation:
+                      platform: str = "discord", cost: float | None = None) -> Deliberation:
     """Store a finished deliberation and account for its LLM calls (daily usage included)."""
     from grobot.core.agents.store import records_from
 
@@ -251,7 +252,7 @@ def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], 
 def list_deliberations(bot_id: int, *, session: Session, limit: int = 50, offset: int = 0) -> list[Deliberation]:
     """The bot's deliberations, newest first."""
     return list(session.exec(select(Deliberation).where(Deliberation.bot_id == bot_id)
-                             .order_by(Deliberation.created_at.desc(), Deliberation.id.desc())  # type: ignore[attr-defined]
+                             .order_by(col(Deliberation.created_at).desc(), col(Deliberation.id).desc())
                              .offset(offset).limit(limit)).all())
 
 
