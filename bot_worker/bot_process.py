@@ -542,7 +542,8 @@ class FleetBot(discord.Client):
         async def council(interaction: discord.Interaction, question: str) -> None:
             from bot_worker.council_command import answer_council
 
-            await answer_council(self.store, self.bot_id, interaction, question)
+            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.cooldowns,
+                                 limiter=self.limiter)
 
 
 def _interaction_key(interaction: discord.Interaction) -> str:

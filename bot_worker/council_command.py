@@ -13,6 +13,7 @@ from typing import Any
 
 import discord
 
+from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 from bot_worker.text import split_message
 from grobot.core.errors import GroBotError
 
@@ -28,9 +29,13 @@ def _quote(question: str) -> str:
     return f"> {shown}"
 
 
-async def answer_council(store: Any, bot_id: int, interaction: discord.Interaction, question: str) -> None:
-    """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: a council port)."""
-    from grobot.core.agents.council import CouncilError, check_plan, deliberate
+async def answer_council(store: Any, bot_id: int, interaction: discord.Interaction, question: str, *,
+                         cooldowns: Cooldowns | None = None, limiter: RunLimiter | None = None) -> None:
+    """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: a council port).
+
+    ``cooldowns`` and ``limiter``: the bot's flood protection; a deliberation counts as one run of the asker.
+    """
+    from grobot.core.agents.council import CouncilError, check_plan
 
     question = question.strip()
     try:
@@ -39,7 +44,7 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         plan = await asyncio.wait_for(store.council_plan(bot_id, str(interaction.user.id)), PLAN_TIMEOUT_SECONDS)
         check_plan(plan)
     except CouncilError as exc:
-        await interaction.response.send_message(f"Sorry: {exc}.", ephemeral=True)
+        await interaction.response.send_message(f"Sorry: {str(exc).rstrip('.')}.", ephemeral=True)
         return
     except Exception as exc:
         logger.error("/council could not read the council: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
@@ -47,6 +52,25 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         await interaction.response.send_message("Sorry, the council cannot meet right now; please try again shortly.",
                                                 ephemeral=True)
         return
+    wait = cooldowns.remaining(str(interaction.user.id), plan.cooldown_seconds) if cooldowns is not None else 0.0
+    if wait > 0:
+        await interaction.response.send_message(COOLDOWN_NOTICE.format(seconds=max(1.0, wait)), ephemeral=True)
+        return
+    if limiter is not None and not limiter.try_acquire(plan.max_concurrent_runs):
+        await interaction.response.send_message(BUSY_NOTICE, ephemeral=True)
+        return
+    try:
+        await _deliberate(store, plan, interaction, question)
+    finally:
+        if limiter is not None:
+            limiter.release()
+
+
+async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str) -> None:
+    """Defer, then send each advisor's section as it comes, the synthesis, and store the deliberation."""
+    from grobot.core.agents.council import deliberate
+
+    bot_id = plan.bot_id
     await interaction.response.defer(thinking=True)
     first = True
 

@@ -122,7 +122,7 @@ async def test_no_synthesis_when_every_advisor_fails_and_a_disabled_council_says
     assert not [r for r in fake_llm.chat_requests() if is_synthesis(r)]
 
 
-def test_settings_default_roles_and_validation(grobot_env):
+def test_settings_default_roles_and_validation(any_db_env):
     bot_id = make_bot()
     with session_scope() as session:
         names = [a.name for a in council.advisors(bot_id, session=session)]
@@ -148,7 +148,7 @@ def test_settings_default_roles_and_validation(grobot_env):
         assert len(council.advisors(bot_id, session=session)) == 5
 
 
-async def test_council_in_test_chat_stores_steps_answer_and_deliberation(grobot_env, fake_llm):
+async def test_council_in_test_chat_stores_steps_answer_and_deliberation(any_db_env, fake_llm):
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     enable(bot_id)

@@ -30,7 +30,7 @@ def _followups(world, token: str | None = None) -> list[dict]:
 
 def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthesis(grobot_env, tmp_path):
     with fleet(grobot_env, tmp_path) as world:
-        bot = world.add_bot("sage", user_cooldown_seconds=0)
+        bot = world.add_bot("sage", user_cooldown_seconds=30)
         delays = {"Analyst": 0.9, "Strategist": 0.1, "Devil's Advocate": 0.5, "Visionary": 0.3}
         for name, delay in delays.items():
             world.llm.script_for(for_advisor(name), Reply(text=f"{name}: my view.", delay=delay), persistent=True)
@@ -78,6 +78,14 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         assert row["question"] == "Should we expand?" and row["platform"] == "discord" and row["confidence"] == 64
         assert [a["name"] for a in row["advisors"]] == order and row["tokens_in"] > 0
         assert row["asked_by"]
+
+        # A deliberation is one run of the asker: the bot's cooldown applies to the next one.
+        asked = len(world.llm.chat_requests())
+        world.discord.invoke_command(uid, "council", {"question": "And now?"})
+        slow = wait_for(lambda: [r for r in world.discord.interaction_responses
+                                 if r["kind"] == "callback" and "Slow down" in str(r["body"])], 20)[0]
+        assert slow["body"]["data"]["flags"] & 64
+        assert len(world.llm.chat_requests()) == asked
 
 
 def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
