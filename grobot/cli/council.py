@@ -94,11 +94,11 @@ def _show(args: argparse.Namespace) -> int:
         bot_id = _bot_id(args.bot, session)
         row = council.get_council(bot_id, session=session)
         plan = council.council_plan(bot_id, session=session)
-        llms = {a.name: a.llm for a in plan.advisors}
-        members: list[dict[str, Any]] = [{"name": a.name, "enabled": a.enabled, "category": a.category, "provider": a.provider,
-                    "model": a.model, "uses": f"{llms[a.name].provider} {llms[a.name].model}" if a.name in llms else "",
-                    "role": a.role} for a in council.advisors(bot_id, session=session)]
-        synthesis = f"{plan.synthesizer.provider} {plan.synthesizer.model}"
+        uses = {a.name: council.describe_llm(a.llm) for a in plan.advisors}
+        members: list[dict[str, Any]] = [
+            {"name": a.name, "enabled": a.enabled, "category": a.category, "provider": a.provider, "model": a.model,
+             "uses": uses.get(a.name, ""), "role": a.role} for a in council.advisors(bot_id, session=session)]
+        synthesis = council.describe_llm(plan.synthesizer)
         enabled = bool(row.enabled)
     if args.json:
         print_json({"enabled": enabled, "synthesis": synthesis, "advisors": members})

@@ -12,7 +12,7 @@ from grobot.core.agents.council import DEFAULT_ROLES, CouncilError, deliberate
 from grobot.core.agents.council_run import council_question, run_council
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
-from grobot.core.models import AgentEvent, LLMCall, Message, UsageDaily
+from grobot.core.models import AgentEvent, CouncilAdvisor, Deliberation, LLMCall, Message, UsageDaily
 from grobot.core.services import bots, council, test_chat
 from tests.fakes.llm import EventCollector, FakeLLM, Reply, use_fake_llm
 
@@ -144,8 +144,16 @@ def test_settings_default_roles_and_validation(any_db_env):
         members = council.council_plan(bot_id, session=session).advisors
         assert [a.name for a in members] == ["Analyst", "Devil's Advocate", "Pragmatist", "Historian"]
         assert members[-1].llm.category == "decision"
+        council.set_advisor(bot_id, "Analyst", session=session, provider="anthropic")
+        uses = council.describe_llms(bot_id, session=session)
+        assert uses["Analyst"] == "anthropic claude-3-5-haiku-latest (no API key: set one with llm set)"
         council.reset_advisors(bot_id, session=session)
         assert len(council.advisors(bot_id, session=session)) == 5
+        council.save_deliberation(bot_id, {"question": "Kept?", "advisors": []}, session=session)
+    with session_scope() as session:  # deleting the bot deletes its council and deliberations
+        bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(Deliberation)).all() == [] and session.exec(select(CouncilAdvisor)).all() == []
 
 
 async def test_council_in_test_chat_stores_steps_answer_and_deliberation(any_db_env, fake_llm):

@@ -218,11 +218,21 @@ def council_plan(bot_id: int, *, session: Session, discord_user_id: str | None =
                        max_concurrent_runs=int(bot.max_concurrent_runs or 1))
 
 
+def describe_llm(llm: EffectiveLLM) -> str:
+    """``provider model`` as an admin reads it, with what keeps it from answering."""
+    entry = providers.entry(llm.provider)
+    text = f"{llm.provider} {llm.model}"
+    if entry is not None and entry.key_needed and not llm.api_key and providers.uses_default_url(llm.provider,
+                                                                                                 llm.base_url):
+        return f"{text} (no API key: set one with llm set)"
+    return f"{text} ({llm.unavailable})" if llm.unavailable else text
+
+
 def describe_llms(bot_id: int, *, session: Session) -> dict[str, str]:
     """``advisor name -> "provider model"`` as the deliberation would use them (and ``""`` for the synthesis)."""
     plan = council_plan(bot_id, session=session)
-    out = {a.name: f"{a.llm.provider} {a.llm.model}" for a in plan.advisors}
-    out[""] = f"{plan.synthesizer.provider} {plan.synthesizer.model}"
+    out = {a.name: describe_llm(a.llm) for a in plan.advisors}
+    out[""] = describe_llm(plan.synthesizer)
     return out
 
 
