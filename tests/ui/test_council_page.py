@@ -97,6 +97,7 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     visionary.get_by_role("textbox", name="Model of Visionary").fill("vision-9")
     visionary.get_by_role("textbox", name="Role of Visionary").fill("You are the Visionary. Think in decades.")
     expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    expect(page.get_by_role("button", name="Remove Strategist")).to_be_disabled()  # no edit is lost by a reload
     page.get_by_role("button", name="Save", exact=True).click()
     expect(visionary.get_by_test_id("advisor-uses")).to_have_text("ollama vision-9", timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("Unsaved changes")).to_have_count(0)
