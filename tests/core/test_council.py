@@ -134,6 +134,8 @@ def test_settings_default_roles_and_validation(any_db_env):
             council.set_advisor(bot_id, "Analyst", session=session, provider="nope")
         with pytest.raises(ValidationError, match="needs its role text"):
             council.set_advisor(bot_id, "Ghost", session=session)
+        with pytest.raises(ValidationError, match="^role: write what the advisor looks at and how it answers$"):
+            council.set_advisor(bot_id, "Analyst", session=session, role="  ")
         with pytest.raises(ValidationError, match="already has an advisor"):
             council.set_advisor(bot_id, "Analyst", session=session, new_name="Strategist")
         council.delete_advisor(bot_id, "Strategist", session=session)

@@ -32,6 +32,12 @@ MAX_ADVISORS = 8
 CATEGORIES = tuple(c.value for c in LLMCategory)
 
 
+def _not_empty(value: str, why: str) -> str:
+    if not value:
+        raise ValueError(why)
+    return value
+
+
 def _check_category(value: str) -> str:
     if value not in CATEGORIES:
         raise ValueError(f"unknown category {value!r}; one of: {', '.join(CATEGORIES)}")
@@ -48,13 +54,15 @@ def _check_provider(value: str) -> str:
 class AdvisorFields(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    name: str = Field(min_length=1, max_length=64)
-    role: str = Field(min_length=1, max_length=4000)
+    name: str = Field(max_length=64)
+    role: str = Field(max_length=4000)
     category: str = LLMCategory.OUTPUT.value
     provider: str = Field(default="", max_length=32)
     model: str = Field(default="", max_length=200)
     enabled: bool = True
 
+    _name = field_validator("name")(lambda cls, v: _not_empty(v, "an advisor needs a name"))
+    _role = field_validator("role")(lambda cls, v: _not_empty(v, "write what the advisor looks at and how it answers"))
     _category = field_validator("category")(lambda cls, v: _check_category(v))
     _provider = field_validator("provider")(lambda cls, v: _check_provider(v))
 
