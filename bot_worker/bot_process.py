@@ -549,6 +549,14 @@ class FleetBot(discord.Client):
             for part in split_message(text or "(no answer)"):
                 await interaction.followup.send(part, ephemeral=True)
 
+        @self.tree.command(name="council", description="Put a question to my advisory council")
+        @app_commands.describe(question="What should the council deliberate on?")
+        async def council(interaction: discord.Interaction, question: str) -> None:
+            from bot_worker.council_command import answer_council
+
+            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.cooldowns,
+                                 limiter=self.limiter)
+
 
 def _interaction_key(interaction: discord.Interaction) -> str:
     channel = interaction.channel

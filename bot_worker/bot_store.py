@@ -193,6 +193,15 @@ class RemoteBotStore:
         return dict(await self._call("update_note", {"user": user, "note_id": note_id, "note": note,
                                                      "reliability": reliability}))
 
+    # -- the advisory council (grobot.core.agents.council.CouncilPort) -------------------------
+    async def council_plan(self, bot_id: int, asker: str | None) -> Any:
+        from grobot.core.agents.council import CouncilPlan
+
+        return CouncilPlan.from_dict(await self._call("council_plan", {"asker": asker}))
+
+    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str) -> int:
+        return int(await self._call("council_save", {"deliberation": deliberation.as_dict(), "asked_by": asked_by}))
+
     async def close(self) -> None:
         await self.link.close()
 

@@ -192,6 +192,19 @@ class LocalBotStore(DatabaseStore):
 
         await self._write(work)
 
+    async def council_plan(self, bot_id: int, asker: str | None) -> Any:
+        """The bot's advisory council (:class:`grobot.core.agents.council.CouncilPlan`)."""
+        from grobot.core.services import council
+
+        return await self._read(lambda session: council.council_plan(bot_id, session=session, discord_user_id=asker))
+
+    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str) -> int:
+        """Store a deliberation of the bot (an object with ``as_dict``, or its dict) with its LLM calls."""
+        from grobot.core.services import council
+
+        return await self._write(lambda session: council.save_deliberation(
+            bot_id, deliberation, session=session, asked_by=asked_by, platform=platform).id or 0)
+
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""
         return await self._thread(lambda: write_log_rows(rows))
@@ -283,6 +296,11 @@ async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, 
         return await store.forget(bot_id, str(payload["key"]), str(payload["user_id"]))
     if op == "images":
         return await store.output_takes_images(bot_id)
+    if op == "council_plan":
+        return (await store.council_plan(bot_id, payload.get("asker"))).as_dict()
+    if op == "council_save":
+        return await store.save_deliberation(bot_id, dict(payload["deliberation"]), asked_by=str(payload["asked_by"]),
+                                             platform="discord")
     if op == "logs":
         rows = [{"bot_id": bot_id, "created_at": datetime.fromisoformat(r["created_at"]), "level": str(r["level"]),
                  "logger": str(r["logger"])[:200], "message": str(r["message"])[:10_000]} for r in payload["rows"]]

@@ -16,10 +16,15 @@ async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str
     The chain stores the answer and the events, and marks the message done or error.
     """
     from grobot.core.agents.chain import run_chain
+    from grobot.core.agents.council_run import council_question, run_council
     from grobot.core.memory.runtime import memory_or_none
     from grobot.core.tools.base import EmptyCatalog
     from grobot.core.tools.catalog import catalog_for_bot
 
+    question = council_question(content)
+    if question is not None:  # "/council QUESTION": the bot's advisory council deliberates
+        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name)
+        return error
     incoming = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                                author_name=author_name, platform="test_chat", run_id=message_id)
     try:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 import reflex as rx
 
 from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
+from grobot.components.bot_tabs import COUNCIL
+from grobot.pages import bot_council
 from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
                           settings, usage, users)
 from grobot.security_headers import security_headers
@@ -50,3 +52,4 @@ add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState
 add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
 add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
 add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
+add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)

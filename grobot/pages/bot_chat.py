@@ -73,9 +73,10 @@ def step_of(kind: str, data: dict[str, Any]) -> ChatStep | None:
         step = str(data.get("step") or "thinking").replace("_", " ")
         text = str(data.get("text") or "")
         title = f"{step[:1].upper()}{step[1:]}: {text}" if text else step[:1].upper() + step[1:]
+        failed = bool(data.get("failed"))  # e.g. a council advisor that could not answer
         if len(title) <= TITLE_CHARS:
-            return ChatStep(kind, title)
-        return ChatStep(kind, title[:TITLE_CHARS] + "…", _short(text))
+            return ChatStep(kind, title, failed=failed)
+        return ChatStep(kind, title[:TITLE_CHARS] + "…", _short(text), failed)
     if kind == "tool_call":
         return ChatStep(kind, f"Calls {data.get('name', 'a tool')}", _short(data.get("arguments") or {}))
     if kind == "tool_result":
@@ -371,6 +372,7 @@ def step_row(step: ChatStep) -> rx.Component:
                 safe_text(step.title, size="1", weight="medium", color=rx.cond(step.failed, rx.color("red", 11),
                                                                                rx.color("gray", 11))),
                 spacing="2", align="center", display="inline-flex",
+                max_width="calc(100% - 1.25rem)", vertical_align="top",  # a long title wraps beside its marker
             ),
             cursor="pointer",
         ),
