@@ -221,9 +221,9 @@ def _show(args: argparse.Namespace) -> int:
 
 
 async def _run_test(name: str, timeout: float):
-    from grobot.core.tools.mcp_store import test_and_store
+    from grobot.core.tools.mcp_store import check_and_store
 
-    return await test_and_store(name, timeout=timeout)
+    return await check_and_store(name, timeout=timeout)
 
 
 def _test(args: argparse.Namespace) -> int:

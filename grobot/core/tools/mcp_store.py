@@ -36,7 +36,7 @@ def load_config(ref: int | str) -> McpServerConfig:
         return mcp_servers.server_config(mcp_servers.get_server(ref, session=session))
 
 
-async def test_and_store(ref: int | str, *, timeout: float = 20.0) -> Any:
+async def check_and_store(ref: int | str, *, timeout: float = 20.0) -> Any:
     """Connect to server ``ref`` now (a fresh session, closed after), list its tools, and store the
     list or the error where the registry and the pages read them. Returns the hub's ``TestReport``."""
     import asyncio
