@@ -45,15 +45,24 @@ def _secret_values(preset: McpPreset, secrets: Mapping[str, str]) -> tuple[dict[
     return env, headers
 
 
+def _free_name(base: str, *, session: Session) -> str:
+    """``base``, or ``base-2``, ``base-3``... when it is taken (a preset added twice)."""
+    taken = {server.name for server in mcp_servers.list_servers(session=session)}
+    if base not in taken:
+        return base
+    return next(f"{base}-{n}" for n in range(2, len(taken) + 3) if f"{base}-{n}" not in taken)
+
+
 def add_from_preset(
     *, session: Session, preset: str, name: str | None = None, secrets: Mapping[str, str] | None = None,
     enabled: bool = True,
 ) -> McpServer:
-    """Register the MCP server of ``preset`` (named ``name``, default the preset's own name), with its
-    secrets stored encrypted like any other server's environment or headers."""
+    """Register the MCP server of ``preset`` (named ``name``; by default the preset's own name, made unique),
+    with its secrets stored encrypted like any other server's environment or headers."""
     chosen = find_preset(preset)
     env, headers = _secret_values(chosen, secrets or {})
-    fields: dict[str, Any] = {"name": (name or "").strip() or chosen.name, "enabled": enabled}
+    fields: dict[str, Any] = {"name": (name or "").strip() or _free_name(chosen.name, session=session),
+                              "enabled": enabled}
     if chosen.transport == "stdio":
         started = launch(chosen)
         fields.update(transport="stdio", command=started.command, args=list(started.args),

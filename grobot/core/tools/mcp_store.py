@@ -30,20 +30,21 @@ def store_refresh(outcomes: list[tuple[McpServerConfig, list[Any] | None, str]])
             mcp_servers.record_tools(session=session, server_id=cfg.server_id, tools=cached, error=error)
 
 
-def load_config(ref: int | str) -> McpServerConfig:
-    """The connection settings of the registered server ``ref`` (id or name)."""
+def load_config(ref: int | str, bot_id: int | None = None) -> McpServerConfig:
+    """The connection settings of the registered server ``ref`` (id or name), as bot ``bot_id`` uses it."""
     with session_scope(readonly=True) as session:
-        return mcp_servers.server_config(mcp_servers.get_server(ref, session=session))
+        return mcp_servers.server_config(mcp_servers.get_server(ref, session=session), bot_id=bot_id)
 
 
-async def check_and_store(ref: int | str, *, timeout: float = 20.0) -> Any:
+async def check_and_store(ref: int | str, *, timeout: float = 20.0, bot_id: int | None = None) -> Any:
     """Connect to server ``ref`` now (a fresh session, closed after), list its tools, and store the
-    list or the error where the registry and the pages read them. Returns the hub's ``TestReport``."""
+    list or the error where the registry and the pages read them. Returns the hub's ``TestReport``.
+    ``bot_id``: fill the server's placeholders (``{bot_files}``) as for that bot."""
     import asyncio
 
     from grobot.core.tools.mcp_hub import McpHub
 
-    config = await asyncio.to_thread(load_config, ref)
+    config = await asyncio.to_thread(load_config, ref, bot_id)
     hub = McpHub()
     try:
         report = await hub.test(config, timeout=timeout)
