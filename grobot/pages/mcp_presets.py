@@ -147,7 +147,8 @@ class McpPresetState(AdminState):
             return
         except GroBotError as exc:
             self.adding = ""
-            self.preset_error = str(exc).removeprefix("secrets: ")
+            message = str(exc).removeprefix("secrets: ")
+            self.preset_error = message[:1].upper() + message[1:]
             return
         self.adding, self.chosen, self.presets_open = "", "", False
         page = await self.get_state(McpState)

@@ -17,8 +17,14 @@ import pytest
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
-from grobot.core.services import mcp_servers
-from tests.ui.auth import PAGE_TIMEOUT_MS
+from grobot.core.models import Role
+from grobot.core.services import mcp_servers, users
+from grobot.pages import bot_knowledge  # noqa: F401 - the replay's barrier event, registered before the replay
+from grobot.pages.bot_settings import BotSettingsState
+from grobot.pages.mcp_presets import McpPresetState
+from grobot.pages.mcp_state import McpState
+from tests.security.replay import Sent, replay
+from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
 
 logger = logging.getLogger(__name__)
@@ -139,7 +145,7 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
     expect(key_field).to_have_attribute("type", "password")
     dialog.get_by_role("button", name="Add", exact=True).click()
     expect(dialog.get_by_role("alert")).to_have_text(
-        "the brave-search preset needs BRAVE_API_KEY (Brave Search API key)")
+        "The brave-search preset needs BRAVE_API_KEY (Brave Search API key)")
     page.set_viewport_size({"width": 420, "height": 900})
     page.screenshot(path="/tmp/ui-mcp-presets-420.png")
     page.set_viewport_size({"width": 1400, "height": 900})
@@ -194,3 +200,32 @@ def test_a_bots_mcp_card_tests_the_server_in_place(admin_page) -> None:
     page.set_viewport_size({"width": 420, "height": 900})
     ghost.scroll_into_view_if_needed()
     page.screenshot(path="/tmp/ui-bot-mcp-card-420.png")
+
+
+def test_a_testers_replayed_mcp_events_start_nothing_and_add_nothing(web_app, tmp_path) -> None:
+    """A tester's session sends the admin events straight over the websocket: no server is started
+    (its command would leave a file), no preset is added, nothing is stored."""
+    marker = tmp_path / "started"
+    bot_id = add_bot(unique("Guarded"))
+    tester = create_ui_user(unique("tester"), Role.TESTER)
+    with session_scope() as session:
+        user = users.get_user(tester.id, session=session)
+        users.grant_bot(user, bot_id, session=session)
+        token = users.start_session(user)
+        server = mcp_servers.create_server(session=session, name="trap", command=sys.executable,
+                                           args=["-c", f"open({str(marker)!r}, 'w')"])
+        mcp_servers.enable_for_bot(session=session, bot_id=bot_id, server=server)
+        server_id = server.id
+    replay(
+        web_app.url,
+        Sent(McpState.test_server, {"server_id": server_id}, "/mcp"),
+        Sent(McpPresetState.open_presets, {}, "/mcp"),
+        Sent(McpPresetState.choose, {"name": "time"}, "/mcp"),
+        Sent(McpPresetState.submit_secrets, {"form": {"secret:BRAVE_API_KEY": "x"}}, "/mcp"),
+        Sent(BotSettingsState.test_mcp, {"server_id": server_id}, f"/bots/{bot_id}/settings"),
+        session=token,
+    )
+    assert not marker.exists(), "a tester's event started an MCP server"
+    with session_scope(readonly=True) as session:
+        assert [s.name for s in mcp_servers.list_servers(session=session)] == ["trap"]
+        assert stored("trap") == ([], "")
