@@ -180,7 +180,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     page.get_by_role("button", name="Refresh").click()
     expect(row).to_contain_text("2 tools")
     expect(row).to_contain_text(bot_name)
-    row.get_by_text("2 tools").click()
+    row.get_by_text("2 tools", exact=True).click()
     tools_dialog = page.get_by_role("dialog")
     expect(tools_dialog).to_contain_text("Tools of clock")
     expect(tools_dialog).to_contain_text("get_current_time")
