@@ -49,7 +49,7 @@ CATEGORY_HELP = {
 }
 MODELS_TIMEOUT = 15.0
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
-ADD_MCP_COMMAND = "python -m grobot mcp add NAME --command ..."
+ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
 
 
 @dataclass
@@ -867,7 +867,9 @@ def mcp_section() -> rx.Component:
         rx.cond(
             BotSettingsState.mcp.length() > 0,  # type: ignore[attr-defined]
             rx.vstack(rx.foreach(BotSettingsState.mcp, mcp_row), spacing="3", width="100%"),
-            rx.vstack(rx.text("No MCP servers are registered yet. Add one from the command line:", size="2",
+            rx.vstack(rx.text("No MCP servers are registered yet. Add one on the ",
+                              rx.link("MCP servers page", href="/mcp"),
+                              " (known servers are one click: Add from preset), or from the command line:", size="2",
                               color=rx.color("gray", 11)), command_line(ADD_MCP_COMMAND), spacing="2", width="100%"),
         ),
     )

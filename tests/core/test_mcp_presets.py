@@ -187,3 +187,32 @@ def test_a_test_stores_the_tools_or_the_one_line_error(preset_env):
         rows = {s.name: s for s in mcp_servers.list_servers(session=session)}
         assert [t["name"] for t in rows["time"].tools_cache] == ["get_current_time", "convert_time"]
         assert rows["foo"].last_error == "MCP server 'foo' could not be started: command not found: foo"
+
+
+def test_one_hub_gives_each_bot_its_own_folder(preset_env):
+    """The supervisor answers Test Chat for many bots with one hub: a per-bot server gets one session
+    per bot, each confined to that bot's folder."""
+    with session_scope() as session:
+        server = mcp_presets.add_from_preset(session=session, preset="filesystem")
+        ids = [bots.create_bot(session=session, name=f"fs-{n}").id for n in (1, 2)]
+        for bot_id in ids:
+            mcp_servers.enable_for_bot(session=session, bot_id=bot_id, server=server)
+
+    async def allowed(hub: McpHub, bot_id: int) -> str:
+        with session_scope(readonly=True) as session:
+            links = read_links(bot_id, session=session)
+        catalog = await catalog_for_bot(bot_id, hub=hub, links=links)
+        result = await catalog.call_tool("filesystem__list_allowed_directories", {},
+                                         context=ToolContext(bot_id=bot_id), timeout=30)
+        return result.content
+
+    async def run() -> list[str]:
+        hub = McpHub()
+        try:
+            return list(await asyncio.gather(*(allowed(hub, bot_id) for bot_id in ids)))
+        finally:
+            await hub.aclose()
+
+    first, second = asyncio.run(run())
+    assert str(bot_root(ids[0]).resolve()) in first and str(bot_root(ids[1]).resolve()) not in first
+    assert str(bot_root(ids[1]).resolve()) in second and str(bot_root(ids[0]).resolve()) not in second
