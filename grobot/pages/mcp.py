@@ -242,7 +242,7 @@ def editor_dialog() -> rx.Component:
                         stdio,
                         rx.vstack(
                             _editor_input("command", "Command", placeholder="uvx", mono=True),
-                            _editor_input("args", "Arguments", placeholder="mcp-server-time\n--local-timezone=UTC", help_text="One per line.", area=True, mono=True),
+                            _editor_input("args", "Arguments", placeholder="mcp-server-time\n--local-timezone=UTC", help_text="One per line. {bot_files} stands for the folder of the bot that uses the server.", area=True, mono=True),
                             _editor_input("cwd", "Working directory", placeholder="Optional", mono=True),
                             _secret_input("env", "Environment variables", McpState.editor.get("env_names", ""), "API_TOKEN=…"),
                             spacing="3",

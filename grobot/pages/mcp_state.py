@@ -318,14 +318,24 @@ class McpState(AdminState):
 
     @rx.event
     async def set_enabled(self, server_id: int, enabled: bool):
-        """Enable or disable a server for every bot that uses it."""
+        """Enable or disable a server for every bot that uses it; an enabled one is tested at once."""
 
         def work(session, user) -> None:
             server = mcp_servers.get_server(int(server_id), session=session)
             mcp_servers.update_server(server, {"enabled": bool(enabled)}, session=session)
             logger.info("Admin %s %s MCP server %s", user.username, "enabled" if enabled else "disabled", server.name)
 
-        return await self._act(work)
+        refused_or_error = await self._act(work)
+        if refused_or_error is not None or not enabled:
+            yield refused_or_error
+            return
+        self.testing_id = int(server_id)
+        yield
+        try:
+            yield await self._test(int(server_id))
+        except GroBotError as exc:
+            self.testing_id = 0
+            yield rx.toast.error(str(exc))
 
     @rx.event
     async def show_tools(self, server_id: int):
