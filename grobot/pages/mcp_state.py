@@ -291,7 +291,11 @@ class McpState(AdminState):
 
     async def _test(self, ref: int | str) -> Any:
         """Test server ``ref`` now, store what it said, show it in its row; the toast to send."""
-        report = await check_and_store(ref, timeout=TEST_TIMEOUT)
+        try:
+            report = await check_and_store(ref, timeout=TEST_TIMEOUT)
+        except GroBotError as exc:  # deleted meanwhile, secrets of another key...
+            self.testing_id = 0
+            return rx.toast.error(str(exc))
         self.testing_id = 0
         try:
             await self._reload()
@@ -308,11 +312,7 @@ class McpState(AdminState):
             return
         self.testing_id = int(server_id)
         yield
-        try:
-            yield await self._test(int(server_id))
-        except GroBotError as exc:
-            self.testing_id = 0
-            yield rx.toast.error(str(exc))
+        yield await self._test(int(server_id))
 
     # ----------------------------------------------------------------- row actions
 
@@ -331,11 +331,7 @@ class McpState(AdminState):
             return
         self.testing_id = int(server_id)
         yield
-        try:
-            yield await self._test(int(server_id))
-        except GroBotError as exc:
-            self.testing_id = 0
-            yield rx.toast.error(str(exc))
+        yield await self._test(int(server_id))
 
     @rx.event
     async def show_tools(self, server_id: int):

@@ -111,6 +111,7 @@ def test_test_button_and_saving_show_the_tools_or_the_error_in_one_line(admin_pa
     expect(card.get_by_test_id("mcp-check")).to_have_text(error)
     expect(card.get_by_role("button", name="Test")).to_be_visible()
     page.screenshot(path="/tmp/ui-mcp-420.png", full_page=True)
+    assert page.grobot_record.console_errors == []
 
 
 def test_add_from_preset_in_one_action(admin_page) -> None:
@@ -168,6 +169,7 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
     html = page.content()
     frames = page.grobot_record.frames
     assert secret not in html and not any(secret in frame for frame in frames)
+    assert page.grobot_record.console_errors == []
 
 
 def test_a_bots_mcp_card_tests_the_server_in_place(admin_page) -> None:
@@ -200,6 +202,7 @@ def test_a_bots_mcp_card_tests_the_server_in_place(admin_page) -> None:
     page.set_viewport_size({"width": 420, "height": 900})
     ghost.scroll_into_view_if_needed()
     page.screenshot(path="/tmp/ui-bot-mcp-card-420.png")
+    assert page.grobot_record.console_errors == []
 
 
 def test_a_testers_replayed_mcp_events_start_nothing_and_add_nothing(web_app, tmp_path) -> None:
