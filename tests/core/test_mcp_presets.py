@@ -232,3 +232,38 @@ def test_a_preset_not_installed_starts_through_npx_or_uvx(preset_env, monkeypatc
     for preset in PRESETS:  # every preset says how it runs and what it needs
         assert preset.package or preset.url, preset.name
         assert (preset.tier == KEYLESS) == (not preset.secrets), preset.name
+
+
+def test_the_worker_lists_servers_added_without_a_test(preset_env, capsys):
+    """What the supervisor does every poll: a server added with --no-test is listed (or its error
+    stored) at once, not at the 5-minute refresh; a listed or failed one is not asked again."""
+    assert _cli(capsys, "mcp", "add", "--preset", "time", "--no-test")[0] == 0
+    assert _cli(capsys, "mcp", "add", "ghost", "--command", "ghost-server", "--no-test")[0] == 0
+    assert _cli(capsys, "mcp", "add", "off", "--command", "off-server", "--no-test", "--disabled")[0] == 0
+
+    async def refresh_new() -> dict[str, str]:
+        hub = McpHub()
+        try:
+            return await hub.refresh_new()
+        finally:
+            await hub.aclose()
+
+    assert asyncio.run(refresh_new()) == {
+        "ghost": "MCP server 'ghost' could not be started: command not found: ghost-server", "time": ""}
+    with session_scope(readonly=True) as session:
+        rows = {s.name: s for s in mcp_servers.list_servers(session=session)}
+    assert [t["name"] for t in rows["time"].tools_cache] == ["get_current_time", "convert_time"]
+    assert rows["ghost"].last_error.endswith("command not found: ghost-server")
+    assert rows["off"].tools_cache is None and rows["off"].last_error == ""  # disabled: left alone
+    assert asyncio.run(refresh_new()) == {}
+
+
+def test_unchecked_servers_on_both_databases(any_db_env):
+    with session_scope() as session:
+        fresh = mcp_servers.create_server(session=session, name="fresh", command="x")
+        listed = mcp_servers.create_server(session=session, name="listed", command="x")
+        failed = mcp_servers.create_server(session=session, name="failed", command="x")
+        mcp_servers.create_server(session=session, name="off", command="x", enabled=False)
+        mcp_servers.record_tools(session=session, server_id=listed.id, tools=[{"name": "a"}])
+        mcp_servers.record_tools(session=session, server_id=failed.id, tools=None, error="it failed")
+        assert [c.name for c in mcp_servers.unchecked_configs(session=session)] == [fresh.name]

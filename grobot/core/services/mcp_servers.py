@@ -351,6 +351,18 @@ def bot_servers(*, session: Session, bot_id: int) -> list[BotServerLink]:
     ]
 
 
+def unchecked_configs(*, session: Session) -> list[McpServerConfig]:
+    """Enabled servers never listed nor failed yet (e.g. added from a shell with ``--no-test``)."""
+    rows = session.exec(
+        select(McpServer).where(
+            McpServer.enabled == True,  # noqa: E712
+            col(McpServer.tools_refreshed_at).is_(None),
+            (col(McpServer.last_error).is_(None)) | (McpServer.last_error == ""),
+        )
+    ).all()
+    return [server_config(server) for server in rows]
+
+
 def enabled_configs(*, session: Session) -> list[McpServerConfig]:
     """Every enabled server (for the scheduled tool-list refresh)."""
     rows = session.exec(select(McpServer).where(McpServer.enabled == True)).all()  # noqa: E712

@@ -475,6 +475,13 @@ class McpHub:
         await self.prune({cfg.name for cfg in configs})
         return await self.refresh(configs)
 
+    async def refresh_new(self) -> dict[str, str]:
+        """:meth:`refresh` the enabled servers never listed nor failed yet (a cheap query when there are none)."""
+        from grobot.core.tools.mcp_store import load_unchecked_configs
+
+        configs = await asyncio.to_thread(load_unchecked_configs)
+        return await self.refresh(configs) if configs else {}
+
     async def prune(self, keep: set[str]) -> None:
         """Close the sessions of servers not in ``keep`` (deleted or disabled)."""
         for key in [k for k, c in self._connections.items() if c.name not in keep]:

@@ -18,6 +18,11 @@ def load_enabled_configs() -> list[McpServerConfig]:
         return mcp_servers.enabled_configs(session=session)
 
 
+def load_unchecked_configs() -> list[McpServerConfig]:
+    with session_scope(readonly=True) as session:
+        return mcp_servers.unchecked_configs(session=session)
+
+
 def store_refresh(outcomes: list[tuple[McpServerConfig, list[Any] | None, str]]) -> None:
     """Write each server's tool list (or its error) to ``mcp_server``."""
     rows = [(cfg, tools, error) for cfg, tools, error in outcomes if cfg.server_id is not None]
