@@ -223,6 +223,8 @@ class Supervisor:
                                id="housekeeping")
         self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
                                id="mcp_refresh", next_run_time=now)
+        self.scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
+                               id="mcp_new")
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
                     "PostgreSQL" if self.is_postgres else "SQLite")
@@ -695,6 +697,18 @@ class Supervisor:
         for name, error in errors.items():
             if error:
                 logger.warning("MCP server %s: %s", name, error)
+
+    async def list_new_mcp_servers(self) -> None:
+        """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
+        from grobot.core.tools.mcp_hub import get_hub
+
+        try:
+            errors = await get_hub().refresh_new()
+        except Exception as exc:
+            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
+            return
+        for name, error in errors.items():
+            logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
 
     # ------------------------------------------------------------------ Test Chat
     async def run_test_chat(self) -> None:

@@ -25,7 +25,7 @@ from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
 from grobot.core.services import app_settings, llm_settings, mcp_servers, usage
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_mcp_tools import McpToolRow, settings_from_form, tool_rows, tool_settings
+from grobot.pages.bot_mcp_tools import McpTestMixin, McpToolRow, mcp_check, settings_from_form, tool_rows, tool_settings
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -49,7 +49,7 @@ CATEGORY_HELP = {
 }
 MODELS_TIMEOUT = 15.0
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
-ADD_MCP_COMMAND = "python -m grobot mcp add NAME --command ..."
+ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
 
 
 @dataclass
@@ -197,7 +197,7 @@ def field_errors(message: str) -> dict[str, str]:
     return errors
 
 
-class BotSettingsState(BotPageState):
+class BotSettingsState(McpTestMixin, BotPageState):
     """The settings form of the open bot."""
 
     form: dict[str, str] = {}
@@ -242,6 +242,10 @@ class BotSettingsState(BotPageState):
         self.limit_defaults = view.limit_defaults
         self.today = view.today
         self.revision += 1
+
+    async def _reload_mcp(self) -> None:
+        """Only the MCP cards (after a test): what is typed in the forms stays."""
+        self.mcp = (await self._call(load_settings)).mcp
 
     async def _call(self, fn: Any, *args: Any) -> Any:
         return await asyncio.to_thread(fn, self.session_token, self.current_bot_id, *args)
@@ -839,11 +843,8 @@ def mcp_row(row: McpRow) -> rx.Component:
                                 display="flex", flex_direction="column", gap="0.25rem"),
                     columns="3fr 1fr", spacing="3", width="100%",
                 ),
-                rx.cond(row.known_tools != "", tool_settings(row.tools, row.server_id),
-                        rx.text("Tool list not fetched yet (python -m grobot mcp test NAME).", size="1",
-                                color=rx.color("gray", 10))),
-                rx.cond(row.last_error != "", rx.text("Last error: ", row.last_error, size="1",
-                                                      color=rx.color("amber", 11))),
+                mcp_check(BotSettingsState, row.server_id, row.known_tools, row.last_error),
+                rx.cond(row.known_tools != "", tool_settings(row.tools, row.server_id)),
                 rx.cond(BotSettingsState.mcp_errors.contains(row.server_id.to_string()),  # type: ignore[attr-defined]
                         rx.text(BotSettingsState.mcp_errors[row.server_id.to_string()], size="2",
                                 color=rx.color("red", 11), role="alert")),
@@ -866,7 +867,9 @@ def mcp_section() -> rx.Component:
         rx.cond(
             BotSettingsState.mcp.length() > 0,  # type: ignore[attr-defined]
             rx.vstack(rx.foreach(BotSettingsState.mcp, mcp_row), spacing="3", width="100%"),
-            rx.vstack(rx.text("No MCP servers are registered yet. Add one from the command line:", size="2",
+            rx.vstack(rx.text("No MCP servers are registered yet. Add one on the ",
+                              rx.link("MCP servers page", href="/mcp"),
+                              " (known servers are one click: Add from preset), or from the command line:", size="2",
                               color=rx.color("gray", 11)), command_line(ADD_MCP_COMMAND), spacing="2", width="100%"),
         ),
     )

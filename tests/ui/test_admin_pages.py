@@ -160,6 +160,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     expect(row).to_contain_text("uvx mcp-server-time --local-timezone=UTC")
     expect(row).to_contain_text("env: API_TOKEN")
     expect(row).to_contain_text("not listed yet")
+    expect(row).to_contain_text("command not found: uvx", timeout=20_000)  # tested when saved
     expect(row).to_contain_text("no bot")
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))
@@ -179,7 +180,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     page.get_by_role("button", name="Refresh").click()
     expect(row).to_contain_text("2 tools")
     expect(row).to_contain_text(bot_name)
-    row.get_by_text("2 tools").click()
+    row.get_by_text("2 tools", exact=True).click()
     tools_dialog = page.get_by_role("dialog")
     expect(tools_dialog).to_contain_text("Tools of clock")
     expect(tools_dialog).to_contain_text("get_current_time")
@@ -206,16 +207,16 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     row.get_by_role("button", name="Edit").click()
     page.locator("#mcp-transport").click()
     page.get_by_role("option", name="streamable_http").click()
-    page.locator("#mcp-url").fill("https://mcp.example.com/mcp")
+    page.locator("#mcp-url").fill("http://127.0.0.1:9/mcp")
     page.locator("#mcp-headers").fill(f"Authorization=Bearer {header_secret}")
     page.get_by_role("dialog").get_by_role("button", name="Save").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
-    expect(row).to_contain_text("https://mcp.example.com/mcp")
+    expect(row).to_contain_text("http://127.0.0.1:9/mcp")
     expect(row).to_contain_text("HTTP")
     expect(row).to_contain_text("headers: Authorization")
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))
-    assert (config.transport, config.url, config.command) == ("streamable_http", "https://mcp.example.com/mcp", None)
+    assert (config.transport, config.url, config.command) == ("streamable_http", "http://127.0.0.1:9/mcp", None)
     assert config.headers == {"Authorization": f"Bearer {header_secret}"}
     assert_never_sent(page, secret, header_secret)
 
