@@ -14,7 +14,7 @@ from typing import Any
 
 import reflex as rx
 
-from grobot.components.formatting import ago, utc_text
+from grobot.components.formatting import ago, counted, utc_text
 from grobot.components.forms import confirm_dialog, field, form_dialog, table_header
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
@@ -562,7 +562,7 @@ def users_page() -> rx.Component:
         title="Users",
         subtitle=rx.cond(
             UsersState.loaded,
-            UsersState.admin_count.to_string() + " admins · " + UsersState.tester_count.to_string() + " testers",
+            counted(UsersState.admin_count, "admin") + " · " + counted(UsersState.tester_count, "tester"),
             "Who may sign in to this web app",
         ),
         actions=rx.button(rx.icon("user-plus", size=16), "Add user", on_click=UsersState.start_add),

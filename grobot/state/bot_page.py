@@ -22,6 +22,7 @@ from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
 from grobot.core.services.users import NotSignedIn, visible_bot
+from grobot.core.services.validation import sentences
 from grobot.state.app_state import AppState, run_authorized, sign_out_script
 
 logger = logging.getLogger(__name__)
@@ -68,8 +69,7 @@ def user_message(exc: Exception) -> str:
     if isinstance(exc, NotFoundError):
         return str(exc)[:1].upper() + str(exc)[1:]
     if isinstance(exc, GroBotError):
-        text = str(exc)
-        return text[:1].upper() + text[1:]
+        return sentences(str(exc))
     logger.warning("A web action failed", exc_info=exc)
     return "Something went wrong on the server. Please try again."
 
@@ -144,7 +144,7 @@ class BotPageState(AppState):
             data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
         except NotSignedIn:
             self._forget_session()
-            return sign_out_script()
+            return sign_out_script(self._current_path())
         except NotFoundError:
             self.access_error = NOT_FOUND_MESSAGE
             self.bot_name = "Bot not found"

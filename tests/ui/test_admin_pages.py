@@ -81,7 +81,7 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     page.locator("#llm-decision-model").fill("llama3.1:8b")
     page.locator("#llm-decision-temperature").fill("5")
     form.get_by_role("button", name="Save").click()
-    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be at most 2")
+    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
     form.screenshot(path="/tmp/ui-settings-error.png")
