@@ -87,9 +87,9 @@ def secret_badge(is_set: rx.Var[bool], *, testid: str = "") -> rx.Component:
 def confirm_dialog(
     *,
     open_: rx.Var[bool],
-    title: str,
+    title: str | rx.Var,
     message: rx.Var | str,
-    confirm_label: str,
+    confirm_label: str | rx.Var,
     on_confirm: EventType,
     on_cancel: EventType,
 ) -> rx.Component:

@@ -17,7 +17,6 @@ __all__ = ["brand", "header", "page_layout"]  # brand: also the login page's
 
 logger = logging.getLogger(__name__)
 
-
 NARROW_ONLY = ["flex", "flex", "none"]
 WIDE_ONLY = ["none", "none", "flex"]
 

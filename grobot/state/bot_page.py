@@ -21,9 +21,9 @@ from sqlmodel import Session
 from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
-from grobot.core.services.users import NotSignedIn, visible_bot
+from grobot.core.services.users import NotSignedIn, SignedInUser, signed_in, visible_bot
 from grobot.core.services.validation import sentences
-from grobot.state.app_state import AppState, run_authorized, sign_out_script
+from grobot.state.app_state import AppState, login_route, run_authorized, sign_out_script
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,19 @@ def _header(session: Session, _user: AppUser, bot: Bot) -> dict[str, object]:
     }
 
 
+def _signed_in_with_header(bot_id: int) -> Callable[[Session, AppUser], tuple[SignedInUser, dict[str, object] | None]]:
+    """Who is signed in, and the header of bot ``bot_id`` (None when they may not see it)."""
+
+    def work(session: Session, user: AppUser) -> tuple[SignedInUser, dict[str, object] | None]:
+        try:
+            bot = visible_bot(user, bot_id, session=session)
+        except NotFoundError:
+            return signed_in(user), None
+        return signed_in(user), _header(session, user, bot)
+
+    return work
+
+
 def _set_enabled(enabled: bool) -> Callable[[Session, AppUser, Bot], None]:
     def work(session: Session, user: AppUser, bot: Bot) -> None:
         bots_service.set_enabled(bot, enabled, session=session)
@@ -130,22 +143,22 @@ class BotPageState(AppState):
     @rx.event
     async def open_bot(self, tab: str, admin_only: bool):
         """On load of a per-bot tab: the session, then the bot of the URL and whether this user may open the tab."""
-        redirect = await self._check_session()
         self.current_tab = tab
         self.bot_loaded = False
         self.access_error = ""
         self.current_bot_id = bot_id_from_path(self.router.url.path)
-        if redirect is not None or not self.user_id:
-            return redirect
+        token = self.session_token
+        try:  # the session and the bot's header in one transaction (one thread hop per tab switch)
+            user, data = await asyncio.to_thread(run_authorized, token, _signed_in_with_header(self.current_bot_id))
+        except NotSignedIn:
+            self._forget_session()
+            back_to = self._current_path()
+            return sign_out_script(back_to) if token else rx.redirect(login_route(back_to), replace=True)
+        self._show_user(user)
         if admin_only and not self.is_admin:
             self.access_error = ADMIN_ONLY_MESSAGE
             logger.info("User %s was refused the %s tab of bot %s", self.username, tab, self.current_bot_id)
-        try:
-            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script(self._current_path())
-        except NotFoundError:
+        if data is None:
             self.access_error = NOT_FOUND_MESSAGE
             self.bot_name = "Bot not found"
         else:

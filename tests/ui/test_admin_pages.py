@@ -291,7 +291,9 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     # The admin disables the account: it cannot sign in any more.
     row.get_by_role("button", name="More actions").click()
     page.get_by_role("menuitem", name="Disable").click()
-    page.get_by_role("alertdialog").get_by_role("button", name="Confirm").click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text(f"Disable {username}?")  # names who it is about
+    confirm.get_by_role("button", name="Disable user").click()
     expect(row).to_contain_text("Disabled")
     with session_scope(readonly=True) as session:
         assert session.get(AppUser, account.id).disabled is True
