@@ -21,6 +21,7 @@ from sqlmodel import Session
 from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
+from grobot.core.services import test_chat
 from grobot.core.services.users import NotSignedIn, SignedInUser, signed_in, visible_bot
 from grobot.core.services.validation import sentences
 from grobot.state.app_state import AppState, login_route, run_authorized, sign_out_script
@@ -98,6 +99,18 @@ def _signed_in_with_header(bot_id: int) -> Callable[[Session, AppUser], tuple[Si
         return signed_in(user), _header(session, user, bot)
 
     return work
+
+
+def _header_and_worker(session: Session, user: AppUser, bot: Bot) -> tuple[dict[str, object], bool]:
+    return _header(session, user, bot), test_chat.worker_running(session=session)
+
+
+def enabled_message(name: str, enabled: bool, *, worker_running: bool) -> str:
+    """The toast of the enable switch: what the worker does, or that none runs to do it."""
+    if enabled:
+        return (f"{name} enabled: the worker starts it." if worker_running
+                else f"{name} enabled. No bot worker is running: start it with python -m grobot worker.")
+    return f"{name} disabled: the worker stops it." if worker_running else f"{name} disabled."
 
 
 def _set_enabled(enabled: bool) -> Callable[[Session, AppUser, Bot], None]:
@@ -208,8 +221,9 @@ class BotPageState(AppState):
         try:
             await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _set_enabled(bool(enabled)),
                                     admin=True, readonly=False)
-            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
+            data, worker = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id,
+                                                   _header_and_worker, admin=False)
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         self._show_header(data)
-        return rx.toast.success(f"{self.bot_name} {'enabled: the worker starts it' if enabled else 'disabled: the worker stops it'}.")
+        return rx.toast.success(enabled_message(self.bot_name, enabled, worker_running=worker))
