@@ -21,7 +21,9 @@ from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
 
 # The session cookie's endpoint and the websocket origin check, then CSP & co. on every response.
-app = rx.App(html_lang="en", api_transformer=[web_session, security_headers])
+# assets/grobot_shell.js: the sidebar's drag-to-resize, in the browser (a same-origin script: CSP allows it).
+app = rx.App(html_lang="en", api_transformer=[web_session, security_headers],
+             head_components=[rx.el.script(src="/grobot_shell.js", defer=True)])
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]

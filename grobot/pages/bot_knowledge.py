@@ -472,13 +472,15 @@ def user_detail() -> rx.Component:
                         rx.hstack(
                             rx.text("Reliability", size="1", weight="medium", white_space="nowrap"),
                             rx.slider(value=KnowledgeState.note_reliability, on_change=KnowledgeState.set_note_reliability,
-                                      min=0, max=100, step=5, width="12rem", aria_label="Reliability"),
+                                      min=0, max=100, step=5, width="12rem", min_width="6rem", flex_shrink="1",
+                                      aria_label="Reliability"),
                             rx.text(KnowledgeState.note_reliability[0], "%", size="1", min_width="2.5rem"),
                             rx.spacer(),
                             rx.button(rx.icon("plus", size=14), "Add note", type="submit", variant="soft"),
                             align="center",
                             spacing="3",
                             width="100%",
+                            wrap="wrap",  # narrow screens: the button goes below
                         ),
                         rx.cond(KnowledgeState.note_error != "",
                                 error_text(KnowledgeState.note_error, size="2")),
@@ -513,7 +515,7 @@ def knowledge_tab() -> rx.Component:
                             "Choose someone on the left to see what the bot knows about them, give the bot directives "
                             "for them, or make it forget them."),
             ),
-            columns=rx.breakpoints(initial="1fr", md="18rem 1fr"),
+            columns=rx.breakpoints(initial="minmax(0, 1fr)", md="18rem minmax(0, 1fr)"),
             spacing="5",
             width="100%",
             align_items="start",

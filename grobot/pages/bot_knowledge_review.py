@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from grobot.components.forms import error_text
+from grobot.components.forms import error_text, switch_label
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import NotFoundError
 from grobot.core.models import AppUser, Bot
@@ -239,7 +239,7 @@ def review_card() -> rx.Component:
     """The approval switch and, when there are any, the suggestions waiting for the admin."""
     return rx.card(
         rx.vstack(
-            rx.hstack(
+            switch_label(
                 rx.vstack(
                     rx.text("Notes wait for approval", weight="medium"),
                     rx.text("When on, the notes the bot takes about people are suggestions here until you accept "
@@ -248,7 +248,7 @@ def review_card() -> rx.Component:
                 ),
                 rx.switch(checked=ReviewState.need_approval, on_change=ReviewState.set_need_approval,
                           aria_label="Notes wait for approval"),
-                align="center", width="100%",
+                width="100%",
             ),
             rx.cond(
                 ReviewState.suggestions.length() > 0,  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import LOGS
 from grobot.components.empty_state import empty_state
+from grobot.components.formatting import counted
+from grobot.components.forms import switch_label
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import log_entries
@@ -195,12 +197,10 @@ def toolbar() -> rx.Component:
         rx.cond(LogsState.filtered, rx.button("Clear filters", variant="ghost", color_scheme="gray",
                                               on_click=LogsState.clear_filters)),
         rx.spacer(),
-        rx.hstack(
+        switch_label(
             rx.moment(interval=TAIL_MS, format="HH:mm:ss", on_change=LogsState.tail, display="none"),
             rx.switch(checked=LogsState.live, on_change=LogsState.set_live, aria_label="Live tail"),
             rx.text("Live", size="2", color=rx.color("gray", 11)),
-            align="center",
-            spacing="2",
         ),
         gap="0.75rem",
         align="center",
@@ -224,7 +224,7 @@ def logs_table() -> rx.Component:
             width="100%",
         ),
         rx.hstack(
-            rx.text(f"{LogsState.shown_count} entries shown, newest first", size="1", color=rx.color("gray", 10)),
+            rx.text(counted(LogsState.shown_count, "entry", "entries") + " shown, newest first", size="1", color=rx.color("gray", 10)),
             rx.cond(LogsState.has_more & (LogsState.limit < MAX_SHOWN),
                     rx.button("Load older entries", variant="soft", size="1", on_click=LogsState.load_more)),
             justify="between",

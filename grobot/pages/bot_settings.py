@@ -19,7 +19,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import SETTINGS
 from grobot.components.empty_state import command_line
-from grobot.components.forms import error_text
+from grobot.components.forms import error_text, switch_label
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
@@ -314,8 +314,8 @@ class BotSettingsState(McpTestMixin, BotPageState):
             self.saving = False
             self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
             if self.errors:
-                self.form_error = "Nothing was saved. Please correct: " + "; ".join(
-                    f"{FIELD_LABELS.get(name, name)}: {problem}" for name, problem in self.errors.items())
+                self.form_error = "Nothing was saved. Please correct: " + " ".join(
+                    f"{FIELD_LABELS.get(name, name)} {problem.rstrip('.')}." for name, problem in self.errors.items())
             else:
                 self.form_error = user_message(exc)
             return
@@ -511,12 +511,12 @@ def text_input(name: str, **props: Any) -> rx.Component:
 
 
 def flag_switch(name: str, label: str, hint: str) -> rx.Component:
-    return rx.hstack(
+    return switch_label(
         rx.switch(checked=BotSettingsState.flags[name], on_change=lambda value: BotSettingsState.set_flag(name, value),
                   aria_label=label),
         rx.vstack(rx.text(label, size="2", weight="medium"), rx.text(hint, size="1", color=rx.color("gray", 10)),
                   spacing="0"),
-        spacing="3",
+        gap="0.75rem",
         align="start",
         width="100%",
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 import reflex as rx
 
+from grobot.components.formatting import byte_size_text
 from grobot.components.forms import field, secret_badge, section
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
@@ -56,7 +57,7 @@ class SettingInfo:
 APP_SETTINGS: tuple[SettingInfo, ...] = (
     SettingInfo("log_retention_days", "Keep bot logs (days)", "Older log lines are deleted every night.", "1"),
     SettingInfo("event_retention_days", "Keep agent events (days)", "Step-by-step traces of runs, shown in Test Chat.", "1"),
-    SettingInfo("max_file_bytes", "Largest file a bot may store (bytes)", "5242880 bytes = 5 MiB.", "1"),
+    SettingInfo("max_file_bytes", "Largest file a bot may store (bytes)", "The size in words follows what you type.", "1"),
     SettingInfo("tool_timeout_seconds", "Tool call timeout (seconds)", "A tool call that takes longer fails.", "any"),
     SettingInfo(
         "acknowledge_after_seconds",
@@ -154,10 +155,21 @@ class SettingsState(AdminState):
     models: dict[str, list[str]] = {}
     check_result: dict[str, str] = {}
     check_failed: dict[str, bool] = {}
+    typed_file_bytes: str = ""  # what the admin types as max_file_bytes ("" = the stored value)
+
+    @rx.var
+    def file_bytes_help(self) -> str:
+        """The largest file's size in words, following what is typed."""
+        return byte_size_text(self.typed_file_bytes or self.app.get("max_file_bytes", ""))
+
+    @rx.event
+    def type_file_bytes(self, value: str) -> None:
+        self.typed_file_bytes = str(value)[:24]
 
     async def _reload(self, *forms: str) -> None:
         """Read the stored values; ``forms`` (all when none given) show them afresh."""
         self.llm, self.app = await self._admin(load_forms)
+        self.typed_file_bytes = ""
         self.loaded = True
         names = forms or (*(c.key for c in CATEGORIES), "app")
         self.form_versions = {**self.form_versions, **{name: self.form_versions.get(name, 0) + 1 for name in names}}
@@ -458,10 +470,11 @@ def app_settings_form() -> rx.Component:
                             step=info.step,
                             default_value=SettingsState.app[info.key],
                             width="100%",
+                            **({"on_change": SettingsState.type_file_bytes} if info.key == "max_file_bytes" else {}),
                         ),
                         input_id=f"app-{info.key}",
                         error=_error(f"app.{info.key}"),
-                        help_text=info.help_text,
+                        help_text=SettingsState.file_bytes_help if info.key == "max_file_bytes" else info.help_text,
                     )
                     for info in APP_SETTINGS
                 ],

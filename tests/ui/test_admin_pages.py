@@ -81,7 +81,7 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     page.locator("#llm-decision-model").fill("llama3.1:8b")
     page.locator("#llm-decision-temperature").fill("5")
     form.get_by_role("button", name="Save").click()
-    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be at most 2")
+    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
     form.screenshot(path="/tmp/ui-settings-error.png")
@@ -292,7 +292,9 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     # The admin disables the account: it cannot sign in any more.
     row.get_by_role("button", name="More actions").click()
     page.get_by_role("menuitem", name="Disable").click()
-    page.get_by_role("alertdialog").get_by_role("button", name="Confirm").click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text(f"Disable {username}?")  # names who it is about
+    confirm.get_by_role("button", name="Disable user").click()
     expect(row).to_contain_text("Disabled")
     with session_scope(readonly=True) as session:
         assert session.get(AppUser, account.id).disabled is True

@@ -274,8 +274,9 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     page.get_by_role("textbox", name="Keywords").fill("books, library")
     page.get_by_role("spinbutton", name="Max tool rounds").fill("99")
     page.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("settings-error")).to_contain_text("Nothing was saved. Please correct: Max tool rounds")
-    expect(page.get_by_role("alert").filter(has_text="less than or equal to 20")).to_be_visible()
+    expect(page.get_by_test_id("settings-error")).to_contain_text(
+        "Nothing was saved. Please correct: Max tool rounds must be between 0 and 20.")
+    expect(page.get_by_role("alert").filter(has_text="must be between 0 and 20")).to_be_visible()
     expect(personality).to_have_value("You are a patient librarian.")  # nothing typed is lost
     with session_scope(readonly=True) as session:
         assert session.get(Bot, bot_id).personality == "Be brief."
@@ -307,7 +308,7 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     expect(card.locator("datalist option")).to_have_count(2)
     card.get_by_role("spinbutton", name="Temperature").fill("7")
     card.get_by_role("button", name="Save output").click()
-    expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature: Input should be less than or equal to 2")
+    expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature must be between 0 and 2.")
     expect(card.get_by_role("combobox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
 
     # An MCP server for this bot, limited to one of its tools; an unknown tool is refused.
