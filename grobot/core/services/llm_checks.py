@@ -132,7 +132,8 @@ async def check_key(*, provider: str, base_url: str, api_key: str, model: str = 
 
 
 def suggestion(*, session: Session, category: str, provider: str, base_url: str, bot_id: int | None = None) -> str:
-    """Another provider configured for the bot or globally that could serve ``category`` ("" when none)."""
+    """Another provider configured for the bot or globally that could serve ``category`` ("" when none);
+    the setting of ``category`` being changed (the bot's, or the global one) is not offered."""
     rows = session.exec(select(LLMSetting).where(
         (LLMSetting.bot_id.is_(None)) | (LLMSetting.bot_id == bot_id))).all()  # type: ignore[union-attr]
     ordered = sorted(rows, key=lambda r: (r.bot_id is None, r.category != category, r.category))
@@ -141,6 +142,21 @@ def suggestion(*, session: Session, category: str, provider: str, base_url: str,
                                model=row.model or _default_model(row.provider),
                                where=(f"this bot's {row.category} model" if row.bot_id is not None
                                       else f"the global {row.category} default"))
-        for row in ordered if row.provider != embedded.PROVIDER
-    ]
+        for row in ordered
+        if row.provider != embedded.PROVIDER and not (row.category == category and row.bot_id == bot_id)
+    ]  # the setting being changed is no alternative to itself
     return alternatives.suggestion(category, provider, resolved_url(provider, base_url), candidates)
+
+
+def key_for_check(*, session: Session, category: str, provider: str, base_url: str,
+                  bot_id: int | None = None) -> str | None:
+    """The stored API key a check of typed settings uses when no key is typed: the category's own,
+    when the typed settings talk to the same provider and server."""
+    from grobot.core.services.llm_settings import effective_llm
+
+    llm = effective_llm(session=session, category=category, bot_id=bot_id)
+    if llm.provider != provider.strip().lower():
+        return None
+    if base_url.strip() and resolved_url(provider, base_url) != llm.base_url.rstrip("/"):
+        return None
+    return llm.api_key

@@ -40,6 +40,7 @@ class OverrideView:
     overridden: bool
     provider: FieldSource
     fields: dict[str, FieldSource]
+    own_key: bool = False  # the override stores an API key of its own
 
 
 def _text(value: object) -> str:
@@ -78,7 +79,7 @@ def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) 
     return OverrideView(category=category, overridden=row is not None,
                         provider=FieldSource(own=row.provider if row is not None else "", inherited=parent.provider,
                                              source=parent_source),
-                        fields=fields)
+                        fields=fields, own_key=row is not None and row.api_key_enc is not None)
 
 
 def override_views(*, session: Session, bot_id: int) -> dict[str, OverrideView]:
