@@ -15,7 +15,7 @@ from grobot.components.bot_tabs import SETTINGS
 from grobot.components.forms import error_text
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
-from grobot.pages.bot_settings_cards import delete_section, llm_section, mcp_section, token_section
+from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
 from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState
 
 __all__ = ["BotSettingsState", "llm_section", "settings_page"]
@@ -25,30 +25,11 @@ BAR_SECTIONS = ("General", "Reply rules", "Limits", "Daily limits", "Discord con
 BAR_SAVES = "Saved with Save changes"
 
 
-def section(title: str, description: str, *children: rx.Component, **props: Any) -> rx.Component:
-    """A titled card of the bot's own fields: saved together, with the bar after the last of them."""
-    return rx.card(
-        rx.vstack(
-            rx.flex(  # the badge goes under the title on narrow screens
-                rx.vstack(rx.heading(title, size="4", as_="h2"),
-                          rx.text(description, size="2", color=rx.color("gray", 11)), spacing="1",
-                          flex="1 1 16rem"),
-                rx.badge(rx.icon("arrow-down", size=12), BAR_SAVES, variant="outline", color_scheme="indigo",
-                         size="1", data_testid="bar-save"),
-                align="start",
-                justify="between",
-                wrap="wrap",
-                gap="0.5rem",
-                width="100%",
-            ),
-            *children,
-            spacing="4",
-            width="100%",
-        ),
-        width="100%",
-        size="3",
-        **props,
-    )
+def section(title: str, description: str, *children: rx.Component) -> rx.Component:
+    """A titled card of the bot's own fields: saved together, by the bar after the last of them."""
+    return card_section(title, description, *children,
+                        badge=rx.badge(rx.icon("arrow-down", size=12), BAR_SAVES, variant="outline",
+                                       color_scheme="indigo", size="1", data_testid="bar-save"))
 
 
 def field(label: str, control: rx.Component, *, hint: str = "", error_key: str = "") -> rx.Component:

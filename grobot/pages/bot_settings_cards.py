@@ -13,7 +13,8 @@ from grobot.components.llm_check import check_callout, unverified_callout
 from grobot.components.unsaved import guard_attrs, confirm_when_checked
 from grobot.core.services import llm_settings
 from grobot.pages.bot_mcp_tools import tool_settings
-from grobot.pages.bot_settings_state import SOURCE_LABELS, BotSettingsState, LLMRow, McpRow
+from grobot.pages.bot_settings_state import BotSettingsState
+from grobot.pages.bot_settings_view import SOURCE_LABELS, LLMRow, McpRow
 
 ADD_MCP_COMMAND = "python -m grobot mcp add NAME --command ..."
 OWN_SAVE = "Saves on its own"
@@ -26,15 +27,17 @@ def own_save_badge(text: str = OWN_SAVE) -> rx.Component:
 
 
 def card_section(title: str, description: str, *children: rx.Component, saves: str = OWN_SAVE,
-                 **props: Any) -> rx.Component:
-    """A titled card of the settings page that saves on its own."""
+                 badge: rx.Component | None = None, **props: Any) -> rx.Component:
+    """A titled card of the settings page; its badge says what saves it (by default: its own button)."""
+    if badge is None and saves:
+        badge = own_save_badge(saves)
     return rx.card(
         rx.vstack(
             rx.flex(  # the badge goes under the title on narrow screens
                 rx.vstack(rx.heading(title, size="4", as_="h2"),
                           rx.text(description, size="2", color=rx.color("gray", 11)), spacing="1",
                           flex="1 1 16rem"),
-                own_save_badge(saves) if saves else rx.fragment(),
+                badge if badge is not None else rx.fragment(),
                 align="start",
                 justify="between",
                 wrap="wrap",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
@@ -22,180 +21,19 @@ from sqlmodel import Session
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
-from grobot.core.services import app_settings, llm_settings, llm_sources, mcp_servers, usage
+from grobot.core.services import llm_settings, mcp_servers
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_mcp_tools import McpToolRow, settings_from_form, tool_rows
+from grobot.pages.bot_mcp_tools import settings_from_form
+from grobot.pages.bot_settings_view import (FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow,
+                                            SettingsView, TodayUsage, settings_view)
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
-from grobot.state.llm_check import Typed, check_typed, key_refusal
+from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
 
 logger = logging.getLogger(__name__)
 
-TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
-               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS
-FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
-               "message_content_intent", "members_intent")
-FIELD_LABELS = {
-    "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
-    "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
-    "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
-    "daily_token_limit": "Tokens per day", "daily_call_limit": "LLM calls per day",
-    "user_daily_message_limit": "Messages per user per day",
-}
-CATEGORY_HELP = {
-    "decision": "Small, fast calls: whether to answer, what to do next.",
-    "tools": "Choosing tools and extracting their arguments (JSON).",
-    "output": "The answer the user reads, streamed.",
-}
-SOURCE_LABELS = {"bot": "Set for this bot", "global": "Global default", "builtin": "Built-in default"}
-
-
-@dataclass
-class LLMRow:
-    """One LLM category of the bot: the values its override stores ("" = not set, inherited) and, per
-    value, what it inherits and from where (the API key only as set / not set)."""
-
-    category: str
-    help: str
-    source: str  # bot | global | builtin
-    provider: str  # the override's provider, else the inherited one (preselected)
-    base_url: str
-    model: str
-    context_window: str
-    temperature: str
-    fallback_model: str
-    supports_images: bool
-    api_key_set: bool  # the bot's own key
-    hints: dict[str, str] = field(default_factory=dict)  # per value: "Inherited: X (from where)"
-
-
-@dataclass
-class McpRow:
-    """An MCP server and how this bot may use it."""
-
-    server_id: int
-    name: str
-    transport: str
-    server_enabled: bool
-    linked: bool
-    allowed_tools: str
-    timeout: str
-    known_tools: str
-    last_error: str
-    tools: list[McpToolRow] = field(default_factory=list)  # per tool: fallback and read/write
-
-
-@dataclass
-class TodayUsage:
-    """The bot's usage today (UTC) against its effective limits, as the "Today" panel shows it."""
-
-    day: str = ""
-    tokens: str = "0"
-    token_limit: str = "unlimited"
-    token_percent: int = 0
-    calls: str = "0"
-    call_limit: str = "unlimited"
-    call_percent: int = 0
-    user_message_limit: str = "unlimited"
-    users_at_limit: int = 0
-    over_limit: bool = False
-
-
-@dataclass
-class SettingsView:
-    form: dict[str, str]
-    flags: dict[str, bool]
-    token_set: bool
-    llms: list[LLMRow]
-    mcp: list[McpRow]
-    limit_defaults: dict[str, str]
-    today: TodayUsage
-
-
-def _limit_text(value: int) -> str:
-    return f"{value:,}" if value else "unlimited"
-
-
-def _percent(used: int, limit: int) -> int:
-    return min(100, round(used * 100 / limit)) if limit else 0
-
-
-def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
-    """Today's usage of the bot and the global default of each limit field (as text)."""
-    day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
-    defaults = app_settings.get_values(app_settings.LIMIT_KEYS, session=session)
-    today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
-                       token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
-                       call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
-                       user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
-                       over_limit=day.over_limit)
-    return today, {name: _limit_text(int(defaults.get(name, 0))) for name in bots_service.LIMIT_FIELDS}
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(str(item) for item in value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return "" if value is None else str(value)
-
-
-def _hint(source: llm_sources.FieldSource, *, overridden: bool) -> str:
-    if overridden and source.own:
-        return "Set for this bot."
-    return f"Empty: {source.inherited or 'none'} ({source.source})."
-
-
-def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
-    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
-    views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
-    rows = []
-    for c in LLMCategory:
-        llm, view = llms[c.value], views[c.value]
-        own_key = view.own_key
-        hints = {name: _hint(view.fields[name], overridden=view.overridden) for name in llm_sources.FIELDS}
-        hints["provider"] = ("Set for this bot." if view.overridden
-                             else f"Inherited: {view.provider.inherited} ({view.provider.source}).")
-        if llm.api_key is not None and not own_key:
-            hints["api_key"] = "Empty: the key of the global setting (same server)."
-        rows.append(LLMRow(
-            category=c.value, help=CATEGORY_HELP[c.value], source=llm.source,
-            provider=view.provider.own or view.provider.inherited,
-            base_url=view.fields["base_url"].own, model=view.fields["model"].own,
-            context_window=view.fields["context_window"].own, temperature=view.fields["temperature"].own,
-            fallback_model=(llm.fallback_model or "") if view.overridden else "",
-            supports_images=llm.supports_images if view.overridden else False,
-            api_key_set=own_key, hints=hints))
-    return rows
-
-
-def _view(session: Session, bot: Bot) -> SettingsView:
-    links = {link.mcp_server_id: link for link, _ in mcp_servers.bot_links(session=session, bot_id=bot.id or 0,
-                                                                           enabled_only=False)}
-    mcp = []
-    for server in mcp_servers.list_servers(session=session):
-        link = links.get(server.id)
-        mcp.append(McpRow(
-            server_id=server.id or 0, name=server.name, transport=server.transport, server_enabled=server.enabled,
-            linked=bool(link and link.enabled), allowed_tools=", ".join(link.allowed_tools or []) if link else "",
-            timeout=_as_text(link.timeout_seconds if link else 30.0),
-            known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
-            last_error=server.last_error or "", tools=tool_rows(server, link),
-        ))
-    today, limit_defaults = _today(session, bot)
-    return SettingsView(
-        form={field: _as_text(getattr(bot, field)) for field in TEXT_FIELDS},
-        flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
-        token_set=bot.discord_token_enc is not None,
-        llms=_llm_rows(session, bot),
-        mcp=mcp,
-        limit_defaults=limit_defaults,
-        today=today,
-    )
-
-
 def load_settings(token: str, bot_id: int) -> SettingsView:
-    return run_for_bot(token, bot_id, lambda session, _user, bot: _view(session, bot), admin=True)
+    return run_for_bot(token, bot_id, lambda session, _user, bot: settings_view(session, bot), admin=True)
 
 
 def _write(token: str, bot_id: int, change: Any) -> SettingsView:
@@ -203,7 +41,7 @@ def _write(token: str, bot_id: int, change: Any) -> SettingsView:
 
     def work(session: Session, user: AppUser, bot: Bot) -> SettingsView:
         change(session, user, bot)
-        return _view(session, bot)
+        return settings_view(session, bot)
 
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
@@ -218,7 +56,7 @@ def field_errors(message: str) -> dict[str, str]:
     return errors
 
 
-class BotSettingsState(BotPageState):
+class BotSettingsState(LLMFormChecks, BotPageState):
     """The settings form of the open bot."""
 
     form: dict[str, str] = {}
@@ -245,13 +83,6 @@ class BotSettingsState(BotPageState):
     delete_confirm: str = ""
     # Per category: the models its server offers (from "Check connection", for the Model field).
     models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
-    # Per category: what "Check connection" found (of what is typed), whether it failed, a typed key
-    # that could not be checked ("Save anyway"), and what the next submit of its card does.
-    check_result: dict[str, str] = {}
-    check_failed: dict[str, bool] = {}
-    unverified: dict[str, str] = {}
-    intent: dict[str, str] = {}
-    checking: str = ""
     limit_defaults: dict[str, str] = {}
     today: TodayUsage = TodayUsage()
 
@@ -305,9 +136,8 @@ class BotSettingsState(BotPageState):
             self.settings_loaded = False
             self.errors, self.form_error, self.token_error, self.llm_errors, self.mcp_errors = {}, "", "", {}, {}
             self.delete_confirm = ""
-        self.checking, self.intent = "", {}
+        self._forget_checks()
         self.models = {c.value: [] for c in LLMCategory}
-        self.check_result, self.check_failed, self.unverified = {}, {}, {}
         if not self.bot_ready:
             return None
         try:
@@ -406,29 +236,12 @@ class BotSettingsState(BotPageState):
         return rx.toast.success("Token removed. The bot stops until a new one is set.")
 
     @rx.event
-    def set_intent(self, category: str, intent: str) -> None:
-        """What the next submit of ``category``'s card does (set by the button that submits it)."""
-        self.intent = {**self.intent, category: intent}
-
-    @rx.event
-    def edited(self, category: str) -> None:
-        """A field of ``category``'s card changed: a check result about other values is gone."""
-        if category in self.check_result or category in self.unverified:
-            self._forget_check(category)
-
-    def _forget_check(self, category: str) -> None:
-        self.check_result = {k: v for k, v in self.check_result.items() if k != category}
-        self.check_failed = {k: v for k, v in self.check_failed.items() if k != category}
-        self.unverified = {k: v for k, v in self.unverified.items() if k != category}
-
-    @rx.event
     async def submit_llm(self, form_data: dict[str, Any]):
         """A category's card: "Check connection", "Save anyway" or Save, by the intent of its button."""
         category = str(form_data.get("category") or "")
         if category not in self.models:
             return
-        intent = self.intent.get(category, "save")
-        self.intent = {k: v for k, v in self.intent.items() if k != category}
+        intent = self._take_intent(category)
         if intent == "check":
             async for event in self._check(category, form_data):
                 yield event
@@ -446,10 +259,8 @@ class BotSettingsState(BotPageState):
             self.checking = ""
             self.llm_errors = {category: user_message(exc)}
             return
-        self.checking = ""
         self.models = {**self.models, category: list(result.models)[:500]}
-        self.check_result = {**self.check_result, category: result.message}
-        self.check_failed = {**self.check_failed, category: not result.ok}
+        self._checked(category, result)
 
     async def _save_llm(self, category: str, form_data: dict[str, Any], *, check_key: bool):
         """Save the bot's override of one category: only the values the admin set (the rest is

@@ -22,7 +22,7 @@ from grobot.core.models import LLMCategory
 from grobot.core.services import app_settings, llm_settings
 from grobot.core.services.validation import field_errors
 from grobot.state.admin_state import AdminState, Refused
-from grobot.state.llm_check import Typed, check_typed, key_refusal
+from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def _llm_fields(form: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-class SettingsState(AdminState):
+class SettingsState(LLMFormChecks, AdminState):
     """The forms of the Settings page (never an API key: only whether one is set)."""
 
     llm: dict[str, dict[str, str]] = {}
@@ -144,14 +144,7 @@ class SettingsState(AdminState):
     # Bumped for a form whose inputs must start over from the stored values (after its save);
     # the other forms keep what the admin typed in them.
     form_versions: dict[str, int] = {}
-    checking: str = ""
     models: dict[str, list[str]] = {}
-    check_result: dict[str, str] = {}
-    check_failed: dict[str, bool] = {}
-    # Per category: why the typed key could not be checked (the form offers "Save anyway").
-    unverified: dict[str, str] = {}
-    # Per category: what the next submit of its form does ("check", "force"; else save).
-    intent: dict[str, str] = {}
 
     @rx.var
     def uses_demo_model(self) -> bool:
@@ -171,8 +164,8 @@ class SettingsState(AdminState):
     @rx.event
     async def open(self):
         """On load: read the forms (after the page's admin check); no check result outlives the page."""
-        self.checking, self.intent = "", {}
-        self.models, self.check_result, self.check_failed, self.unverified = {}, {}, {}, {}
+        self._forget_checks()
+        self.models = {}
         if not self.loaded:
             self.errors = {}
             return await self._open()
@@ -189,31 +182,13 @@ class SettingsState(AdminState):
         self.loaded = False
 
     @rx.event
-    def set_intent(self, category: str, intent: str) -> None:
-        """What the next submit of ``category``'s form does (set by the button that submits it)."""
-        self.intent = {**self.intent, category: intent}
-
-    @rx.event
-    def edited(self, category: str) -> None:
-        """A field of ``category``'s form changed: a check result about other values is gone."""
-        if category in self.check_result or category in self.unverified:
-            self._forget_check(category)
-
-    def _forget_check(self, category: str) -> None:
-        self.check_result = {k: v for k, v in self.check_result.items() if k != category}
-        self.check_failed = {k: v for k, v in self.check_failed.items() if k != category}
-        self.models = {k: v for k, v in self.models.items() if k != category}
-        self.unverified = {k: v for k, v in self.unverified.items() if k != category}
-
-    @rx.event
     async def submit_llm(self, form: dict[str, Any]):
         """A category's form: "Check connection", "Save anyway" or Save, by the intent of its button."""
         category = str(form.get("category", ""))
         if category not in {c.key for c in CATEGORIES}:
             yield rx.toast.error("Unknown category")
             return
-        intent = self.intent.get(category, "save")
-        self.intent = {k: v for k, v in self.intent.items() if k != category}
+        intent = self._take_intent(category)
         if intent == "check":
             async for event in self._check(category, form):
                 yield event
@@ -234,10 +209,8 @@ class SettingsState(AdminState):
             self.checking = ""
             yield refused.event
             return
-        self.checking = ""
         self.models = {**self.models, category: list(result.models)}
-        self.check_result = {**self.check_result, category: result.message}
-        self.check_failed = {**self.check_failed, category: not result.ok}
+        self._checked(category, result)
 
     async def _save_llm(self, category: str, form: dict[str, Any], *, check_key: bool):
         """Save one category's global default; errors go next to their fields, nothing is lost."""

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import reflex as rx
 from sqlmodel import Session
 
 from grobot.core.llm import embedded
@@ -78,3 +79,45 @@ async def key_refusal(read: Reader, typed: Typed) -> llm_checks.CheckResult | No
         return replace(result, message=f"{result.message}; the key was not saved")
     result = replace(result, message=f"{result.message}, so the API key could not be checked")
     return await _with_suggestion(read, typed, result)
+
+
+class LLMFormChecks(rx.State, mixin=True):
+    """What a page with LLM forms keeps of their checks, per category: the result of "Check connection"
+    (of what is typed), whether it failed, a typed key that could not be checked ("Save anyway"), and
+    what the next submit of the category's form does (set by the button that submits it)."""
+
+    check_result: dict[str, str] = {}
+    check_failed: dict[str, bool] = {}
+    unverified: dict[str, str] = {}
+    intent: dict[str, str] = {}
+    checking: str = ""
+
+    @rx.event
+    def set_intent(self, category: str, intent: str) -> None:
+        """What the next submit of ``category``'s form does: "check", "force" (save anyway); else save."""
+        self.intent = {**self.intent, category: intent}
+
+    @rx.event
+    def edited(self, category: str) -> None:
+        """A field of ``category``'s form changed: a check result about other values is gone."""
+        if category in self.check_result or category in self.unverified:
+            self._forget_check(category)
+
+    def _take_intent(self, category: str) -> str:
+        intent = self.intent.get(category, "save")
+        self.intent = {k: v for k, v in self.intent.items() if k != category}
+        return intent
+
+    def _forget_checks(self) -> None:
+        """No check result outlives the page (it is not about what the form shows any more)."""
+        self.check_result, self.check_failed, self.unverified, self.intent, self.checking = {}, {}, {}, {}, ""
+
+    def _forget_check(self, category: str) -> None:
+        self.check_result = {k: v for k, v in self.check_result.items() if k != category}
+        self.check_failed = {k: v for k, v in self.check_failed.items() if k != category}
+        self.unverified = {k: v for k, v in self.unverified.items() if k != category}
+
+    def _checked(self, category: str, result: llm_checks.CheckResult) -> None:
+        self.checking = ""
+        self.check_result = {**self.check_result, category: result.message}
+        self.check_failed = {**self.check_failed, category: not result.ok}

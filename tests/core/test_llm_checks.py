@@ -3,31 +3,20 @@ suggestion of another provider when a server cannot be reached (issues 14 item 3
 
 from __future__ import annotations
 
-import io
-import sys
-
 import pytest
 from sqlmodel import select
 
-from grobot.cli.main import main
 from grobot.core.agents.chain import run_chain
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import LLMSetting
 from grobot.core.services import bots, llm_checks, llm_settings, llm_sources
 from grobot.core.settings import get_settings
+from tests.core.test_named_providers import cli
 from tests.fakes.llm import EventCollector, use_fake_llm
 from tests.ui.webapp import free_port
 
 GOOD_KEY = "sk-good-key-1234"
-
-
-def cli(capsys, monkeypatch, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def dead_url() -> str:
