@@ -129,9 +129,10 @@ class LLMSetting(SQLModel, table=True):
     category: str = Field(max_length=16)
     provider: str = Field(max_length=32)
     base_url: str = Field(default="", max_length=500)
-    model: str = Field(max_length=200)
-    context_window: int = Field(default=8192)
-    temperature: float = Field(default=0.7)
+    # A bot's override may leave these NULL: inherited (global default, or the provider's default).
+    model: Optional[str] = Field(default=None, max_length=200)
+    context_window: Optional[int] = Field(default=None)
+    temperature: Optional[float] = Field(default=None)
     api_key_enc: Optional[str] = _text(nullable=True)
     fallback_model: Optional[str] = Field(default=None, max_length=200)
     supports_images: bool = Field(default=False)

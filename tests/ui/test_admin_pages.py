@@ -67,7 +67,13 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     page.locator("#llm-decision-base_url").fill("http://127.0.0.1:9/")
     page.locator("#llm-decision-context_window").fill("16384")
     page.locator("#llm-decision-api_key").fill(secret_key)
-    form.get_by_role("button", name="Save").click()
+    form.get_by_role("button", name="Save", exact=True).click()
+    # The key is checked with the (dead) server first: it cannot be, so the admin chooses to save anyway.
+    expect(form.get_by_test_id("llm-decision-unverified")).to_contain_text(
+        "Ollama at http://127.0.0.1:9 cannot be reached, so the API key could not be checked")
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="decision").source == "builtin"
+    form.get_by_role("button", name="Save anyway").click()
     expect(page.get_by_text("Decision model saved")).to_be_visible()
     expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("set")
     expect(page.locator("#llm-decision-api_key")).to_have_value("")
@@ -80,7 +86,7 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     # A bad value: the error shows next to its field, the typed values stay, nothing is stored.
     page.locator("#llm-decision-model").fill("llama3.1:8b")
     page.locator("#llm-decision-temperature").fill("5")
-    form.get_by_role("button", name="Save").click()
+    form.get_by_role("button", name="Save", exact=True).click()
     expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
@@ -108,6 +114,7 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
         stored = app_settings.get_values(("log_retention_days", "event_retention_days", "tool_timeout_seconds"), session=session)
     assert stored == {"log_retention_days": 45, "event_retention_days": 30, "tool_timeout_seconds": 30.0}
 
+    page.once("dialog", lambda dialog: dialog.accept())  # the fleet form has unsaved edits: discard them
     page.reload()
     expect(page.locator("#app-log_retention_days")).to_have_value("45", timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("#llm-decision-model")).to_have_value("qwen2.5:3b")
@@ -116,7 +123,8 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     form = page.get_by_role("form", name="Decision model")
     page.locator("#app-event_retention_days").fill("99")
     form.get_by_role("checkbox", name="Remove the stored key").click()
-    form.get_by_role("button", name="Save").click()
+    page.once("dialog", lambda dialog: dialog.accept())  # "Remove the stored API key of the decision model?"
+    form.get_by_role("button", name="Save", exact=True).click()
     expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("not set")
     expect(page.locator("#app-event_retention_days")).to_have_value("99")
     with session_scope(readonly=True) as session:
