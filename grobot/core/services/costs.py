@@ -176,6 +176,7 @@ def set_price(provider: str, model: str, input_per_million: Any, output_per_mill
     row = row or LLMPrice(provider=provider, model=model)
     row.input_per_million, row.output_per_million, row.updated_at = pin, pout, utcnow()
     session.add(row)
+    session.flush()
     clear_cache()
     logger.info("Price of %s/%s set: %s in, %s out per million tokens", provider, model, pin, pout)
     return Price(provider, model, pin, pout, source="admin")
@@ -188,6 +189,7 @@ def delete_price(provider: str, model: str, *, session: Session) -> None:
     if row is None:
         raise NotFoundError(f"no price set for {provider}/{model}")
     session.delete(row)
+    session.flush()
     clear_cache()
 
 
