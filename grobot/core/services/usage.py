@@ -32,6 +32,7 @@ class UsageRow:
     errors: int
     avg_latency_ms: float
     cost: float = 0.0  # estimated, in the admin's currency (calls without a known price count 0)
+    priced_calls: int = 0  # calls with a known price
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "cost": round(self.cost, 6)}
@@ -46,14 +47,15 @@ def _call_totals() -> tuple[Any, ...]:
         func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
         func.coalesce(func.avg(LLMCall.latency_ms), 0.0),
         func.coalesce(func.sum(LLMCall.cost), 0.0),
+        func.count(LLMCall.cost),
     )
 
 
 def _totals(row: Any) -> dict[str, Any]:
-    """The fields of :func:`_call_totals` from the last six columns of ``row``."""
-    calls, tokens_in, tokens_out, errors, latency, cost = row[-6:]
+    """The fields of :func:`_call_totals` from the last seven columns of ``row``."""
+    calls, tokens_in, tokens_out, errors, latency, cost, priced = row[-7:]
     return {"calls": int(calls), "tokens_in": int(tokens_in), "tokens_out": int(tokens_out), "errors": int(errors),
-            "avg_latency_ms": round(float(latency), 1), "cost": float(cost)}
+            "avg_latency_ms": round(float(latency), 1), "cost": float(cost), "priced_calls": int(priced)}
 
 
 def usage_by_bot(*, session: Session, days: int = 7) -> list[UsageRow]:
@@ -79,6 +81,7 @@ class RoleUsageRow:
     errors: int
     avg_latency_ms: float
     cost: float = 0.0
+    priced_calls: int = 0
 
 
 def usage_by_role(*, session: Session, days: int = 7) -> list[RoleUsageRow]:
