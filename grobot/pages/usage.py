@@ -63,6 +63,7 @@ class UsageView:
     users: list[dict[str, Any]] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    months: list[dict[str, Any]] = field(default_factory=list)
     currency: str = costs.DEFAULT_CURRENCY
 
 
@@ -129,6 +130,8 @@ def load_usage(days: int):
             sources=[{**_item(p, currency), "fill": fills.get(p.key, "var(--gray-9)")}
                      for p in usage_charts.by_source(session=session, days=days)],
             alerts=_alert_lines(usage.fleet_usage(session=session, limit=500), currency),
+            months=[{"name": m.month, "calls": count(m.calls), "tokens": count(m.tokens), "latency": "",
+                     "cost": costs.money(m.cost, currency)} for m in usage_charts.by_month(session=session, months=6)],
             currency=currency,
         )
 
@@ -148,6 +151,7 @@ class UsageState(AdminState):
     users: list[dict[str, Any]] = []
     sources: list[dict[str, Any]] = []
     alerts: list[str] = []
+    months: list[dict[str, Any]] = []
     currency: str = costs.DEFAULT_CURRENCY
     loaded: bool = False
 
@@ -159,7 +163,7 @@ class UsageState(AdminState):
         view: UsageView = await self._admin(load_usage(int(self.period)))
         self.by_bot, self.by_role, self.totals = view.by_bot, view.by_role, view.totals
         self.daily, self.models, self.bot_items, self.users = view.daily, view.models, view.bots, view.users
-        self.sources, self.alerts, self.currency = view.sources, view.alerts, view.currency
+        self.sources, self.alerts, self.currency, self.months = view.sources, view.alerts, view.currency, view.months
         self.loaded = True
 
     @rx.event
@@ -262,6 +266,8 @@ def usage_content() -> rx.Component:
              charts.source_chart(UsageState.sources),
              charts.breakdown_chart("LLM calls per bot", UsageState.bot_items, "chart-bots"),
              charts.breakdown_chart("LLM calls per Discord user", UsageState.users, "chart-users")),
+        rx.heading("Per month (UTC)", size="4", as_="h2", margin_top="0.5rem"),
+        charts.month_table(UsageState.months),
         rx.heading("Per model", size="4", as_="h2", margin_top="0.5rem"),
         charts.breakdown_table("Model", UsageState.models, "usage-by-model"),
         rx.heading("Per Discord user", size="4", as_="h2", margin_top="0.5rem"),

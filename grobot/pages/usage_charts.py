@@ -113,3 +113,26 @@ def breakdown_table(first: str, lines: rx.Var, testid: str) -> rx.Component:
         overflow_x="auto",
         width="100%",
     )
+
+
+def month_table(lines: rx.Var) -> rx.Component:
+    """Calls, tokens and cost of the fleet per UTC month (the last six), newest first."""
+    right = {"text_align": "right"}
+    return rx.table.root(
+        rx.table.header(rx.table.row(
+            rx.table.column_header_cell("Month"),
+            rx.table.column_header_cell("LLM calls", **right),
+            rx.table.column_header_cell("Tokens", **right),
+            rx.table.column_header_cell("Est. cost", **right),
+        )),
+        rx.table.body(rx.foreach(lines, lambda line: rx.table.row(
+            rx.table.row_header_cell(line["name"]),
+            rx.table.cell(line["calls"], **right),
+            rx.table.cell(line["tokens"], **right),
+            rx.table.cell(line["cost"], **right),
+        ))),
+        variant="surface",
+        size="1",
+        width="100%",
+        data_testid="usage-by-month",
+    )

@@ -25,7 +25,15 @@ def _call(provider: str, model: str, tokens_in: int, tokens_out: int, latency: f
                            tokens_out=tokens_out, ttft_ms=None, latency_ms=latency, error="")
 
 
-def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page) -> None:
+@pytest.fixture
+def euro():
+    """The currency of the other browser tests (they share the database) is EUR again afterwards."""
+    yield
+    with session_scope() as session:
+        costs.set_currency("EUR", session=session)
+
+
+def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> None:
     page = admin_page
     name = unique("Charted")
     bot_id = add_bot(name, monthly_cost_limit=0.2)
@@ -65,6 +73,8 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page) -> None:
     users = page.get_by_test_id("usage-by-user")
     expect(users.get_by_role("row").filter(has_text="alice_w").get_by_role("cell")).to_have_text(
         ["2", "1,100,000", "600 ms", "EUR 0.3700"])
+    months = page.get_by_test_id("usage-by-month").get_by_role("row")
+    expect(months.filter(has_text=now.strftime("%Y-%m"))).to_have_count(1)
     bots_row = page.get_by_test_id("usage-by-bot").get_by_role("row").filter(
         has=page.get_by_role("rowheader").get_by_text(name, exact=True))
     expect(bots_row.get_by_role("cell").last).to_have_text("EUR 0.3700")
