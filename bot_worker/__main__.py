@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = get_settings()
         set_application_name("grobot-worker")
-        configure_logging(level=settings.log_level)
+        # Records about one bot (``extra={"bot_id": N}``: its process, its Test Chat runs) go to its Logs tab too.
+        configure_logging(level=settings.log_level, to_database=True)
         supervisor = Supervisor(config=SupervisorConfig.from_env())
         return asyncio.run(supervisor.run())
     except GroBotError as exc:

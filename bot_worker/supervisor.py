@@ -400,7 +400,8 @@ class Supervisor:
             fleet.register_supervisor(self.supervisor_id, hostname=self.hostname, pid=os.getpid(), session=session)
         for bot_id, pid in orphans:
             if _is_bot_process(pid, bot_id):
-                logger.warning("Stopping bot %s process %s left by a previous supervisor", bot_id, pid)
+                logger.warning("Stopping bot %s process %s left by a previous supervisor", bot_id, pid,
+                               extra={"bot_id": bot_id})
                 _terminate(pid, grace=self.config.stop_grace_seconds)
 
     async def shutdown(self) -> None:
@@ -486,7 +487,7 @@ class Supervisor:
                     self._stop(slot, "restart")
                 elif self._heartbeat_stale(slot, row, now):
                     logger.warning("Bot %s: no heartbeat for %.0f s; replacing its process", bot_id,
-                                   fleet.heartbeat_age(row) or 0)
+                                   fleet.heartbeat_age(row) or 0, extra={"bot_id": bot_id})
                     self._stop(slot, "no heartbeat")
             if row is None and not slot.running:
                 del self.slots[bot_id]
@@ -569,7 +570,7 @@ class Supervisor:
         for slot in self.slots.values():
             if slot.running and not slot.stopping:
                 logger.error("Bot %s: leases not renewed for %.0f s; stopping it before another supervisor "
-                             "takes it over", slot.bot_id, silent)
+                             "takes it over", slot.bot_id, silent, extra={"bot_id": slot.bot_id})
                 self._stop(slot, "lease lost")
         self.held = set()
 
@@ -582,21 +583,22 @@ class Supervisor:
             await asyncio.to_thread(self._write, fleet.mark_starting, row.bot_id, supervisor_id=self.supervisor_id,
                                     pid=None, revision=row.gateway_revision)
         except Exception as exc:
-            logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__)
+            logger.warning("Bot %s: cannot write its status (%s); not starting it now", row.bot_id, type(exc).__name__,
+                           extra={"bot_id": row.bot_id})
             return
         proc = self.spawner.start(row.bot_id, self._bot_env(row.bot_id))
         slot.proc, slot.revision, slot.started_at = proc, row.gateway_revision, time.monotonic()
         slot.stopping, slot.stop_reason = False, ""
-        logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid)
+        logger.info("Bot %s (%s): started process %s", row.bot_id, row.name, proc.pid, extra={"bot_id": row.bot_id})
         try:
             await asyncio.to_thread(self._write, fleet.record_pid, row.bot_id, pid=proc.pid)
         except Exception as exc:
-            logger.warning("Bot %s: cannot write its pid (%s)", row.bot_id, type(exc).__name__)
+            logger.warning("Bot %s: cannot write its pid (%s)", row.bot_id, type(exc).__name__, extra={"bot_id": row.bot_id})
 
     def _stop(self, slot: Slot, reason: str) -> None:
         if slot.proc is None or slot.stopping:
             return
-        logger.info("Bot %s: stopping process %s (%s)", slot.bot_id, slot.proc.pid, reason)
+        logger.info("Bot %s: stopping process %s (%s)", slot.bot_id, slot.proc.pid, reason, extra={"bot_id": slot.bot_id})
         slot.stopping, slot.stop_reason = True, reason
         slot.kill_at = time.monotonic() + self.config.stop_grace_seconds
         try:
@@ -621,13 +623,16 @@ class Supervisor:
             code = proc.poll()
             if code is None:
                 if slot.stopping and now >= slot.kill_at:
-                    logger.warning("Bot %s: process %s ignored SIGTERM; killing it", slot.bot_id, proc.pid)
+                    logger.warning("Bot %s: process %s ignored SIGTERM; killing it", slot.bot_id, proc.pid,
+                                   extra={"bot_id": slot.bot_id})
                     proc.kill()
                 continue
             slot.proc = None
             ran_for = now - slot.started_at
             if slot.stopping:
                 reason, slot.stopping = slot.stop_reason, False
+                logger.info("Bot %s: process %s stopped (%s; %s)", slot.bot_id, proc.pid, reason, describe_exit(code),
+                            extra={"bot_id": slot.bot_id})
                 if reason in ("disabled", "no Discord token set"):
                     await self._safe_write(fleet.release_lease, self.supervisor_id, slot.bot_id,
                                            state=BotState.STOPPED.value, detail=reason)
@@ -638,7 +643,8 @@ class Supervisor:
                 self.wake()  # a restart starts the new process now
                 continue
             if code == EXIT_TOKEN_REJECTED:
-                logger.error("Bot %s: Discord rejected the token; not retrying until it changes", slot.bot_id)
+                logger.error("Bot %s: Discord rejected the token; not retrying until it changes", slot.bot_id,
+                             extra={"bot_id": slot.bot_id})
                 await self._safe_write(fleet.mark_error, slot.bot_id, fleet.TOKEN_REJECTED,
                                        rejected_revision=slot.revision, clear_pid=True,
                                        supervisor_id=self.supervisor_id)
@@ -646,11 +652,13 @@ class Supervisor:
             if code == EXIT_INTENTS:
                 slot.backoff = max(self.config.intent_retry_seconds, slot.backoff or 0)
                 slot.next_start = now + slot.backoff
-                logger.error("Bot %s: a privileged intent is not enabled; retrying in %.0f s", slot.bot_id, slot.backoff)
+                logger.error("Bot %s: a privileged intent is not enabled; retrying in %.0f s", slot.bot_id, slot.backoff,
+                             extra={"bot_id": slot.bot_id})
                 continue
             if code == EXIT_REPLACED:
                 # Fenced: the lease lapsed or another process holds the bot; the lease decides what next.
-                logger.warning("Bot %s: the process stopped itself (lease lost or replaced)", slot.bot_id)
+                logger.warning("Bot %s: the process stopped itself (lease lost or replaced)", slot.bot_id,
+                               extra={"bot_id": slot.bot_id})
                 slot.next_start = now + self.config.backoff_initial
                 continue
             slot.backoff = next_backoff(slot.backoff, ran_for=ran_for, config=self.config)
@@ -659,7 +667,7 @@ class Supervisor:
             if not unreachable:
                 slot.failures += 1
             error = UNREACHABLE_ERROR if unreachable else describe_exit(code)
-            logger.error("Bot %s: %s; restarting in %.0f s", slot.bot_id, error, slot.backoff)
+            logger.error("Bot %s: %s; restarting in %.0f s", slot.bot_id, error, slot.backoff, extra={"bot_id": slot.bot_id})
             await self._safe_write(fleet.record_crash, slot.bot_id, error, retry_in=slot.backoff,
                                    supervisor_id=self.supervisor_id, crashed=not unreachable)
             if slot.backoff <= self.config.poll_seconds:
@@ -751,7 +759,7 @@ class Supervisor:
             await self._safe_write(test_chat.fail, message_id, error)
             raise
         except Exception as exc:
-            logger.exception("Test Chat job %s failed", message_id)
+            logger.exception("Test Chat job %s failed", message_id, extra={"bot_id": bot_id})
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
         if error:
             await self._safe_write(test_chat.fail, message_id, error)

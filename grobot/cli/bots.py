@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     for field in bots.LIMIT_FIELDS:
         set_.add_argument("--" + field.replace("_", "-"), dest=field, metavar="N|default|unlimited",
                           help=f"daily limit (UTC day); 'default': the global setting {field}")
+    for field in bots.BUDGET_FIELDS:
+        set_.add_argument("--" + field.replace("_", "-"), dest=field, metavar="N|default|unlimited",
+                          help=f"budget ({field.split('_')[0]}, UTC); 'default': the global setting {field}")
     set_.set_defaults(func=_set)
 
     for name, enabled in (("enable", True), ("disable", False)):
@@ -126,7 +129,8 @@ def _show(args: argparse.Namespace) -> int:
 
 def _set(args: argparse.Namespace) -> int:
     changes: dict[str, str | None] = dict(parse_assignments(args.assignments))
-    changes.update({f: getattr(args, f) for f in bots.LIMIT_FIELDS if getattr(args, f, None) is not None})
+    changes.update({f: getattr(args, f) for f in bots.LIMIT_FIELDS + bots.BUDGET_FIELDS
+                    if getattr(args, f, None) is not None})
     if args.token_stdin and args.clear_token:
         raise ValidationError("--token-stdin and --clear-token exclude each other")
     token = read_secret_from_stdin("Discord bot token") if args.token_stdin else None

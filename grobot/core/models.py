@@ -112,6 +112,11 @@ class Bot(SQLModel, table=True):
     daily_token_limit: Optional[int] = None
     daily_call_limit: Optional[int] = None
     user_daily_message_limit: Optional[int] = None
+    # Budgets beside them (NULL: the global default; 0: none): cost per UTC day, and per UTC month.
+    daily_cost_limit: Optional[float] = None
+    monthly_token_limit: Optional[int] = None
+    monthly_call_limit: Optional[int] = None
+    monthly_cost_limit: Optional[float] = None
     # The Archivist's notes wait for an admin (suggestions to accept or dismiss) instead of being saved at once.
     notes_need_approval: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow)
@@ -308,6 +313,7 @@ class LLMCall(SQLModel, table=True):
     ttft_ms: Optional[float] = None
     latency_ms: float = Field(default=0.0)
     error: str = _text()
+    cost: Optional[float] = None  # estimated, in the admin's currency; NULL: no price known
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -324,6 +330,7 @@ class UsageDaily(SQLModel, table=True):
     tokens_in: int = Field(default=0)
     tokens_out: int = Field(default=0)
     errors: int = Field(default=0)
+    cost: float = Field(default=0.0, sa_column_kwargs={"server_default": "0"})
 
 
 class UserUsageDaily(SQLModel, table=True):
@@ -337,6 +344,35 @@ class UserUsageDaily(SQLModel, table=True):
     day: str = Field(primary_key=True, max_length=10)  # YYYY-MM-DD
     discord_user_id: str = Field(primary_key=True, max_length=32)
     messages: int = Field(default=0)
+
+
+class LLMPrice(SQLModel, table=True):
+    """The admin's price of a model, per million tokens in and out, in the admin's currency."""
+
+    __tablename__ = "llm_price"
+    __table_args__ = (UniqueConstraint("provider", "model", name="uq_llm_price_provider_model"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=32)
+    model: str = Field(max_length=200)
+    input_per_million: float = Field(default=0.0)
+    output_per_million: float = Field(default=0.0)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BudgetAlert(SQLModel, table=True):
+    """A budget of a bot that reached 80 % in one period (a day or a month): alerted once."""
+
+    __tablename__ = "budget_alert"
+
+    bot_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    budget: str = Field(primary_key=True, max_length=32)
+    period: str = Field(primary_key=True, max_length=10)  # YYYY-MM-DD or YYYY-MM
+    used: float = Field(default=0.0)
+    budget_limit: float = Field(default=0.0)
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class LogEntry(SQLModel, table=True):

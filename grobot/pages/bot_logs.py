@@ -1,5 +1,6 @@
-"""The Logs tab (admins): the bot's log entries, newest first, filtered by level and text,
-with a live tail and "load more" (every query is limited in SQL)."""
+"""The Logs tab (admins): the bot's log entries, newest first, filtered by level, text and dates
+(whole days in the browser's time zone), a page at a time, with a live tail on the first page
+and a download of the filtered entries (every query is limited in SQL)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from datetime import timezone
 
 import reflex as rx
 from sqlmodel import Session
@@ -14,11 +16,11 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import LOGS
 from grobot.components.empty_state import empty_state
-from grobot.components.formatting import counted
 from grobot.components.forms import switch_label
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
-from grobot.core.services import log_entries
+from grobot.core.services import costs, log_entries, usage_limits
+from grobot.core.services.budgets import alerts_of
 from grobot.core.services.users import NotSignedIn
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
@@ -26,16 +28,17 @@ from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 100
-MAX_SHOWN = 1000
 TAIL_MS = 3000
 TAIL_STALE_SECONDS = 30.0
 LEVEL_CHOICES = ["ALL", "DEBUG", "INFO", "WARNING", "ERROR"]
 LEVEL_COLORS = {"DEBUG": "gray", "INFO": "blue", "WARNING": "amber", "ERROR": "red", "CRITICAL": "crimson"}
+WIDE_ONLY = rx.breakpoints(initial="none", md="table-cell")  # the logger column: not on a phone
+ZONE_SCRIPT = "Intl.DateTimeFormat().resolvedOptions().timeZone || ''"
 
 
 @dataclass
 class LogRow:
-    """One log entry as the table shows it."""
+    """One log entry as the table shows it (``time``: ISO 8601 in UTC, shown in the browser's zone)."""
 
     id: int
     time: str
@@ -44,15 +47,70 @@ class LogRow:
     message: str
 
 
-def load_logs(token: str, bot_id: int, level: str, search: str, limit: int) -> tuple[list[LogRow], bool]:
-    """The newest ``limit`` matching entries and whether there are more (blocking; admins only)."""
+@dataclass(frozen=True)
+class LogQuery:
+    """The filters of the tab: level, text, days (``YYYY-MM-DD`` in ``zone``) and the page (0: newest)."""
+
+    level: str = "ALL"
+    search: str = ""
+    first_day: str = ""
+    last_day: str = ""
+    zone: str = ""
+    page: int = 0
+
+    def read(self, session: Session, bot_id: int, limit: int, *, offset: int | None = None,
+             max_limit: int = log_entries.MAX_LIMIT) -> list[log_entries.LogLine]:
+        since, until = log_entries.day_range(self.first_day, self.last_day, self.zone)
+        return log_entries.recent_logs(session=session, bot_id=bot_id, min_level=self.level, search=self.search,
+                                       limit=limit, since=since, until=until,
+                                       offset=self.page * PAGE_SIZE if offset is None else offset,
+                                       max_limit=max_limit)
+
+
+def _iso(line: log_entries.LogLine) -> str:
+    moment = line.created_at
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).isoformat()
+
+
+def load_logs(token: str, bot_id: int, level: str, search: str, limit: int,
+              query: LogQuery | None = None) -> tuple[list[LogRow], bool]:
+    """A page of ``limit`` matching entries and whether there are older ones (blocking; admins only)."""
+    query = query or LogQuery(level=level, search=search)
 
     def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[LogRow], bool]:
-        lines = log_entries.recent_logs(session=session, bot_id=bot.id or 0, min_level=level, search=search,
-                                        limit=limit + 1)
-        rows = [LogRow(id=line.id, time=line.created_at.strftime("%Y-%m-%d %H:%M:%S"), level=line.level,
-                       logger=line.logger, message=line.message) for line in lines[:limit]]
+        lines = query.read(session, bot.id or 0, limit + 1)
+        rows = [LogRow(id=line.id, time=_iso(line), level=line.level, logger=line.logger, message=line.message)
+                for line in lines[:limit]]
         return rows, len(lines) > limit
+
+    return run_for_bot(token, bot_id, work, admin=True)
+
+
+def export_logs(token: str, bot_id: int, query: LogQuery, fmt: str) -> tuple[str, int]:
+    """The filtered entries (every page, at most ``MAX_EXPORT``) as CSV or JSON Lines, and their count."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[str, int]:
+        lines = query.read(session, bot.id or 0, log_entries.MAX_EXPORT, offset=0, max_limit=log_entries.MAX_EXPORT)
+        return log_entries.export(lines, fmt=fmt, zone=query.zone), len(lines)
+
+    return run_for_bot(token, bot_id, work, admin=True)
+
+
+def budget_alerts(token: str, bot_id: int) -> list[str]:
+    """The bot's budgets at 80 % or more, as banner lines (blocking; admins only)."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> list[str]:
+        state = usage_limits.read_state(session=session, bot=bot)
+        currency = costs.get_currency(session=session)
+        lines = []
+        for alert in alerts_of(state):
+            used, limit = alert["used"], alert["limit"]
+            amounts = (f"{costs.money(used, currency)} of {costs.money(limit, currency)}" if "cost" in alert["budget"]
+                       else f"{used:,.0f} of {limit:,.0f}")
+            state_text = "reached: no LLM calls until it resets" if alert["reached"] else "used"
+            lines.append(f"{alert['percent']:.0f} % of the {alert['label']} budget {state_text} ({amounts}, "
+                         f"{alert['period']})")
+        return lines
 
     return run_for_bot(token, bot_id, work, admin=True)
 
@@ -63,11 +121,17 @@ class LogsState(BotPageState):
     rows: list[LogRow] = []
     level: str = "ALL"
     search: str = ""
-    limit: int = PAGE_SIZE
+    first_day: str = ""
+    last_day: str = ""
+    zone: str = ""
+    page: int = 0
     has_more: bool = False
     live: bool = True
     logs_loaded: bool = False
     logs_error: str = ""
+    alerts: list[str] = []
+    filters_version: int = 0
+    _filters_bot: int = 0
     _tail_started: float = 0.0
 
     @rx.var
@@ -76,12 +140,34 @@ class LogsState(BotPageState):
 
     @rx.var
     def filtered(self) -> bool:
-        return self.level != "ALL" or self.search != ""
+        return self.level != "ALL" or self.search != "" or self.first_day != "" or self.last_day != ""
+
+    @rx.var
+    def search_key(self) -> str:
+        """Changes with the bot and with "Clear filters": the search box starts empty again."""
+        return f"logs-search-{self.current_bot_id}-{self.filters_version}"
+
+    @rx.var
+    def zone_label(self) -> str:
+        return self.zone or "browser time"
+
+    @rx.var
+    def page_label(self) -> str:
+        first = self.page * PAGE_SIZE + 1
+        return f"Entries {first:,}-{first + len(self.rows) - 1:,}, newest first" if self.rows else ""
+
+    def _query(self) -> LogQuery:
+        return LogQuery(level=self.level, search=self.search, first_day=self.first_day, last_day=self.last_day,
+                        zone=self.zone, page=self.page)
+
+    def _reset_filters(self) -> None:
+        self.level, self.search, self.first_day, self.last_day, self.page = "ALL", "", "", "", 0
+        self.filters_version += 1
 
     async def _reload(self):
         try:
             self.rows, self.has_more = await asyncio.to_thread(
-                load_logs, self.session_token, self.current_bot_id, self.level, self.search, self.limit)
+                load_logs, self.session_token, self.current_bot_id, self.level, self.search, PAGE_SIZE, self._query())
         except NotSignedIn:
             self._forget_session()
             return sign_out_script()
@@ -94,34 +180,87 @@ class LogsState(BotPageState):
 
     @rx.event
     async def load(self):
-        """On load: the newest entries with the current filter."""
+        """On load: the newest entries; another bot than the last one starts without filters."""
         self.logs_loaded = False
-        self.limit = PAGE_SIZE
+        if self._filters_bot != self.current_bot_id:
+            self._reset_filters()
+            self._filters_bot = self.current_bot_id
+        self.page = 0
         if not self.bot_ready:
             return None
-        return await self._reload()
+        try:
+            self.alerts = await asyncio.to_thread(budget_alerts, self.session_token, self.current_bot_id)
+        except Exception as exc:
+            logger.debug("Budget alerts unavailable: %s", type(exc).__name__)
+            self.alerts = []
+        signed_out = await self._reload()
+        return signed_out or rx.call_script(ZONE_SCRIPT, callback=LogsState.set_zone)
+
+    @rx.event
+    async def set_zone(self, zone: str):
+        """The browser's time zone (IANA name): the date filter's days and the download's times."""
+        zone = str(zone or "")[:64]
+        if zone == self.zone:
+            return None
+        self.zone = zone
+        return await self._reload() if self.first_day or self.last_day else None
 
     @rx.event
     async def set_level(self, level: str):
         self.level = level if level in LEVEL_CHOICES else "ALL"
-        self.limit = PAGE_SIZE
+        self.page = 0
         return await self._reload()
 
     @rx.event
     async def apply_search(self, form_data: dict[str, str]):
         self.search = (form_data.get("search") or "").strip()[: log_entries.MAX_SEARCH_CHARS]
-        self.limit = PAGE_SIZE
+        self.page = 0
+        return await self._reload()
+
+    @rx.event
+    async def set_first_day(self, value: str):
+        self.first_day, self.page = str(value or "")[:10], 0
+        return await self._reload()
+
+    @rx.event
+    async def set_last_day(self, value: str):
+        self.last_day, self.page = str(value or "")[:10], 0
         return await self._reload()
 
     @rx.event
     async def clear_filters(self):
-        self.level, self.search, self.limit = "ALL", "", PAGE_SIZE
+        self._reset_filters()
         return await self._reload()
 
     @rx.event
-    async def load_more(self):
-        self.limit = min(self.limit + PAGE_SIZE, MAX_SHOWN)
-        return await self._reload()
+    async def older(self):
+        if self.has_more:
+            self.page += 1
+            return await self._reload()
+        return None
+
+    @rx.event
+    async def newer(self):
+        if self.page > 0:
+            self.page -= 1
+            return await self._reload()
+        return None
+
+    @rx.event
+    async def download(self, fmt: str):
+        """The filtered entries (all pages) as a CSV or JSON Lines file."""
+        fmt = "jsonl" if fmt == "jsonl" else "csv"
+        try:
+            data, _count = await asyncio.to_thread(export_logs, self.session_token, self.current_bot_id,
+                                                   self._query(), fmt)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.logs_error = user_message(exc)
+            return None
+        mime = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        return rx.download(data=data, filename=f"bot-{self.current_bot_id}-logs.{fmt}", mime_type=mime)
 
     @rx.event
     def set_live(self, live: bool) -> None:
@@ -129,15 +268,16 @@ class LogsState(BotPageState):
 
     @rx.event(background=True)
     async def tail(self, _tick: str = ""):
-        """Live tail: reload the newest entries on every timer tick while "Live" is on."""
+        """Live tail: reload the first page on every timer tick while "Live" is on."""
         async with self:
-            if not (self.live and self.logs_loaded and self.bot_ready and self.is_admin):
+            if not (self.live and self.logs_loaded and self.bot_ready and self.is_admin and self.page == 0):
                 return
             now = time.monotonic()
             if self._tail_started and now - self._tail_started < TAIL_STALE_SECONDS:
                 return
             self._tail_started = now
-            args = (self.session_token, self.current_bot_id, self.level, self.search, self.limit)
+            query = self._query()
+            args = (self.session_token, self.current_bot_id, self.level, self.search, PAGE_SIZE, query)
         try:
             rows, more = await asyncio.to_thread(load_logs, *args)
         except Exception as exc:
@@ -145,7 +285,7 @@ class LogsState(BotPageState):
             rows, more = None, False
         async with self:
             self._tail_started = 0.0
-            if rows is not None and args[1:] == (self.current_bot_id, self.level, self.search, self.limit):
+            if rows is not None and (self.current_bot_id, self._query()) == (args[1], query):
                 if not self.rows or not rows or rows[0].id != self.rows[0].id:
                     self.rows, self.has_more = rows, more
 
@@ -160,14 +300,25 @@ def level_badge(level: rx.Var[str]) -> rx.Component:
 
 def log_row(row: LogRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(row.time, size="1", color=rx.color("gray", 11), white_space="nowrap",
-                              font_family="var(--code-font-family)")),
+        rx.table.cell(rx.moment(row.time, format="YYYY-MM-DD HH:mm:ss Z", title=row.time, size="1",
+                                color=rx.color("gray", 11), white_space="nowrap",
+                                font_family="var(--code-font-family)", font_size="var(--font-size-1)"),
+                      data_testid="log-time"),
         rx.table.cell(level_badge(row.level)),
         rx.table.cell(rx.text(row.logger, size="1", color=rx.color("gray", 11), truncate=True, max_width="14rem",
-                              title=row.logger)),
+                              title=row.logger), display=WIDE_ONLY),
         rx.table.cell(safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
                               font_family="var(--code-font-family)")),
         data_level=row.level,
+    )
+
+
+def date_input(label: str, value: rx.Var, on_change: rx.EventHandler) -> rx.Component:
+    return rx.hstack(
+        rx.text(label, size="2", color=rx.color("gray", 11)),
+        rx.input(type="date", value=value, on_change=on_change, aria_label=label + " date", width="9.5rem"),
+        align="center",
+        spacing="2",
     )
 
 
@@ -187,16 +338,26 @@ def toolbar() -> rx.Component:
         rx.form(
             rx.hstack(
                 rx.input(rx.input.slot(rx.icon("search", size=14)), name="search", placeholder="Search messages…",
-                         default_value=LogsState.search, aria_label="Search", width="18rem"),
+                         default_value=LogsState.search, aria_label="Search", width="16rem",
+                         key=LogsState.search_key),
                 rx.button("Search", type="submit", variant="soft"),
                 spacing="2",
             ),
             on_submit=LogsState.apply_search,
             width="auto",
         ),
+        date_input("From", LogsState.first_day, LogsState.set_first_day),
+        date_input("To", LogsState.last_day, LogsState.set_last_day),
         rx.cond(LogsState.filtered, rx.button("Clear filters", variant="ghost", color_scheme="gray",
                                               on_click=LogsState.clear_filters)),
         rx.spacer(),
+        rx.menu.root(
+            rx.menu.trigger(rx.button(rx.icon("download", size=14), "Download", variant="soft", color_scheme="gray")),
+            rx.menu.content(
+                rx.menu.item("CSV", on_click=LogsState.download("csv")),
+                rx.menu.item("JSON Lines", on_click=LogsState.download("jsonl")),
+            ),
+        ),
         switch_label(
             rx.moment(interval=TAIL_MS, format="HH:mm:ss", on_change=LogsState.tail, display="none"),
             rx.switch(checked=LogsState.live, on_change=LogsState.set_live, aria_label="Live tail"),
@@ -209,28 +370,41 @@ def toolbar() -> rx.Component:
     )
 
 
+def pager() -> rx.Component:
+    return rx.hstack(
+        rx.text(LogsState.page_label, size="1", color=rx.color("gray", 10), data_testid="logs-page"),
+        rx.hstack(
+            rx.button(rx.icon("chevron-left", size=14), "Newer", variant="soft", size="1",
+                      disabled=LogsState.page == 0, on_click=LogsState.newer),
+            rx.button("Older", rx.icon("chevron-right", size=14), variant="soft", size="1",
+                      disabled=~LogsState.has_more, on_click=LogsState.older),
+            spacing="2",
+        ),
+        justify="between",
+        align="center",
+        width="100%",
+    )
+
+
 def logs_table() -> rx.Component:
     return rx.vstack(
-        rx.table.root(
-            rx.table.header(rx.table.row(
-                rx.table.column_header_cell("Time", width="11rem"),
-                rx.table.column_header_cell("Level", width="6rem"),
-                rx.table.column_header_cell("Logger", width="14rem"),
-                rx.table.column_header_cell("Message"),
-            )),
-            rx.table.body(rx.foreach(LogsState.rows, log_row)),
-            variant="surface",
-            size="1",
+        rx.box(
+            rx.table.root(
+                rx.table.header(rx.table.row(
+                    rx.table.column_header_cell("Time (" + LogsState.zone_label + ")", width="13rem"),
+                    rx.table.column_header_cell("Level", width="6rem"),
+                    rx.table.column_header_cell("Logger", width="14rem", display=WIDE_ONLY),
+                    rx.table.column_header_cell("Message"),
+                )),
+                rx.table.body(rx.foreach(LogsState.rows, log_row)),
+                variant="surface",
+                size="1",
+                width="100%",
+            ),
+            overflow_x="auto",
             width="100%",
         ),
-        rx.hstack(
-            rx.text(counted(LogsState.shown_count, "entry", "entries") + " shown, newest first", size="1", color=rx.color("gray", 10)),
-            rx.cond(LogsState.has_more & (LogsState.limit < MAX_SHOWN),
-                    rx.button("Load older entries", variant="soft", size="1", on_click=LogsState.load_more)),
-            justify="between",
-            align="center",
-            width="100%",
-        ),
+        pager(),
         spacing="3",
         width="100%",
     )
@@ -239,15 +413,33 @@ def logs_table() -> rx.Component:
 def no_logs() -> rx.Component:
     return rx.cond(
         LogsState.filtered,
-        empty_state("search-x", "No entries match", "Try another level or search text, or clear the filters."),
+        empty_state("search-x", "No entries match", "Try another level, search text or dates, or clear the filters."),
         empty_state("scroll-text", "No log entries yet",
                     "The bot writes its log here once the bot worker runs it. Enable the bot and start the worker "
                     "(python -m grobot worker)."),
     )
 
 
+def alerts_banner() -> rx.Component:
+    return rx.cond(
+        LogsState.alerts.length() > 0,
+        rx.callout.root(
+            rx.callout.icon(rx.icon("gauge")),
+            rx.vstack(
+                rx.text("Budget alert", weight="bold"),
+                rx.foreach(LogsState.alerts, lambda line: rx.text(line, size="2")),
+                spacing="1",
+            ),
+            color_scheme="amber",
+            width="100%",
+            data_testid="budget-alert",
+        ),
+    )
+
+
 def logs_tab() -> rx.Component:
     return rx.vstack(
+        alerts_banner(),
         toolbar(),
         rx.cond(LogsState.logs_error != "",
                 rx.callout(LogsState.logs_error, icon="triangle-alert", color_scheme="red", width="100%")),

@@ -15,7 +15,7 @@ TABLES = {
     "bot", "llm_setting", "bot_status", "supervisor", "mcp_server", "bot_mcp_server", "conversation",
     "message", "agent_event", "llm_call", "usage_daily", "log_entry", "user_profile", "user_note",
     "bot_file", "setting", "app_user", "app_user_bot", "user_usage_daily", "council", "council_advisor",
-    "deliberation",
+    "deliberation", "llm_price", "budget_alert",
 }
 
 

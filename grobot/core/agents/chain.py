@@ -164,6 +164,7 @@ async def run_chain(
         run_id = recorder.run_id
         if event.kind is EventKind.ERROR:
             return ChainResult(replied=True, run_id=run_id, error=event.data.get("message"), llm_calls=len(run.records), timings=timings)
+        _log_answered(msg, run_id, total, len(run.records), usage)
         archivist.schedule(bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            answer=final_text, decision_llm=loaded.llms["decision"],
@@ -177,10 +178,20 @@ async def run_chain(
         raise
     except Exception as exc:
         if not isinstance(exc, GroBotError):
-            logger.exception("The chain failed for bot %s", msg.bot_id)
+            logger.exception("The chain failed for bot %s", msg.bot_id, extra={"bot_id": msg.bot_id})
         else:
-            logger.warning("The chain failed for bot %s: %s", msg.bot_id, _one_line(exc))
+            logger.warning("The chain failed for bot %s: %s", msg.bot_id, _one_line(exc), extra={"bot_id": msg.bot_id})
         return await _fail(recorder, run, _one_line(exc), started)
+
+
+def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, calls: int, usage: Any) -> None:
+    """One INFO line in the bot's log per answered message: where, from whom, how long, how many tokens
+    (never what was said)."""
+    where = "Test Chat" if msg.platform == "test_chat" else (
+        "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
+    logger.info("Answered a message (%s, user %s, run %s) in %.0f ms: %d LLM call(s), %d tokens in, %d out",
+                where, msg.author_id or "?", run_id if run_id is not None else "-", seconds * 1000, calls,
+                usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
 
 
 async def wait_for_background(timeout: float = 30.0) -> None:

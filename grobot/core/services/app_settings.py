@@ -24,6 +24,13 @@ DEFAULTS: dict[str, Any] = {
     "daily_token_limit": 0,
     "daily_call_limit": 0,
     "user_daily_message_limit": 0,
+    # Budgets of every bot without its own (0: none): cost per UTC day, tokens, calls and cost per UTC month.
+    "daily_cost_limit": 0.0,
+    "monthly_token_limit": 0,
+    "monthly_call_limit": 0,
+    "monthly_cost_limit": 0.0,
+    # The currency of prices and estimated costs (ISO 4217 code).
+    "currency": "EUR",
     # Long-term memories kept per bot: the oldest go beyond it (0: no cap).
     "memory_max_per_bot": 10000,
     # Embedded llama.cpp servers (applied when a server starts): threads (0: every core), requests at once.
@@ -33,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
 
 # Settings where "" or "unlimited" means 0 (no limit).
 LIMIT_KEYS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
+BUDGET_KEYS = ("daily_cost_limit", "monthly_token_limit", "monthly_call_limit", "monthly_cost_limit")
 
 # The range each setting accepts (inclusive).
 LIMITS: dict[str, tuple[float, float]] = {
@@ -44,6 +52,10 @@ LIMITS: dict[str, tuple[float, float]] = {
     "daily_token_limit": (0, 10**12),
     "daily_call_limit": (0, 10**9),
     "user_daily_message_limit": (0, 10**9),
+    "daily_cost_limit": (0.0, 10**9),
+    "monthly_token_limit": (0, 10**13),
+    "monthly_call_limit": (0, 10**10),
+    "monthly_cost_limit": (0.0, 10**9),
     "memory_max_per_bot": (0, 10**7),
     "llamacpp_threads": (0, 256),
     "llamacpp_parallel": (1, 64),
@@ -55,9 +67,11 @@ def check_value(key: str, value: Any) -> Any:
     if key not in DEFAULTS:
         raise ValidationError(f"unknown setting {key!r}; known: {', '.join(sorted(DEFAULTS))}")
     kind = type(DEFAULTS[key])
+    if kind is str:
+        return _text_value(key, value)
     if isinstance(value, str):
         value = value.strip()
-        if key in LIMIT_KEYS and value.lower() in ("", "unlimited"):
+        if key in LIMIT_KEYS + BUDGET_KEYS and value.lower() in ("", "unlimited"):
             value = 0
     try:
         if isinstance(value, bool) or value == "":
@@ -72,6 +86,14 @@ def check_value(key: str, value: Any) -> Any:
     if not low <= typed <= high:
         raise ValidationError(f"{key}: must be between {_number(low)} and {_number(high)}")
     return typed
+
+
+def _text_value(key: str, value: Any) -> str:
+    """A text setting (so far only the currency: a three-letter code)."""
+    text = str(value or "").strip().upper()
+    if key == "currency" and not (len(text) == 3 and text.isascii() and text.isalpha()):
+        raise ValidationError("currency: expected a three-letter code such as EUR, USD or GBP")
+    return text
 
 
 def _number(value: float) -> str:

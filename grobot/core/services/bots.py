@@ -29,6 +29,8 @@ TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-
 GATEWAY_FIELDS = {"message_content_intent", "members_intent"}
 # Per-bot daily limits (NULL: the global default of the same name in ``setting``).
 LIMIT_FIELDS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
+# Per-bot budgets beside them (NULL: the global default; 0: none); costs in the admin's currency.
+BUDGET_FIELDS = ("daily_cost_limit", "monthly_token_limit", "monthly_call_limit", "monthly_cost_limit")
 
 
 def validate_token(token: str) -> str:
@@ -75,6 +77,10 @@ class BotFields(BaseModel):
     daily_token_limit: Optional[int] = Field(default=None, ge=0, le=10**12)
     daily_call_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
     user_daily_message_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
+    daily_cost_limit: Optional[float] = Field(default=None, ge=0, le=10**9)
+    monthly_token_limit: Optional[int] = Field(default=None, ge=0, le=10**13)
+    monthly_call_limit: Optional[int] = Field(default=None, ge=0, le=10**10)
+    monthly_cost_limit: Optional[float] = Field(default=None, ge=0, le=10**9)
     # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
     notes_need_approval: Optional[bool] = None
 
@@ -98,7 +104,7 @@ class BotFields(BaseModel):
             return [str(item) for item in value]
         return value
 
-    @field_validator(*LIMIT_FIELDS, mode="before")
+    @field_validator(*LIMIT_FIELDS, *BUDGET_FIELDS, mode="before")
     @classmethod
     def _limit(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -1,4 +1,4 @@
-"""Accounting: one ``llm_call`` row per LLM call (role, model, tokens, timings, error).
+"""Accounting: one ``llm_call`` row per LLM call (role, model, tokens, timings, error, estimated cost).
 
 The bot's ``usage_daily`` counters are bumped in the same transaction (the usage limits read them).
 """
@@ -13,6 +13,7 @@ from sqlalchemy import insert
 from sqlmodel import Session
 
 from grobot.core.models import LLMCall, utcnow
+from grobot.core.services.costs import estimate
 from grobot.core.services.usage_accounting import add_llm_usage
 
 logger = logging.getLogger(__name__)
@@ -23,15 +24,17 @@ _TABLE = LLMCall.__table__  # type: ignore[attr-defined]
 def insert_calls(*, session: Session, bot_id: int | None, run_id: int | None, records: list[Any],
                  now: datetime | None = None) -> None:
     """Store call records (objects with role, provider, model, tokens_in/out, ttft_ms, latency_ms, error) in one
-    INSERT, and add them to the bot's daily usage (one upsert) in the same transaction."""
+    INSERT, each with its estimated cost, and add them to the bot's daily usage (one upsert) in the same transaction."""
     if not records:
         return
     now = now or utcnow()
     rows = [_values(bot_id, run_id, r, now) for r in records]
+    estimate(rows, session=session)
     session.connection().execute(insert(_TABLE), rows)
     if bot_id is not None:
         add_llm_usage(session=session, bot_id=bot_id, calls=len(rows), tokens_in=sum(r["tokens_in"] for r in rows),
-                      tokens_out=sum(r["tokens_out"] for r in rows), errors=sum(1 for r in rows if r["error"]), now=now)
+                      tokens_out=sum(r["tokens_out"] for r in rows), errors=sum(1 for r in rows if r["error"]),
+                      cost=sum(r["cost"] or 0.0 for r in rows), now=now)
 
 
 def _values(bot_id: int | None, run_id: int | None, r: Any, now: datetime) -> dict[str, Any]:

@@ -1,10 +1,14 @@
-"""Reading a bot's log entries (newest first, filtered and limited in SQL)."""
+"""Reading a bot's log entries (newest first, filtered, paged and limited in SQL), and their export."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlmodel import Session, col, select
 
@@ -17,6 +21,8 @@ logger = logging.getLogger(__name__)
 LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MAX_LIMIT = 1000
 MAX_SEARCH_CHARS = 200
+MAX_OFFSET = 100_000
+MAX_EXPORT = 10_000
 
 
 @dataclass(frozen=True)
@@ -40,14 +46,45 @@ def levels_from(min_level: str) -> tuple[str, ...]:
     return LEVELS[LEVELS.index(level):]
 
 
+def zone_of(name: str) -> ZoneInfo | timezone:
+    """The time zone named ``name`` (IANA, as browsers report it); UTC when empty or unknown."""
+    try:
+        return ZoneInfo(name) if name else timezone.utc
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def day_range(first: str, last: str, zone: str = "") -> tuple[datetime | None, datetime | None]:
+    """``first`` to ``last`` (``YYYY-MM-DD``, either may be empty), whole days in ``zone``, as UTC bounds
+    ``[since, until)``."""
+    tz = zone_of(zone)
+
+    def start_of(text: str) -> datetime:
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+        return datetime.combine(day, time.min, tzinfo=tz).astimezone(timezone.utc)
+
+    since = start_of(first) if first else None
+    until = start_of(last) + timedelta(days=1) if last else None
+    if since is not None and until is not None and until <= since:
+        raise ValidationError("the date range ends before it starts")
+    return since, until
+
+
 def recent_logs(
     *, session: Session, bot_id: int, min_level: str = "ALL", search: str = "", limit: int = 100,
-    before_id: int | None = None,
+    before_id: int | None = None, since: datetime | None = None, until: datetime | None = None, offset: int = 0,
+    max_limit: int = MAX_LIMIT,
 ) -> list[LogLine]:
     """The bot's newest ``limit`` entries at ``min_level`` or above whose message or logger
-    contains ``search`` (case-insensitive), older than ``before_id`` when given."""
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}")
+    contains ``search`` (case-insensitive), older than ``before_id`` when given, written in
+    ``[since, until)`` when given, skipping the ``offset`` newest (a page)."""
+    if not 1 <= limit <= max_limit:
+        raise ValidationError(f"limit must be between 1 and {max_limit}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise ValidationError(f"a page starts at most {MAX_OFFSET:,} entries back; narrow the dates instead")
     search = (search or "").strip()
     if len(search) > MAX_SEARCH_CHARS:
         raise ValidationError(f"the search text is at most {MAX_SEARCH_CHARS} characters")
@@ -62,5 +99,32 @@ def recent_logs(
         stmt = stmt.where(col(LogEntry.message).ilike(pattern, escape="\\") | col(LogEntry.logger).ilike(pattern, escape="\\"))
     if before_id is not None:
         stmt = stmt.where(col(LogEntry.id) < before_id)
-    stmt = stmt.order_by(col(LogEntry.id).desc()).limit(limit)
+    if since is not None:
+        stmt = stmt.where(col(LogEntry.created_at) >= since)
+    if until is not None:
+        stmt = stmt.where(col(LogEntry.created_at) < until)
+    stmt = stmt.order_by(col(LogEntry.id).desc()).offset(offset).limit(limit)
     return [LogLine(*row) for row in session.exec(stmt).all()]  # type: ignore[call-overload]
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def export(lines: list[LogLine], *, fmt: str = "csv", zone: str = "") -> str:
+    """Entries as CSV (time, level, logger, message) or JSON Lines, times in ``zone`` with their offset."""
+    tz = zone_of(zone)
+    stamped = [(_aware(line.created_at).astimezone(tz).isoformat(timespec="milliseconds"), line) for line in lines]
+    if fmt == "jsonl":
+        return "".join(json.dumps({"time": t, "level": ln.level, "logger": ln.logger, "message": ln.message},
+                                  ensure_ascii=False) + "\n" for t, ln in stamped)
+    if fmt != "csv":
+        raise ValidationError("the export format is csv or jsonl")
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["time", "level", "logger", "message"])
+    for t, line in stamped:
+        # A cell a spreadsheet would run as a formula starts with a quote instead.
+        message = "'" + line.message if line.message[:1] in ("=", "+", "-", "@") else line.message
+        writer.writerow([t, line.level, line.logger, message])
+    return out.getvalue()

@@ -61,14 +61,15 @@ def repair_usage(*, session: Session, days: int = 2, now: datetime | None = None
                 func.coalesce(func.sum(LLMCall.tokens_in), 0),
                 func.coalesce(func.sum(LLMCall.tokens_out), 0),
                 func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
+                func.coalesce(func.sum(LLMCall.cost), 0.0),
             )
             .select_from(Bot)
             .join(LLMCall, (LLMCall.bot_id == Bot.id) & (LLMCall.created_at >= start) & (LLMCall.created_at < end))
             .group_by(LLMCall.bot_id)
         ).all()
-        for bot_id, calls, tokens_in, tokens_out, errors in rows:
+        for bot_id, calls, tokens_in, tokens_out, errors, cost in rows:
             set_usage(session=session, bot_id=bot_id, day=day.isoformat(), calls=int(calls), tokens_in=int(tokens_in),
-                      tokens_out=int(tokens_out), errors=int(errors))
+                      tokens_out=int(tokens_out), errors=int(errors), cost=float(cost))
             written += 1
     cutoff = (today - timedelta(days=USER_USAGE_KEEP_DAYS)).isoformat()
     session.exec(delete(UserUsageDaily).where(UserUsageDaily.day < cutoff))  # type: ignore[arg-type]

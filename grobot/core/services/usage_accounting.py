@@ -51,12 +51,12 @@ def _upsert(session: Session, table: Table, keys: tuple[str, ...], values: dict[
 
 
 def add_llm_usage(*, session: Session, bot_id: int, calls: int, tokens_in: int, tokens_out: int, errors: int,
-                  now: datetime | None = None) -> None:
-    """Add LLM calls of ``bot_id`` to its counters of the UTC day of ``now``."""
+                  cost: float = 0.0, now: datetime | None = None) -> None:
+    """Add LLM calls of ``bot_id`` (and their estimated cost) to its counters of the UTC day of ``now``."""
     _upsert(session, _USAGE, ("bot_id", "day"),
             {"bot_id": bot_id, "day": utc_day(now), "calls": calls, "tokens_in": tokens_in,
-             "tokens_out": tokens_out, "errors": errors},
-            ("calls", "tokens_in", "tokens_out", "errors"))
+             "tokens_out": tokens_out, "errors": errors, "cost": float(cost)},
+            ("calls", "tokens_in", "tokens_out", "errors", "cost"))
 
 
 def count_user_message(*, session: Session, bot_id: int, discord_user_id: str, now: datetime | None = None) -> None:
@@ -67,8 +67,8 @@ def count_user_message(*, session: Session, bot_id: int, discord_user_id: str, n
 
 
 def set_usage(*, session: Session, bot_id: int, day: str, calls: int, tokens_in: int, tokens_out: int,
-              errors: int) -> None:
+              errors: int, cost: float = 0.0) -> None:
     """Overwrite the counters of ``bot_id`` on ``day`` (the repair of a closed day)."""
     _upsert(session, _USAGE, ("bot_id", "day"),
             {"bot_id": bot_id, "day": day, "calls": calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
-             "errors": errors}, ("calls", "tokens_in", "tokens_out", "errors"), add=False)
+             "errors": errors, "cost": float(cost)}, ("calls", "tokens_in", "tokens_out", "errors", "cost"), add=False)

@@ -1,0 +1,167 @@
+"""The Usage page's prices card (admins): the price per million input and output tokens of each model
+(the admin's and the defaults; local models are free) and the currency of the estimated costs."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import reflex as rx
+
+from grobot.core.services import costs
+from grobot.state.admin_state import AdminState
+
+logger = logging.getLogger(__name__)
+
+MAX_SHOWN = 200
+
+
+@dataclass
+class PriceLine:
+    """One model's price, as text ready to show."""
+
+    provider: str
+    model: str
+    input: str
+    output: str
+    source: str
+    admin: bool
+
+
+def load_prices(session, _user) -> tuple[list[PriceLine], str]:
+    prices = costs.list_prices(session=session)[:MAX_SHOWN]
+    lines = [PriceLine(provider=p.provider, model=p.model, input=f"{p.input_per_million:g}",
+                       output=f"{p.output_per_million:g}", source="set here" if p.source == "admin" else "default",
+                       admin=p.source == "admin") for p in prices]
+    return lines, costs.get_currency(session=session)
+
+
+class PricesState(AdminState):
+    """The prices and the currency."""
+
+    prices: list[PriceLine] = []
+    currency: str = costs.DEFAULT_CURRENCY
+    form_key: int = 0
+
+    async def _reload(self) -> None:
+        self.prices, self.currency = await self._admin(load_prices)
+
+    @rx.event
+    async def open(self):
+        return await self._open()
+
+    @rx.event
+    async def save_price(self, form: dict[str, str]):
+        """Set the price of the model typed in the form."""
+        provider, model = form.get("provider", ""), form.get("model", "")
+        result = await self._act(
+            lambda session, _user: costs.set_price(provider, model, form.get("input", ""), form.get("output", ""),
+                                                   session=session),
+            lambda price: f"Price of {price.provider}/{price.model} saved")
+        self.form_key += 1
+        return result
+
+    @rx.event
+    async def delete_price(self, provider: str, model: str):
+        """Remove the admin's price of a model (its default, if any, applies again)."""
+        return await self._act(lambda session, _user: costs.delete_price(provider, model, session=session),
+                               f"Price of {provider}/{model} removed")
+
+    @rx.event
+    async def save_currency(self, form: dict[str, str]):
+        from grobot.pages.usage import UsageState  # the page that holds this card (it imports this module)
+
+        code = form.get("currency", "")
+        before = self.currency
+        result = await self._act(lambda session, _user: costs.set_currency(code, session=session),
+                                 lambda saved: f"Costs are shown in {saved}")
+        return [result, UsageState.open] if self.currency != before else result
+
+
+def price_row(line: PriceLine) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(line.provider),
+        rx.table.row_header_cell(rx.text(line.model, weight="medium")),
+        rx.table.cell(line.input, text_align="right"),
+        rx.table.cell(line.output, text_align="right"),
+        rx.table.cell(rx.badge(line.source, color_scheme=rx.cond(line.admin, "accent", "gray"), variant="soft")),
+        rx.table.cell(rx.cond(
+            line.admin,
+            rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
+                           aria_label="Remove the price of " + line.model,
+                           on_click=PricesState.delete_price(line.provider, line.model)),
+        )),
+        data_price_model=line.model,
+    )
+
+
+def price_form() -> rx.Component:
+    return rx.form(
+        rx.flex(
+            rx.input(name="provider", placeholder="provider (e.g. openai)", aria_label="Provider", width="11rem",
+                     required=True),
+            rx.input(name="model", placeholder="model", aria_label="Model", width="14rem", required=True),
+            rx.input(name="input", placeholder="input", aria_label="Input price per million tokens", width="7rem",
+                     input_mode="decimal", required=True),
+            rx.input(name="output", placeholder="output", aria_label="Output price per million tokens", width="7rem",
+                     input_mode="decimal", required=True),
+            rx.button("Save price", type="submit"),
+            gap="0.5rem",
+            wrap="wrap",
+            align="center",
+        ),
+        key=PricesState.form_key,
+        on_submit=PricesState.save_price,
+        reset_on_submit=True,
+    )
+
+
+def currency_form() -> rx.Component:
+    return rx.form(
+        rx.hstack(
+            rx.text("Currency", size="2", color=rx.color("gray", 11)),
+            rx.input(name="currency", default_value=PricesState.currency, key=PricesState.currency,
+                     aria_label="Currency", width="5rem", max_length=3),
+            rx.button("Save currency", type="submit", variant="soft"),
+            align="center",
+            spacing="2",
+        ),
+        on_submit=PricesState.save_currency,
+    )
+
+
+def prices_card() -> rx.Component:
+    right = {"text_align": "right"}
+    return rx.card(
+        rx.vstack(
+            rx.heading("Prices", size="4", as_="h2"),
+            rx.text("Per million tokens, in " + PricesState.currency + ". Estimated costs use them; local models "
+                    "(Ollama, llama.cpp) are free, and a model without a price has no cost. The defaults are "
+                    "approximate list prices: set your own for your contract or currency.",
+                    size="2", color=rx.color("gray", 11)),
+            currency_form(),
+            price_form(),
+            rx.box(
+                rx.table.root(
+                    rx.table.header(rx.table.row(
+                        rx.table.column_header_cell("Provider"),
+                        rx.table.column_header_cell("Model"),
+                        rx.table.column_header_cell("Input", **right),
+                        rx.table.column_header_cell("Output", **right),
+                        rx.table.column_header_cell("Source"),
+                        rx.table.column_header_cell(""),
+                    )),
+                    rx.table.body(rx.foreach(PricesState.prices, price_row)),
+                    variant="surface",
+                    size="1",
+                    width="100%",
+                    data_testid="prices",
+                ),
+                overflow_x="auto",
+                width="100%",
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+    )

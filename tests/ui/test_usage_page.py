@@ -1,0 +1,113 @@
+"""The Usage page in a real browser (issue 14 item 8, issue 15 items 2 and 3): charts over days with
+recharts, breakdowns per model, bot, Discord user (by name) and source, estimated costs, the budget
+alerts banner, and the prices and currency the admin edits."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from playwright.sync_api import expect
+
+from grobot.core.db import session_scope
+from grobot.core.models import utcnow
+from grobot.core.services import conversations, costs, llm_calls, test_chat
+from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import add_bot, unique
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+
+def _call(provider: str, model: str, tokens_in: int, tokens_out: int, latency: float) -> SimpleNamespace:
+    return SimpleNamespace(role="synthesizer", provider=provider, model=model, tokens_in=tokens_in,
+                           tokens_out=tokens_out, ttft_ms=None, latency_ms=latency, error="")
+
+
+@pytest.fixture
+def euro():
+    """The currency of the other browser tests (they share the database) is EUR again afterwards."""
+    yield
+    with session_scope() as session:
+        costs.set_currency("EUR", session=session)
+
+
+def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> None:
+    page = admin_page
+    name = unique("Charted")
+    bot_id = add_bot(name, monthly_cost_limit=0.2)
+    now = utcnow()
+    with session_scope() as session:
+        conv = conversations.get_or_create_conversation(session=session, bot_id=bot_id, key="guild:700",
+                                                        title="#general", guild_id="1", channel_id="700")
+        discord_run = conversations.insert_user_message(session=session, conversation_id=conv.id, content="hi",
+                                                        author_id="4242", author_name="alice_w")
+        tester = test_chat.create_session(bot_id, session=session)
+        test_run = test_chat.submit(tester.id, "hello", session=session).id
+        # Yesterday: one Discord run on gpt-4o (EUR 0.2300 for 100k tokens in); today: more on two models.
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=discord_run, now=now - timedelta(days=1),
+                               records=[_call("openai", "gpt-4o", 100_000, 0, 900.0)])
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=discord_run,
+                               records=[_call("openai", "gpt-4o-mini", 1_000_000, 0, 300.0)])
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,
+                               records=[_call("ollama", "llama3.2", 500, 20, 100.0),
+                                        _call("ollama", "llama3.2", 400, 20, 200.0)])
+    page.goto("/usage")
+    expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+    # Over days: one bar per day with calls (yesterday and today) in the calls and cost charts.
+    expect(page.get_by_test_id("chart-calls").locator(".recharts-bar-rectangle")).to_have_count(2)
+    expect(page.get_by_test_id("chart-cost").locator(".recharts-bar-rectangle")).to_have_count(2)
+    expect(page.get_by_test_id("chart-latency").locator(".recharts-line")).to_have_count(1)
+    expect(page.get_by_test_id("chart-tokens").locator(".recharts-area")).to_have_count(2)
+    # Discord vs Test Chat, per model, per Discord user (by name).
+    expect(page.get_by_test_id("chart-sources")).to_contain_text("Discord")
+    expect(page.get_by_test_id("chart-sources")).to_contain_text("Test Chat")
+    expect(page.get_by_test_id("chart-users")).to_contain_text("alice_w")
+    models = page.get_by_test_id("usage-by-model")
+    mini = models.get_by_role("row").filter(has_text="gpt-4o-mini (openai)")
+    expect(mini.get_by_role("cell")).to_have_text(["1", "1,000,000", "300 ms", "EUR 0.1400"])
+    free = models.get_by_role("row").filter(has_text="llama3.2 (ollama)")
+    expect(free.get_by_role("cell")).to_have_text(["2", "940", "150 ms", "EUR 0.0000"])
+    users = page.get_by_test_id("usage-by-user")
+    expect(users.get_by_role("row").filter(has_text="alice_w").get_by_role("cell")).to_have_text(
+        ["2", "1,100,000", "600 ms", "EUR 0.3700"])
+    months = page.get_by_test_id("usage-by-month").get_by_role("row")
+    expect(months.filter(has_text=now.strftime("%Y-%m"))).to_have_count(1)
+    bots_row = page.get_by_test_id("usage-by-bot").get_by_role("row").filter(
+        has=page.get_by_role("rowheader").get_by_text(name, exact=True))
+    expect(bots_row.get_by_role("cell").last).to_have_text("EUR 0.3700")
+
+    # The budget: 0.37 of 0.20 this month (at least 0.14 today; the 1st of a month has no yesterday in it).
+    banner = page.get_by_test_id("budget-alerts")
+    expect(banner).to_contain_text(re.compile(rf"{name}: \d+ % of the monthly cost budget reached"))
+    page.screenshot(path="/tmp/ui-usage-charts.png", full_page=True)
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.screenshot(path="/tmp/ui-usage-charts-420.png", full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
+
+    # Prices: the admin sets one, and the currency.
+    prices = page.get_by_test_id("prices")
+    expect(prices.locator("tr[data-price-model='gpt-4o-mini']")).to_contain_text("default")
+    page.get_by_label("Provider").fill("openai")
+    page.get_by_label("Model").fill("gpt-4o-mini")
+    page.get_by_label("Input price per million tokens").fill("0.5")
+    page.get_by_label("Output price per million tokens").fill("abc")
+    page.get_by_role("button", name="Save price").click()
+    expect(page.get_by_text("the output price must be a number (per million tokens)")).to_be_visible()
+    page.get_by_label("Provider").fill("openai")
+    page.get_by_label("Model").fill("gpt-4o-mini")
+    page.get_by_label("Input price per million tokens").fill("0.5")
+    page.get_by_label("Output price per million tokens").fill("2")
+    page.get_by_role("button", name="Save price").click()
+    row = prices.locator("tr[data-price-model='gpt-4o-mini']")
+    expect(row.get_by_role("cell")).to_have_text(["openai", "0.5", "2", "set here", ""])
+    with session_scope(readonly=True) as session:
+        assert [p for p in costs.list_prices(session=session) if p.model == "gpt-4o-mini"][0].source == "admin"
+    page.get_by_label("Currency").fill("chf")
+    page.get_by_role("button", name="Save currency").click()
+    expect(page.get_by_text("Costs are shown in CHF")).to_be_visible()
+    expect(mini.get_by_role("cell").last).to_have_text("CHF 0.1400")
+    page.get_by_role("button", name="Remove the price of gpt-4o-mini").click()
+    expect(row.get_by_role("cell").nth(3)).to_have_text("default")
