@@ -107,7 +107,8 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         if run_id is not None and end.stored_run:
             stored = session.get(Message, run_id)
             if stored is not None and stored.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
-                stored.status = MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value
+                stored.status = (MessageStatus.CANCELLED.value if end.cancelled else
+                                 MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value)
                 stored.error = (end.error or "")[:2000]
                 session.add(stored)
     return conversation_id, run_id
