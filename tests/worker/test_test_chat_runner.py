@@ -114,6 +114,11 @@ async def test_stop_closes_the_llm_stream_and_ends_the_run_once_as_cancelled(ser
     await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the LLM stream was not closed")
     with session_scope(readonly=True) as session:
         assert session.exec(select(Message).where(Message.status == "running")).all() == []
+        # The words streamed before the stop are kept as the (partial) answer.
+        shown = "".join(e.data["text"] for e in events if e.kind == "token")
+        answer = session.exec(select(Message.content).where(Message.role == "assistant")
+                              .order_by(Message.id.desc())).first()
+        assert shown and answer == shown
     assert await test_chat_link.cancel(link, run_id, "again") is False  # nothing left to stop
 
 

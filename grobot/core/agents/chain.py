@@ -400,6 +400,8 @@ async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: f
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None
     if recorder.storing:
+        if cancelled and run is not None and recorder.text:  # what the user saw before the stop stays
+            run.new_messages.append({"role": "assistant", "content": recorder.text})
         end = _run_end(run, message)
         if end is not None:
             end.cancelled = cancelled

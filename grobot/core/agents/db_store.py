@@ -99,7 +99,7 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
         session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
     if end is not None:
-        if conversation_id is not None and end.error is None and end.new_messages:
+        if conversation_id is not None and (end.error is None or end.cancelled) and end.new_messages:
             conversations.append_run_messages(session=session, conversation_id=conversation_id,
                                               messages=end.new_messages, author_name=end.author_name)
         if end.records:
