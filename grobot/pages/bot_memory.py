@@ -23,9 +23,9 @@ from grobot.components.forms import confirm_dialog, error_text
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
-from grobot.core.services import memories
+from grobot.core.services import discord_users, memories
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_knowledge import clean_user_id
+from grobot.pages.bot_knowledge_users import clean_user_id
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -56,9 +56,15 @@ class MemoryRow:
     relevance: str
 
 
-def _row(item: memories.MemoryItem) -> MemoryRow:
+def _rows(items: list[memories.MemoryItem], session: Session, bot_id: int) -> list[MemoryRow]:
+    """The memories as rows, their Discord users by name (one query for all of them)."""
+    names = discord_users.display_names(session=session, bot_id=bot_id, user_ids=[i.user_id for i in items])
+    return [_row(item, names.get(item.user_id, "")) for item in items]
+
+
+def _row(item: memories.MemoryItem, name: str = "") -> MemoryRow:
     when = item.created_at.replace("T", " ")[:16]
-    user = item.user_name or item.user_id
+    user = name or item.user_name or item.user_id
     relevance = "" if item.distance is None else f"{max(0.0, 1.0 - item.distance) * 100:.0f}%"
     return MemoryRow(id=item.id, text=item.text, kind=item.kind, user=user, user_id=item.user_id,
                      channel_id=item.channel_id, time=when, source=item.source, relevance=relevance)
@@ -74,7 +80,7 @@ def load_page(token: str, bot_id: int, user_id: str, limit: int) -> tuple[list[M
 
     def work(session: Session, bid: int) -> tuple[list[MemoryRow], int]:
         page = memories.list_memories(bid, session=session, limit=limit, user_id=user_id or None)
-        return [_row(item) for item in page.items], page.total
+        return _rows(page.items, session, bid), page.total
 
     return memory_call(token, bot_id, work)
 
@@ -84,7 +90,7 @@ def search(token: str, bot_id: int, query: str, user_id: str) -> list[MemoryRow]
 
     def work(session: Session, bid: int) -> list[MemoryRow]:
         found = memories.search_memories(bid, query, session=session, k=SEARCH_RESULTS, user_id=user_id or None)
-        return [_row(item) for item in found]
+        return _rows(found, session, bid)
 
     return memory_call(token, bot_id, work)
 
