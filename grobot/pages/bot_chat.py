@@ -324,7 +324,7 @@ def turn_view(turn: ChatTurn) -> rx.Component:
             bot_bubble(
                 steps_panel(turn.steps, turn.calls),
                 rx.cond(turn.answer != "", safe_markdown(turn.answer)),
-                rx.cond(turn.status == "cancelled", stopped_text(),
+                rx.cond(turn.status == "cancelled", stopped_text(turn.error),
                         rx.cond(turn.error != "", error_text(turn.error))),
                 rx.cond(ChatState.can_retry & (turn.id == ChatState.last_turn_id),
                         rx.button(rx.icon("rotate-cw", size=14), "Retry", size="1", variant="soft",
@@ -353,7 +353,7 @@ def live_turn() -> rx.Component:
                                                rx.cond(ChatState.live_answer != "", "Writing…", "Thinking…")),
                                       size="2", color=rx.color("gray", 11)),
                               spacing="2", align="center", data_testid="answer-progress"),
-                    rx.cond(ChatState.live_stopped, stopped_text(), error_text(ChatState.live_error)),
+                    rx.cond(ChatState.live_stopped, stopped_text(ChatState.live_error), error_text(ChatState.live_error)),
                 ),
                 testid="live-answer",
             ),

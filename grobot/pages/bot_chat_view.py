@@ -111,9 +111,10 @@ def error_text(text: rx.Var[str]) -> rx.Component:
                      spacing="2", align="start", data_testid="answer-error")
 
 
-def stopped_text() -> rx.Component:
+def stopped_text(reason: rx.Var[str]) -> rx.Component:
+    """A run that was cancelled, and why (the tester's Stop, or the worker stopping)."""
     return rx.hstack(rx.icon("circle-stop", size=16, color=rx.color("gray", 10)),
-                     rx.text("Stopped.", size="2", color=rx.color("gray", 11)),
+                     rx.text("Stopped: ", reason, size="2", color=rx.color("gray", 11)),
                      spacing="2", align="center", data_testid="answer-stopped")
 
 

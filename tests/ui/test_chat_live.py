@@ -87,7 +87,8 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     expect(live.get_by_test_id("answer-progress")).to_contain_text("Writing…")
     page.get_by_role("button", name="Stop").click()
 
-    expect(page.get_by_test_id("answer-stopped").last).to_have_text("Stopped.", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("answer-stopped").last).to_have_text(
+        "Stopped: the run was cancelled (stopped by the tester)", timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     answer = page.get_by_test_id("bot-answer").last
     expect(answer.get_by_test_id("answer-stopped")).to_be_visible()
