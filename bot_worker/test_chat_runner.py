@@ -1,9 +1,10 @@
 """The supervisor's Test Chat runner: claims pending Test Chat messages, answers them through the
 agent chain, and serves their events live to the web app (HTTP on 127.0.0.1).
 
-The web app stores a message ``pending``, then wakes the runner (``POST /v1/test-chat/wake``)
-instead of waiting for its poll, and follows the run (``GET /v1/test-chat/runs/<id>/events``,
-JSON lines as the chain emits them); ``POST /v1/test-chat/runs/<id>/cancel`` stops it. A poll
+The web app stores a message ``pending``, then, instead of waiting for the runner's poll, follows
+the run at once (``GET /v1/test-chat/runs/<id>/events?claim=1``: the runner claims the message and
+streams the run's events as JSON lines as the chain emits them); ``POST /v1/test-chat/wake``
+claims without following, ``POST /v1/test-chat/runs/<id>/cancel`` stops a run. A poll
 every ``GROBOT_TEST_CHAT_POLL_SECONDS`` still claims what nobody woke it for (a message sent while
 no worker ran). Before the chain, a run passes the checks a Discord message passes in its bot
 process, with the same rule objects (:mod:`bot_worker.limits`): the user's cooldown and the bot's
@@ -18,6 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +102,9 @@ class TestChatRunner:
     answer: Callable[..., Awaitable[str | None]] = run_test_chat_job
 
     def __post_init__(self) -> None:
+        # Its own threads for the claims and the ends of runs: the supervisor's default pool may be
+        # busy (housekeeping, the memory store loading), and a tester waits on these.
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grobot-test-chat")
         self.cooldowns: dict[int, Cooldowns] = {}
         self.limiters: dict[int, RunLimiter] = {}
         self._claiming = asyncio.Lock()
@@ -112,7 +117,8 @@ class TestChatRunner:
             if free <= 0 or self.stopping:
                 return []
             try:
-                claimed = await asyncio.to_thread(_claim, self.supervisor_id, free)
+                claimed = await asyncio.get_running_loop().run_in_executor(self.executor, _claim,
+                                                                           self.supervisor_id, free)
             except Exception as exc:
                 logger.debug("Test Chat claim failed: %s", type(exc).__name__)
                 return []
@@ -142,6 +148,7 @@ class TestChatRunner:
             self.cancel(run_id, SHUTDOWN_REASON)
         if self.jobs:
             await asyncio.gather(*self.jobs.values(), return_exceptions=True)
+        self.executor.shutdown(wait=False)
 
     def _forget_old_feeds(self) -> None:
         now = time.monotonic()
@@ -241,7 +248,10 @@ class TestChatService(LocalServer):
         return await handler(request)
 
     async def _wake(self, request: web.Request) -> web.Response:
-        return web.json_response({"claimed": await self.runner.poll()})
+        """Claim now; answers with the runs claimed and every run this runner holds (its own poll may
+        have claimed the caller's message a moment before)."""
+        claimed = await self.runner.poll()
+        return web.json_response({"claimed": claimed, "running": sorted(self.runner.jobs)})
 
     async def _cancel(self, request: web.Request) -> web.Response:
         try:
@@ -253,7 +263,12 @@ class TestChatService(LocalServer):
         return web.json_response({"cancelled": True})
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        feed = self.runner.feeds.get(int(request.match_info["run_id"]))
+        """The run's events as JSON lines (``?claim=1``: claim pending messages first, so that the page
+        that just sent one is already listening when the run starts)."""
+        run_id = int(request.match_info["run_id"])
+        if run_id not in self.runner.feeds and request.query.get("claim") == "1":
+            await self.runner.poll()
+        feed = self.runner.feeds.get(run_id)
         if feed is None:
             return web.json_response({"error": "not running here"}, status=404)
         try:

@@ -2,9 +2,9 @@
 
 A Test Chat message is stored ``pending`` (the database stays the record: a message sent while
 no worker runs is answered when one starts). Then, instead of waiting for a supervisor's poll,
-the web app *wakes* a runner, which claims the message at once, and *follows* the run: the
-runner streams the run's events as it emits them (JSON lines), so the first words reach the
-page milliseconds after the worker has them. *Cancel* stops a run. Each supervisor advertises
+the web app *follows* the run at a runner, asking it to claim the message first: the runner
+streams the run's events as it emits them (JSON lines), so the first words reach the page
+milliseconds after the worker has them. *Cancel* stops a run. Each supervisor advertises
 its runner in a ``setting`` row ``test_chat:<supervisor id>`` (:class:`AdvertisedRows`); the
 bearer token is derived from the secret key, like the memory service's.
 
@@ -69,12 +69,14 @@ def _timeout(read: float | None = CALL_TIMEOUT) -> httpx.Timeout:
 
 
 async def wake(runner: Runner) -> list[int]:
-    """Ask ``runner`` to claim pending messages now; returns the ids it claimed ([] when unreachable)."""
+    """Ask ``runner`` to claim pending messages now; returns the ids of the runs it holds, those it
+    just claimed included ([] when unreachable)."""
     try:
         async with httpx.AsyncClient(timeout=_timeout(), headers=_headers(), trust_env=False) as client:
             response = await client.post(f"{runner.url}{API}/wake")
             response.raise_for_status()
-            return [int(i) for i in response.json().get("claimed") or []]
+            data = response.json()
+            return sorted({int(i) for i in [*(data.get("claimed") or []), *(data.get("running") or [])]})
     except (httpx.HTTPError, ValueError) as exc:
         logger.debug("Waking the Test Chat runner of %s failed: %s", runner.supervisor_id, type(exc).__name__)
         return []
@@ -105,13 +107,15 @@ class NotHere(Exception):
     """The runner does not run (or no longer holds) that run."""
 
 
-async def follow(runner: Runner, run_id: int, after: int = -1) -> AsyncIterator[FeedEvent]:
+async def follow(runner: Runner, run_id: int, after: int = -1, *, claim: bool = False) -> AsyncIterator[FeedEvent]:
     """The events of run ``run_id`` with an index above ``after``, as ``runner`` emits them, until the
-    run ends. Raises :class:`NotHere` when the runner does not hold the run, ``httpx.HTTPError``
+    run ends (``claim``: the runner claims pending messages first: one round trip from Send to the
+    live run). Raises :class:`NotHere` when the runner does not hold the run, ``httpx.HTTPError``
     when the line breaks (the worker stopped)."""
+    params = {"after": after, **({"claim": 1} if claim else {})}
     async with httpx.AsyncClient(timeout=_timeout(None), headers=_headers(), trust_env=False) as client:
         async with client.stream("GET", f"{runner.url}{API}/runs/{int(run_id)}/events",
-                                 params={"after": after}) as response:
+                                 params=params) as response:
             if response.status_code == 404:
                 raise NotHere(run_id)
             response.raise_for_status()

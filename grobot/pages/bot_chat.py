@@ -192,8 +192,9 @@ class ChatState(BotPageState):
                     continue
                 if place.status not in OPEN_STATUSES:
                     break
-                runner = place.holder or (await _wake(place.runners, run_id) if place.status == "pending" else None)
-                if runner is not None and await self._stream(runner, run_id):
+                # Followed where it runs; a pending message is claimed by the runner that streams it.
+                candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
+                if await self._stream_first(candidates, run_id, claim=place.holder is None):
                     break
                 async with self:
                     after = self._live_seq if self._source == "db" else 0
@@ -218,23 +219,34 @@ class ChatState(BotPageState):
                 self.live_id = 0
                 self._show(view)
 
-    async def _stream(self, runner: test_chat_link.Runner, run_id: int) -> bool:
-        """Show the run's events as the runner emits them; True when the run ended (False: the
-        runner does not hold it, or the line broke)."""
+    async def _stream_first(self, runners: list[test_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
+        """Follow the run at the first of ``runners`` that holds it (or claims it); True when it ended."""
+        for runner in runners:
+            try:
+                return await self._stream(runner, run_id, claim=claim)
+            except test_chat_link.NotHere:
+                continue
+        return False
+
+    async def _stream(self, runner: test_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
+        """Show the run's events as the runner emits them; True when the run ended (False: the line
+        broke). Raises ``NotHere`` when the runner does not hold the run."""
         async with self:
-            if self._source != "stream":
-                self._clear_live("stream")
-            after = self._live_index
+            after = self._live_index if self._source == "stream" else -1
+        first = True
         try:
-            async for event in test_chat_link.follow(runner, run_id, after):
+            async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
                 async with self:
                     if self.live_id != run_id:
                         return True
+                    if first and self._source != "stream":
+                        self._clear_live("stream")  # the stored events read so far are replaced
+                    first = False
                     self._apply_event(event.kind, event.data)
                     self._live_index = event.index
                 if event.kind in FINAL_KINDS:
                     return True
-        except (test_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
+        except (httpx.HTTPError, ValueError) as exc:
             logger.debug("Following Test Chat run %s from its runner failed: %s", run_id, type(exc).__name__)
         return False
 
@@ -302,14 +314,6 @@ class ChatState(BotPageState):
         self.live_id = 0
         self.chat_error = ""
         return rx.toast.success(f"Conversation reset ({removed} message{'' if removed == 1 else 's'} removed).")
-
-
-async def _wake(runners: list[test_chat_link.Runner], run_id: int) -> test_chat_link.Runner | None:
-    """Wake the live runners until one claims ``run_id``; that one (None: none did)."""
-    for runner in runners:
-        if run_id in await test_chat_link.wake(runner):
-            return runner
-    return None
 
 
 # --------------------------------------------------------------------------- components

@@ -71,14 +71,18 @@ async def _events_until(link: test_chat_link.Runner, run_id: int, stop_at: str |
     return seen
 
 
+async def _collect(stream) -> list[test_chat_link.FeedEvent]:
+    return [event async for event in stream]
+
+
 async def test_a_woken_runner_claims_at_once_and_streams_the_answer(service, fake_llm) -> None:
     runner, link = service
     bot_id = _bot("streamer")
     use_fake_llm(fake_llm, bot_id=bot_id)
     fake_llm.script(Reply(text="Hello there, tester", chunks=4, chunk_delay=0.1))
     run_id = _send(bot_id, "hi")
-    assert await test_chat_link.wake(link) == [run_id]  # no poll: the wake claims it
-    events = await asyncio.wait_for(_events_until(link, run_id), 30)
+    # No poll: following with claim=1 claims it, and the page listens from the run's start.
+    events = await asyncio.wait_for(_collect(test_chat_link.follow(link, run_id, claim=True)), 30)
     kinds = [e.kind for e in events]
     assert kinds.count("token") >= 2, kinds  # streamed in pieces, not in one go
     assert "".join(e.data["text"] for e in events if e.kind == "token") == "Hello there, tester"
