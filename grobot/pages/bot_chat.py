@@ -20,6 +20,7 @@ import reflex as rx
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CHAT
+from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown
 from grobot.core import test_chat_link
 from grobot.core.services.users import NotSignedIn
@@ -47,6 +48,7 @@ class ChatState(BotPageState):
     draft: str = ""
     sending: bool = False
     stopping: bool = False
+    confirm_reset: bool = False
     chat_error: str = ""
     # The run being followed (the user's last message while it is pending or running).
     live_id: int = 0
@@ -82,6 +84,10 @@ class ChatState(BotPageState):
     @rx.event
     def set_draft(self, value: str) -> None:
         self.draft = value
+
+    @rx.event
+    def set_confirm_reset(self, value: bool) -> None:
+        self.confirm_reset = bool(value)
 
     @rx.event
     async def load(self):
@@ -306,6 +312,7 @@ class ChatState(BotPageState):
     @rx.event
     async def reset_chat(self):
         """Forget this conversation with the bot and start a new one (after the user confirmed)."""
+        self.confirm_reset = False
         try:
             removed = await asyncio.to_thread(forget_chat, self.session_token, self.current_bot_id)
         except Exception as exc:
@@ -408,24 +415,14 @@ def composer() -> rx.Component:
 
 def reset_button() -> rx.Component:
     """"Reset conversation", after a confirmation."""
-    return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(
-            rx.button(rx.icon("rotate-ccw", size=14), "Reset conversation", variant="soft", color_scheme="gray",
-                      size="1"),
-        ),
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Reset this conversation?"),
-            rx.alert_dialog.description("Your messages with this bot and its answers are deleted; the bot forgets "
-                                        "this conversation. This cannot be undone.", size="2"),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button("Reset", color_scheme="red", on_click=ChatState.reset_chat)),
-                spacing="3",
-                justify="end",
-                margin_top="1rem",
-            ),
-            max_width="28rem",
-        ),
+    return rx.fragment(
+        rx.button(rx.icon("rotate-ccw", size=14), "Reset conversation", variant="soft", color_scheme="gray", size="1",
+                  on_click=ChatState.set_confirm_reset(True)),
+        confirm_dialog(open_=ChatState.confirm_reset, title="Reset this conversation?",
+                       message="Your messages with this bot and its answers are deleted; the bot forgets this "
+                               "conversation. This cannot be undone.",
+                       confirm_label="Reset", on_confirm=ChatState.reset_chat,
+                       on_cancel=ChatState.set_confirm_reset(False)),
     )
 
 
