@@ -34,6 +34,7 @@ from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLA
                                    EXIT_UNREACHABLE)
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
+from bot_worker.run_stops import RunStops
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
 from grobot.core.agents.gatekeeper import rules_decision
@@ -125,6 +126,7 @@ class FleetBot(discord.Client):
         self.cooldowns = Cooldowns()
         self.limiter = RunLimiter()
         self.limit_notices = NoticeGate()
+        self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
         self.actions = BotDiscordActions(self)
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -416,6 +418,12 @@ class FleetBot(discord.Client):
                                           similarities=_scored(route_texts, data.similarities)))
         self._answers.add(answer)
         answer.add_done_callback(self._answers.discard)
+        self.stops.add(answer, channel_id=str(message.channel.id), author_id=incoming.author_id)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """🛑 on a streaming answer, from the user it answers, stops it."""
+        if self.user is not None and payload.user_id != self.user.id:
+            self.stops.stop_by_reaction(str(payload.message_id), str(payload.user_id), str(payload.emoji))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -432,9 +440,16 @@ class FleetBot(discord.Client):
                 images = (preloaded.llms["output"].supports_images if preloaded is not None
                           else await self.store.output_takes_images(self.bot_id))
                 incoming.attachments = await read_attachments(message, images_allowed=images)
+            running = self.stops.current()
+
+            async def send(text: str, index: int) -> discord.Message:
+                sent = await (message.reply(text, mention_author=False) if index == 0 else message.channel.send(text))
+                if running is not None:  # a 🛑 reaction to it stops the answer
+                    running.message_ids.add(str(sent.id))
+                return sent
+
             streamer = ReplyStreamer(
-                send=lambda text, index: (message.reply(text, mention_author=False) if index == 0
-                                          else message.channel.send(text)),
+                send=send,
                 edit=lambda handle, text: handle.edit(content=text),
                 interval=self.config.stream_edit_seconds,
             )
@@ -455,7 +470,11 @@ class FleetBot(discord.Client):
                     marks["completed"] = time.perf_counter()
                 elif event.kind == EventKind.ERROR and not ended:
                     ended = True
-                    await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
+                    if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
+                        await (streamer.finish(streamer.text + "\n\n(stopped)") if streamer.started
+                               else streamer.abort())
+                    else:
+                        await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
 
             async with typing(self, message.channel.id):
                 tools = await self._tools(links)
@@ -514,6 +533,13 @@ class FleetBot(discord.Client):
                              else type(exc).__name__)
                 text = "Sorry, I could not reset the conversation right now."
             await interaction.response.send_message(text, ephemeral=True)
+
+        @self.tree.command(name="stop", description="Stop my answer to you in this channel")
+        async def stop(interaction: discord.Interaction) -> None:
+            stopped = self.stops.stop_asked(str(interaction.channel_id), str(interaction.user.id),
+                                            f"stopped by {interaction.user.display_name} with /stop")
+            await interaction.response.send_message("Stopped." if stopped else "I'm not answering you here right now.",
+                                                    ephemeral=True)
 
         @self.tree.command(name="ask", description="Ask me privately: only you see the answer")
         @app_commands.describe(question="What do you want to ask?")

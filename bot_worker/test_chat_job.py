@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import logging
 
-from grobot.core.agents.types import IncomingMessage
+from grobot.core.agents.types import EventSink, IncomingMessage
 
 logger = logging.getLogger(__name__)
 
 
 async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str, author_id: str,
-                            author_name: str) -> str | None:
+                            author_name: str, *, sink: EventSink | None = None) -> str | None:
     """Answer one Test Chat message; returns an error text, or None when it went well.
 
-    The chain stores the answer and the events, and marks the message done or error.
+    The chain stores the answer and the events, and marks the message done, error or cancelled;
+    ``sink`` gets the events as they come (the pages that follow the run).
     """
     from grobot.core.agents.chain import run_chain
     from grobot.core.agents.council_run import council_question, run_council
@@ -32,5 +33,5 @@ async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str
     except Exception as exc:
         logger.warning("Tools unavailable for Test Chat: %s", type(exc).__name__)
         tools = EmptyCatalog()
-    result = await run_chain(incoming, tools=tools)
+    result = await run_chain(incoming, tools=tools, sink=sink)
     return result.error

@@ -9,11 +9,10 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
-from grobot.components.bot_tabs import COUNCIL
-from grobot.pages import bot_council
-from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
-                          settings, usage, users)
+from grobot.components.bot_tabs import (BOT_ROUTE_PREFIX, CHAT, CONVERSATIONS, COUNCIL, FILES, KNOWLEDGE, LOGS,
+                                        MEMORY, SETTINGS, BotTab)
+from grobot.pages import (bot_chat, bot_conversations, bot_council, bot_files, bot_knowledge, bot_logs, bot_memory,
+                          bot_settings, bots, login, mcp, settings, usage, users)
 from grobot.security_headers import security_headers
 from grobot.web_session import web_session
 from grobot.state import AppState
@@ -55,3 +54,4 @@ add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
 add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
 add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
 add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)
+add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations.ConversationsState.load)

@@ -37,9 +37,10 @@ FILES = BotTab("files", "Files", "folder")
 KNOWLEDGE = BotTab("knowledge", "Knowledge Base", "book-user")
 MEMORY = BotTab("memory", "Memory", "brain")
 COUNCIL = BotTab("council", "Council", "users")
+CONVERSATIONS = BotTab("conversations", "Conversations", "messages-square")
 
 # In the order of the tab bar.
-BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY, COUNCIL)
+BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY, CONVERSATIONS, COUNCIL)
 
 
 def bot_href(tab_key: str) -> rx.Var:

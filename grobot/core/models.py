@@ -72,6 +72,7 @@ class MessageStatus(StrEnum):
     RUNNING = "running"
     DONE = "done"
     ERROR = "error"
+    CANCELLED = "cancelled"  # stopped by the tester (Stop) before it ended
 
 
 class Role(StrEnum):

@@ -51,10 +51,7 @@ class Review:
 
 def _review(session: Session, bot: Bot) -> Review:
     rows = user_notes.suggestions(session=session, bot_id=bot.id or 0, limit=SUGGESTION_LIMIT)
-    names: dict[str, str] = {}
-    for uid in {r.discord_user_id for r in rows}:
-        found = discord_users.known_users(session=session, bot_id=bot.id or 0, search=uid, limit=5)
-        names[uid] = next((u.display_name for u in found if u.discord_user_id == uid and u.display_name), "")
+    names = discord_users.display_names(session=session, bot_id=bot.id or 0, user_ids=[r.discord_user_id for r in rows])
     return Review(need_approval=bool(bot.notes_need_approval), suggestions=[
         SuggestionRow(id=r.id or 0, discord_user_id=r.discord_user_id,
                       user_label=names.get(r.discord_user_id) or r.discord_user_id, note=r.note,
@@ -222,7 +219,7 @@ def suggestion_item(row: SuggestionRow) -> rx.Component:
             rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 10)),
                       safe_text(row.user_label, size="1", color=rx.color("gray", 10)),
                       rx.text(f"· {row.created}", size="1", color=rx.color("gray", 10)), spacing="1"),
-            spacing="0", flex="1",
+            spacing="0", flex="1", min_width="0", overflow_wrap="anywhere",
         ),
         rx.icon_button(rx.icon("check", size=14), variant="soft", color_scheme="green", size="1",
                        aria_label="Accept note", title="Accept", on_click=ReviewState.accept(row.id)),

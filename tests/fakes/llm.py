@@ -205,6 +205,7 @@ class FakeLLM:
         self._queue: list[Reply] = []
         self._rules: list[_Rule] = []
         self._requests: list[RecordedRequest] = []
+        self.hangups = 0  # streamed answers whose client closed the connection before their end
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -460,7 +461,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send_json(404, {"error": f"not found: {self.path}"})
         except (BrokenPipeError, ConnectionResetError):
-            pass
+            with self.fake._lock:
+                self.fake.hangups += 1
 
     # -- Ollama -----------------------------------------------------------------------------
     def _ollama_chat(self, body: dict[str, Any]) -> None:

@@ -57,7 +57,8 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(header).to_contain_text("hdr-bot")
     expect(header).to_contain_text("4 guilds")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory", "Council"])
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory", "Conversations",
+                                 "Council"])
     sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
     expect(sidebar_bot).to_contain_text(name)
     expect(sidebar_bot.locator('[data-status="online"]')).to_have_count(1)
@@ -216,6 +217,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     page.reload()
     expect(page.get_by_test_id("bot-answer").first).to_contain_text("Rain in Bern", timeout=PAGE_TIMEOUT_MS)
     page.get_by_role("button", name="Reset conversation").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Reset").click()
     expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,

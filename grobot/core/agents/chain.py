@@ -173,8 +173,9 @@ async def run_chain(
                            source_message_id=msg.discord_message_id)
         return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
                            route_texts=run.route_texts)
-    except asyncio.CancelledError:
-        await asyncio.shield(_fail(recorder, run, "the run was cancelled", started))
+    except asyncio.CancelledError as exc:
+        # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
+        await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))
         raise
     except Exception as exc:
         if not isinstance(exc, GroBotError):
@@ -192,6 +193,12 @@ def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, call
     logger.info("Answered a message (%s, user %s, run %s) in %.0f ms: %d LLM call(s), %d tokens in, %d out",
                 where, msg.author_id or "?", run_id if run_id is not None else "-", seconds * 1000, calls,
                 usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
+
+
+def cancel_reason(exc: asyncio.CancelledError) -> str:
+    """What the terminal event of a cancelled run says: the reason given to ``Task.cancel(msg)``, if any."""
+    reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return f"the run was cancelled ({reason})" if reason else "the run was cancelled"
 
 
 async def wait_for_background(timeout: float = 30.0) -> None:
@@ -404,19 +411,25 @@ async def _save_orphan_calls(run: Run) -> None:
         await get_store().save_calls(run.msg.bot_id, None, run.records)
 
 
-async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float) -> ChainResult:
+async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,
+                cancelled: bool = False) -> ChainResult:
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None
     if recorder.storing:
+        if cancelled and run is not None and recorder.text:  # what the user saw before the stop stays
+            run.new_messages.append({"role": "assistant", "content": recorder.text})
         end = _run_end(run, message)
+        if end is not None:
+            end.cancelled = cancelled
     elif run is not None and run.records:
         try:
             await _save_orphan_calls(run)
         except Exception:
             logger.exception("Could not store the LLM calls of a failed run")
     try:
-        await recorder.finish(EventKind.ERROR, {"message": message}, end=end)
+        await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {})},
+                              end=end)
     except Exception:
         logger.exception("Could not end the run with an error")
     return ChainResult(replied=True, run_id=recorder.run_id, error=message, llm_calls=len(run.records) if run else 0,

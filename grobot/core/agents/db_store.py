@@ -99,7 +99,7 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
         session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
     if end is not None:
-        if conversation_id is not None and end.error is None and end.new_messages:
+        if conversation_id is not None and (end.error is None or end.cancelled) and end.new_messages:
             conversations.append_run_messages(session=session, conversation_id=conversation_id,
                                               messages=end.new_messages, author_name=end.author_name)
         if end.records:
@@ -107,7 +107,8 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         if run_id is not None and end.stored_run:
             stored = session.get(Message, run_id)
             if stored is not None and stored.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
-                stored.status = MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value
+                stored.status = (MessageStatus.CANCELLED.value if end.cancelled else
+                                 MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value)
                 stored.error = (end.error or "")[:2000]
                 session.add(stored)
     return conversation_id, run_id

@@ -100,6 +100,21 @@ def fail(message_id: int, error: str, *, session: Session) -> None:
                     .values(status=MessageStatus.ERROR.value, error=(error or "failed")[:2000]))
 
 
+def cancel(message_id: int, error: str, *, session: Session, pending_only: bool = False) -> bool:
+    """End the run of ``message_id`` as cancelled (``pending_only``: only if no supervisor claimed it
+    yet); True when it was still open."""
+    states = (MessageStatus.PENDING.value,) if pending_only else _OPEN
+    result = session.execute(update(Message).where(Message.id == message_id, Message.status.in_(states))  # type: ignore[union-attr]
+                             .values(status=MessageStatus.CANCELLED.value, error=error[:2000]))
+    return bool(result.rowcount)
+
+
+def run_holder(message_id: int, *, session: Session) -> tuple[str, str | None]:
+    """``(status, supervisor id that claimed it)`` of a Test Chat user message (``("", None)``: gone)."""
+    row = session.exec(select(Message.status, Message.claimed_by).where(Message.id == message_id)).first()
+    return (row[0] or "", row[1]) if row else ("", None)
+
+
 def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_than: float = 0.0) -> list[int]:
     """End with a clear error every ``running`` message whose supervisor is not alive any more.
 
