@@ -102,7 +102,7 @@ async def run_chain(
         run.known_similarities = similarities
 
         # -- Gatekeeper (rules), then the usage limits: no LLM call over a limit
-        decision = None if skip_gatekeeper else gatekeeper.rules_decision(loaded.rules, msg)
+        decision = None if skip_gatekeeper or loaded.rules is None else gatekeeper.rules_decision(loaded.rules, msg)
         if decision is False:
             recorder.discard()
             return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
@@ -303,10 +303,11 @@ async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, 
 async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str, ToolSpec]) -> list[Choice]:
     """The Router's sure choices, and the Tool Identifier's choice within each group of close tools (in parallel)."""
     choices = [Choice(name=name, arguments=None) for name in routing.picks]
-    chosen = await asyncio.gather(*(recovery.retry_once(
-        run, "tool_identifier",
-        lambda failed, g=group: choose_one(run, [by_name[n] for n in g.names], failed=failed, allow_none=not g.sure),
-        keep_going=False) for group in routing.groups))
+    def asker(group: tool_router.Group) -> Any:
+        return lambda failed: choose_one(run, [by_name[n] for n in group.names], failed=failed, allow_none=not group.sure)
+
+    chosen = await asyncio.gather(*(recovery.retry_once(run, "tool_identifier", asker(group), keep_going=False)
+                                    for group in routing.groups))
     return choices + [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
 
 

@@ -102,12 +102,12 @@ async def execute(run: Run, calls: list[PlannedCall], specs: dict[str, ToolSpec]
     finally:
         await ack.stop()
         run.tools_seconds += time.perf_counter() - started
-    result = []
+    ordered: list[ExecutedCall] = []
     for call in calls:
         first = done[call.key()]
-        result.append(first if first.call is call else ExecutedCall(call=call, content=first.content, is_error=first.is_error,
-                                                                    duration_ms=first.duration_ms, attempts=0, fallback=first.fallback))
-    return result
+        ordered.append(first if first.call is call else ExecutedCall(call=call, content=first.content, is_error=first.is_error,
+                                                                     duration_ms=first.duration_ms, attempts=0, fallback=first.fallback))
+    return ordered
 
 
 async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], catalog: ToolCatalog) -> ExecutedCall:

@@ -7,7 +7,7 @@ never switches to another provider by itself; it only says which one could be us
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -45,7 +45,7 @@ def suggestion(category: str, provider: str, base_url: str, candidates: Iterable
             "(GroBot does not switch by itself).")
 
 
-def from_effective(llms: dict[str, object], *, skip: str, whose: str = "the bot's") -> list[Candidate]:
+def from_effective(llms: Mapping[str, object], *, skip: str, whose: str = "the bot's") -> list[Candidate]:
     """Candidates from the effective settings of the other categories (``EffectiveLLM``-like objects)."""
     result = []
     for category, llm in llms.items():

@@ -50,7 +50,7 @@ def discord_conversations(*, session: Session, bot_id: int, user_id: str = "", l
     shown = (Message.role.in_(SHOWN_ROLES)) & (Message.content != "")  # type: ignore[attr-defined]
     people = func.count(func.distinct(Message.author_id)).filter(Message.role == "user")
     stats = (
-        select(Message.conversation_id.label("cid"), func.count().label("messages"), people.label("people"),
+        select(col(Message.conversation_id).label("cid"), func.count().label("messages"), people.label("people"),
                func.max(Message.id).label("last_id"), func.max(Message.created_at).label("last_at"))
         .where(shown).group_by(Message.conversation_id).subquery()
     )
@@ -67,7 +67,7 @@ def discord_conversations(*, session: Session, bot_id: int, user_id: str = "", l
     stmt = stmt.order_by(stats.c.last_at.desc(), Conversation.id.desc()).limit(limit)  # type: ignore[union-attr]
     return [ConversationSummary(id=int(cid), kind=str(kind), title=str(title or ""), messages=int(count or 0),
                                 people=int(people or 0), last_at=last_at, last_author=str(author or ""))
-            for cid, kind, title, count, people, last_at, author in session.exec(stmt).all()]  # type: ignore[call-overload]
+            for cid, kind, title, count, people, last_at, author in session.exec(stmt).all()]
 
 
 def conversation_lines(*, session: Session, bot_id: int, conversation_id: int,

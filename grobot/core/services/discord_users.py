@@ -145,7 +145,7 @@ def known_users(*, session: Session, bot_id: int, search: str = "", limit: int =
     stmt = stmt.order_by(last.desc(), ids.c.uid).limit(limit)
     result = []
     for (uid, name, spoken, directives, note_count, suggestion_count, notes_at, profile_at, messages,
-         spoke_at) in session.exec(stmt).all():  # type: ignore[call-overload]
+         spoke_at) in session.exec(stmt).all():
         times = [t for t in (notes_at, profile_at, spoke_at) if t is not None]
         result.append(KnownUser(discord_user_id=str(uid), display_name=name or spoken or "",
                                 has_directives=bool(directives), note_count=int(note_count or 0),
@@ -177,5 +177,5 @@ def display_names(*, session: Session, bot_id: int, user_ids: Iterable[str]) -> 
         .join(last, last.c.uid == every.c.uid, isouter=True)
         .join(Message, Message.id == last.c.last_id, isouter=True)
     )
-    return {str(uid): str(profile or spoken) for uid, profile, spoken in session.exec(stmt).all()  # type: ignore[call-overload]
+    return {str(uid): str(profile or spoken) for uid, profile, spoken in session.exec(stmt).all()
             if profile or spoken}

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from grobot.core.limits import (BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT,
                                  USER_MESSAGES, LimitHit, LimitState, check, warn_once)
@@ -53,7 +53,7 @@ def _state_query() -> Any:
             select(UsageDaily.cost).where(usage).scalar_subquery().label("cost"),
         ]
         # This month: an index range of at most 31 rows (bot_id, day).
-        month = ((UsageDaily.bot_id == bindparam("bot_id")) & (UsageDaily.day >= bindparam("month_first"))
+        month = ((col(UsageDaily.bot_id) == bindparam("bot_id")) & (col(UsageDaily.day) >= bindparam("month_first"))
                  & (UsageDaily.day <= bindparam("day")))
         columns += [
             select(func.sum(UsageDaily.tokens_in + UsageDaily.tokens_out)).where(month).scalar_subquery().label("mt"),

@@ -360,7 +360,7 @@ async def _list_all(session: ClientSession) -> list[mcp_types.Tool]:
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(100):  # pages
-        result = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
+        result = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None)
         tools.extend(result.tools)
         cursor = result.next_cursor
         if not cursor:
