@@ -33,7 +33,7 @@ async def hub():
 
 
 def _quick_hub(**limits) -> McpHub:
-    return McpHub(HubLimits(**{"connect_timeout": 5, "retry_after": 0, **limits}))
+    return McpHub(HubLimits(**{"connect_timeout": 20, "retry_after": 0, **limits}))
 
 
 # --------------------------------------------------------------------------- real servers
