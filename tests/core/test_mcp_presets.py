@@ -173,6 +173,13 @@ def test_keyed_preset_needs_its_secrets_and_stores_them_encrypted(preset_env, ca
     code, out, _ = _cli(capsys, "mcp", "presets")
     assert code == 0 and "No key needed:" in out and "Needs a key or token:" in out
     assert "brave-search" in out and "BRAVE_API_KEY" in out
+    code, out, _ = _cli(capsys, "mcp", "presets", "--json")
+    listed = {row["name"]: row for row in json.loads(out)}
+    assert {"time", "fetch", "filesystem", "sequential-thinking", "memory", "github", "brave-search", "slack",
+            "notion"} <= set(listed)
+    assert listed["filesystem"]["installed"] and listed["filesystem"]["per_bot"]
+    assert [s["key"] for s in listed["slack"]["secrets"]] == ["SLACK_BOT_TOKEN", "SLACK_TEAM_ID"]
+    assert listed["github"]["secrets"][0]["header"] is True
 
 
 def test_a_test_stores_the_tools_or_the_one_line_error(preset_env):
