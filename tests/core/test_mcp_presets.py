@@ -274,3 +274,18 @@ def test_unchecked_servers_on_both_databases(any_db_env):
         mcp_servers.record_tools(session=session, server_id=listed.id, tools=[{"name": "a"}])
         mcp_servers.record_tools(session=session, server_id=failed.id, tools=None, error="it failed")
         assert [c.name for c in mcp_servers.unchecked_configs(session=session)] == [fresh.name]
+
+
+def test_a_deleted_bot_takes_its_mcp_state_along(preset_env):
+    """The memory preset's graph of a bot (its {bot_state} folder) goes when the bot is deleted."""
+    with session_scope() as session:
+        server = mcp_presets.add_from_preset(session=session, preset="memory")
+        bot = bots.create_bot(session=session, name="forgetful")
+        bot_id = bot.id
+        config = mcp_servers.server_config(server, bot_id=bot_id)
+    graph = Path(config.env["MEMORY_FILE_PATH"])
+    assert graph.parent.is_dir() and f"bot-{bot_id}" in str(graph)
+    graph.write_text('{"type": "entity", "name": "Alice"}\n')
+    with session_scope() as session:
+        bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
+    assert not graph.exists() and not graph.parent.exists()
