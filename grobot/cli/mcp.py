@@ -154,6 +154,7 @@ def _added(args: argparse.Namespace, summary: dict) -> int:
         print(line if line.startswith("OK") else f"warning: {line}")
     else:
         print(f"check it with: python -m grobot mcp test {summary['name']}")
+    print(f"give it to a bot with: python -m grobot bot mcp BOT enable {summary['name']}")
     return 0
 
 

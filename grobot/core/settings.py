@@ -74,6 +74,10 @@ class Settings:
     def bot_files_dir(self, bot_id: int) -> Path:
         return self.files_dir / str(bot_id)
 
+    def mcp_state_dir(self, bot_id: int | None) -> Path:
+        """``{bot_state}`` of the MCP servers a bot uses (None: tests and tool-list refreshes)."""
+        return self.data_dir / "mcp-state" / (f"bot-{bot_id}" if bot_id is not None else "shared")
+
 
 @functools.lru_cache(maxsize=1)
 def get_settings() -> Settings:

@@ -20,7 +20,7 @@ from grobot.components.formatting import ago, utc_text
 from grobot.core.errors import GroBotError
 from grobot.core.models import McpTransport
 from grobot.core.services import mcp_servers
-from grobot.core.tools.mcp_store import check_and_store, report_line
+from grobot.core.tools.mcp_store import check_and_store, report_line, tools_line
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
@@ -67,17 +67,13 @@ def _secret_names(transport: str, summary: dict[str, Any]) -> str:
     return f"{kind}: {', '.join(names)}" if names else ""
 
 
-def check_line(tools: list[dict[str, Any]] | None, error: str, listed: bool, *, max_names: int = 6) -> str:
-    """What the last check of a server found, in one line (as :func:`report_line` says it)."""
+def check_line(tools: list[dict[str, Any]] | None, error: str, listed: bool) -> str:
+    """What the last test or refresh of a server found, in one line ("" when it never ran)."""
     if error:
         return error
     if not listed:
         return ""
-    names = [str(t.get("name")) for t in tools or [] if t.get("name")]
-    if not names:
-        return "OK: connected, but the server offers no tools"
-    shown = ", ".join(names[:max_names]) + (f", +{len(names) - max_names} more" if len(names) > max_names else "")
-    return f"OK: {len(names)} tool{'' if len(names) == 1 else 's'} ({shown})"
+    return tools_line([str(t.get("name")) for t in tools or [] if t.get("name")], max_names=6)
 
 
 def load_rows(session, _user) -> list[McpRow]:

@@ -173,6 +173,13 @@ def test_keyed_preset_needs_its_secrets_and_stores_them_encrypted(preset_env, ca
     code, out, _ = _cli(capsys, "mcp", "presets")
     assert code == 0 and "No key needed:" in out and "Needs a key or token:" in out
     assert "brave-search" in out and "BRAVE_API_KEY" in out
+    code, out, _ = _cli(capsys, "mcp", "presets", "--json")
+    listed = {row["name"]: row for row in json.loads(out)}
+    assert {"time", "fetch", "filesystem", "sequential-thinking", "memory", "github", "brave-search", "slack",
+            "notion"} <= set(listed)
+    assert listed["filesystem"]["installed"] and listed["filesystem"]["per_bot"]
+    assert [s["key"] for s in listed["slack"]["secrets"]] == ["SLACK_BOT_TOKEN", "SLACK_TEAM_ID"]
+    assert listed["github"]["secrets"][0]["header"] is True
 
 
 def test_a_test_stores_the_tools_or_the_one_line_error(preset_env):
@@ -267,3 +274,18 @@ def test_unchecked_servers_on_both_databases(any_db_env):
         mcp_servers.record_tools(session=session, server_id=listed.id, tools=[{"name": "a"}])
         mcp_servers.record_tools(session=session, server_id=failed.id, tools=None, error="it failed")
         assert [c.name for c in mcp_servers.unchecked_configs(session=session)] == [fresh.name]
+
+
+def test_a_deleted_bot_takes_its_mcp_state_along(preset_env):
+    """The memory preset's graph of a bot (its {bot_state} folder) goes when the bot is deleted."""
+    with session_scope() as session:
+        server = mcp_presets.add_from_preset(session=session, preset="memory")
+        bot = bots.create_bot(session=session, name="forgetful")
+        bot_id = bot.id
+        config = mcp_servers.server_config(server, bot_id=bot_id)
+    graph = Path(config.env["MEMORY_FILE_PATH"])
+    assert graph.parent.is_dir() and f"bot-{bot_id}" in str(graph)
+    graph.write_text('{"type": "entity", "name": "Alice"}\n')
+    with session_scope() as session:
+        bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
+    assert not graph.exists() and not graph.parent.exists()

@@ -128,6 +128,10 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
         expect(dialog.get_by_role("button", name=f"Add {title}", exact=True)).to_be_visible()
     expect(dialog.locator('[data-preset="time"]')).to_contain_text("mcp-server-time, installed here")
     page.screenshot(path="/tmp/ui-mcp-presets-1400.png")
+    page.set_viewport_size({"width": 420, "height": 900})
+    expect(dialog.get_by_role("button", name="Add Time", exact=True)).to_be_in_viewport()
+    page.screenshot(path="/tmp/ui-mcp-presets-list-420.png")
+    page.set_viewport_size({"width": 1400, "height": 900})
 
     # A keyless preset: one click adds it, and it is tested at once.
     dialog.get_by_role("button", name="Add Time", exact=True).click()

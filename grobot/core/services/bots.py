@@ -261,9 +261,9 @@ def delete_bot(bot: Bot, *, session: Session) -> None:
     assert bot_id is not None
     session.delete(bot)
     session.flush()
-    folder = get_settings().bot_files_dir(bot_id)
-    if folder.exists():
-        shutil.rmtree(folder, ignore_errors=True)
+    for folder in (get_settings().bot_files_dir(bot_id), get_settings().mcp_state_dir(bot_id)):
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
     event.listen(session, "after_commit", lambda _session: _drop_memories(bot_id), once=True)
     logger.info("Bot %s (%s) deleted", bot_id, bot.name)
 

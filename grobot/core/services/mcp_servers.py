@@ -199,7 +199,7 @@ def placeholder_values(bot_id: int | None) -> dict[str, str]:
     from grobot.core.services.files import bot_root
     from grobot.core.settings import get_settings
 
-    state = get_settings().data_dir / "mcp-state" / (f"bot-{bot_id}" if bot_id is not None else "shared")
+    state = get_settings().mcp_state_dir(bot_id)
     files = bot_root(bot_id) if bot_id is not None else state / "files"
     for folder in (state, files):
         folder.mkdir(parents=True, exist_ok=True)

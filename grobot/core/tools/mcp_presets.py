@@ -54,7 +54,6 @@ class McpPreset:
     url: str = ""  # remote servers
     secrets: tuple[SecretField, ...] = ()
     per_bot: bool = False  # uses {bot_files} / {bot_state}: each bot gets its own folder and session
-    homepage: str = ""
 
     @property
     def package(self) -> str:

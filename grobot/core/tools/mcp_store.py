@@ -60,11 +60,14 @@ async def check_and_store(ref: int | str, *, timeout: float = 20.0, bot_id: int 
     return report
 
 
-def report_line(report: Any, *, max_names: int = 8) -> str:
-    """One line for an admin: ``OK: 2 tools (get_current_time, convert_time)`` or the error."""
-    if not report.ok:
-        return report.error
-    names = [tool.name for tool in report.tools]
+def tools_line(names: list[str], *, max_names: int = 8) -> str:
+    """``OK: 2 tools (get_current_time, convert_time)``: a server's tools in one line."""
+    if not names:
+        return "OK: connected, but the server offers no tools"
     shown = ", ".join(names[:max_names]) + (f", +{len(names) - max_names} more" if len(names) > max_names else "")
-    count = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
-    return f"OK: {count} ({shown})" if names else "OK: connected, but the server offers no tools"
+    return f"OK: {len(names)} tool{'' if len(names) == 1 else 's'} ({shown})"
+
+
+def report_line(report: Any, *, max_names: int = 8) -> str:
+    """One line for an admin: the tools (:func:`tools_line`) or the error."""
+    return tools_line([tool.name for tool in report.tools], max_names=max_names) if report.ok else report.error
