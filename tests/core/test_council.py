@@ -207,3 +207,38 @@ async def test_a_disabled_council_ends_the_test_chat_run_with_a_clear_error(grob
         stored = session.get(Message, msg_id)
         assert stored.status == "error" and "not enabled" in stored.error
     assert fake_llm.chat_requests() == []
+
+
+async def test_a_stopped_council_ends_once_as_cancelled_and_keeps_what_was_shown(grobot_env, fake_llm):
+    import asyncio
+
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    enable(bot_id)
+    fake_llm.script_for(for_advisor("Strategist"), Reply(text="Quick take."), persistent=True)
+    fake_llm.script_for(lambda body: True, Reply(text="Slow take.", delay=5.0), persistent=True)
+    with session_scope() as session:
+        conv = test_chat.create_session(bot_id, session=session)
+        msg_id = test_chat.submit(conv.id, "/council Stop me?", session=session).id
+    first_section = asyncio.Event()
+    events = []
+
+    async def sink(event):
+        events.append(event)
+        if event.kind.value == "token":
+            first_section.set()
+
+    task = asyncio.create_task(run_council(bot_id, "Stop me?", run_id=msg_id, sink=sink))
+    await asyncio.wait_for(first_section.wait(), 10)
+    task.cancel("stopped by the tester")
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    finals = [e for e in events if e.kind.value in ("done", "error")]
+    assert len(finals) == 1 and finals[0].data["cancelled"] is True and "stopped by the tester" in finals[0].data["message"]
+    with session_scope(readonly=True) as session:
+        stored = session.get(Message, msg_id)
+        assert stored.status == "cancelled"
+        shown = session.exec(select(Message).where(Message.conversation_id == stored.conversation_id,
+                                                   Message.role == "assistant")).one()
+        assert "Quick take." in shown.content and "Slow take." not in shown.content
