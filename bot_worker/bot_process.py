@@ -581,7 +581,7 @@ class FleetBot(discord.Client):
             from bot_worker.council_command import answer_council
 
             await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.cooldowns,
-                                 limiter=self.limiter)
+                                 limiter=self.limiter, stops=self.stops)
 
 
 def _interaction_key(interaction: discord.Interaction) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import discord
 
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
+from bot_worker.run_stops import RunStops
 from bot_worker.text import split_message
 from grobot.core.errors import GroBotError
 
@@ -30,10 +31,12 @@ def _quote(question: str) -> str:
 
 
 async def answer_council(store: Any, bot_id: int, interaction: discord.Interaction, question: str, *,
-                         cooldowns: Cooldowns | None = None, limiter: RunLimiter | None = None) -> None:
+                         cooldowns: Cooldowns | None = None, limiter: RunLimiter | None = None,
+                         stops: RunStops | None = None) -> None:
     """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: a council port).
 
     ``cooldowns`` and ``limiter``: the bot's flood protection; a deliberation counts as one run of the asker.
+    ``stops``: the bot's answers in progress (the asker stops the council with /stop or a 🛑 on a section).
     """
     from grobot.core.agents.council import CouncilError, check_plan
 
@@ -59,14 +62,17 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     if limiter is not None and not limiter.try_acquire(plan.max_concurrent_runs):
         await interaction.response.send_message(BUSY_NOTICE, ephemeral=True)
         return
+    task = asyncio.current_task()
+    running = (stops.add(task, channel_id=str(interaction.channel_id), author_id=str(interaction.user.id))
+               if stops is not None and task is not None else None)
     try:
-        await _deliberate(store, plan, interaction, question)
+        await _deliberate(store, plan, interaction, question, running)
     finally:
         if limiter is not None:
             limiter.release()
 
 
-async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str) -> None:
+async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str, running: Any) -> None:
     """Defer, then send each advisor's section as it comes, the synthesis, and store the deliberation."""
     from grobot.core.agents.council import deliberate
 
@@ -76,7 +82,9 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
 
     async def send(text: str) -> None:
         for part in split_message(text):
-            await interaction.followup.send(part, allowed_mentions=discord.AllowedMentions.none())
+            sent = await interaction.followup.send(part, allowed_mentions=discord.AllowedMentions.none(), wait=True)
+            if running is not None:  # a 🛑 reaction to a section stops the council
+                running.message_ids.add(str(sent.id))
 
     async def shown(answer: Any) -> None:
         nonlocal first
@@ -91,6 +99,14 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
     try:
         result = await deliberate(plan, question, on_advisor=shown)
         await send(result.synthesis())
+    except asyncio.CancelledError as exc:
+        reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "stopped"
+        try:
+            await interaction.followup.send(f"_The council was stopped ({reason}) before its synthesis._",
+                                            allowed_mentions=discord.AllowedMentions.none())
+        except discord.HTTPException:
+            pass
+        raise
     except Exception as exc:
         logger.exception("/council failed")
         try:

@@ -24,7 +24,7 @@ async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str
 
     question = council_question(content)
     if question is not None:  # "/council QUESTION": the bot's advisory council deliberates
-        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name)
+        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink)
         return error
     incoming = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                                author_name=author_name, platform="test_chat", run_id=message_id)

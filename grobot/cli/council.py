@@ -179,9 +179,12 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from grobot.core.services import costs
+
     with session_scope(readonly=True) as session:
         rows = [_as_dict(r) for r in council.list_deliberations(_bot_id(args.bot, session), session=session,
                                                                 limit=max(1, args.limit))]
+        currency = costs.get_currency(session=session)
     if args.json:
         print_json(rows)
     elif not rows:
@@ -189,14 +192,18 @@ def _list(args: argparse.Namespace) -> int:
     else:
         print_table([(r["id"], r["created_at"].strftime("%Y-%m-%d %H:%M"), _short(r["question"], 50),
                       len(r["advisors"]), "-" if r["confidence"] is None else r["confidence"],
-                      r["tokens_in"] + r["tokens_out"], f"{r['seconds']:.1f} s") for r in rows],
-                    ["ID", "WHEN (UTC)", "QUESTION", "ADVISORS", "CONFIDENCE", "TOKENS", "TIME"])
+                      r["tokens_in"] + r["tokens_out"], costs.money(r["cost"], currency), f"{r['seconds']:.1f} s")
+                     for r in rows],
+                    ["ID", "WHEN (UTC)", "QUESTION", "ADVISORS", "CONFIDENCE", "TOKENS", "COST", "TIME"])
     return 0
 
 
 def _view(args: argparse.Namespace) -> int:
+    from grobot.core.services import costs
+
     with session_scope(readonly=True) as session:
         row = _as_dict(council.get_deliberation(int(args.id), session=session))
+        currency = costs.get_currency(session=session)
     if args.json:
         print_json(row)
         return 0
@@ -208,7 +215,7 @@ def _view(args: argparse.Namespace) -> int:
         print(f"{status}\n")
     print(row["synthesis"])
     print(f"\n{row['tokens_in']} tokens in, {row['tokens_out']} out, {row['seconds']:.1f} s"
-          + (f", cost {row['cost']:.4f}" if row["cost"] is not None else ""))
+          + (f", cost {costs.money(row['cost'], currency)}" if row["cost"] is not None else ""))
     return 0
 
 

@@ -17,7 +17,7 @@ from grobot.components.empty_state import empty_state
 from grobot.components.forms import MUTED, section
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.core.models import AppUser, Bot
-from grobot.core.services import council
+from grobot.core.services import costs, council
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card
 from grobot.state.app_state import sign_out_script
@@ -80,24 +80,20 @@ def _confidence(value: int | None) -> str:
     return "—" if value is None else f"{value}/100"
 
 
-def _cost(value: float | None) -> str:
-    return "—" if value is None else f"{value:.4f}"
-
-
-def _row(d: Any) -> DeliberationRow:
+def _row(d: Any, currency: str) -> DeliberationRow:
     return DeliberationRow(id=d.id or 0, when=d.created_at.strftime("%Y-%m-%d %H:%M UTC"), question=d.question,
                            asked_by=f"{d.asked_by or '?'} · {d.platform.replace('_', ' ')}",
                            advisors=", ".join(str(a.get("name", "")) for a in d.advisors),
                            confidence=_confidence(d.confidence), tokens=f"{d.tokens_in + d.tokens_out:,}",
-                           cost=_cost(d.cost), seconds=f"{d.seconds:.1f} s")
+                           cost=costs.money(d.cost, currency), seconds=f"{d.seconds:.1f} s")
 
 
-def _view(d: Any) -> DeliberationView:
+def _view(d: Any, currency: str) -> DeliberationView:
     advisors = [AdvisorView(name=str(a.get("name", "")), llm=f"{a.get('provider', '')} {a.get('model', '')}".strip(),
                             answer=str(a.get("answer") or ""), error=str(a.get("error") or ""),
                             tokens=f"{int(a.get('tokens_in') or 0) + int(a.get('tokens_out') or 0):,} tokens",
                             seconds=f"{float(a.get('seconds') or 0):.1f} s") for a in d.advisors]
-    row = _row(d)
+    row = _row(d, currency)
     return DeliberationView(id=row.id, when=row.when, question=d.question, asked_by=row.asked_by, advisors=advisors,
                             consensus=d.consensus, disagreements=list(d.disagreements),
                             recommendation=d.recommendation, confidence=row.confidence, error=d.error,
@@ -107,14 +103,16 @@ def _view(d: Any) -> DeliberationView:
 def load_list(token: str, bot_id: int) -> tuple[list[DeliberationRow], int]:
     def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], int]:
         rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
-        return [_row(d) for d in rows], council.count_deliberations(bot.id or 0, session=session)
+        currency = costs.get_currency(session=session)
+        return [_row(d, currency) for d in rows], council.count_deliberations(bot.id or 0, session=session)
 
     return run_for_bot(token, bot_id, work, admin=True)
 
 
 def load_one(token: str, bot_id: int, deliberation_id: int) -> DeliberationView:
     return run_for_bot(token, bot_id, lambda session, _user, bot: _view(
-        council.get_deliberation(deliberation_id, session=session, bot_id=bot.id or 0)), admin=True)
+        council.get_deliberation(deliberation_id, session=session, bot_id=bot.id or 0),
+        costs.get_currency(session=session)), admin=True)
 
 
 class CouncilState(BotPageState):

@@ -13,7 +13,7 @@ from grobot.core.agents.council_run import council_question, run_council
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.models import AgentEvent, CouncilAdvisor, Deliberation, LLMCall, Message, UsageDaily
-from grobot.core.services import bots, council, test_chat
+from grobot.core.services import bots, costs, council, test_chat
 from tests.fakes.llm import EventCollector, FakeLLM, Reply, use_fake_llm
 
 
@@ -167,6 +167,7 @@ async def test_council_in_test_chat_stores_steps_answer_and_deliberation(any_db_
     fake_llm.script_for(is_synthesis, Reply(json=SYNTHESIS, prompt_tokens=100, completion_tokens=20), persistent=True)
     assert council_question("/council Should we?") == "Should we?" and council_question("hello /council") is None
     with session_scope() as session:
+        costs.set_price("ollama", "fake-model", 10.0, 20.0, session=session)  # per million tokens in / out
         conv = test_chat.create_session(bot_id, session=session)
         msg_id = test_chat.submit(conv.id, "/council Should we launch?", session=session).id
     sink = EventCollector()
@@ -189,6 +190,7 @@ async def test_council_in_test_chat_stores_steps_answer_and_deliberation(any_db_
         assert len(rows) == 1 and rows[0].question == "Should we launch?" and rows[0].confidence == 72
         assert rows[0].platform == "test_chat" and len(rows[0].advisors) == 5 and rows[0].tokens_in > 100
         assert rows[0].advisors[0]["model"] == "fake-model" and rows[0].advisors[0]["answer"].endswith("thinks so.")
+        assert rows[0].cost == pytest.approx((rows[0].tokens_in * 10.0 + rows[0].tokens_out * 20.0) / 1e6)
         calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
         assert sorted({c.agent_role for c in calls}) == ["council_advisor", "council_synthesis"] and len(calls) == 6
         usage = session.exec(select(UsageDaily).where(UsageDaily.bot_id == bot_id)).one()
@@ -207,3 +209,38 @@ async def test_a_disabled_council_ends_the_test_chat_run_with_a_clear_error(grob
         stored = session.get(Message, msg_id)
         assert stored.status == "error" and "not enabled" in stored.error
     assert fake_llm.chat_requests() == []
+
+
+async def test_a_stopped_council_ends_once_as_cancelled_and_keeps_what_was_shown(grobot_env, fake_llm):
+    import asyncio
+
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    enable(bot_id)
+    fake_llm.script_for(for_advisor("Strategist"), Reply(text="Quick take."), persistent=True)
+    fake_llm.script_for(lambda body: True, Reply(text="Slow take.", delay=5.0), persistent=True)
+    with session_scope() as session:
+        conv = test_chat.create_session(bot_id, session=session)
+        msg_id = test_chat.submit(conv.id, "/council Stop me?", session=session).id
+    first_section = asyncio.Event()
+    events = []
+
+    async def sink(event):
+        events.append(event)
+        if event.kind.value == "token":
+            first_section.set()
+
+    task = asyncio.create_task(run_council(bot_id, "Stop me?", run_id=msg_id, sink=sink))
+    await asyncio.wait_for(first_section.wait(), 10)
+    task.cancel("stopped by the tester")
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    finals = [e for e in events if e.kind.value in ("done", "error")]
+    assert len(finals) == 1 and finals[0].data["cancelled"] is True and "stopped by the tester" in finals[0].data["message"]
+    with session_scope(readonly=True) as session:
+        stored = session.get(Message, msg_id)
+        assert stored.status == "cancelled"
+        shown = session.exec(select(Message).where(Message.conversation_id == stored.conversation_id,
+                                                   Message.role == "assistant")).one()
+        assert "Quick take." in shown.content and "Slow take." not in shown.content

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from grobot.core.agents.council import AdvisorAnswer, Deliberation
 from grobot.core.db import session_scope
 from grobot.core.llm.service import CallRecord
-from grobot.core.services import bots, council
+from grobot.core.services import bots, costs, council
 from tests.ui.auth import PAGE_TIMEOUT_MS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -31,7 +31,8 @@ def _deliberation(question: str, confidence: int) -> Deliberation:
         AdvisorAnswer("Analyst", "", "ollama", "fake-model", answer="The numbers say yes.", tokens_in=40,
                       tokens_out=10, seconds=1.4),
     ]
-    result.records = [CallRecord(role="council_advisor", provider="ollama", model="m", tokens_in=100, tokens_out=30)]
+    result.records = [CallRecord(role="council_advisor", provider="ollama", model="council-priced", tokens_in=100,
+                                 tokens_out=30)]
     return result
 
 
@@ -39,6 +40,7 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     page = admin_page
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name=f"Board-{uuid.uuid4().hex[:6]}").id or 0
+        costs.set_price("ollama", "council-priced", 10.0, 20.0, session=session)
         older = council.save_deliberation(bot_id, _deliberation("Hire a second baker?", 40), session=session,
                                           asked_by="alice", platform="discord").id
         newest = council.save_deliberation(bot_id, _deliberation(HOSTILE, 72), session=session, asked_by="bob",
@@ -52,6 +54,7 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     expect(rows.first).to_contain_text("Strategist, Pragmatist, Analyst")
     expect(rows.first).to_contain_text("72/100")
     expect(rows.first).to_contain_text("130")  # tokens
+    expect(rows.first).to_contain_text("EUR 0.0016")  # 100 in at 10, 30 out at 20 per million
     expect(rows.nth(1)).to_contain_text("Hire a second baker?")
     expect(page.get_by_text("2 deliberations")).to_be_visible()
     assert page.locator("img[src='x']").count() == 0

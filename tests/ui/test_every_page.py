@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
 from grobot.core.models import BotStatus, LogEntry
-from grobot.core.services import discord_users, files, user_notes
+from grobot.core.services import council, discord_users, files, user_notes
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
 from tests.ui.screens import NARROW, WIDE, sized_page, wait_for_page
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 SCREENSHOTS = ROOT / "test-artifacts" / "pages"
 GLOBAL_PAGES = (("/", "Bots"), ("/mcp", "MCP servers"), ("/usage", "Usage"), ("/users", "Users"),
                 ("/settings", "Settings"))
-BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory")
+BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory", "council")
 WALKED_USER = "1574564006750846976"
 
 
@@ -48,6 +48,11 @@ def walked_bot(ui_env) -> tuple[int, str]:
                                      directives="Be formal.", display_name="Ada Lovelace")
         user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=WALKED_USER,
                             note="Writes compilers", reliability=0.9, source="archivist")
+        council.save_deliberation(bot_id, {
+            "question": "Should the walker bot learn a second language, and which one would serve its users best?",
+            "advisors": [{"name": "Analyst", "provider": "ollama", "model": "llama3.2", "answer": "Yes: Spanish."}],
+            "synthesis": "Consensus: Spanish.", "consensus": "Spanish.", "confidence": 70}, session=session,
+            asked_by="Ada Lovelace")
     return bot_id, name
 
 

@@ -59,8 +59,8 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         assert not (deferred[0]["body"].get("data") or {}).get("flags", 0) & 64  # the channel sees the council
         def all_sent() -> list[dict] | None:
             parts = _followups(world)
-            ended = parts and _squash(parts[-1]["body"]["content"]).endswith(_squash(long_recommendation)[-40:])
-            return parts if len(parts) >= 7 and ended else None
+            sent = _squash("".join(p["body"]["content"] for p in parts[5:]))
+            return parts if sent.endswith(_squash(long_recommendation)) else None  # the whole synthesis
 
         parts = wait_for(all_sent, 20, message=str(_followups(world)))
         texts = [p["body"]["content"] for p in parts]
@@ -71,7 +71,7 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         assert "could not answer" in texts[3] and "model crashed" in texts[3]
         synthesis = "".join(texts[5:])
         assert texts[5].startswith("**Synthesis** · confidence 64/100") and "timing" in texts[5]
-        assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7
+        assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7, [len(t) for t in texts]
         assert _squash(synthesis).endswith(_squash(long_recommendation))
 
         row = wait_for(lambda: next(iter(_deliberations(bot)), None), 10)
@@ -86,6 +86,27 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
                                  if r["kind"] == "callback" and "Slow down" in str(r["body"])], 20)[0]
         assert slow["body"]["data"]["flags"] & 64
         assert len(world.llm.chat_requests()) == asked
+
+
+def test_the_asker_stops_the_council_with_stop(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("sage", user_cooldown_seconds=0)
+        with session_scope() as session:
+            council.set_council(bot, session=session, enabled=True)
+        world.llm.script_for(for_advisor("Strategist"), Reply(text="Quick take."), persistent=True)
+        world.llm.script_for(lambda body: True, Reply(text="Slow take.", delay=8.0), persistent=True)
+        world.start_supervisor()
+        world.wait_online(bot)
+        uid = world.discord_ids[bot]
+        world.discord.invoke_command(uid, "council", {"question": "Stop me?"})
+        wait_for(lambda: [p for p in _followups(world) if "Quick take." in p["body"]["content"]], 20)
+        world.discord.invoke_command(uid, "stop")
+        wait_for(lambda: [r for r in world.discord.interaction_responses
+                          if r["kind"] == "callback" and "Stopped." in str(r["body"])], 20)
+        stopped = wait_for(lambda: [p for p in _followups(world) if "council was stopped" in p["body"]["content"]], 20)
+        assert "with /stop" in stopped[0]["body"]["content"]
+        assert not [p for p in _followups(world) if "Synthesis" in p["body"]["content"]]
+        assert not _deliberations(bot)
 
 
 def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):

@@ -83,10 +83,12 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
         recorder.attach(run_id, conversation_id=await port.conversation_of(run_id))
     started = time.perf_counter()
     deliberation: Deliberation | None = None
+    bot_name = ""
     try:
         if not question:
             raise CouncilError("ask the council a question: /council QUESTION")
         plan = await port.council_plan(bot_id, None)
+        bot_name = plan.bot_name
         check_plan(plan)
         await recorder.emit(EventKind.THINKING, {"step": "council", "text": (
             f"{len(plan.advisors)} advisors deliberate: {', '.join(a.name for a in plan.advisors)}")})
@@ -110,8 +112,10 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
                      stored_run=run_id is not None)
         event = await recorder.finish(EventKind.DONE, data, end=end if recorder.storing else None)
         return text, (str(event.data.get("message")) if event.kind is EventKind.ERROR else None)
-    except asyncio.CancelledError:
-        await asyncio.shield(_fail(recorder, bot_id, run_id, "the council was cancelled"))
+    except asyncio.CancelledError as exc:  # Test Chat's Stop: what the tester saw stays, marked cancelled
+        from grobot.core.agents.chain import cancel_reason
+
+        await asyncio.shield(_fail(recorder, bot_id, run_id, cancel_reason(exc), bot_name, cancelled=True))
         raise
     except Exception as exc:
         message = str(exc) if isinstance(exc, CouncilError) else f"the council failed: {type(exc).__name__}: {exc}"
@@ -119,13 +123,19 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
             logger.exception("The council of bot %s failed", bot_id)
         if deliberation is not None and deliberation.records:
             logger.warning("A deliberation of bot %s was not stored (%d LLM calls)", bot_id, len(deliberation.records))
-        await _fail(recorder, bot_id, run_id, message[:500])
+        await _fail(recorder, bot_id, run_id, message[:500], bot_name)
         return "", message[:500]
 
 
-async def _fail(recorder: RunRecorder, bot_id: int, run_id: int | None, message: str) -> None:
-    end = RunEnd(bot_id=bot_id, author_name="", stored_run=True, error=message) if run_id is not None else None
+async def _fail(recorder: RunRecorder, bot_id: int, run_id: int | None, message: str, bot_name: str = "", *,
+                cancelled: bool = False) -> None:
+    end = None
+    if run_id is not None:
+        shown = [{"role": "assistant", "content": recorder.text}] if cancelled and recorder.text else []
+        end = RunEnd(bot_id=bot_id, author_name=bot_name, new_messages=shown, stored_run=True, error=message,
+                     cancelled=cancelled)
     try:
-        await recorder.finish(EventKind.ERROR, {"message": message}, end=end)
+        await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {})},
+                              end=end)
     except Exception:
         logger.exception("Could not end the council run with an error")

@@ -22,7 +22,7 @@ from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.llm import providers
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import Bot, Council, CouncilAdvisor, Deliberation, LLMCategory, LLMSetting, utcnow
-from grobot.core.services import llm_calls, llm_settings, usage_limits
+from grobot.core.services import costs, llm_calls, llm_settings, usage_limits
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
@@ -255,6 +255,8 @@ def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], 
     _bot(bot_id, session)
     data = result.as_dict() if isinstance(result, DeliberationResult) else dict(result)
     records = records_from(data.get("records"))
+    if cost is None:
+        cost = estimated_cost(records, session=session)
     row = Deliberation(
         bot_id=bot_id, question=str(data.get("question") or "")[:20_000], asked_by=asked_by[:100],
         platform=platform[:16], advisors=[dict(a) for a in data.get("advisors") or []],
@@ -267,6 +269,15 @@ def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], 
     session.flush()
     llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=records)
     return row
+
+
+def estimated_cost(records: list[Any], *, session: Session) -> float | None:
+    """The estimated cost of some LLM calls (None: no price is known for any of their models)."""
+    rows = [{"provider": r.provider, "model": r.model, "tokens_in": r.tokens_in, "tokens_out": r.tokens_out}
+            for r in records]
+    costs.estimate(rows, session=session)
+    known = [row["cost"] for row in rows if row["cost"] is not None]
+    return round(sum(known), 8) if known else None
 
 
 def list_deliberations(bot_id: int, *, session: Session, limit: int = 50, offset: int = 0) -> list[Deliberation]:
