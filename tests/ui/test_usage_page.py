@@ -111,3 +111,4 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     expect(mini.get_by_role("cell").last).to_have_text("CHF 0.1400")
     page.get_by_role("button", name="Remove the price of gpt-4o-mini").click()
     expect(row.get_by_role("cell").nth(3)).to_have_text("default")
+    assert page.grobot_record.console_errors == [], page.grobot_record.console_errors
