@@ -47,12 +47,17 @@ system-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# The real MCP test server from npm (@modelcontextprotocol/server-everything).
+# The real MCP servers from npm the tests run (server-everything, the npm presets); and the
+# Readability.js of mcp-server-fetch's readabilipy, which it would otherwise install on first use.
 npm-deps: $(VENV)/.installed
 	@if [ -f tests/npm/package.json ]; then \
 	  if [ ! -d tests/npm/node_modules ] || [ tests/npm/package-lock.json -nt tests/npm/node_modules ]; then \
 	    (cd tests/npm && npm ci --no-audit --no-fund --loglevel=error) && touch tests/npm/node_modules; \
 	  fi; \
+	fi
+	@js=$$($(PY) -c 'import os, readabilipy; print(os.path.join(os.path.dirname(readabilipy.__file__), "javascript"))' 2>/dev/null); \
+	if [ -n "$$js" ] && [ -f "$$js/package.json" ] && [ ! -d "$$js/node_modules" ]; then \
+	  (cd "$$js" && npm install --no-audit --no-fund --loglevel=error); \
 	fi
 
 run: install

@@ -22,7 +22,7 @@ config = rx.Config(
     show_built_with_reflex=False,
     plugins=[
         rx.plugins.RadixThemesPlugin(
-            theme=rx.theme(appearance="light", accent_color="indigo", gray_color="slate", radius="medium"),
+            theme=rx.theme(appearance="inherit", accent_color="indigo", gray_color="slate", radius="medium"),
         ),
     ],
     disable_plugins=[SitemapPlugin],

@@ -1,12 +1,14 @@
 """Benchmark of the bot fleet against the fake Discord and an instant fake LLM.
 
-    .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20]
+    .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20] [--memories N]
 
 Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet (and
 of its supervisor, which receives the bots' heartbeats); reconcile latency (database
 change -> bot online again) p50/p95 with the default poll period; platform overhead per
 message (MESSAGE_CREATE -> first reply POST; end of the LLM stream -> completing edit)
 p50/p95; bot CPU time per message, and the supervisor's (it reads and writes for the bots).
+``--memories N``: the measured bot has N memories stored first (a bot after its first
+conversations: each message it answers is then looked up in its memory).
 """
 
 from __future__ import annotations
@@ -135,6 +137,13 @@ class Bench:
                 self.discord_ids[bot.id] = uid
                 ids.append(bot.id)
         return ids
+
+    def store_memories(self, bot_id: int, count: int) -> None:
+        """``count`` memories for ``bot_id``, stored by a short-lived process (before the supervisor opens Chroma)."""
+        code = ("import sys; from grobot.core.memory.store import get_memory; "
+                "get_memory().add(int(sys.argv[1]), [f'alice mentioned fact number {i} about her garden' "
+                "for i in range(int(sys.argv[2]))], {'user_id': '1'})")
+        subprocess.run([sys.executable, "-c", code, str(bot_id), str(count)], env=self.env(), cwd=ROOT, check=True)
 
     def delete_all(self) -> None:
         from grobot.core.db import session_scope
@@ -265,6 +274,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="10,50,100")
     parser.add_argument("--messages", type=int, default=40)
     parser.add_argument("--reconciles", type=int, default=20)
+    parser.add_argument("--memories", type=int, default=0, help="memories stored for the measured bot first")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
@@ -272,6 +282,9 @@ def main() -> int:
         try:
             for index, size in enumerate(sizes):
                 ids = bench.add_bots(size)
+                if index == 0 and args.memories:
+                    bench.store_memories(ids[0], args.memories)
+                    print(f"the measured bot has {args.memories} memories")
                 started = time.monotonic()
                 bench.start_supervisor()
                 wait_until(lambda: bench.all_online(ids), 300, f"{size} bots online")

@@ -146,7 +146,7 @@ def _start_http_server() -> tuple[subprocess.Popen, str, str]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise SystemExit("the streamable HTTP server did not start")
+                raise SystemExit("the streamable HTTP server did not start") from None
             time.sleep(0.05)
     return proc, f"http://127.0.0.1:{port}/mcp", label
 

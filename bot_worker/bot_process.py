@@ -34,6 +34,7 @@ from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLA
                                    EXIT_UNREACHABLE)
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
+from bot_worker.run_stops import RunStops
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
 from grobot.core.agents.gatekeeper import rules_decision
@@ -87,6 +88,11 @@ def _die_with_parent() -> None:
         pass
 
 
+def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | None:
+    """The supervisor's similarities of a message, by tool text (None: none computed)."""
+    return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
+
+
 def _run_chain() -> Any:
     """The agent chain, imported on the first message (an idle bot does not load it)."""
     from grobot.core.agents.chain import run_chain
@@ -120,6 +126,7 @@ class FleetBot(discord.Client):
         self.cooldowns = Cooldowns()
         self.limiter = RunLimiter()
         self.limit_notices = NoticeGate()
+        self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
         self.actions = BotDiscordActions(self)
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -128,6 +135,9 @@ class FleetBot(discord.Client):
         self._connected = False
         # The settings read at the start serve until they change (see _cached_rules).
         self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
+        # The tool texts the Tool Router scored last: the supervisor scores the next message
+        # against them while it reads that message's settings (no request of the router's own).
+        self._route_texts: list[str] = []
         # The version of the bot's settings, as its supervisor last read them, and when it said so
         # (monotonic). The first word is the read at start: a fleet that starts in a busy guild
         # does not ask for every message until its first heartbeat answers.
@@ -372,7 +382,8 @@ class FleetBot(discord.Client):
             # One request for the whole message: the settings, and for a message it may answer,
             # its MCP servers and what the chain reads first. A message addressed to the bot is
             # almost always answered: the supervisor also looks its memories up (one request).
-            data = await self.store.for_message(self.bot_id, incoming, memories=addressed)
+            route_texts = self._route_texts if addressed else []
+            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts)
         except Exception as exc:
             logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
                          else type(exc).__name__)
@@ -403,9 +414,16 @@ class FleetBot(discord.Client):
             return
         marks = {"received": received, "config": time.perf_counter()}
         answer = self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
-                                          preloaded=preloaded, marks=marks, memories=data.memories))
+                                          preloaded=preloaded, marks=marks, memories=data.memories,
+                                          similarities=_scored(route_texts, data.similarities)))
         self._answers.add(answer)
         answer.add_done_callback(self._answers.discard)
+        self.stops.add(answer, channel_id=str(message.channel.id), author_id=incoming.author_id)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """🛑 on a streaming answer, from the user it answers, stops it."""
+        if self.user is not None and payload.user_id != self.user.id:
+            self.stops.stop_by_reaction(str(payload.message_id), str(payload.user_id), str(payload.emoji))
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
@@ -415,16 +433,23 @@ class FleetBot(discord.Client):
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, *, skip_gatekeeper: bool,
                       links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
-                      memories: list[str] | None = None) -> None:
+                      memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
                 images = (preloaded.llms["output"].supports_images if preloaded is not None
                           else await self.store.output_takes_images(self.bot_id))
                 incoming.attachments = await read_attachments(message, images_allowed=images)
+            running = self.stops.current()
+
+            async def send(text: str, index: int) -> discord.Message:
+                sent = await (message.reply(text, mention_author=False) if index == 0 else message.channel.send(text))
+                if running is not None:  # a 🛑 reaction to it stops the answer
+                    running.message_ids.add(str(sent.id))
+                return sent
+
             streamer = ReplyStreamer(
-                send=lambda text, index: (message.reply(text, mention_author=False) if index == 0
-                                          else message.channel.send(text)),
+                send=send,
                 edit=lambda handle, text: handle.edit(content=text),
                 interval=self.config.stream_edit_seconds,
             )
@@ -445,13 +470,19 @@ class FleetBot(discord.Client):
                     marks["completed"] = time.perf_counter()
                 elif event.kind == EventKind.ERROR and not ended:
                     ended = True
-                    await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
+                    if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
+                        await (streamer.finish(streamer.text + "\n\n(stopped)") if streamer.started
+                               else streamer.abort())
+                    else:
+                        await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
 
             async with typing(self, message.channel.id):
                 tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
                 result = await _run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
-                                               preloaded=preloaded, memories=memories)
+                                               preloaded=preloaded, memories=memories, similarities=similarities)
+                if result.route_texts is not None:  # scored with the next message's settings read
+                    self._route_texts = result.route_texts
             if not ended:
                 if result.error:
                     await self._send_error(message, streamer, result.error)
@@ -503,6 +534,13 @@ class FleetBot(discord.Client):
                 text = "Sorry, I could not reset the conversation right now."
             await interaction.response.send_message(text, ephemeral=True)
 
+        @self.tree.command(name="stop", description="Stop my answer to you in this channel")
+        async def stop(interaction: discord.Interaction) -> None:
+            stopped = self.stops.stop_asked(str(interaction.channel_id), str(interaction.user.id),
+                                            f"stopped by {interaction.user.display_name} with /stop")
+            await interaction.response.send_message("Stopped." if stopped else "I'm not answering you here right now.",
+                                                    ephemeral=True)
+
         @self.tree.command(name="ask", description="Ask me privately: only you see the answer")
         @app_commands.describe(question="What do you want to ask?")
         async def ask(interaction: discord.Interaction, question: str) -> None:
@@ -536,6 +574,14 @@ class FleetBot(discord.Client):
                 text = ERROR_REPLY.format(error=error[:1500])
             for part in split_message(text or "(no answer)"):
                 await interaction.followup.send(part, ephemeral=True)
+
+        @self.tree.command(name="council", description="Put a question to my advisory council")
+        @app_commands.describe(question="What should the council deliberate on?")
+        async def council(interaction: discord.Interaction, question: str) -> None:
+            from bot_worker.council_command import answer_council
+
+            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.cooldowns,
+                                 limiter=self.limiter)
 
 
 def _interaction_key(interaction: discord.Interaction) -> str:

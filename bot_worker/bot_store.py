@@ -72,6 +72,7 @@ class MessageData:
     links: list[Any] | None = None
     loaded: Loaded | None = None
     memories: list[str] | None = None
+    similarities: list[float] | None = None  # the message against the ``route_texts`` asked for
 
 
 def incoming_dict(msg: IncomingMessage) -> dict[str, Any]:
@@ -84,8 +85,10 @@ class BotStore(RunStore, Protocol):
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None: ...
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
-        """What ``msg`` reads (:class:`MessageData`); ``memories``: look its memories up too."""
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
+                          route_texts: list[str] | None = None) -> MessageData:
+        """What ``msg`` reads (:class:`MessageData`); ``memories``: look its memories up too;
+        ``route_texts``: score the message against these tool texts for the Tool Router."""
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool: ...
@@ -120,16 +123,19 @@ class RemoteBotStore:
         data = await self._call("start")
         return BotSettings.from_dict(data) if data else None
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
+                          route_texts: list[str] | None = None) -> MessageData:
         from grobot.core.tools.catalog import Link
 
-        data = await self._call("message", {"message": incoming_dict(msg), "memories": memories})
-        links, loaded, found = data.get("links"), data.get("loaded"), data.get("memories")
+        data = await self._call("message", {"message": incoming_dict(msg), "memories": memories,
+                                            "route_texts": route_texts or []})
+        links, loaded, found, scores = data.get("links"), data.get("loaded"), data.get("memories"), data.get("similarities")
         return MessageData(
             settings=BotSettings.from_dict(data["settings"]) if data.get("settings") else None,
             links=[Link.from_dict(item) for item in links] if links is not None else None,
             loaded=Loaded.from_dict(loaded) if loaded else None,
             memories=[str(m) for m in found] if found is not None else None,
+            similarities=[float(v) for v in scores] if scores is not None else None,
         )
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
@@ -186,6 +192,15 @@ class RemoteBotStore:
                           reliability: float | None) -> dict[str, Any]:
         return dict(await self._call("update_note", {"user": user, "note_id": note_id, "note": note,
                                                      "reliability": reliability}))
+
+    # -- the advisory council (grobot.core.agents.council.CouncilPort) -------------------------
+    async def council_plan(self, bot_id: int, asker: str | None) -> Any:
+        from grobot.core.agents.council import CouncilPlan
+
+        return CouncilPlan.from_dict(await self._call("council_plan", {"asker": asker}))
+
+    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str) -> int:
+        return int(await self._call("council_save", {"deliberation": deliberation.as_dict(), "asked_by": asked_by}))
 
     async def close(self) -> None:
         await self.link.close()

@@ -8,6 +8,7 @@ directly. Every rule stays in the services; this module only translates.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime
 from typing import Any
@@ -24,9 +25,11 @@ from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
+from grobot.core.memory.runtime import process_memory
 from grobot.core.models import Bot, BotMcpServer, Conversation, Message
 from grobot.core.services import fleet
 from grobot.core.services.bots import get_token
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +84,19 @@ def read_for_message(bot_id: int, msg: IncomingMessage, *, session: Session) -> 
     return data
 
 
+MAX_ROUTE_TEXTS = 256  # tool descriptions a message may be scored against
+
+
+async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[float] | None:
+    """The Tool Router's scores of ``text`` against ``candidates``, within the memory time limit
+    (None: the bot's router asks again, or decides by words)."""
+    try:
+        return list(await asyncio.wait_for(memory.similarities(text, candidates), get_settings().memory_budget_seconds))
+    except Exception as exc:
+        logger.info("No tool scores for the message (%s)", type(exc).__name__)
+        return None
+
+
 class LocalBotStore(DatabaseStore):
     """:class:`bot_worker.bot_store.BotStore` on the database of this process."""
 
@@ -91,16 +107,32 @@ class LocalBotStore(DatabaseStore):
 
         return await self._read(read)
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False) -> MessageData:
+    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
+                          route_texts: list[str] | None = None) -> MessageData:
         from grobot.core.agents.chain import start_memory_lookup
+        from grobot.core.agents.tool_router import precomputable
 
+        memory = process_memory()
+        embedding = getattr(memory, "embedding", None)
+        routed = bool(route_texts) and embedding is not None and precomputable(msg.content)
+        if routed:
+            # The message's vector, for the Tool Router (and the memory lookup), on the memory's
+            # threads while this one reads: the embedding releases the GIL while it runs.
+            embedding(msg.content)
         data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
-        if memories and data.loaded is not None:
-            # After the read, and only for a message the bot answers. (At the same time, the two
-            # would fight over the GIL on SQLite, where the read is Python on this thread: a
-            # waiting thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
-            lookup = start_memory_lookup(msg)  # an embedding and a query, on the memory's own threads
-            data.memories = await lookup if lookup is not None else []  # within the memory time budget
+        if data.loaded is None:
+            return data
+        # After the read, and only for a message the bot answers. (At the same time, a Chroma query
+        # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
+        # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
+        lookup = start_memory_lookup(msg) if memories else None  # a query (and the embedding if not started)
+        scores = asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or []))) if routed else None
+        if lookup is not None:
+            data.memories = await lookup  # within the memory time budget
+        elif memories:
+            data.memories = []
+        if scores is not None:
+            data.similarities = await scores
         return data
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
@@ -160,6 +192,19 @@ class LocalBotStore(DatabaseStore):
 
         await self._write(work)
 
+    async def council_plan(self, bot_id: int, asker: str | None) -> Any:
+        """The bot's advisory council (:class:`grobot.core.agents.council.CouncilPlan`)."""
+        from grobot.core.services import council
+
+        return await self._read(lambda session: council.council_plan(bot_id, session=session, discord_user_id=asker))
+
+    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str) -> int:
+        """Store a deliberation of the bot (an object with ``as_dict``, or its dict) with its LLM calls."""
+        from grobot.core.services import council
+
+        return await self._write(lambda session: council.save_deliberation(
+            bot_id, deliberation, session=session, asked_by=asked_by, platform=platform).id or 0)
+
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""
         return await self._thread(lambda: write_log_rows(rows))
@@ -203,10 +248,12 @@ async def serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, A
 async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
     if op == "message":
         data = await store.for_message(bot_id, _incoming(payload["message"], bot_id),
-                                       memories=bool(payload.get("memories")))
+                                       memories=bool(payload.get("memories")),
+                                       route_texts=[str(t) for t in payload.get("route_texts") or []][:MAX_ROUTE_TEXTS])
         return {"settings": data.settings.as_dict() if data.settings else None,
                 "links": [link.as_dict() for link in data.links] if data.links is not None else None,
-                "loaded": data.loaded.as_dict() if data.loaded is not None else None, "memories": data.memories}
+                "loaded": data.loaded.as_dict() if data.loaded is not None else None, "memories": data.memories,
+                "similarities": data.similarities}
     if op == "load":
         # A bot's runs answer Discord messages: stored runs (run_id) are the supervisor's Test Chat jobs.
         msg = message_from_key({**payload["message"], "bot_id": bot_id, "run_id": None})
@@ -249,6 +296,11 @@ async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, 
         return await store.forget(bot_id, str(payload["key"]), str(payload["user_id"]))
     if op == "images":
         return await store.output_takes_images(bot_id)
+    if op == "council_plan":
+        return (await store.council_plan(bot_id, payload.get("asker"))).as_dict()
+    if op == "council_save":
+        return await store.save_deliberation(bot_id, dict(payload["deliberation"]), asked_by=str(payload["asked_by"]),
+                                             platform="discord")
     if op == "logs":
         rows = [{"bot_id": bot_id, "created_at": datetime.fromisoformat(r["created_at"]), "level": str(r["level"]),
                  "logger": str(r["logger"])[:200], "message": str(r["message"])[:10_000]} for r in payload["rows"]]

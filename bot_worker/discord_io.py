@@ -29,11 +29,13 @@ def redirect(api_base: str, gateway_url: str) -> None:
 
 
 def build_intents(*, message_content: bool, members: bool) -> discord.Intents:
-    """Guilds, guild messages, DMs, plus the privileged intents the bot is configured for."""
+    """Guilds, guild messages, DMs and their reactions, plus the privileged intents the bot is configured for."""
     intents = discord.Intents.none()
     intents.guilds = True
     intents.guild_messages = True
     intents.dm_messages = True
+    intents.guild_reactions = True  # a 🛑 reaction stops an answer
+    intents.dm_reactions = True
     intents.message_content = message_content
     intents.members = members
     return intents

@@ -30,11 +30,13 @@ from bot_worker.bot_store_db import serve as serve_bot_store
 from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
+from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.services import embedded_llm
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
+from grobot.core import test_chat_link
 from grobot.core.services import fleet, test_chat
 from grobot.core.settings import get_settings
 from grobot.core.tools.lifecycle import close_process_hub
@@ -150,7 +152,8 @@ class Supervisor:
         self.last_renewal = time.monotonic()
         self.db_ok = True
         self.scheduler: AsyncIOScheduler | None = None
-        self.jobs: dict[int, asyncio.Task[Any]] = {}
+        self.test_chat = TestChatRunner(self.supervisor_id, self.config.test_chat_concurrency)
+        self.test_chat_service = TestChatService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
@@ -209,6 +212,7 @@ class Supervisor:
         await self._startup()
         await self._start_link()
         await self._start_memory_service()
+        await self._start_test_chat_service()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
@@ -216,13 +220,15 @@ class Supervisor:
         self.scheduler.add_job(self.reconcile, IntervalTrigger(seconds=self.config.poll_seconds), id="reconcile",
                                next_run_time=now)
         self.scheduler.add_job(self.reap, IntervalTrigger(seconds=0.25), id="reap", next_run_time=now)
-        self.scheduler.add_job(self.run_test_chat, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
+        self.scheduler.add_job(self.test_chat.poll, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
                                id="test_chat", next_run_time=now)
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
         self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
                                id="housekeeping")
         self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
                                id="mcp_refresh", next_run_time=now)
+        self.scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
+                               id="mcp_new")
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
                     "PostgreSQL" if self.is_postgres else "SQLite")
@@ -257,6 +263,15 @@ class Supervisor:
             await self.link.start()
         except OSError as exc:
             logger.error("The bot link could not start (%s): the bots use the database themselves", exc)
+
+    async def _start_test_chat_service(self) -> None:
+        """Serve Test Chat to the web app (wake, live events, cancel); without it the web app reads the database."""
+        try:
+            url = await self.test_chat_service.start()
+            await asyncio.to_thread(self._write, test_chat_link.advertise, self.supervisor_id, url)
+        except Exception as exc:
+            logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
+                         type(exc).__name__)
 
     async def _serve_store(self, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
         """A bot's read or write, over the bot link (bots import no database layer)."""
@@ -410,8 +425,7 @@ class Supervisor:
         for slot in self.slots.values():
             if slot.proc is not None and slot.proc.poll() is None:
                 slot.proc.send_signal(signal.SIGTERM)
-        for task in self.jobs.values():
-            task.cancel()
+        test_chat_stopped = asyncio.get_running_loop().create_task(self.test_chat.shutdown())
         deadline = time.monotonic() + min(self.config.stop_grace_seconds, 6.0)
         while time.monotonic() < deadline and any(s.proc is not None and s.proc.poll() is None for s in self.slots.values()):
             await asyncio.sleep(0.05)
@@ -419,8 +433,8 @@ class Supervisor:
             if slot.proc is not None and slot.proc.poll() is None:
                 slot.proc.kill()
                 slot.proc.wait(2)
-        if self.jobs:
-            await asyncio.gather(*self.jobs.values(), return_exceptions=True)
+        await test_chat_stopped
+        await self.test_chat_service.stop()
         await close_process_hub()
         await self.models.stop()
         await self.link.stop()
@@ -443,6 +457,7 @@ class Supervisor:
             fleet.remove_supervisor(self.supervisor_id, session=session)
             memory_registry.withdraw(self.supervisor_id, session=session)
             embedded_llm.withdraw(self.supervisor_id, session=session)
+            test_chat_link.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -553,6 +568,7 @@ class Supervisor:
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             memory_registry.prune_orphans(session=session)
             embedded_llm.prune_orphans(session=session)
+            test_chat_link.ROWS.prune_orphans(session=session)
 
     def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope() as session:
@@ -704,53 +720,17 @@ class Supervisor:
             if error:
                 logger.warning("MCP server %s: %s", name, error)
 
-    # ------------------------------------------------------------------ Test Chat
-    async def run_test_chat(self) -> None:
-        """Claim pending Test Chat messages and answer them (a few at a time)."""
-        free = self.config.test_chat_concurrency - len(self.jobs)
-        if free <= 0 or self._stopping.is_set():
-            return
-        try:
-            claimed = await asyncio.to_thread(self._claim, free)
-        except Exception as exc:
-            logger.debug("Test Chat claim failed: %s", type(exc).__name__)
-            return
-        for message_id, bot_id, key, content, author_id, author_name in claimed:
-            task = asyncio.get_running_loop().create_task(
-                self._run_job(message_id, bot_id, key, content, author_id, author_name))
-            self.jobs[message_id] = task
-            task.add_done_callback(lambda _t, mid=message_id: self.jobs.pop(mid, None))
-
-    def _claim(self, limit: int) -> list[tuple[int, int, str, str, str, str]]:
-        from grobot.core.models import Conversation
-
-        with session_scope() as session:
-            out = []
-            for msg in test_chat.claim_pending(self.supervisor_id, session=session, limit=limit):
-                conv = session.get(Conversation, msg.conversation_id)
-                if conv is None:
-                    continue
-                out.append((msg.id or 0, conv.bot_id, conv.key, msg.content, msg.author_id or "tester",
-                            msg.author_name or "tester"))
-            return out
-
-    async def _run_job(self, message_id: int, bot_id: int, key: str, content: str, author_id: str,
-                       author_name: str) -> None:
-        from bot_worker.test_chat_job import run_test_chat_job
+    async def list_new_mcp_servers(self) -> None:
+        """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
+        from grobot.core.tools.mcp_hub import get_hub
 
         try:
-            error = await run_test_chat_job(message_id, bot_id, key, content, author_id, author_name)
-        except asyncio.CancelledError:
-            error = "the worker stopped while answering; please send the message again"
-            await self._safe_write(test_chat.fail, message_id, error)
-            raise
+            errors = await get_hub().refresh_new()
         except Exception as exc:
-            logger.exception("Test Chat job %s failed", message_id, extra={"bot_id": bot_id})
-            error = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if error:
-            await self._safe_write(test_chat.fail, message_id, error)
-        else:
-            await self._safe_write(test_chat.finish, message_id)
+            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
+            return
+        for name, error in errors.items():
+            logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
 
 
 # --------------------------------------------------------------------------- memory service address

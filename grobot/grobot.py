@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
-from grobot.pages import (bot_chat, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings, bots, login, mcp,
-                          settings, usage, users)
+from grobot.components.bot_tabs import (BOT_ROUTE_PREFIX, CHAT, CONVERSATIONS, COUNCIL, FILES, KNOWLEDGE, LOGS,
+                                        MEMORY, SETTINGS, BotTab)
+from grobot.pages import (bot_chat, bot_conversations, bot_council, bot_files, bot_knowledge, bot_logs, bot_memory,
+                          bot_settings, bots, login, mcp, settings, usage, users)
 from grobot.security_headers import security_headers
 from grobot.web_session import web_session
 from grobot.state import AppState
@@ -19,7 +20,9 @@ from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
 
 # The session cookie's endpoint and the websocket origin check, then CSP & co. on every response.
-app = rx.App(html_lang="en", api_transformer=[web_session, security_headers])
+# assets/grobot_shell.js: the sidebar's drag-to-resize, in the browser (a same-origin script: CSP allows it).
+app = rx.App(html_lang="en", api_transformer=[web_session, security_headers],
+             head_components=[rx.el.script(src="/grobot_shell.js", defer=True)])
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]
@@ -50,3 +53,5 @@ add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState
 add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
 add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
 add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
+add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)
+add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations.ConversationsState.load)

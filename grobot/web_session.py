@@ -103,14 +103,15 @@ def _endpoint_js() -> str:
             f"(new URL({json.dumps(SESSION_PATH)}, {json.dumps(get_config().api_url)}))")
 
 
-def store_session_script(handoff: str) -> str:
-    """JavaScript for the login page: trade the handoff for the cookie, then load the app afresh."""
+def store_session_script(handoff: str, then: str = "/") -> str:
+    """JavaScript for the login page: trade the handoff for the cookie, then load the app
+    afresh at ``then`` (a path of the app, checked by the caller)."""
     body = json.dumps(json.dumps({"handoff": handoff}))
     return (
         f"fetch({_endpoint_js()}, {{method: 'POST', credentials: 'include', "
         f"headers: {{'Content-Type': 'application/json'}}, body: {body}}})"
         ".then((response) => { window.sessionStorage.removeItem('token'); "
-        "window.location.replace(response.ok ? '/' : '/login'); });"
+        f"window.location.replace(response.ok ? {json.dumps(then)} : '/login'); }});"
     )
 
 

@@ -48,7 +48,7 @@ class PgCluster:
             try:
                 pw = pwd.getpwnam("postgres")
             except KeyError:
-                raise RuntimeError("running as root without a 'postgres' user: apt-get install -y postgresql")
+                raise RuntimeError("running as root without a 'postgres' user: apt-get install -y postgresql") from None
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
             os.chmod(self.root, 0o755)
             self._as_user = ["runuser", "-u", "postgres", "--"]

@@ -13,7 +13,7 @@ import sqlmodel
 
 
 revision: str = '0005_costs'
-down_revision: Union[str, None] = '0004'
+down_revision: Union[str, None] = '0005_llm_inherit'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from grobot.cli.output import print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
 from grobot.core.llm import providers
-from grobot.core.services import bots, llm_settings
+from grobot.core.services import bots, llm_checks, llm_settings
 
 CATEGORIES = ("decision", "tools", "output")
 
@@ -20,18 +22,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     set_ = cmds.add_parser(
         "set", help="set the LLM of a category", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="providers (name; default base URL; default model; tool calls; key):\n" + providers.help_table()
-        + "\n\nA provider's own service needs --api-key-stdin. native agent mode needs an output model that"
-        "\ncan call tools: a model known not to is refused while a native-mode bot uses it.")
+        + "\n\nA provider's own service needs --api-key-stdin. A new API key is checked with the provider first"
+        "\n(its model list): a rejected key is not saved; --no-check saves it without asking (an unreachable"
+        "\nprovider). native agent mode needs an output model that can call tools: a model known not to is"
+        "\nrefused while a native-mode bot uses it. With --bot, what is left out is inherited (the global"
+        "\ndefault, OLLAMA_HOST, the provider's default).")
     set_.add_argument("--category", required=True, choices=CATEGORIES)
     set_.add_argument("--bot", metavar="BOT", help="override for this bot (default: the global default)")
     set_.add_argument("--provider", required=True, choices=llm_settings.PROVIDERS)
     set_.add_argument("--base-url", default="", help="default: the provider's own service")
     set_.add_argument("--model", default="", help="default: the provider's default model")
-    set_.add_argument("--context-window", type=int, default=8192)
-    set_.add_argument("--temperature", type=float, default=0.7)
+    set_.add_argument("--context-window", type=int, default=None, help="default: 8192, or inherited with --bot")
+    set_.add_argument("--temperature", type=float, default=None, help="default: 0.7, or inherited with --bot")
     set_.add_argument("--fallback-model", default=None)
     set_.add_argument("--supports-images", action="store_true")
     set_.add_argument("--api-key-stdin", action="store_true", help="read the API key from stdin")
+    set_.add_argument("--no-check", action="store_true",
+                      help="save the API key without the test call to the provider (e.g. while it is unreachable)")
     set_.set_defaults(func=_set)
 
     show = cmds.add_parser("show", help="the effective settings of each category")
@@ -47,25 +54,36 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _set(args: argparse.Namespace) -> int:
     api_key = read_secret_from_stdin("API key") if args.api_key_stdin else None
-    with session_scope() as session:
+    fields = {"provider": args.provider, "base_url": args.base_url, "model": args.model or "",
+              "fallback_model": args.fallback_model, "supports_images": args.supports_images}
+    fields.update({name: value for name, value in (("context_window", args.context_window),
+                                                   ("temperature", args.temperature)) if value is not None})
+    with session_scope(readonly=True) as session:
         bot_id = bots.get_bot(args.bot, session=session).id if args.bot else None
-        row = llm_settings.set_llm(
-            session=session,
-            category=args.category,
-            bot_id=bot_id,
-            api_key=api_key,
-            provider=args.provider,
-            base_url=args.base_url,
-            model=args.model or "",
-            context_window=args.context_window,
-            temperature=args.temperature,
-            fallback_model=args.fallback_model,
-            supports_images=args.supports_images,
-        )
-        model = row.model
+    if api_key and not args.no_check:
+        _check_key(args, api_key, bot_id)
+    with session_scope() as session:
+        row = llm_settings.set_llm(session=session, category=args.category, bot_id=bot_id, api_key=api_key, **fields)
+        model = llm_settings.effective_llm(session=session, category=args.category, bot_id=bot_id).model \
+            if row.model is None else row.model
     scope = f"bot '{args.bot}'" if args.bot else "global default"
     print(f"{args.category} LLM set for {scope}: {args.provider} {model}")
     return 0
+
+
+def _check_key(args: argparse.Namespace, api_key: str, bot_id: int | None) -> None:
+    """The test call to the provider before its key is saved (raises when it is not to be saved)."""
+    try:
+        check = llm_checks.check_key(provider=args.provider, base_url=args.base_url, api_key=api_key,
+                                     model=args.model or "")
+        with ThreadPoolExecutor(1) as pool:  # its own event loop, also when called from one (tests)
+            pool.submit(asyncio.run, check).result()
+    except llm_checks.KeyNotChecked as exc:
+        with session_scope(readonly=True) as session:
+            hint = llm_checks.suggestion(session=session, category=args.category, provider=args.provider,
+                                         base_url=args.base_url, bot_id=bot_id)
+        raise llm_checks.KeyNotChecked(f"{exc}; nothing was saved (--no-check saves it anyway)"
+                                       + (f". {hint}" if hint else "")) from None
 
 
 def _show(args: argparse.Namespace) -> int:

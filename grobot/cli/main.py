@@ -17,8 +17,8 @@ from grobot.core.errors import GroBotError
 logger = logging.getLogger(__name__)
 
 # Command-group modules under grobot.cli, in the order ``--help`` lists them.
-COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "users", "memory", "usage", "settings", "health", "secrets",
-                   "worker")
+COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "usage", "settings",
+                   "health", "secrets", "worker")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,4 +1,4 @@
-"""``mcp add|list|show|test|delete``: the registry of MCP servers."""
+"""``mcp add|presets|list|show|test|delete``: the registry of MCP servers."""
 
 from __future__ import annotations
 
@@ -26,11 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     add = cmds.add_parser(
         "add",
-        help="register an MCP server",
-        description="stdio: --command (and --arg ...); streamable_http / sse: --url. Secret environment "
-        "variables and headers are read from stdin (KEY=VALUE per line) and stored encrypted.",
+        help="register an MCP server (then connect to it and store its tools or its error)",
+        description="stdio: --command (and --arg ...); streamable_http / sse: --url; or --preset NAME "
+        "(`mcp presets` lists them) with its --secret KEY=VALUE. Secret environment variables and headers "
+        "are read from stdin (KEY=VALUE per line) and stored encrypted.",
     )
-    add.add_argument("name", metavar="NAME")
+    add.add_argument("name", metavar="NAME", nargs="?", help="the server's name (default with --preset: the preset's)")
+    add.add_argument("--preset", metavar="PRESET", help="a known server from `mcp presets`")
+    add.add_argument("--secret", action="append", default=[], metavar="KEY=VALUE",
+                     help="a secret the preset needs (visible in the process list: prefer --secrets-stdin)")
+    add.add_argument("--secrets-stdin", action="store_true", help="read the preset's secrets from stdin")
+    add.add_argument("--no-test", action="store_true", help="do not connect to the new server")
     add.add_argument("--transport", choices=TRANSPORTS, default=None, help="default: stdio, or streamable_http with --url")
     add.add_argument("--command", help="program to start (stdio)")
     add.add_argument("--arg", action="append", default=[], metavar="ARG", help="one argument (repeat for more)")
@@ -43,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--disabled", action="store_true", help="register it disabled")
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=_add)
+
+    presets = cmds.add_parser("presets", help="the known MCP servers `mcp add --preset` can add")
+    presets.add_argument("--json", action="store_true")
+    presets.set_defaults(func=_presets)
 
     lst = cmds.add_parser("list", help="list the MCP servers")
     lst.add_argument("--json", action="store_true")
@@ -77,6 +87,13 @@ def _stdin_pairs(what: str) -> dict[str, str]:
 
 
 def _add(args: argparse.Namespace) -> int:
+    if args.preset:
+        return _add_preset(args)
+    if args.secret or args.secrets_stdin:
+        raise ValidationError("--secret and --secrets-stdin go with --preset; give a server's own secrets "
+                              "with --env-stdin or --headers-stdin")
+    if not args.name:
+        raise ValidationError("a NAME is required (or --preset PRESET)")
     env = parse_pairs(args.env, "--env")
     headers = parse_pairs(args.header, "--header")
     if args.env_stdin and args.headers_stdin:
@@ -100,11 +117,64 @@ def _add(args: argparse.Namespace) -> int:
             enabled=not args.disabled,
         )
         summary = mcp_servers.server_summary(server)
+    return _added(args, summary)
+
+
+def _add_preset(args: argparse.Namespace) -> int:
+    from grobot.core.services import mcp_presets
+
+    given = [args.command, args.arg, args.cwd, args.url, args.env, args.header, args.env_stdin, args.headers_stdin,
+             args.transport]
+    if any(given):
+        raise ValidationError("--preset sets the command or URL itself: give only NAME, --secret and --disabled")
+    secrets = parse_pairs(args.secret, "--secret")
+    if args.secrets_stdin:
+        secrets.update(_stdin_pairs("secrets"))
+    with session_scope() as session:
+        server = mcp_presets.add_from_preset(session=session, preset=args.preset, name=args.name, secrets=secrets,
+                                             enabled=not args.disabled)
+        summary = mcp_servers.server_summary(server)
+    return _added(args, summary)
+
+
+def _added(args: argparse.Namespace, summary: dict) -> int:
+    """After ``mcp add``: connect to the new server (unless told not to) and say what it offers."""
+    line = ""
+    if not (args.no_test or args.disabled):
+        from grobot.core.tools.mcp_store import report_line
+
+        report = asyncio.run(_run_test(summary["name"], 20.0))
+        line = report_line(report)
+        summary = {**summary, "tools": [t.name for t in report.tools], "last_error": report.error}
     if args.json:
         print_json(summary)
+        return 0
+    print(f"MCP server '{summary['name']}' added (id {summary['id']}, {summary['transport']})")
+    if line:
+        print(line if line.startswith("OK") else f"warning: {line}")
     else:
-        print(f"MCP server '{summary['name']}' added (id {summary['id']}, {transport}); "
-              f"check it with: python -m grobot mcp test {summary['name']}")
+        print(f"check it with: python -m grobot mcp test {summary['name']}")
+    return 0
+
+
+def _presets(args: argparse.Namespace) -> int:
+    from grobot.core.services import mcp_presets
+
+    rows = mcp_presets.catalogue()
+    if args.json:
+        print_json(rows)
+        return 0
+    for tier in ("keyless", "keys"):
+        group = [r for r in rows if r["tier"] == tier]
+        print(f"{group[0]['tier_label']}:")
+        print_table(
+            [[r["name"], r["transport"], ", ".join(s["key"] for s in r["secrets"]) or "-", r["package"] or r["where"],
+              "-" if r["transport"] != "stdio" else "yes" if r["installed"] else "no (uvx/npx fetch it on first start)"]
+             for r in group],
+            ["PRESET", "TRANSPORT", "SECRETS", "PACKAGE OR URL", "INSTALLED HERE"],
+        )
+        print()
+    print("Add one with: python -m grobot mcp add --preset PRESET [NAME] [--secret KEY=VALUE ...]")
     return 0
 
 
@@ -151,18 +221,9 @@ def _show(args: argparse.Namespace) -> int:
 
 
 async def _run_test(name: str, timeout: float):
-    from grobot.core.tools.mcp_hub import McpHub
-    from grobot.core.tools.mcp_store import store_refresh
+    from grobot.core.tools.mcp_store import check_and_store
 
-    with session_scope(readonly=True) as session:
-        config = mcp_servers.server_config(mcp_servers.get_server(name, session=session))
-    hub = McpHub()
-    try:
-        report = await hub.test(config, timeout=timeout)
-    finally:
-        await hub.aclose()
-    await asyncio.to_thread(store_refresh, [(config, report.tools if report.ok else None, report.error)])
-    return report
+    return await check_and_store(name, timeout=timeout)
 
 
 def _test(args: argparse.Namespace) -> int:

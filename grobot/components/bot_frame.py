@@ -9,6 +9,8 @@ import logging
 import reflex as rx
 
 from grobot.components.bot_tabs import BotTab, tab_bar
+from grobot.components.formatting import counted
+from grobot.components.forms import switch_label
 from grobot.components.layout import page_layout
 from grobot.components.status_badge import status_badge
 from grobot.state import AppState
@@ -27,7 +29,7 @@ def bot_identity() -> rx.Component:
         rx.cond(
             BotPageState.bot_discord_name != "",
             rx.hstack(rx.icon("at-sign", size=14, color=muted), rx.text(BotPageState.bot_discord_name, size="2"),
-                      rx.text("·", color=muted), rx.text(f"{BotPageState.bot_guild_count} guilds", size="2", color=muted),
+                      rx.text("·", color=muted), rx.text(counted(BotPageState.bot_guild_count, "guild"), size="2", color=muted),
                       spacing="1", align="center", data_testid="discord-identity"),
             rx.text("Not connected to Discord yet", size="2", color=muted),
         ),
@@ -42,13 +44,11 @@ def enabled_switch() -> rx.Component:
     """Admins: turn the bot on or off (the worker starts or stops its process)."""
     return rx.cond(
         AppState.is_admin & BotPageState.bot_ready,
-        rx.hstack(
+        switch_label(
             rx.moment(interval=REFRESH_MS, format="HH:mm:ss", on_change=BotPageState.refresh_header, display="none"),
             rx.text(rx.cond(BotPageState.bot_enabled, "Enabled", "Disabled"), size="2", weight="medium",
                     color=rx.color("gray", 11)),
             rx.switch(checked=BotPageState.bot_enabled, on_change=BotPageState.set_bot_enabled, aria_label="Bot enabled"),
-            align="center",
-            spacing="2",
             padding="0.4rem 0.75rem",
             border=f"1px solid {rx.color('gray', 5)}",
             border_radius="8px",

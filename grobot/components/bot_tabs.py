@@ -36,9 +36,11 @@ SETTINGS = BotTab("settings", "Settings", "settings")
 FILES = BotTab("files", "Files", "folder")
 KNOWLEDGE = BotTab("knowledge", "Knowledge Base", "book-user")
 MEMORY = BotTab("memory", "Memory", "brain")
+COUNCIL = BotTab("council", "Council", "users")
+CONVERSATIONS = BotTab("conversations", "Conversations", "messages-square")
 
 # In the order of the tab bar.
-BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY)
+BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY, CONVERSATIONS, COUNCIL)
 
 
 def bot_href(tab_key: str) -> rx.Var:

@@ -1,9 +1,11 @@
-"""Text for people: how long ago something happened, numbers with separators."""
+"""Text for people: how long ago something happened, numbers with separators, counted nouns."""
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timezone
+
+import reflex as rx
 
 logger = logging.getLogger(__name__)
 
@@ -37,3 +39,30 @@ def utc_text(moment: datetime | None) -> str:
 def count(value: int) -> str:
     """``12345`` -> ``"12,345"``."""
     return f"{value:,}"
+
+
+def counted(value: int | rx.Var, noun: str, plural: str | None = None) -> str | rx.Var:
+    """``"1 guild"``, ``"3 guilds"``: a count with its noun in the right number (for a plain
+    int, or a state var as a text var)."""
+    many = plural or f"{noun}s"
+    if isinstance(value, int):
+        return f"{value:,} {noun if value == 1 else many}"
+    return value.to_string() + " " + rx.cond(value == 1, noun, many)  # type: ignore[attr-defined,operator]
+
+
+def byte_size_text(raw: str | int) -> str:
+    """A byte count as the admin reads it: ``"5,242,880 bytes = 5 MiB."`` (``≈`` when not exact)."""
+    try:
+        size = int(str(raw).strip())
+    except ValueError:
+        return "A whole number of bytes, e.g. 5242880 = 5 MiB."
+    if size < 1024:
+        return f"{counted(size, 'byte')}."
+    value, unit = float(size), "bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024:
+            break
+    if value == int(value):
+        return f"{size:,} bytes = {value:.0f} {unit}."
+    return f"{size:,} bytes ≈ {value:.1f} {unit}."

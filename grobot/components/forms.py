@@ -87,9 +87,9 @@ def secret_badge(is_set: rx.Var[bool], *, testid: str = "") -> rx.Component:
 def confirm_dialog(
     *,
     open_: rx.Var[bool],
-    title: str,
+    title: str | rx.Var,
     message: rx.Var | str,
-    confirm_label: str,
+    confirm_label: str | rx.Var,
     on_confirm: EventType,
     on_cancel: EventType,
 ) -> rx.Component:
@@ -162,3 +162,9 @@ def table_header(*columns: str | tuple[str, str]) -> rx.Component:
         label, width = column if isinstance(column, tuple) else (column, None)
         cells.append(rx.table.column_header_cell(label, width=width))
     return rx.table.header(rx.table.row(*cells))
+
+
+def switch_label(*children: rx.Component, gap: str = "0.5rem", align: str = "center", **props: object) -> rx.Component:
+    """A row holding a switch (or checkbox) and its text as one ``<label>``: clicking the text
+    toggles the switch."""
+    return rx.el.label(*children, display="flex", align_items=align, gap=gap, cursor="pointer", **props)

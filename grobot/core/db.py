@@ -13,9 +13,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import CursorResult, Engine, make_url
 from sqlmodel import Session, create_engine
 
 from grobot.core.settings import get_settings
@@ -140,3 +141,9 @@ def session_scope(*, readonly: bool = False, engine: Engine | None = None) -> It
         raise
     finally:
         session.close()
+
+
+def execute_dml(session: Session, statement: Any, parameters: Any = None) -> int:
+    """Run an INSERT, UPDATE or DELETE; the number of rows it matched."""
+    result = cast("CursorResult[Any]", session.execute(statement, parameters))
+    return int(result.rowcount or 0)

@@ -111,14 +111,14 @@ def check(state: LimitState) -> LimitHit | None:
     if state.call_limit and state.calls >= state.call_limit:
         return LimitHit(BOT_CALLS, bot_text, state.calls, state.call_limit)
     if state.cost_limit and state.cost >= state.cost_limit:
-        return LimitHit(BOT_COST, bot_text, round(state.cost, 4), state.cost_limit)  # type: ignore[arg-type]
+        return LimitHit(BOT_COST, bot_text, round(state.cost, 4), state.cost_limit)
     month_text = MONTH_LIMIT_TEXT.format(bot=state.bot_name)
     if state.month_token_limit and state.month_tokens >= state.month_token_limit:
         return LimitHit(MONTH_TOKENS, month_text, state.month_tokens, state.month_token_limit)
     if state.month_call_limit and state.month_calls >= state.month_call_limit:
         return LimitHit(MONTH_CALLS, month_text, state.month_calls, state.month_call_limit)
     if state.month_cost_limit and state.month_cost >= state.month_cost_limit:
-        return LimitHit(MONTH_COST, month_text, round(state.month_cost, 4), state.month_cost_limit)  # type: ignore[arg-type]
+        return LimitHit(MONTH_COST, month_text, round(state.month_cost, 4), state.month_cost_limit)
     if state.user_message_limit and state.user_messages >= state.user_message_limit:
         return LimitHit(USER_MESSAGES, USER_LIMIT_TEXT.format(bot=state.bot_name), state.user_messages,
                         state.user_message_limit)

@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class DatabaseLogHandler(logging.Handler):
             self._queue.put(
                 {
                     "bot_id": int(bot_id),
-                    "created_at": datetime.fromtimestamp(record.created, timezone.utc),
+                    "created_at": datetime.fromtimestamp(record.created, UTC),
                     "level": record.levelname,
                     "logger": record.name[:200],
                     "message": self.format(record)[:10_000],
@@ -160,7 +160,7 @@ class DatabaseLogHandler(logging.Handler):
         with self._flushed:
             self._flushed.notify_all()
 
-    def flush(self, timeout: float = 5.0) -> bool:
+    def flush(self, timeout: float = 5.0) -> bool:  # type: ignore[override]  # logging's flush() returns None
         """Wait until everything queued so far is written (True) or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         with self._flushed:

@@ -72,6 +72,7 @@ class MessageStatus(StrEnum):
     RUNNING = "running"
     DONE = "done"
     ERROR = "error"
+    CANCELLED = "cancelled"  # stopped by the tester (Stop) before it ended
 
 
 class Role(StrEnum):
@@ -134,9 +135,10 @@ class LLMSetting(SQLModel, table=True):
     category: str = Field(max_length=16)
     provider: str = Field(max_length=32)
     base_url: str = Field(default="", max_length=500)
-    model: str = Field(max_length=200)
-    context_window: int = Field(default=8192)
-    temperature: float = Field(default=0.7)
+    # A bot's override may leave these NULL: inherited (global default, or the provider's default).
+    model: Optional[str] = Field(default=None, max_length=200)
+    context_window: Optional[int] = Field(default=None)
+    temperature: Optional[float] = Field(default=None)
     api_key_enc: Optional[str] = _text(nullable=True)
     fallback_model: Optional[str] = Field(default=None, max_length=200)
     supports_images: bool = Field(default=False)
@@ -483,3 +485,64 @@ class AppUserBot(SQLModel, table=True):
         default=None,
         sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True, index=True),
     )
+
+
+# --------------------------------------------------------------------------- advisory council
+
+
+class Council(SQLModel, table=True):
+    """A bot's advisory council: on or off, and the LLM of its synthesis (empty: the bot's category)."""
+
+    __tablename__ = "council"
+
+    bot_id: Optional[int] = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    enabled: bool = Field(default=False)
+    synthesis_category: str = Field(default=LLMCategory.OUTPUT.value, max_length=16)
+    synthesis_provider: str = Field(default="", max_length=32)
+    synthesis_model: str = Field(default="", max_length=200)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class CouncilAdvisor(SQLModel, table=True):
+    """One advisor of a bot's council: its role text and its LLM (empty provider/model: the category's)."""
+
+    __tablename__ = "council_advisor"
+    __table_args__ = (UniqueConstraint("bot_id", "name", name="uq_council_advisor_bot_name"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    position: int = Field(default=0)
+    name: str = Field(max_length=64)
+    role: str = _text()
+    category: str = Field(default=LLMCategory.OUTPUT.value, max_length=16)
+    provider: str = Field(default="", max_length=32)
+    model: str = Field(default="", max_length=200)
+    enabled: bool = Field(default=True)
+
+
+class Deliberation(SQLModel, table=True):
+    """A question put to a bot's council: each advisor's answer (JSON), the synthesis and its accounting."""
+
+    __tablename__ = "deliberation"
+    __table_args__ = (Index("ix_deliberation_bot_created", "bot_id", "created_at"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    bot_id: int = _fk("bot.id", index=False)
+    question: str = _text()
+    asked_by: str = Field(default="", max_length=100)
+    platform: str = Field(default="discord", max_length=16)
+    # [{name, role, provider, model, answer, error, tokens_in, tokens_out, seconds}] in finishing order
+    advisors: list[dict[str, Any]] = _json(list)
+    synthesis: str = _text()
+    consensus: str = _text()
+    disagreements: list[str] = _json(list)
+    recommendation: str = _text()
+    confidence: Optional[int] = None  # 0-100; None: no synthesis
+    tokens_in: int = Field(default=0)
+    tokens_out: int = Field(default=0)
+    cost: Optional[float] = None  # estimated, where prices are known
+    seconds: float = Field(default=0.0)
+    error: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)

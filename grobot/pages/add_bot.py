@@ -17,6 +17,7 @@ from grobot.components.forms import field, form_dialog
 from grobot.core.errors import ConflictError, GroBotError, ValidationError
 from grobot.core.models import AppUser
 from grobot.core.services import bots as bots_service
+from grobot.core.services import test_chat
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
@@ -38,8 +39,16 @@ def form_errors(exc: GroBotError) -> dict[str, str]:
     return errors or {"form": message[:1].upper() + message[1:]}
 
 
-def create(session: Session, user: AppUser, form: dict[str, Any]) -> int:
-    """Create the bot from the submitted form (admins; the caller checked the role); returns its id."""
+def added_message(name: str, *, worker_running: bool) -> str:
+    """The success toast: "start the worker" only when no worker has sent a heartbeat lately."""
+    if worker_running:
+        return f"Bot {name} added. Check its settings: the running worker starts it once it has a token and is enabled."
+    return f"Bot {name} added. Check its settings, then start the worker (python -m grobot worker)."
+
+
+def create(session: Session, user: AppUser, form: dict[str, Any]) -> tuple[int, bool]:
+    """Create the bot from the submitted form (admins; the caller checked the role); returns its
+    id and whether a bot worker runs (a recent heartbeat)."""
     token = str(form.get("token") or "").strip()
     if token:
         try:
@@ -50,7 +59,7 @@ def create(session: Session, user: AppUser, form: dict[str, Any]) -> int:
                                   personality=str(form.get("personality") or ""),
                                   enabled=bool(form.get("enabled")))
     logger.info("User %s added bot %s in the web app", user.username, bot.id)
-    return bot.id or 0
+    return bot.id or 0, test_chat.worker_running(session=session)
 
 
 class AddBotState(AdminState):
@@ -81,7 +90,7 @@ class AddBotState(AdminState):
     async def add_bot(self, form: dict[str, Any]):
         """Create the bot; on success open its Settings tab, else show the errors in the dialog."""
         try:
-            bot_id = await self._admin(lambda session, user: create(session, user, form), readonly=False)
+            bot_id, worker_running = await self._admin(lambda session, user: create(session, user, form), readonly=False)
         except Refused as refused:
             return refused.event
         except GroBotError as exc:
@@ -90,7 +99,7 @@ class AddBotState(AdminState):
         self.add_bot_open = False
         self.add_bot_errors = {}
         name = str(form.get("name") or "").strip()
-        return [rx.toast.success(f"Bot {name} added. Check its settings, then start the worker."),
+        return [rx.toast.success(added_message(name, worker_running=worker_running)),
                 rx.redirect(f"/bots/{bot_id}/settings")]
 
 

@@ -39,6 +39,15 @@ def human_size(size: int) -> str:
     return f"{size} bytes"
 
 
+def too_big(name: str, size: int, limit: int) -> str:
+    """Why an upload is refused, with sizes that visibly differ (exact bytes when the rounded
+    figures would read the same, e.g. 1.0 MB against 1.0 MB)."""
+    shown, allowed = human_size(size), human_size(limit)
+    if shown == allowed:
+        shown, allowed = f"{size:,} bytes", f"{limit:,} bytes ({human_size(limit)})"
+    return f"{name} is {shown}; the limit is {allowed}."
+
+
 @dataclass
 class FileRow:
     """One file of the bot."""
@@ -145,8 +154,7 @@ class FilesState(BotPageState):
             for upload in uploads:
                 name = PurePosixPath(upload.name or "upload").name
                 if upload.size is not None and self.max_bytes and upload.size > self.max_bytes:
-                    raise files_service.ValidationError(
-                        f"{name} is {human_size(upload.size)}; the limit is {human_size(self.max_bytes)}")
+                    raise files_service.ValidationError(too_big(name, upload.size, self.max_bytes))
                 data = await upload.read()
                 items.append((f"{folder}/{name}" if folder else name, data, upload.content_type))
             self.files, self.max_bytes = await asyncio.to_thread(store_files, self.session_token,
@@ -162,6 +170,7 @@ class FilesState(BotPageState):
 
     @rx.event
     async def download(self, path: str):
+        self.upload_error = ""
         try:
             data = await asyncio.to_thread(read_file, self.session_token, self.current_bot_id, path)
         except Exception as exc:
@@ -171,6 +180,7 @@ class FilesState(BotPageState):
     @rx.event
     def ask_delete(self, path: str) -> None:
         self.confirm_path = path
+        self.upload_error = ""  # an old upload's error is not about this
 
     @rx.event
     def cancel_delete(self) -> None:

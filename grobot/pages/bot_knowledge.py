@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+import time
 from typing import Any
 
 import reflex as rx
@@ -22,98 +22,20 @@ from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import error_text
 from grobot.components.safe_text import safe_text
+from grobot.components.url_state import replace_url
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
-from grobot.core.models import AppUser, Bot
+from grobot.core.models import Bot
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_knowledge_users import (NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget,
+                                              load_detail, load_users)
 from grobot.state.app_state import sign_out_script
-from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+from grobot.state.bot_page import BotPageState, user_message
 
 logger = logging.getLogger(__name__)
 
-USER_LIMIT = 200
-MAX_USER_ID_CHARS = 32
-
-
-@dataclass
-class UserRow:
-    """A Discord user in the list."""
-
-    discord_user_id: str
-    display_name: str
-    has_directives: bool
-    note_count: int
-    updated: str
-    message_count: int = 0
-    suggestion_count: int = 0
-
-
-@dataclass
-class NoteRow:
-    """A note about the selected user."""
-
-    id: int
-    note: str
-    reliability: float
-    percent: str
-    source: str
-    updated: str
-
-
-@dataclass
-class UserDetail:
-    display_name: str
-    directives: str
-    notes: list[NoteRow]
-
-
-def _users(session: Session, bot: Bot, search: str) -> list[UserRow]:
-    return [UserRow(discord_user_id=u.discord_user_id, display_name=u.display_name, has_directives=u.has_directives,
-                    note_count=u.note_count, updated=u.updated_at.strftime("%Y-%m-%d %H:%M") if u.updated_at else "",
-                    message_count=u.message_count, suggestion_count=u.suggestion_count)
-            for u in discord_users.known_users(session=session, bot_id=bot.id or 0, search=search, limit=USER_LIMIT)]
-
-
-def _detail(session: Session, bot: Bot, user_id: str) -> UserDetail:
-    profile = discord_users.get_profile(session=session, bot_id=bot.id or 0, discord_user_id=user_id)
-    notes = [NoteRow(id=n.id or 0, note=n.note, reliability=n.reliability, percent=f"{round(n.reliability * 100)}%",
-                     source=n.source, updated=n.updated_at.strftime("%Y-%m-%d"))
-             for n in user_notes.list_notes(session=session, bot_id=bot.id or 0, discord_user_id=user_id)]
-    return UserDetail(display_name=profile.display_name if profile else "",
-                      directives=profile.directives if profile else "", notes=notes)
-
-
-def clean_user_id(value: str) -> str:
-    """A Discord user id as typed (digits only), or :class:`ValidationError`."""
-    text = (value or "").strip()
-    if not text.isdigit() or len(text) > MAX_USER_ID_CHARS:
-        raise ValidationError("a Discord user id is a number (right-click the user in Discord, Copy User ID)")
-    return text
-
-
-def load_users(token: str, bot_id: int, search: str) -> list[UserRow]:
-    return run_for_bot(token, bot_id, lambda session, _user, bot: _users(session, bot, search), admin=True)
-
-
-def load_detail(token: str, bot_id: int, user_id: str) -> UserDetail:
-    return run_for_bot(token, bot_id, lambda session, _user, bot: _detail(session, bot, user_id), admin=True)
-
-
-def change_user(token: str, bot_id: int, user_id: str, change: Any) -> UserDetail:
-    """``change(session, bot)`` as an admin, then the user's detail again (one transaction)."""
-
-    def work(session: Session, user: AppUser, bot: Bot) -> UserDetail:
-        change(session, bot)
-        logger.info("User %s changed what bot %s knows of a Discord user", user.username, bot.id)
-        return _detail(session, bot, user_id)
-
-    return run_for_bot(token, bot_id, work, admin=True, readonly=False)
-
-
-def forget(token: str, bot_id: int, user_id: str) -> dict[str, int]:
-    """Delete the profile, notes and memories of a user (after the admin check)."""
-    checked_bot = run_for_bot(token, bot_id, lambda _session, _user, bot: bot.id or 0, admin=True)
-    return discord_users.forget_user_everywhere(bot_id=checked_bot, discord_user_id=user_id)
+LIVE_REFRESH_MS = 3000  # the list and the open user follow what the bot learns, this often
+LIVE_STALE_SECONDS = 10.0  # a live refresh still running after this long does not block the next one
 
 
 class KnowledgeState(BotPageState):
@@ -135,6 +57,7 @@ class KnowledgeState(BotPageState):
     note_reliability: list[int | float] = [80]
     note_error: str = ""
     confirm_forget: bool = False
+    _live_started: float = 0.0
 
     @rx.var
     def user_count(self) -> int:
@@ -152,16 +75,29 @@ class KnowledgeState(BotPageState):
         self.directives = self.saved_directives = detail.directives
         self.notes = detail.notes
 
+    def _url(self, user_id: str = "") -> str:
+        """The tab's address with the open user (a link to it survives a reload)."""
+        return f"/bots/{self.current_bot_id}/knowledge" + (f"?user={user_id}" if user_id else "")
+
     @rx.event
     async def load(self):
+        """On load: the users, and the user of the address (``?user=<Discord id>``) opened."""
         self.kb_loaded, self.kb_error, self.selected = False, "", ""
         if not self.bot_ready:
             return None
+        wanted = str(self.router.url.query_parameters.get("user") or "")
         try:
             await self._reload_users()
+            if wanted:
+                detail = await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
+                                                 clean_user_id(wanted))
+                self.selected = wanted
+                self._show_detail(detail)
         except NotSignedIn:
             self._forget_session()
             return sign_out_script()
+        except ValidationError as exc:
+            self.kb_error = f"The address names no Discord user ({user_message(exc)})."
         except Exception as exc:
             self.kb_error = user_message(exc)
             return None
@@ -169,6 +105,32 @@ class KnowledgeState(BotPageState):
         from grobot.pages.bot_knowledge_review import ReviewState
 
         return ReviewState.load_review
+
+    @rx.event(background=True)
+    async def refresh_live(self, _tick: str = ""):
+        """Keep the list, and the open user's notes, current (every timer tick): what the bot learns
+        on Discord shows up without a reload. Directives being typed are kept."""
+        async with self:
+            now = time.monotonic()
+            if not self.kb_loaded or (self._live_started and now - self._live_started < LIVE_STALE_SECONDS):
+                return
+            self._live_started = now
+            token, bot_id, search, selected = self.session_token, self.current_bot_id, self.search, self.selected
+        try:
+            users = await asyncio.to_thread(load_users, token, bot_id, search)
+            detail = await asyncio.to_thread(load_detail, token, bot_id, selected) if selected else None
+        except Exception as exc:  # a moment without the database, or the session ended: the next tick says
+            logger.debug("Knowledge Base refresh failed: %s", type(exc).__name__)
+            users, detail = None, None
+        async with self:
+            self._live_started = 0.0
+            if bot_id != self.current_bot_id or users is None:
+                return
+            self.users = users
+            if detail is not None and selected == self.selected:
+                self.selected_name, self.notes = detail.display_name, detail.notes
+                if not self.directives_dirty:
+                    self.directives = self.saved_directives = detail.directives
 
     @rx.event
     async def apply_search(self, form_data: dict[str, str]):
@@ -188,7 +150,7 @@ class KnowledgeState(BotPageState):
             return rx.toast.error(user_message(exc))
         self.selected = user_id
         self._show_detail(detail)
-        return None
+        return replace_url(self._url(user_id))
 
     @rx.event
     def set_lookup_id(self, value: str) -> None:
@@ -207,8 +169,9 @@ class KnowledgeState(BotPageState):
         return KnowledgeState.select_user(user_id)
 
     @rx.event
-    def close_user(self) -> None:
+    def close_user(self):
         self.selected = ""
+        return replace_url(self._url())
 
     @rx.event
     def set_directives(self, value: str) -> None:
@@ -289,14 +252,14 @@ class KnowledgeState(BotPageState):
         except MemoryUnavailable:  # profile and notes are gone; the memories wait for the worker
             await self._reload_users()
             self.selected = ""
-            return rx.toast.warning(f"Forgot user {user_id}'s profile and notes, but their memories were not "
+            return [replace_url(self._url()), rx.toast.warning(f"Forgot user {user_id}'s profile and notes, but their memories were not "
                                     "deleted: the memory service runs in the bot worker. Forget the user again "
-                                    "once the worker runs.", duration=15000)
+                                    "once the worker runs.", duration=15000)]
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         self.selected = ""
-        return rx.toast.success(f"Forgot user {user_id}: {counts.get('notes', 0)} note(s), "
-                                f"{counts.get('memories', 0)} memory item(s) deleted.")
+        return [replace_url(self._url()), rx.toast.success(f"Forgot user {user_id}: {counts.get('notes', 0)} note(s), "
+                                                           f"{counts.get('memories', 0)} memory item(s) deleted.")]
 
 
 # --------------------------------------------------------------------------- components
@@ -389,6 +352,8 @@ def note_item(note: NoteRow) -> rx.Component:
             rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 10)),
             spacing="0",
             flex="1",
+            min_width="0",
+            overflow_wrap="anywhere",
         ),
         note_edit_button(note),
         rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
@@ -431,11 +396,13 @@ def user_detail() -> rx.Component:
                                    "Discord user"), size="4", as_="h2"),
                 rx.text("Discord id ", KnowledgeState.selected, size="1", color=rx.color("gray", 10)),
                 spacing="0",
+                min_width="0",
             ),
             rx.spacer(),
             forget_dialog(),
             align="start",
             width="100%",
+            wrap="wrap",
         ),
         rx.card(
             rx.vstack(
@@ -472,13 +439,15 @@ def user_detail() -> rx.Component:
                         rx.hstack(
                             rx.text("Reliability", size="1", weight="medium", white_space="nowrap"),
                             rx.slider(value=KnowledgeState.note_reliability, on_change=KnowledgeState.set_note_reliability,
-                                      min=0, max=100, step=5, width="12rem", aria_label="Reliability"),
+                                      min=0, max=100, step=5, flex="1", min_width="6rem", max_width="12rem",
+                                      aria_label="Reliability"),
                             rx.text(KnowledgeState.note_reliability[0], "%", size="1", min_width="2.5rem"),
-                            rx.spacer(),
-                            rx.button(rx.icon("plus", size=14), "Add note", type="submit", variant="soft"),
+                            rx.button(rx.icon("plus", size=14), "Add note", type="submit", variant="soft",
+                                      margin_left="auto"),
                             align="center",
                             spacing="3",
                             width="100%",
+                            wrap="wrap",
                         ),
                         rx.cond(KnowledgeState.note_error != "",
                                 error_text(KnowledgeState.note_error, size="2")),
@@ -500,11 +469,13 @@ def user_detail() -> rx.Component:
 
 
 def knowledge_tab() -> rx.Component:
-    from grobot.pages.bot_knowledge_review import review_card
+    from grobot.pages.bot_knowledge_review import ReviewState, review_card
 
     return rx.cond(
         KnowledgeState.kb_loaded,
-        rx.vstack(review_card(), rx.grid(
+        rx.vstack(rx.moment(interval=LIVE_REFRESH_MS, format="HH:mm:ss", display="none",
+                            on_change=[KnowledgeState.refresh_live, ReviewState.load_review]),
+                  review_card(), rx.grid(
             user_list(),
             rx.cond(
                 KnowledgeState.selected != "",
@@ -513,7 +484,7 @@ def knowledge_tab() -> rx.Component:
                             "Choose someone on the left to see what the bot knows about them, give the bot directives "
                             "for them, or make it forget them."),
             ),
-            columns=rx.breakpoints(initial="1fr", md="18rem 1fr"),
+            columns=rx.breakpoints(initial="minmax(0, 1fr)", md="18rem minmax(0, 1fr)"),
             spacing="5",
             width="100%",
             align_items="start",

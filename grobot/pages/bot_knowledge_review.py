@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from grobot.components.forms import error_text
+from grobot.components.forms import error_text, switch_label
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import NotFoundError
 from grobot.core.models import AppUser, Bot
@@ -51,10 +51,7 @@ class Review:
 
 def _review(session: Session, bot: Bot) -> Review:
     rows = user_notes.suggestions(session=session, bot_id=bot.id or 0, limit=SUGGESTION_LIMIT)
-    names: dict[str, str] = {}
-    for uid in {r.discord_user_id for r in rows}:
-        found = discord_users.known_users(session=session, bot_id=bot.id or 0, search=uid, limit=5)
-        names[uid] = next((u.display_name for u in found if u.discord_user_id == uid and u.display_name), "")
+    names = discord_users.display_names(session=session, bot_id=bot.id or 0, user_ids=[r.discord_user_id for r in rows])
     return Review(need_approval=bool(bot.notes_need_approval), suggestions=[
         SuggestionRow(id=r.id or 0, discord_user_id=r.discord_user_id,
                       user_label=names.get(r.discord_user_id) or r.discord_user_id, note=r.note,
@@ -222,7 +219,7 @@ def suggestion_item(row: SuggestionRow) -> rx.Component:
             rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 10)),
                       safe_text(row.user_label, size="1", color=rx.color("gray", 10)),
                       rx.text(f"· {row.created}", size="1", color=rx.color("gray", 10)), spacing="1"),
-            spacing="0", flex="1",
+            spacing="0", flex="1", min_width="0", overflow_wrap="anywhere",
         ),
         rx.icon_button(rx.icon("check", size=14), variant="soft", color_scheme="green", size="1",
                        aria_label="Accept note", title="Accept", on_click=ReviewState.accept(row.id)),
@@ -239,7 +236,7 @@ def review_card() -> rx.Component:
     """The approval switch and, when there are any, the suggestions waiting for the admin."""
     return rx.card(
         rx.vstack(
-            rx.hstack(
+            switch_label(
                 rx.vstack(
                     rx.text("Notes wait for approval", weight="medium"),
                     rx.text("When on, the notes the bot takes about people are suggestions here until you accept "
@@ -248,7 +245,7 @@ def review_card() -> rx.Component:
                 ),
                 rx.switch(checked=ReviewState.need_approval, on_change=ReviewState.set_need_approval,
                           aria_label="Notes wait for approval"),
-                align="center", width="100%",
+                width="100%",
             ),
             rx.cond(
                 ReviewState.suggestions.length() > 0,  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import LOGS
 from grobot.components.empty_state import empty_state
+from grobot.components.forms import switch_label
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, log_entries, usage_limits
@@ -357,12 +358,10 @@ def toolbar() -> rx.Component:
                 rx.menu.item("JSON Lines", on_click=LogsState.download("jsonl")),
             ),
         ),
-        rx.hstack(
+        switch_label(
             rx.moment(interval=TAIL_MS, format="HH:mm:ss", on_change=LogsState.tail, display="none"),
             rx.switch(checked=LogsState.live, on_change=LogsState.set_live, aria_label="Live tail"),
             rx.text("Live", size="2", color=rx.color("gray", 11)),
-            align="center",
-            spacing="2",
         ),
         gap="0.75rem",
         align="center",

@@ -1,26 +1,35 @@
-"""Per tool of an MCP server the bot uses: its fallback tool and whether its calls write.
+"""The MCP cards of the Settings tab (:mod:`grobot.pages.bot_settings`): per tool of a server the
+bot uses, its fallback tool and whether its calls write; and the card's "Test" button.
 
-Part of the MCP card of the Settings tab (:mod:`grobot.pages.bot_settings`): the rows are built
-from the server's cached tool list and the bot's ``BotMcpServer.tool_settings``, the fields are
-sent with the card's form, and :func:`settings_from_form` turns them back into what
-:func:`grobot.core.services.mcp_servers.enable_for_bot` takes (it validates them).
+The rows are built from the server's cached tool list and the bot's ``BotMcpServer.tool_settings``,
+the fields are sent with the card's form, and :func:`settings_from_form` turns them back into what
+:func:`grobot.core.services.mcp_servers.enable_for_bot` takes (it validates them). "Test" connects to
+the server now, as this bot uses it (its ``{bot_files}`` folder), stores its tools or its error, and
+shows them on the card (:class:`McpTestMixin`, mixed into the tab's state).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 
+from grobot.core.errors import GroBotError
 from grobot.core.models import BotMcpServer, McpServer
+from grobot.core.services.users import NotSignedIn
+from grobot.core.tools.mcp_store import check_and_store
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import run_for_bot, user_message
 
 logger = logging.getLogger(__name__)
 
 FALLBACK_PREFIX = "tool_fallback:"
 ACCESS_PREFIX = "tool_access:"
 ACCESS_LABELS = {"read_only": "Read-only: in parallel", "writes": "Writes: alone, in order"}
+TEST_TIMEOUT = 15.0  # seconds a test waits for the server to start and list its tools
 
 
 @dataclass
@@ -111,4 +120,58 @@ def tool_settings(tools: Any, server_id: Any) -> rx.Component:
             width="100%",
             data_testid="mcp-tool-settings",
         ),
+    )
+
+
+class McpTestMixin(rx.State, mixin=True):
+    """The MCP cards' "Test": mixed into the Settings tab's state, which provides ``_reload_mcp``."""
+
+    mcp_testing: int = 0  # the server being tested now
+    mcp_test_error: dict[str, str] = {}  # server id -> why the test could not run (not the server's error)
+
+    @rx.event
+    async def test_mcp(self, server_id: int):
+        """Connect to the server now, as this bot uses it; its card then shows its tools or its error."""
+        key = str(server_id)
+        try:  # an admin who may see this bot
+            await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id,  # type: ignore[attr-defined]
+                                    lambda _session, _user, _bot: None, admin=True)
+        except NotSignedIn:
+            self._forget_session()  # type: ignore[attr-defined]
+            yield sign_out_script()
+            return
+        except Exception as exc:  # noqa: BLE001 - said on the card
+            self.mcp_test_error = {key: user_message(exc)}
+            return
+        self.mcp_testing, self.mcp_test_error = int(server_id), {}
+        yield
+        try:
+            await check_and_store(int(server_id), timeout=TEST_TIMEOUT, bot_id=self.current_bot_id)  # type: ignore[attr-defined]
+        except GroBotError as exc:
+            self.mcp_test_error = {key: str(exc)}
+        finally:
+            self.mcp_testing = 0
+        await self._reload_mcp()  # type: ignore[attr-defined]
+
+
+def mcp_check(state: Any, server_id: Any, known_tools: Any, last_error: Any) -> rx.Component:
+    """The card's "Test" button and what the last test or refresh found, in one line."""
+    key = server_id.to_string()
+    failed = (last_error != "") | state.mcp_test_error.contains(key)
+    line = rx.cond(
+        state.mcp_test_error.contains(key), state.mcp_test_error[key],
+        rx.cond(last_error != "", last_error,
+                rx.cond(known_tools != "", "OK: " + known_tools, "Not tested yet: Test connects and lists its tools.")),
+    )
+    return rx.hstack(
+        rx.button(
+            rx.cond(state.mcp_testing == server_id, rx.spinner(size="1"), rx.icon("plug-zap", size=14)),
+            "Test", type="button", size="1", variant="soft", on_click=state.test_mcp(server_id),
+            disabled=state.mcp_testing != 0, title="Connect now and list the tools",
+        ),
+        rx.text(line, size="1", color=rx.cond(failed, rx.color("red", 11), rx.color("gray", 11)),
+                style={"overflow_wrap": "anywhere"}, data_testid="mcp-check"),
+        spacing="2",
+        align="center",
+        width="100%",
     )

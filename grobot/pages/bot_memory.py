@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import reflex as rx
-from sqlmodel import Session
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import MEMORY
@@ -23,85 +20,19 @@ from grobot.components.forms import confirm_dialog, error_text
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
-from grobot.core.services import memories
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_knowledge import clean_user_id
+from grobot.pages.bot_knowledge_users import clean_user_id
+from grobot.pages.bot_memory_data import MemoryRow, add, delete, delete_user, load_page, search
 from grobot.state.app_state import sign_out_script
-from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+from grobot.state.bot_page import BotPageState, user_message
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 PAGE_SIZE = 50
 MAX_SHOWN = 1000
-SEARCH_RESULTS = 20
 WORKER_COMMAND = "python -m grobot worker"
 UNAVAILABLE_TEXT = "The memory service runs in the bot worker: start it with"
 NOT_ADDED_TEXT = "Nothing was added: the bot worker, which keeps the memories, is not running."
-
-
-@dataclass
-class MemoryRow:
-    """One memory as the list shows it."""
-
-    id: str
-    text: str
-    kind: str
-    user: str
-    user_id: str
-    channel_id: str
-    time: str
-    source: str
-    relevance: str
-
-
-def _row(item: memories.MemoryItem) -> MemoryRow:
-    when = item.created_at.replace("T", " ")[:16]
-    user = item.user_name or item.user_id
-    relevance = "" if item.distance is None else f"{max(0.0, 1.0 - item.distance) * 100:.0f}%"
-    return MemoryRow(id=item.id, text=item.text, kind=item.kind, user=user, user_id=item.user_id,
-                     channel_id=item.channel_id, time=when, source=item.source, relevance=relevance)
-
-
-def memory_call(token: str, bot_id: int, work: Callable[[Session, int], T]) -> T:
-    """``work(session, bot_id)`` after the admin check on the bot (blocking: run it in a thread)."""
-    return run_for_bot(token, bot_id, lambda session, _user, bot: work(session, bot.id or 0), admin=True)
-
-
-def load_page(token: str, bot_id: int, user_id: str, limit: int) -> tuple[list[MemoryRow], int]:
-    """The newest ``limit`` memories (of one Discord user when given) and how many there are in all."""
-
-    def work(session: Session, bid: int) -> tuple[list[MemoryRow], int]:
-        page = memories.list_memories(bid, session=session, limit=limit, user_id=user_id or None)
-        return [_row(item) for item in page.items], page.total
-
-    return memory_call(token, bot_id, work)
-
-
-def search(token: str, bot_id: int, query: str, user_id: str) -> list[MemoryRow]:
-    """The memories closest in meaning to ``query`` (of one user when given), with their relevance."""
-
-    def work(session: Session, bid: int) -> list[MemoryRow]:
-        found = memories.search_memories(bid, query, session=session, k=SEARCH_RESULTS, user_id=user_id or None)
-        return [_row(item) for item in found]
-
-    return memory_call(token, bot_id, work)
-
-
-def add(token: str, bot_id: int, text: str, user_id: str, added_by: str = "admin") -> str:
-    """Store a memory typed by an admin; returns its id."""
-    return memory_call(token, bot_id, lambda session, bid: memories.add_memory(
-        bid, text, session=session, user_id=user_id or None, added_by=added_by))
-
-
-def delete(token: str, bot_id: int, memory_id: str) -> None:
-    memory_call(token, bot_id, lambda session, bid: memories.delete_memory(bid, memory_id, session=session))
-
-
-def delete_user(token: str, bot_id: int, user_id: str) -> int:
-    return memory_call(token, bot_id, lambda session, bid: memories.delete_user_memories(bid, user_id,
-                                                                                          session=session))
 
 
 class MemoryState(BotPageState):
@@ -338,7 +269,10 @@ def memory_item(row: MemoryRow) -> rx.Component:
                 rx.cond(row.kind != "", rx.badge(row.kind, size="1", variant="soft", color_scheme="indigo")),
                 rx.cond(row.relevance != "", rx.badge(row.relevance, " relevant", size="1", variant="soft",
                                                       color_scheme="green", data_testid="relevance")),
-                meta_item("user-round", row.user, "Discord user"),
+                rx.cond(row.user_id != "",
+                        rx.link(meta_item("user-round", row.user, "What the bot knows of this Discord user"),
+                                href=f"/bots/{MemoryState.current_bot_id}/knowledge?user={row.user_id}",
+                                underline="hover")),
                 meta_item("hash", row.channel_id, "Channel"),
                 meta_item("clock", row.time, "Time (UTC)"),
                 meta_item("pen-line", row.source, "Source"),

@@ -21,8 +21,7 @@ logger = logging.getLogger(__name__)
 ROUTE = "/"
 TITLE = "Bots · GroBot"
 ADD_BOT_COMMAND = "python -m grobot bot add --name NAME --token-stdin"
-
-
+WIDE_CELL = ["none", "none", "table-cell"]  # columns left out on narrow screens
 
 
 def bot_row(bot: BotRow) -> rx.Component:
@@ -50,8 +49,9 @@ def bot_row(bot: BotRow) -> rx.Component:
                 rx.hstack(rx.icon("at-sign", size=14, color=muted), rx.text(bot.discord_user_name), spacing="1", align="center"),
                 rx.text("—", color=muted),
             ),
+            display=WIDE_CELL,
         ),
-        rx.table.cell(rx.text(bot.guild_count), text_align="right"),
+        rx.table.cell(rx.text(bot.guild_count), text_align="right", display=WIDE_CELL),
         rx.table.cell(
             rx.cond(
                 bot.enabled,
@@ -71,8 +71,8 @@ def bots_table() -> rx.Component:
             rx.table.row(
                 rx.table.column_header_cell("Bot", width="22%"),
                 rx.table.column_header_cell("Status", width="34%"),
-                rx.table.column_header_cell("Discord account", width="20%"),
-                rx.table.column_header_cell("Guilds", width="10%", text_align="right"),
+                rx.table.column_header_cell("Discord account", width="20%", display=WIDE_CELL),
+                rx.table.column_header_cell("Guilds", width="10%", text_align="right", display=WIDE_CELL),
                 rx.table.column_header_cell("Enabled", width="14%"),
             ),
         ),

@@ -12,7 +12,7 @@ from grobot.core.db import session_scope
 from grobot.core.services import users
 from grobot.core.services.users import NotSignedIn
 from grobot.state import AppState
-from grobot.state.app_state import HOME_ROUTE, LOGIN_ROUTE, current_user
+from grobot.state.app_state import LOGIN_ROUTE, NEXT_PARAM, current_user, safe_next
 from grobot.web_session import make_handoff, store_session_script
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,11 @@ class LoginState(AppState):
             logger.warning("Login page: checking the stored session failed", exc_info=True)
             return None
         self._show_user(user)
-        return rx.redirect(HOME_ROUTE, replace=True)
+        return rx.redirect(self._next(), replace=True)
+
+    def _next(self) -> str:
+        """The page that sent the browser here (``?next=``), or home."""
+        return safe_next(self.router.url.query_parameters.get(NEXT_PARAM))
 
     @rx.event
     async def submit(self, form_data: dict[str, str]):
@@ -77,7 +81,7 @@ class LoginState(AppState):
         self.busy = False
         self._show_user(user)
         # The session becomes an HttpOnly cookie: the page trades this handoff for it, then reloads.
-        yield rx.call_script(store_session_script(make_handoff(token)))
+        yield rx.call_script(store_session_script(make_handoff(token), then=self._next()))
 
 
 def field(label: str, *, name: str, input_id: str, type_: str, autocomplete: str, autofocus: bool = False) -> rx.Component:

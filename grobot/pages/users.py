@@ -14,8 +14,8 @@ from typing import Any
 
 import reflex as rx
 
-from grobot.components.formatting import ago, utc_text
-from grobot.components.forms import confirm_dialog, field, form_dialog, table_header
+from grobot.components.formatting import ago, counted, utc_text
+from grobot.components.forms import confirm_dialog, field, form_dialog
 from grobot.components.layout import page_layout
 from grobot.core.errors import GroBotError
 from grobot.core.models import Role
@@ -29,6 +29,7 @@ ROUTE = "/users"
 TITLE = "Users · GroBot"
 PASSWORD_OUTPUT_ID = "shown-once-password"
 MAX_BOTS_LISTED = 500
+WIDE_CELL = ["none", "none", "table-cell"]  # columns left out on narrow screens
 
 
 @dataclass
@@ -359,13 +360,15 @@ def user_row(row: UserRow) -> rx.Component:
                 rx.hstack(rx.icon("circle-minus", size=16, color=muted), rx.text("Disabled", color=muted), spacing="1", align="center"),
             )
         ),
-        rx.table.cell(rx.text(row.last_login, title=row.last_login_at, color=rx.cond(row.last_login == "never", muted, rx.color("gray", 12)))),
+        rx.table.cell(rx.text(row.last_login, title=row.last_login_at, color=rx.cond(row.last_login == "never", muted, rx.color("gray", 12))),
+                      display=WIDE_CELL),
         rx.table.cell(
             rx.cond(
                 row.role == "admin",
                 rx.text("All bots", color=muted),
                 rx.cond(row.bots != "", rx.text(row.bots, size="2"), rx.text("none yet", size="2", color=muted)),
-            )
+            ),
+            display=WIDE_CELL,
         ),
         rx.table.cell(
             rx.hstack(
@@ -398,7 +401,14 @@ def user_row(row: UserRow) -> rx.Component:
 
 def users_table() -> rx.Component:
     return rx.table.root(
-        table_header(("User", "24%"), ("Role", "11%"), ("Status", "12%"), ("Last sign-in", "14%"), ("Bots", "25%"), ("", "14%")),
+        rx.table.header(rx.table.row(
+            rx.table.column_header_cell("User", width="24%"),
+            rx.table.column_header_cell("Role", width="11%"),
+            rx.table.column_header_cell("Status", width="12%"),
+            rx.table.column_header_cell("Last sign-in", width="14%", display=WIDE_CELL),
+            rx.table.column_header_cell("Bots", width="25%", display=WIDE_CELL),
+            rx.table.column_header_cell("", width="14%"),
+        )),
         rx.table.body(rx.foreach(UsersState.accounts, user_row)),
         variant="surface",
         size="2",
@@ -554,7 +564,7 @@ def users_page() -> rx.Component:
                 "Delete " + UsersState.confirm_username + "? Their account and bot access are removed for good.",
                 "Disable " + UsersState.confirm_username + "? They are signed out at once and cannot sign in until enabled again.",
             ),
-            confirm_label="Confirm",
+            confirm_label=rx.cond(UsersState.confirm_action == "delete", "Delete user", "Disable user"),
             on_confirm=UsersState.confirm,
             on_cancel=UsersState.cancel_confirm,
         ),
@@ -562,7 +572,7 @@ def users_page() -> rx.Component:
         title="Users",
         subtitle=rx.cond(
             UsersState.loaded,
-            UsersState.admin_count.to_string() + " admins · " + UsersState.tester_count.to_string() + " testers",
+            counted(UsersState.admin_count, "admin") + " · " + counted(UsersState.tester_count, "tester"),
             "Who may sign in to this web app",
         ),
         actions=rx.button(rx.icon("user-plus", size=16), "Add user", on_click=UsersState.start_add),

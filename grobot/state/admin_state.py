@@ -22,6 +22,7 @@ from sqlmodel import Session
 from grobot.core.errors import GroBotError, PermissionDenied
 from grobot.core.models import AppUser, Role
 from grobot.core.services.users import NotSignedIn
+from grobot.core.services.validation import sentences
 from grobot.state.app_state import HOME_ROUTE, AppState, run_authorized, sign_out_script
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class AdminState(AppState):
             return await asyncio.to_thread(run_authorized, token, work, Role.ADMIN, readonly=readonly)
         except NotSignedIn:
             self._forget_session()
-            raise Refused(sign_out_script()) from None
+            raise Refused(sign_out_script(self._current_path())) from None
         except PermissionDenied:
             logger.warning("User %s (%s) was refused an admin action", self.username, self.role)
             raise Refused(rx.redirect(HOME_ROUTE, replace=True)) from None
@@ -82,6 +83,6 @@ class AdminState(AppState):
         except Refused as refused:
             return refused.event
         except GroBotError as exc:
-            return rx.toast.error(str(exc))
+            return rx.toast.error(sentences(str(exc)))
         message = success(result) if callable(success) else success
         return rx.toast.success(message) if message else None

@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlencode, urlsplit
 
 import reflex as rx
 from reflex.event import EventSpec
@@ -34,6 +35,7 @@ T = TypeVar("T")
 
 LOGIN_ROUTE = "/login"
 HOME_ROUTE = "/"
+NEXT_PARAM = "next"  # the login page's query parameter: the page that asked for a sign-in
 SESSION_STORAGE_NAME = SESSION_COOKIE  # the cookie's name (and where older versions kept it in localStorage)
 ALL_ROLES: tuple[Role, ...] = tuple(Role)
 
@@ -61,14 +63,30 @@ def _end_sessions(user_id: int) -> None:
         users.end_sessions(user_id, session=session)
 
 
-def sign_out_script() -> EventSpec:
-    """Forget the session in the browser and start over on the login page with a fresh state.
+def safe_next(target: str | None) -> str:
+    """Where to go after signing in: a path of this app (never another site), else home."""
+    target = (target or "").strip()
+    if (not target.startswith("/") or target.startswith("//") or "\\" in target or any(c < " " for c in target)
+            or urlsplit(target).path.rstrip("/") == LOGIN_ROUTE):
+        return HOME_ROUTE
+    return target
+
+
+def login_route(back_to: str = "") -> str:
+    """The login page, told to come back to ``back_to`` (a path of the app) after signing in."""
+    target = safe_next(back_to)
+    return LOGIN_ROUTE if target == HOME_ROUTE else f"{LOGIN_ROUTE}?{urlencode({NEXT_PARAM: target})}"
+
+
+def sign_out_script(back_to: str = "") -> EventSpec:
+    """Forget the session in the browser and start over on the login page with a fresh state
+    (which comes back to ``back_to`` after signing in again).
 
     The session cookie is cleared by the server (a script cannot touch an ``HttpOnly``
     cookie); dropping the tab's Reflex state token (sessionStorage ``token``) makes the next
     page load start from an empty server state, so nothing a previous user saw lingers there.
     """
-    return rx.call_script(clear_session_script(LOGIN_ROUTE))
+    return rx.call_script(clear_session_script(login_route(back_to)))
 
 
 class AppState(rx.State):
@@ -98,6 +116,11 @@ class AppState(rx.State):
         self.username = user.username if user else ""
         self.role = user.role if user else ""
 
+    def _current_path(self) -> str:
+        """The path (with its query) of the page this event came from."""
+        url = self.router.url
+        return f"{url.path}?{url.query}" if url.query else url.path
+
     def _forget_session(self) -> None:
         """Show nobody signed in (the cookie goes with :func:`sign_out_script`)."""
         self._show_user(None)
@@ -110,7 +133,8 @@ class AppState(rx.State):
         except NotSignedIn:
             self._forget_session()
             # A stale session (expired, user disabled): also drop what this tab's state holds.
-            return sign_out_script() if token else rx.redirect(LOGIN_ROUTE, replace=True)
+            back_to = self._current_path()
+            return sign_out_script(back_to) if token else rx.redirect(login_route(back_to), replace=True)
         except PermissionDenied:
             logger.info("User %s (%s) was sent away from a page for %s", self.username, self.role, roles)
             return rx.redirect(HOME_ROUTE, replace=True)

@@ -21,8 +21,10 @@ from sqlmodel import Session
 from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
-from grobot.core.services.users import NotSignedIn, visible_bot
-from grobot.state.app_state import AppState, run_authorized, sign_out_script
+from grobot.core.services import test_chat
+from grobot.core.services.users import NotSignedIn, SignedInUser, signed_in, visible_bot
+from grobot.core.services.validation import sentences
+from grobot.state.app_state import AppState, login_route, run_authorized, sign_out_script
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +70,7 @@ def user_message(exc: Exception) -> str:
     if isinstance(exc, NotFoundError):
         return str(exc)[:1].upper() + str(exc)[1:]
     if isinstance(exc, GroBotError):
-        text = str(exc)
-        return text[:1].upper() + text[1:]
+        return sentences(str(exc))
     logger.warning("A web action failed", exc_info=exc)
     return "Something went wrong on the server. Please try again."
 
@@ -85,6 +86,31 @@ def _header(session: Session, _user: AppUser, bot: Bot) -> dict[str, object]:
         "guild_count": summary.guild_count,
         "has_token": summary.has_token,
     }
+
+
+def _signed_in_with_header(bot_id: int) -> Callable[[Session, AppUser], tuple[SignedInUser, dict[str, object] | None]]:
+    """Who is signed in, and the header of bot ``bot_id`` (None when they may not see it)."""
+
+    def work(session: Session, user: AppUser) -> tuple[SignedInUser, dict[str, object] | None]:
+        try:
+            bot = visible_bot(user, bot_id, session=session)
+        except NotFoundError:
+            return signed_in(user), None
+        return signed_in(user), _header(session, user, bot)
+
+    return work
+
+
+def _header_and_worker(session: Session, user: AppUser, bot: Bot) -> tuple[dict[str, object], bool]:
+    return _header(session, user, bot), test_chat.worker_running(session=session)
+
+
+def enabled_message(name: str, enabled: bool, *, worker_running: bool) -> str:
+    """The toast of the enable switch: what the worker does, or that none runs to do it."""
+    if enabled:
+        return (f"{name} enabled: the worker starts it." if worker_running
+                else f"{name} enabled. No bot worker is running: start it with python -m grobot worker.")
+    return f"{name} disabled: the worker stops it." if worker_running else f"{name} disabled."
 
 
 def _set_enabled(enabled: bool) -> Callable[[Session, AppUser, Bot], None]:
@@ -130,22 +156,22 @@ class BotPageState(AppState):
     @rx.event
     async def open_bot(self, tab: str, admin_only: bool):
         """On load of a per-bot tab: the session, then the bot of the URL and whether this user may open the tab."""
-        redirect = await self._check_session()
         self.current_tab = tab
         self.bot_loaded = False
         self.access_error = ""
         self.current_bot_id = bot_id_from_path(self.router.url.path)
-        if redirect is not None or not self.user_id:
-            return redirect
+        token = self.session_token
+        try:  # the session and the bot's header in one transaction (one thread hop per tab switch)
+            user, data = await asyncio.to_thread(run_authorized, token, _signed_in_with_header(self.current_bot_id))
+        except NotSignedIn:
+            self._forget_session()
+            back_to = self._current_path()
+            return sign_out_script(back_to) if token else rx.redirect(login_route(back_to), replace=True)
+        self._show_user(user)
         if admin_only and not self.is_admin:
             self.access_error = ADMIN_ONLY_MESSAGE
             logger.info("User %s was refused the %s tab of bot %s", self.username, tab, self.current_bot_id)
-        try:
-            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except NotFoundError:
+        if data is None:
             self.access_error = NOT_FOUND_MESSAGE
             self.bot_name = "Bot not found"
         else:
@@ -195,8 +221,9 @@ class BotPageState(AppState):
         try:
             await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _set_enabled(bool(enabled)),
                                     admin=True, readonly=False)
-            data = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, _header, admin=False)
+            data, worker = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id,
+                                                   _header_and_worker, admin=False)
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         self._show_header(data)
-        return rx.toast.success(f"{self.bot_name} {'enabled: the worker starts it' if enabled else 'disabled: the worker stops it'}.")
+        return rx.toast.success(enabled_message(self.bot_name, enabled, worker_running=worker))

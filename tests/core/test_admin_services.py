@@ -108,7 +108,7 @@ def test_llm_form_errors_are_per_field() -> None:
     errors = field_errors(llm_settings.LLMFields, {"provider": "nope", "model": "", "temperature": 5, "base_url": "ftp://x"})
     assert set(errors) == {"provider", "model", "temperature", "base_url"}
     assert errors["base_url"] == "must start with http:// or https://"
-    assert errors["temperature"] == "must be at most 2"
+    assert errors["temperature"] == "must be between 0 and 2"
     assert errors["model"] == "required"
     assert field_errors(llm_settings.LLMFields, {"provider": "openai", "model": "gpt-4o-mini"}) == {}
 

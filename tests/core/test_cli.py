@@ -78,7 +78,7 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(grobot_env, capsys, monkeyp
 
 def test_llm_set_never_prints_the_api_key(grobot_env, capsys, monkeypatch):
     code, out, err = run(capsys, "llm", "set", "--category", "output", "--provider", "openai", "--model", "gpt-x",
-                         "--base-url", "https://api.example.test/v1", "--api-key-stdin",
+                         "--base-url", "https://api.example.test/v1", "--api-key-stdin", "--no-check",
                          stdin="sk-very-secret-123\n", monkeypatch=monkeypatch)
     assert code == 0
     code, out, err = run(capsys, "llm", "show", "--json")

@@ -24,11 +24,17 @@ def test_tool_results_never_lose_their_call():
     result = {"role": "tool", "tool_call_id": "c1", "content": "z" * 400}
     messages = [{"role": "system", "content": "s"}, *turn(0), call, result, {"role": "assistant", "content": "done"},
                 {"role": "user", "content": "next"}]
+    kept_pair = dropped_pair = 0
     for budget in range(20, 400, 7):
         trimmed = trim_history(messages, budget)
-        for index, message in enumerate(trimmed):
-            if message["role"] == "tool":
-                assert trimmed[index - 1] is call
+        has_call, has_result = call in trimmed, result in trimmed
+        assert has_call == has_result, budget  # a call and its result are kept or dropped together
+        if has_result:
+            assert trimmed[trimmed.index(result) - 1] is call
+            kept_pair += 1
+        else:
+            dropped_pair += 1
+    assert kept_pair and dropped_pair  # the budgets tried both keep and drop the pair
 
 
 def test_a_single_message_too_long_is_cut_from_its_start():

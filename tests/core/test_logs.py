@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 
@@ -62,9 +63,12 @@ def test_database_down_does_not_block_and_nothing_is_lost_when_it_returns(grobot
         from grobot.core.db import dispose_engines
 
         dispose_engines()  # checkpoints the WAL so that the copy holds every row
+        back = tmp_path / "back"
+        back.mkdir()
+        shutil.copy(grobot_env.data_dir / "grobot.db", back / "grobot.db")
+        # In one step: the handler retries all along and would create a folder at that path itself.
         outage.unlink()
-        outage.mkdir()
-        shutil.copy(grobot_env.data_dir / "grobot.db", outage / "grobot.db")
+        os.rename(back, outage)
         wait_for(lambda: handler.flush(timeout=0.5), timeout=30, message="logs written after the outage")
         from grobot.core.db import get_engine
 

@@ -60,7 +60,7 @@ def test_bot_associations(any_db_env):
         with pytest.raises(ValidationError, match="timeout must be between"):
             mcp_servers.enable_for_bot(session=session, bot_id=bot.id, server=server, timeout_seconds=0)
         links = mcp_servers.bot_servers(session=session, bot_id=bot.id)
-        assert [(l.config.name, l.allowed_tools, l.timeout_seconds) for l in links] == [
+        assert [(link.config.name, link.allowed_tools, link.timeout_seconds) for link in links] == [
             ("time", ["get_current_time"], 5.0)]
         mcp_servers.disable_for_bot(session=session, bot_id=bot.id, server=server)
         assert mcp_servers.bot_servers(session=session, bot_id=bot.id) == []

@@ -14,7 +14,8 @@ from grobot.core.db import get_engine
 TABLES = {
     "bot", "llm_setting", "bot_status", "supervisor", "mcp_server", "bot_mcp_server", "conversation",
     "message", "agent_event", "llm_call", "usage_daily", "log_entry", "user_profile", "user_note",
-    "bot_file", "setting", "app_user", "app_user_bot", "user_usage_daily", "llm_price", "budget_alert",
+    "bot_file", "setting", "app_user", "app_user_bot", "user_usage_daily", "council", "council_advisor",
+    "deliberation", "llm_price", "budget_alert",
 }
 
 

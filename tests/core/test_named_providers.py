@@ -153,7 +153,7 @@ def test_a_provider_s_own_service_needs_an_api_key(grobot_env, capsys, monkeypat
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "mistral")
     assert code == 2 and "Mistral needs an API key for https://api.mistral.ai/v1" in err
     code, out, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "groq",
-                         "--api-key-stdin", stdin="gsk-key\n")
+                         "--api-key-stdin", "--no-check", stdin="gsk-key\n")
     assert code == 0 and "output LLM set for global default: groq llama-3.3-70b-versatile" in out
     with session_scope(readonly=True) as session:
         llm = llm_settings.effective_llm(session=session, category="output")
@@ -164,7 +164,7 @@ def test_native_mode_is_refused_for_an_output_model_that_cannot_call_tools(grobo
     code, _, err = cli(capsys, monkeypatch, "bot", "add", "--name", "gem")
     assert code == 0, err
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "gem", "--provider", "gemini",
-                       "--model", "gemma-3-27b-it", "--api-key-stdin", stdin="g-key\n")
+                       "--model", "gemma-3-27b-it", "--api-key-stdin", "--no-check", stdin="g-key\n")
     assert code == 0, err
 
     code, _, err = cli(capsys, monkeypatch, "bot", "set", "gem", "agent_mode=native")
@@ -172,18 +172,18 @@ def test_native_mode_is_refused_for_an_output_model_that_cannot_call_tools(grobo
     assert "native mode needs an output model that can call tools, and gemini gemma-3-27b-it cannot" in err
 
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "gem", "--provider", "gemini",
-                       "--api-key-stdin", stdin="g-key\n")  # the default model, gemini-2.0-flash, calls tools
+                       "--api-key-stdin", "--no-check", stdin="g-key\n")  # the default model, gemini-2.0-flash, calls tools
     assert code == 0, err
     code, _, err = cli(capsys, monkeypatch, "bot", "set", "gem", "agent_mode=native")
     assert code == 0, err
 
     # Now the other way round: the bot is native, so a model without tools is refused for it ...
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "gem", "--provider", "gemini",
-                       "--model", "gemma-3-27b-it", "--api-key-stdin", stdin="g-key\n")
+                       "--model", "gemma-3-27b-it", "--api-key-stdin", "--no-check", stdin="g-key\n")
     assert code == 2 and "gemini gemma-3-27b-it cannot call tools, and bot 'gem' uses native mode" in err
     # ... and as the global default only while a native bot has no output model of its own.
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "gemini",
-                       "--model", "gemma-3-27b-it", "--api-key-stdin", stdin="g-key\n")
+                       "--model", "gemma-3-27b-it", "--api-key-stdin", "--no-check", stdin="g-key\n")
     assert code == 0, err
     with session_scope() as session:
         bots.create_bot(session=session, name="native-on-global")

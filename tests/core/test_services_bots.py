@@ -82,7 +82,15 @@ def test_deleting_a_bot_deletes_everything_of_it(any_db_env):
         msg = Message(conversation_id=conv.id, role="user", content="hi")
         session.add(msg)
         session.flush()
+        kept_conv = Conversation(bot_id=keep.id, key="guild:1")
+        session.add(kept_conv)
+        session.flush()
+        kept_msg = Message(conversation_id=kept_conv.id, role="user", content="hello")
+        session.add(kept_msg)
+        session.flush()
+        kept_msg_id, doomed_id = kept_msg.id, bot.id
         session.add_all([
+            AgentEvent(run_id=kept_msg.id, seq=1, kind="done"),
             AgentEvent(run_id=msg.id, seq=1, kind="done"),
             LLMCall(bot_id=bot.id, run_id=msg.id, agent_role="synthesizer", provider="ollama", model="m"),
             LogEntry(bot_id=bot.id, level="INFO", logger="x", message="m"),
@@ -97,10 +105,12 @@ def test_deleting_a_bot_deletes_everything_of_it(any_db_env):
         bots.delete_bot(bots.get_bot("doomed", session=session), session=session)
     assert not folder.exists()
     with session_scope(readonly=True) as session:
-        for model in (Conversation, Message, AgentEvent, LLMCall, LogEntry, UserProfile, UserNote, BotFile, BotStatus):
-            rows = session.exec(select(model)).all()
-            assert all(getattr(r, "bot_id", keep.id) == keep.id for r in rows), model.__name__
-        assert session.exec(select(func.count()).select_from(Message)).one() == 0
+        for model in (Conversation, LLMCall, LogEntry, UserProfile, UserNote, BotFile, BotStatus):
+            assert session.exec(select(model).where(model.bot_id == doomed_id)).all() == [], model.__name__
+        # Messages and their events belong to a bot through their conversation: only the kept bot's remain.
+        assert [m.id for m in session.exec(select(Message)).all()] == [kept_msg_id]
+        assert [e.run_id for e in session.exec(select(AgentEvent)).all()] == [kept_msg_id]
+        assert [c.bot_id for c in session.exec(select(Conversation)).all()] == [keep.id]
         assert session.exec(select(LLMSetting).where(LLMSetting.bot_id == bot.id)).first() is None
         assert session.get(BotStatus, keep.id) is not None
 

@@ -30,15 +30,15 @@ def test_recent_logs_filter_by_level_and_text_newest_first(any_db_env) -> None:
                                                     "connected to 100% of guilds", "tick"]
         warnings = log_entries.recent_logs(session=session, bot_id=bot_id, min_level="warning")
         assert [line.level for line in warnings] == ["ERROR", "WARNING"]
-        assert [l.message for l in log_entries.recent_logs(session=session, bot_id=bot_id, search="GATEWAY")] == [
+        assert [line.message for line in log_entries.recent_logs(session=session, bot_id=bot_id, search="GATEWAY")] == [
             "reconnected", "gateway lost", "slow reply", "connected to 100% of guilds", "tick"]  # the logger matches
-        assert [l.message for l in log_entries.recent_logs(session=session, bot_id=bot_id, search="100%")] == [
+        assert [line.message for line in log_entries.recent_logs(session=session, bot_id=bot_id, search="100%")] == [
             "connected to 100% of guilds"]
-        assert [l.message for l in log_entries.recent_logs(session=session, bot_id=bot_id, search="%")] == [
+        assert [line.message for line in log_entries.recent_logs(session=session, bot_id=bot_id, search="%")] == [
             "connected to 100% of guilds"]  # a literal percent sign, not a wildcard
         page = log_entries.recent_logs(session=session, bot_id=bot_id, limit=2)
         older = log_entries.recent_logs(session=session, bot_id=bot_id, limit=2, before_id=page[-1].id)
-        assert [l.message for l in page + older] == [l.message for l in every[:4]]
+        assert [line.message for line in page + older] == [line.message for line in every[:4]]
         with pytest.raises(ValidationError, match="unknown log level"):
             log_entries.recent_logs(session=session, bot_id=bot_id, min_level="LOUD")
 

@@ -41,6 +41,7 @@ from aiohttp import WSMsgType, web
 logger = logging.getLogger(__name__)
 
 INTENT_BITS = {"members": 1 << 1, "presences": 1 << 8, "message_content": 1 << 15}
+REACTION_INTENTS = {"guild": 1 << 10, "dm": 1 << 13}  # GUILD_MESSAGE_REACTIONS, DIRECT_MESSAGE_REACTIONS
 INTENT_NAMES = {"members": "Server Members Intent", "presences": "Presence Intent",
                 "message_content": "Message Content Intent"}
 _EPOCH_MS = 1420070400000
@@ -364,6 +365,27 @@ class FakeDiscord:
                        channel_id: int | None = None, user: dict[str, Any] | None = None) -> dict[str, Any]:
         """A user runs the slash command ``name`` of ``bot_id``; returns the interaction payload."""
         return self._run(self._interaction(bot_id, name, options or {}, channel_id or self.channel_id, user or self.alice))
+
+    def react(self, channel_id: int | str, message_id: int | str, emoji: str, *,
+              user: dict[str, Any] | None = None) -> None:
+        """A user adds the reaction ``emoji`` to a message: MESSAGE_REACTION_ADD to the bots that see
+        it and asked for reactions (their gateway intents)."""
+        self._run(self._react(int(channel_id), int(message_id), emoji, user or self.alice))
+
+    async def _react(self, channel_id: int, message_id: int, emoji: str, user: dict[str, Any]) -> None:
+        with self._lock:
+            dm = self.dm_channels.get(channel_id)
+            intent = REACTION_INTENTS["dm" if dm is not None else "guild"]
+            targets = [s for s in self.sessions.values() if s.ws is not None and not s.ws.closed
+                       and (dm is None or s.bot_id == dm[0]) and s.intents & intent]
+            author = (self.messages.get(message_id) or {}).get("author") or {}
+        data: dict[str, Any] = {"user_id": user["id"], "channel_id": str(channel_id), "message_id": str(message_id),
+                                "emoji": {"id": None, "name": emoji}, "burst": False, "type": 0,
+                                "message_author_id": author.get("id")}
+        if dm is None:
+            data.update(guild_id=str(self.guild_id), member=self._member(user))
+        for session in targets:
+            await self._dispatch(session, "MESSAGE_REACTION_ADD", data)
 
     def drop(self, bot_id: int, code: int = 4000) -> None:
         """Close the bot's gateway connection (a resumable close code by default)."""

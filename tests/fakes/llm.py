@@ -16,6 +16,9 @@ or not, tools, ``response_format``), ``GET /v1/models``; Anthropic ``POST /v1/me
 (SSE); Gemini ``POST /v1beta/models/<model>:streamGenerateContent`` (SSE) and
 ``:generateContent``, ``GET /v1beta/models``.
 
+``fake.api_keys = {"sk-..."}``: every other key (or none) gets HTTP 401, as a provider refuses a
+wrong key; ``fake.no_model_list = True``: the model lists answer 404.
+
 With nothing scripted a chat request gets ``"Echo: <last user text>"``, streamed in a few
 chunks; a request that asks for a JSON schema gets the smallest object valid for it
 (empty lists, empty strings, false), so a default answer never breaks a JSON parser: the
@@ -31,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -185,7 +189,7 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # clients hanging up are normal
-        logger.debug("FakeLLM: connection from %s ended with an error", client_address, exc_info=True)
+        logger.debug("FakeLLM: connection from %s ended with an error", client_address, exc_info=sys.exc_info())
 
 
 class FakeLLM:
@@ -194,10 +198,14 @@ class FakeLLM:
     def __init__(self, *, models: list[str] | None = None, embed_dim: int = 8) -> None:
         self.models = list(models or DEFAULT_MODELS)
         self.embed_dim = embed_dim
+        # When set, only these API keys are accepted: any other request gets HTTP 401 (a rejected key).
+        self.api_keys: set[str] | None = None
+        self.no_model_list = False  # True: the model lists answer 404 (a server without one)
         self._lock = threading.Lock()
         self._queue: list[Reply] = []
         self._rules: list[_Rule] = []
         self._requests: list[RecordedRequest] = []
+        self.hangups = 0  # streamed answers whose client closed the connection before their end
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -389,8 +397,33 @@ class _Handler(BaseHTTPRequestHandler):
     def _end_stream(self) -> None:
         self.wfile.write(b"0\r\n\r\n")
 
+    def _key_refused(self) -> bool:
+        """With ``fake.api_keys`` set, answer 401 (in the provider's shape) to a request without one of them."""
+        accepted = self.fake.api_keys
+        if accepted is None:
+            return False
+        auth = self.headers.get("Authorization") or ""
+        given = {auth.removeprefix("Bearer ").strip(), self.headers.get("x-api-key") or "",
+                 self.headers.get("x-goog-api-key") or ""}
+        if given & accepted:
+            return False
+        message = "Incorrect API key provided"
+        if self.path.startswith("/v1beta"):
+            payload: Any = {"error": {"code": 401, "message": message, "status": "UNAUTHENTICATED"}}
+        elif self.path.startswith("/api/"):
+            payload = {"error": "unauthorized"}
+        else:
+            payload = {"error": {"message": message, "type": "invalid_api_key", "code": "invalid_api_key"}}
+        self._send_json(401, payload)
+        return True
+
     def do_GET(self) -> None:  # noqa: N802
         self.fake._record(self.path, "GET", None, self.client_address, dict(self.headers))
+        if self._key_refused():
+            return
+        if self.fake.no_model_list and self.path.split("?")[0].endswith(("/api/tags", "/models")):
+            self._send_json(404, {"error": {"message": f"not found: {self.path}"}})
+            return
         if self.path == "/api/tags":
             models = [
                 {"name": m, "model": m, "modified_at": "2025-01-01T00:00:00Z", "size": 1, "digest": "0" * 64,
@@ -410,6 +443,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         body = self._body()
         self.fake._record(self.path, "POST", body, self.client_address, dict(self.headers))
+        if self._key_refused():
+            return
         try:
             if self.path == "/api/chat":
                 self._ollama_chat(body)
@@ -426,7 +461,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send_json(404, {"error": f"not found: {self.path}"})
         except (BrokenPipeError, ConnectionResetError):
-            pass
+            with self.fake._lock:
+                self.fake.hangups += 1
 
     # -- Ollama -----------------------------------------------------------------------------
     def _ollama_chat(self, body: dict[str, Any]) -> None:

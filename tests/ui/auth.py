@@ -34,7 +34,7 @@ def create_ui_user(username: str, role: Role, password: str | None = None) -> Ui
 
 
 def login_url_pattern() -> re.Pattern[str]:
-    return re.compile(r".*/login/?$")
+    return re.compile(r".*/login/?(\?.*)?$")
 
 
 def home_url_pattern() -> re.Pattern[str]:

@@ -83,3 +83,31 @@ def stdio_server(bot_id: int, kind: str, prefix: str, *enable: str) -> str:
 def echo_server(bot_id: int) -> str:
     """A real stdio MCP server with an ``echo`` tool, enabled for the bot; returns the tool's name."""
     return f"{stdio_server(bot_id, 'ok', 'echo')}__echo"
+
+
+def start_worker(env, log_path, **extra: str):
+    """A real bot worker (``python -m bot_worker``) on the web app's database; Discord points nowhere
+    (no bot has to connect)."""
+    import subprocess
+    import sys
+
+    from tests.worker.harness import FAST_ENV, ROOT
+
+    environ = env.environ(**FAST_ENV, DISCORD_API_BASE="http://127.0.0.1:9/api/v10",
+                          DISCORD_GATEWAY_URL="ws://127.0.0.1:9", **extra)
+    with log_path.open("ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "bot_worker"], env=environ, cwd=ROOT, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_worker(worker) -> None:
+    import signal
+    import subprocess
+
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(5)

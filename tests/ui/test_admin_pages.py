@@ -67,7 +67,13 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     page.locator("#llm-decision-base_url").fill("http://127.0.0.1:9/")
     page.locator("#llm-decision-context_window").fill("16384")
     page.locator("#llm-decision-api_key").fill(secret_key)
-    form.get_by_role("button", name="Save").click()
+    form.get_by_role("button", name="Save", exact=True).click()
+    # The key is checked with the (dead) server first: it cannot be, so the admin chooses to save anyway.
+    expect(form.get_by_test_id("llm-decision-unverified")).to_contain_text(
+        "Ollama at http://127.0.0.1:9 cannot be reached, so the API key could not be checked")
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="decision").source == "builtin"
+    form.get_by_role("button", name="Save anyway").click()
     expect(page.get_by_text("Decision model saved")).to_be_visible()
     expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("set")
     expect(page.locator("#llm-decision-api_key")).to_have_value("")
@@ -80,8 +86,8 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     # A bad value: the error shows next to its field, the typed values stay, nothing is stored.
     page.locator("#llm-decision-model").fill("llama3.1:8b")
     page.locator("#llm-decision-temperature").fill("5")
-    form.get_by_role("button", name="Save").click()
-    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be at most 2")
+    form.get_by_role("button", name="Save", exact=True).click()
+    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
     form.screenshot(path="/tmp/ui-settings-error.png")
@@ -108,6 +114,7 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
         stored = app_settings.get_values(("log_retention_days", "event_retention_days", "tool_timeout_seconds"), session=session)
     assert stored == {"log_retention_days": 45, "event_retention_days": 30, "tool_timeout_seconds": 30.0}
 
+    page.once("dialog", lambda dialog: dialog.accept())  # the fleet form has unsaved edits: discard them
     page.reload()
     expect(page.locator("#app-log_retention_days")).to_have_value("45", timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("#llm-decision-model")).to_have_value("qwen2.5:3b")
@@ -116,7 +123,8 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     form = page.get_by_role("form", name="Decision model")
     page.locator("#app-event_retention_days").fill("99")
     form.get_by_role("checkbox", name="Remove the stored key").click()
-    form.get_by_role("button", name="Save").click()
+    page.once("dialog", lambda dialog: dialog.accept())  # "Remove the stored API key of the decision model?"
+    form.get_by_role("button", name="Save", exact=True).click()
     expect(form.get_by_test_id("llm-decision-api-key-state")).to_have_text("not set")
     expect(page.locator("#app-event_retention_days")).to_have_value("99")
     with session_scope(readonly=True) as session:
@@ -160,6 +168,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     expect(row).to_contain_text("uvx mcp-server-time --local-timezone=UTC")
     expect(row).to_contain_text("env: API_TOKEN")
     expect(row).to_contain_text("not listed yet")
+    expect(row).to_contain_text("command not found: uvx", timeout=20_000)  # tested when saved
     expect(row).to_contain_text("no bot")
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))
@@ -179,7 +188,7 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     page.get_by_role("button", name="Refresh").click()
     expect(row).to_contain_text("2 tools")
     expect(row).to_contain_text(bot_name)
-    row.get_by_text("2 tools").click()
+    row.get_by_text("2 tools", exact=True).click()
     tools_dialog = page.get_by_role("dialog")
     expect(tools_dialog).to_contain_text("Tools of clock")
     expect(tools_dialog).to_contain_text("get_current_time")
@@ -206,16 +215,16 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     row.get_by_role("button", name="Edit").click()
     page.locator("#mcp-transport").click()
     page.get_by_role("option", name="streamable_http").click()
-    page.locator("#mcp-url").fill("https://mcp.example.com/mcp")
+    page.locator("#mcp-url").fill("http://127.0.0.1:9/mcp")
     page.locator("#mcp-headers").fill(f"Authorization=Bearer {header_secret}")
     page.get_by_role("dialog").get_by_role("button", name="Save").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
-    expect(row).to_contain_text("https://mcp.example.com/mcp")
+    expect(row).to_contain_text("http://127.0.0.1:9/mcp")
     expect(row).to_contain_text("HTTP")
     expect(row).to_contain_text("headers: Authorization")
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))
-    assert (config.transport, config.url, config.command) == ("streamable_http", "https://mcp.example.com/mcp", None)
+    assert (config.transport, config.url, config.command) == ("streamable_http", "http://127.0.0.1:9/mcp", None)
     assert config.headers == {"Authorization": f"Bearer {header_secret}"}
     assert_never_sent(page, secret, header_secret)
 
@@ -291,7 +300,9 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     # The admin disables the account: it cannot sign in any more.
     row.get_by_role("button", name="More actions").click()
     page.get_by_role("menuitem", name="Disable").click()
-    page.get_by_role("alertdialog").get_by_role("button", name="Confirm").click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text(f"Disable {username}?")  # names who it is about
+    confirm.get_by_role("button", name="Disable user").click()
     expect(row).to_contain_text("Disabled")
     with session_scope(readonly=True) as session:
         assert session.get(AppUser, account.id).disabled is True

@@ -57,7 +57,8 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(header).to_contain_text("hdr-bot")
     expect(header).to_contain_text("4 guilds")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory"])
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory", "Conversations",
+                                 "Council"])
     sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
     expect(sidebar_bot).to_contain_text(name)
     expect(sidebar_bot.locator('[data-status="online"]')).to_have_count(1)
@@ -216,6 +217,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     page.reload()
     expect(page.get_by_test_id("bot-answer").first).to_contain_text("Rain in Bern", timeout=PAGE_TIMEOUT_MS)
     page.get_by_role("button", name="Reset conversation").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Reset").click()
     expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,
@@ -274,8 +276,9 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     page.get_by_role("textbox", name="Keywords").fill("books, library")
     page.get_by_role("spinbutton", name="Max tool rounds").fill("99")
     page.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_test_id("settings-error")).to_contain_text("Nothing was saved. Please correct: Max tool rounds")
-    expect(page.get_by_role("alert").filter(has_text="less than or equal to 20")).to_be_visible()
+    expect(page.get_by_test_id("settings-error")).to_contain_text(
+        "Nothing was saved. Please correct: Max tool rounds must be between 0 and 20.")
+    expect(page.get_by_role("alert").filter(has_text="must be between 0 and 20")).to_be_visible()
     expect(personality).to_have_value("You are a patient librarian.")  # nothing typed is lost
     with session_scope(readonly=True) as session:
         assert session.get(Bot, bot_id).personality == "Be brief."
@@ -301,13 +304,13 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
         llm = llm_settings.effective_llm(session=session, category="output", bot_id=bot_id)
         assert (llm.source, llm.model, llm.temperature, llm.api_key) == ("bot", "qwen2.5:7b", 0.3, api_key)
     expect(card.get_by_text("set", exact=True)).to_be_visible()
-    card.get_by_role("button", name="List models").click()  # asks the saved server (the fake)
-    expect(card.get_by_test_id("models-note")).to_have_text("2 models on the server: pick one in the Model field.",
-                                                            timeout=LIVE_TIMEOUT_MS)
+    card.get_by_role("button", name="Check connection").click()  # asks the server in the card (the fake)
+    expect(card.get_by_test_id("llm-check")).to_contain_text(f"Connected to Ollama at {fake_llm.url}: 2 models available",
+                                                          timeout=LIVE_TIMEOUT_MS)
     expect(card.locator("datalist option")).to_have_count(2)
     card.get_by_role("spinbutton", name="Temperature").fill("7")
     card.get_by_role("button", name="Save output").click()
-    expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature: Input should be less than or equal to 2")
+    expect(card.get_by_test_id("llm-error")).to_contain_text("Temperature must be between 0 and 2.")
     expect(card.get_by_role("combobox", name="Model", exact=True)).to_have_value("qwen2.5:7b")
 
     # An MCP server for this bot, limited to one of its tools; an unknown tool is refused.

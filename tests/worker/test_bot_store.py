@@ -125,6 +125,43 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env, monkeypatc
     asyncio.run(_with_link(check))
 
 
+class ScoringMemory(OneMemory):
+    """The supervisor's memory, scripted: a message's vector and its similarities to tool texts."""
+
+    def __init__(self, searched: list) -> None:
+        super().__init__(searched)
+        self.started: list[str] = []
+
+    def embedding(self, text: str) -> object:
+        self.started.append(text)
+        return object()
+
+    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        return [0.5 if "time" in c else 0.1 for c in candidates]
+
+
+def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env, monkeypatch):
+    from grobot.core.memory import runtime
+
+    bot_id = _bot(keywords=["banana"])
+    memory = ScoringMemory([])
+    monkeypatch.setattr(runtime, "_process_memory", memory)
+    texts = ["get current time: the time in a zone", "files list: the bot's files"]
+
+    async def check(client_for, server) -> None:
+        remote = client_for(bot_id)
+        data = await remote.for_message(bot_id, _message(bot_id, "a banana time?"), memories=True, route_texts=texts)
+        assert data.similarities == [0.5, 0.1] and data.memories == ["alice likes bananas"]
+        assert memory.started == ["a banana time?"]  # one vector, started before the database read
+        # Not for a message the bot ignores, nor one of several requests (the router scores each part).
+        assert (await remote.for_message(bot_id, _message(bot_id, "hello"), route_texts=texts)).similarities is None
+        several = await remote.for_message(bot_id, _message(bot_id, "a banana, then tell me the time"), route_texts=texts)
+        assert several.loaded is not None and several.similarities is None
+        assert (await remote.for_message(bot_id, _message(bot_id, "a banana?"))).similarities is None
+
+    asyncio.run(_with_link(check))
+
+
 def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
     bot_id, other_id = _bot("notes"), _bot("other")
     with session_scope() as session:

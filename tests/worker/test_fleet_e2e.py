@@ -160,6 +160,11 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         # The supervisor's scheduled refresh caches the MCP servers' tool lists for the web app.
         wait_for(lambda: _cached_tools("time"), 30, message="tool list of 'time' cached by the supervisor")
         assert "get_current_time" in _cached_tools("time")
+        # A server added from a shell without a test is listed within a poll, not at the 5-minute refresh.
+        with session_scope() as session:
+            mcp_servers.create_server(session=session, name="later",
+                                      command=str(Path(sys.executable).parent / "mcp-server-time"))
+        wait_for(lambda: _cached_tools("later"), 15, message="tool list of 'later' cached within a poll")
         second = subprocess.run([sys.executable, "-m", "bot_worker"], env=world.environ(), cwd=ROOT,
                                 capture_output=True, text=True, timeout=30)
         assert second.returncode == 2

@@ -147,9 +147,13 @@ def test_a_fenced_bot_ends_with_its_exit_code_while_closing_takes_a_moment():
 
     class Fenced(FleetBot):
         async def start(self, token: str, *, reconnect: bool = True) -> None:
+            self.closed = asyncio.Event()
             self._spawn(self._stop_fenced("the lease was lost"))
-            while not self.is_closed():  # like discord.py's connect(): returns once closed
-                await asyncio.sleep(0.01)
+            await self.closed.wait()  # like discord.py's connect(): returns once closed
+
+        async def close(self) -> None:
+            await super().close()
+            self.closed.set()
 
     async def scenario() -> None:
         client = Fenced(BotSettings(id=7, name="fenced", enabled=True, version=""), ProcessConfig(),

@@ -38,7 +38,7 @@ SMALL_TALK = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|ok|okay|yes|no|lol|
 MIN_STATEMENT_WORDS = 4
 MAX_MEMORIES_PER_RUN = 5
 MEMORY_KINDS = ("fact", "decision", "preference", "event")
-NOTES_SCHEMA = {
+NOTES_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "notes": {
@@ -49,7 +49,7 @@ NOTES_SCHEMA = {
     },
     "required": ["notes"],
 }
-MEMORY_SCHEMA = {
+MEMORY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         **NOTES_SCHEMA["properties"],

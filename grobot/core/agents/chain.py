@@ -76,12 +76,14 @@ async def run_chain(
     skip_gatekeeper: bool = False,
     preloaded: Loaded | None = None,
     memories: Awaitable[list[str]] | list[str] | None = None,
+    similarities: dict[str, float] | None = None,
 ) -> ChainResult:
     """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
 
     ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
     ``memories``: this message's memories, or their retrieval started early by the caller
-    (:func:`start_memory_lookup`); else they are retrieved now.
+    (:func:`start_memory_lookup`); else they are retrieved now. ``similarities``: the message
+    against tool texts, computed already (see :func:`tool_router.route`).
     """
     recorder = RunRecorder(sink)
     started = time.perf_counter()
@@ -97,9 +99,10 @@ async def run_chain(
         if output_llm.supports_images and any(a.image_base64 for a in msg.attachments):
             run.output_user_msg = context.user_message(msg, with_name=with_names, images=True)
         run.started = started
+        run.known_similarities = similarities
 
         # -- Gatekeeper (rules), then the usage limits: no LLM call over a limit
-        decision = None if skip_gatekeeper else gatekeeper.rules_decision(loaded.rules, msg)
+        decision = None if skip_gatekeeper or loaded.rules is None else gatekeeper.rules_decision(loaded.rules, msg)
         if decision is False:
             recorder.discard()
             return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
@@ -168,9 +171,11 @@ async def run_chain(
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
-        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
-    except asyncio.CancelledError:
-        await asyncio.shield(_fail(recorder, run, "the run was cancelled", started))
+        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
+                           route_texts=run.route_texts)
+    except asyncio.CancelledError as exc:
+        # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
+        await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))
         raise
     except Exception as exc:
         if not isinstance(exc, GroBotError):
@@ -190,6 +195,12 @@ def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, call
                 usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
 
 
+def cancel_reason(exc: asyncio.CancelledError) -> str:
+    """What the terminal event of a cancelled run says: the reason given to ``Task.cancel(msg)``, if any."""
+    reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return f"the run was cancelled ({reason})" if reason else "the run was cancelled"
+
+
 async def wait_for_background(timeout: float = 30.0) -> None:
     """Wait until the background work of finished runs (the Archivist) is done."""
     await archivist.drain(timeout)
@@ -204,7 +215,9 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         await run.think("tool_identifier", f"skipped: {why}; answering directly")
         return await synthesize(run, [])
     by_name = {s.name: s for s in specs}
-    routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds)
+    run.route_texts = [tool_router.tool_text(s) for s in specs]
+    routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
+                                      known=run.known_similarities)
     await run.think("tool_router", routing.describe(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)
@@ -290,10 +303,11 @@ async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, 
 async def _first_round(run: Run, routing: tool_router.Routing, by_name: dict[str, ToolSpec]) -> list[Choice]:
     """The Router's sure choices, and the Tool Identifier's choice within each group of close tools (in parallel)."""
     choices = [Choice(name=name, arguments=None) for name in routing.picks]
-    chosen = await asyncio.gather(*(recovery.retry_once(
-        run, "tool_identifier",
-        lambda failed, g=group: choose_one(run, [by_name[n] for n in g.names], failed=failed, allow_none=not g.sure),
-        keep_going=False) for group in routing.groups))
+    def asker(group: tool_router.Group) -> Any:
+        return lambda failed: choose_one(run, [by_name[n] for n in group.names], failed=failed, allow_none=not group.sure)
+
+    chosen = await asyncio.gather(*(recovery.retry_once(run, "tool_identifier", asker(group), keep_going=False)
+                                    for group in routing.groups))
     return choices + [c for group_choices in chosen for c in group_choices or [] if c.name not in routing.picks]
 
 
@@ -398,19 +412,25 @@ async def _save_orphan_calls(run: Run) -> None:
         await get_store().save_calls(run.msg.bot_id, None, run.records)
 
 
-async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float) -> ChainResult:
+async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,
+                cancelled: bool = False) -> ChainResult:
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None
     if recorder.storing:
+        if cancelled and run is not None and recorder.text:  # what the user saw before the stop stays
+            run.new_messages.append({"role": "assistant", "content": recorder.text})
         end = _run_end(run, message)
+        if end is not None:
+            end.cancelled = cancelled
     elif run is not None and run.records:
         try:
             await _save_orphan_calls(run)
         except Exception:
             logger.exception("Could not store the LLM calls of a failed run")
     try:
-        await recorder.finish(EventKind.ERROR, {"message": message}, end=end)
+        await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {})},
+                              end=end)
     except Exception:
         logger.exception("Could not end the run with an error")
     return ChainResult(replied=True, run_id=recorder.run_id, error=message, llm_calls=len(run.records) if run else 0,

@@ -87,7 +87,7 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         # A failed write's events come again, with newer ones: store those not stored yet, and
         # the end unless its last event was (it was stored in the same transaction).
         seqs = [seq for seq, _, _ in events]
-        stored_seqs = set(session.execute(select(AgentEvent.seq).where(
+        stored_seqs: set[int] = set(session.execute(select(AgentEvent.seq).where(
             AgentEvent.run_id == run_id, col(AgentEvent.seq).in_(seqs))).scalars())
         events = [event for event in events if event[0] not in stored_seqs]
         if seqs[-1] in stored_seqs:
@@ -97,19 +97,20 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
             for seq, kind, data in events]
     if rows:
         # A Core executemany on the table (every column is given): the ORM's bulk-insert layer adds nothing here.
-        session.connection().execute(insert(AgentEvent.__table__), rows)  # type: ignore[arg-type]
+        session.connection().execute(insert(AgentEvent), rows)
     if end is not None:
-        if conversation_id is not None and end.error is None and end.new_messages:
+        if conversation_id is not None and (end.error is None or end.cancelled) and end.new_messages:
             conversations.append_run_messages(session=session, conversation_id=conversation_id,
                                               messages=end.new_messages, author_name=end.author_name)
         if end.records:
             llm_calls.insert_calls(session=session, bot_id=end.bot_id, run_id=run_id, records=end.records)
         if run_id is not None and end.stored_run:
-            stored = session.get(Message, run_id)
-            if stored is not None and stored.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
-                stored.status = MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value
-                stored.error = (end.error or "")[:2000]
-                session.add(stored)
+            asked = session.get(Message, run_id)
+            if asked is not None and asked.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
+                asked.status = (MessageStatus.CANCELLED.value if end.cancelled else
+                                MessageStatus.ERROR.value if end.error else MessageStatus.DONE.value)
+                asked.error = (end.error or "")[:2000]
+                session.add(asked)
     return conversation_id, run_id
 
 

@@ -102,12 +102,12 @@ async def execute(run: Run, calls: list[PlannedCall], specs: dict[str, ToolSpec]
     finally:
         await ack.stop()
         run.tools_seconds += time.perf_counter() - started
-    result = []
+    ordered: list[ExecutedCall] = []
     for call in calls:
         first = done[call.key()]
-        result.append(first if first.call is call else ExecutedCall(call=call, content=first.content, is_error=first.is_error,
-                                                                    duration_ms=first.duration_ms, attempts=0, fallback=first.fallback))
-    return result
+        ordered.append(first if first.call is call else ExecutedCall(call=call, content=first.content, is_error=first.is_error,
+                                                                     duration_ms=first.duration_ms, attempts=0, fallback=first.fallback))
+    return ordered
 
 
 async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], catalog: ToolCatalog) -> ExecutedCall:
@@ -122,7 +122,11 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
     elif spec is None:
         content, is_error, attempts = f"Tool {call.name} failed: there is no tool of that name", True, 0
     else:
-        outcome = await _attempts(run, spec, call.arguments, catalog)
+        try:
+            outcome = await _attempts(run, spec, call.arguments, catalog)
+        except asyncio.CancelledError:
+            await _abandoned(run, call, started)
+            raise
         content, is_error, attempts = outcome.content, outcome.is_error, outcome.attempts
         fallback = specs.get(spec.fallback) if spec.fallback and spec.fallback != spec.name else None
         if is_error and spec.fallback and outcome.may_have_written:
@@ -136,7 +140,11 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
                             tool=call.name, fallback=fallback.name)
             await rec.emit(EventKind.PROGRESS, {"tool": call.name, "status": "fallback", "fallback": fallback.name,
                                                 "error": content.splitlines()[0][:300]})
-            second = await _attempts(run, fallback, call.arguments, catalog)
+            try:
+                second = await _attempts(run, fallback, call.arguments, catalog)
+            except asyncio.CancelledError:
+                await _abandoned(run, call, started)
+                raise
             attempts += second.attempts
             if second.is_error:
                 content = f"{content}\nFallback {fallback.name} failed too: {second.content}"
@@ -152,6 +160,15 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
         status["error"] = content.splitlines()[0][:300]
     await rec.emit(EventKind.PROGRESS, status)
     return ExecutedCall(call=call, content=content, is_error=is_error, duration_ms=duration, attempts=attempts, fallback=fallback_used)
+
+
+async def _abandoned(run: Run, call: PlannedCall, started: float) -> None:
+    """The run was cancelled while ``call`` ran: its result says it was abandoned (its late answer is dropped)."""
+    duration = round((time.perf_counter() - started) * 1000, 1)
+    await run.recorder.emit(EventKind.TOOL_RESULT, {"id": call.id, "name": call.name, "is_error": True,
+                                                    "abandoned": True, "duration_ms": duration,
+                                                    "content": f"Tool {call.name} was abandoned: the run was cancelled"})
+    await run.recorder.emit(EventKind.PROGRESS, {"tool": call.name, "status": "abandoned", "duration_ms": duration})
 
 
 def _context(run: Run) -> ToolContext:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from grobot.core.agents import prompts
 from grobot.core.agents.structured import BadJSON, parse_object
@@ -59,7 +60,7 @@ GATEKEEPER_SCHEMA = {
 }
 
 
-async def llm_decision(run, recent: list[dict]) -> tuple[bool, str]:  # type: ignore[no-untyped-def]
+async def llm_decision(run: Any, recent: list[dict[str, Any]]) -> tuple[bool, str]:
     """Ask the decision model whether to answer: ``(reply, reason)``. A broken answer means silence."""
     system = prompts.GATEKEEPER.format(bot_name=run.bot.name, personality=(run.bot.personality or "")[:500] or "-")
     messages = [{"role": "system", "content": system}, *recent[-8:], run.user_msg]

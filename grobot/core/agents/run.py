@@ -12,12 +12,26 @@ from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
 from grobot.core.llm.base import Usage
 from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
+from grobot.core.llm import alternatives
 from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.llm.errors import LLMError, ServerUnavailable
 from grobot.core.tools.base import ToolContext
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["BotConfig", "Run"]
+
+
+def with_suggestion(error: LLMError, category: str, llms: dict[str, EffectiveLLM]) -> LLMError:
+    """``error``, naming another provider the bot is configured with when its server cannot be reached."""
+    if not isinstance(error, ServerUnavailable):
+        return error
+    llm = llms[category]
+    hint = alternatives.suggestion(category, llm.provider, llm.base_url,
+                                   alternatives.from_effective(llms, skip=category))
+    if not hint:
+        return error
+    return type(error)(f"{str(error).rstrip('.')}. {hint}", provider=error.provider, url=error.url)
 
 
 @dataclass
@@ -41,6 +55,8 @@ class Run:
     tools_seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
     unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog)
+    known_similarities: dict[str, float] | None = None  # the message against tool texts, computed before the run
+    route_texts: list[str] | None = None  # the tool texts the Tool Router scored
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
         """One LLM call on the model of ``category``; every attempt is accounted for."""
@@ -48,7 +64,7 @@ class Run:
             result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, **kwargs)
         except LLMCallFailed as exc:
             self.records.extend(exc.records)
-            raise exc.cause from None
+            raise with_suggestion(exc.cause, category, self.llms) from None
         self.records.extend(result.records)
         if result.trimmed:
             await self.recorder.emit(EventKind.THINKING, {

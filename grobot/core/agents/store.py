@@ -110,6 +110,7 @@ class RunEnd:
     records: list[CallRecord] = field(default_factory=list)  # the LLM calls of the run
     stored_run: bool = False  # the run answers a stored message (Test Chat): its status is set
     error: str | None = None
+    cancelled: bool = False  # the run was stopped (the error says so)
 
 
 @dataclass

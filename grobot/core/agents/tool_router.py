@@ -126,17 +126,29 @@ def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
     return {s.name: WORD_MATCH_SCORE if words & name_words(s.name) else 0.0 for s in specs}
 
 
-async def _scores(text: str, specs: list[ToolSpec], similarities: Any,
-                  budget: float) -> tuple[dict[str, float], dict[str, float] | None]:
-    """``(scores, similarities)`` of each tool for ``text``; similarities None: no embedder answered."""
+def precomputable(message: str) -> bool:
+    """Whether the message's scores can be computed before the chain runs (one request: one clause)."""
+    return len(clauses(message)) == 1
+
+
+async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: float,
+                  known: dict[str, float] | None = None) -> tuple[dict[str, float], dict[str, float] | None]:
+    """``(scores, similarities)`` of each tool for ``text``; similarities None: no embedder answered.
+
+    ``known``: similarities of ``text`` computed already, by tool text (see :func:`precomputable`).
+    """
     scores = word_scores(text, specs)
-    if similarities is None:
+    texts = [tool_text(s) for s in specs]
+    if known is not None and all(t in known for t in texts):
+        found: Any = [known[t] for t in texts]
+    elif similarities is None:
         return scores, None
-    try:
-        found = await asyncio.wait_for(similarities(text, [tool_text(s) for s in specs]), budget)
-    except Exception as exc:  # no embedder, a slow or dead memory service: words decide
-        logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
-        return scores, None
+    else:
+        try:
+            found = await asyncio.wait_for(similarities(text, texts), budget)
+        except Exception as exc:  # no embedder, a slow or dead memory service: words decide
+            logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
+            return scores, None
     if len(found) != len(specs):
         return scores, None
     meaning = {s.name: float(v) for s, v in zip(specs, found)}
@@ -144,13 +156,19 @@ async def _scores(text: str, specs: list[ToolSpec], similarities: Any,
     return {name: max(scores[name], v) + TIE_BREAK * v for name, v in meaning.items()}, meaning
 
 
-async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float) -> Routing:
-    """Score ``specs`` against each request of ``message``; ``embedder``: anything with ``similarities(text, texts)``."""
+async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float,
+                known: dict[str, float] | None = None) -> Routing:
+    """Score ``specs`` against each request of ``message``; ``embedder``: anything with ``similarities(text, texts)``.
+
+    ``known``: the similarities of a one-clause ``message`` by tool text, computed before the run
+    (a bot's supervisor does so while it reads the message's settings); missing ones are asked for.
+    """
     similarities = getattr(embedder, "similarities", None)
     parts = clauses(message)
     if not parts or not specs:
         return Routing()
-    scored = await asyncio.gather(*(_scores(part, specs, similarities, budget) for part in parts))
+    known = known if len(parts) == 1 else None
+    scored = await asyncio.gather(*(_scores(part, specs, similarities, budget, known) for part in parts))
     routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")
     for scores, meaning in scored:
         for name, value in scores.items():

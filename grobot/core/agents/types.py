@@ -92,6 +92,7 @@ class ChainResult:
     error: str | None = None
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
 
 
 RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",
@@ -111,11 +112,12 @@ class ReplyRules:
     reply_when_relevant: bool = False
 
     @classmethod
-    def of(cls, bot: Any) -> "ReplyRules":
+    def of(cls, bot: Any) -> ReplyRules:
         """The rules of anything that has the rule fields (a ``Bot`` row, a dict's values)."""
         get = bot.get if isinstance(bot, dict) else (lambda name: getattr(bot, name))
-        return cls(**{name: (list(get(name) or []) if name.endswith(("_ids", "keywords")) else bool(get(name)))
-                      for name in RULE_FIELDS})
+        values: dict[str, Any] = {name: (list(get(name) or []) if name.endswith(("_ids", "keywords")) else bool(get(name)))
+                                  for name in RULE_FIELDS}
+        return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RULE_FIELDS}

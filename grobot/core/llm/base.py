@@ -137,7 +137,7 @@ class LLMProvider(abc.ABC):
     async def list_models(self) -> list[str]:
         """The model names the server offers."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - a no-op default: most providers hold nothing to close
         """Close the connections."""
 
     def describe(self) -> str:

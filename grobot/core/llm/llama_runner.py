@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 MIB = 1024 * 1024
 
@@ -41,7 +42,7 @@ def _say(payload: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
-def _params(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _params(args: argparse.Namespace) -> Any:
     import xllamacpp as xlc
 
     params = xlc.CommonParams()

@@ -193,7 +193,7 @@ class LlamaServers:
         if self.log_dir is not None:
             try:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
-                log = open(self.log_dir / "llama-server.log", "ab")  # noqa: SIM115 - closed below
+                log = await asyncio.to_thread(open, self.log_dir / "llama-server.log", "ab")  # closed below
             except OSError:
                 log = None
         try:

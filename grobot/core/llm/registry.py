@@ -12,7 +12,7 @@ import hashlib
 import logging
 import os
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from grobot.core.errors import ValidationError
 from grobot.core.llm.anthropic import AnthropicProvider
@@ -34,7 +34,7 @@ PROVIDER_CLASSES: dict[str, type[LLMProvider]] = {
     **DIALECTS,  # mistral, xai, deepseek, groq, openrouter
 }
 
-_cache: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopProviders]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopProviders] = weakref.WeakKeyDictionary()
 
 
 class _LoopProviders(dict[tuple[str, str, str, float], LLMProvider]):
@@ -53,7 +53,7 @@ class _LoopProviders(dict[tuple[str, str, str, float], LLMProvider]):
         except StopIteration:
             pass
 
-    async def _close_at_shutdown(self) -> AsyncIterator[None]:
+    async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:

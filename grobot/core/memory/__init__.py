@@ -32,7 +32,7 @@ class Memory:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Memory":
+    def from_dict(cls, data: dict[str, Any]) -> Memory:
         distance = data.get("distance")
         return cls(id=str(data["id"]), text=str(data["text"]), metadata=dict(data.get("metadata") or {}),
                    distance=float(distance) if distance is not None else None)

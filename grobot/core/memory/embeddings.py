@@ -11,6 +11,7 @@ import functools
 import logging
 import threading
 from pathlib import Path
+
 import numpy as np
 
 logger = logging.getLogger(__name__)

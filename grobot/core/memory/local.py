@@ -11,8 +11,10 @@ import asyncio
 import functools
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
 
@@ -29,6 +31,7 @@ class LocalMemory:
         self._store = store
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
         self._vectors: dict[str, Any] = {}  # candidate text -> its vector (tool descriptions)
+        self._messages: OrderedDict[str, Future[Any]] = OrderedDict()  # recent message -> its vector
 
     @property
     def store(self) -> Any:
@@ -81,9 +84,6 @@ class LocalMemory:
         where = {"user_id": str(user_id)} if user_id else None
         return await self._run(self._call("query"), bot_id, query, k, where, max_distance)
 
-    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0, user_id: str | None = None) -> list[Memory]:
-        return await self._run(self._call("list"), bot_id, limit=limit, offset=offset, user_id=user_id)
-
     async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
         return await self._run(self._call("count"), bot_id, user_id)
 
@@ -113,35 +113,72 @@ class LocalMemory:
 
         return await self._run(work)
 
+    def embedding(self, text: str) -> Future[Any]:
+        """The vector of a message, computed once for the memory lookup and the Tool Router.
+
+        The first caller starts it on the store's threads (the supervisor does so when a message
+        arrives, while it reads the database); later callers of the same text share it. (The
+        executor runs its work in order: a store call submitted later never waits for a vector
+        that is still queued behind it.)
+        """
+        found = self._messages.get(text)
+        if found is not None and not (found.done() and (found.cancelled() or found.exception() is not None)):
+            self._messages.move_to_end(text)
+            return found
+        future = self._executor.submit(_embed_one, text)
+        self._messages[text] = future
+        while len(self._messages) > RECENT_MESSAGES:
+            self._messages.popitem(last=False)
+        return future
+
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
         """Cosine similarity of ``text`` to each candidate (the Tool Router); candidates' vectors are cached."""
-        return await self._run(_similarities, self._vectors, text, candidates)
+        vector = await asyncio.wrap_future(self.embedding(text))
+        if all(c in self._vectors for c in candidates):  # a few dot products: no thread hop
+            return _similarities(self._vectors, vector, candidates)
+        return await self._run(_similarities, self._vectors, vector, candidates)
 
     # -- MemoryPort (the Test Chat jobs of the supervisor) ----------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         await self.add(bot_id, texts, metadata, dedupe=True)
 
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
-        return [m.text for m in await self.query(bot_id, query, k, max_distance=RELEVANT_DISTANCE)]
+        started = self._messages.get(query)  # the message's vector, if the supervisor started it (used
+        found = await self._run(self._call("query"), bot_id, query, k, None, RELEVANT_DISTANCE,  # only when
+                                embedding=started)  # there are memories to compare it with)
+        return [m.text for m in found]
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0, user_id: str | None = None) -> list[Memory]:
+        return await self._run(self._call("list"), bot_id, limit=limit, offset=offset, user_id=user_id)
+
 
 VECTOR_CACHE_SIZE = 4096
+RECENT_MESSAGES = 64
 
 
-def _similarities(cache: dict[str, Any], text: str, candidates: list[str]) -> list[float]:
-    """Cosine similarities of ``text`` to ``candidates`` (vectors are normalised: a dot product)."""
+def _embed_one(text: str) -> Any:
+    import numpy as np
+
+    from grobot.core.memory.embeddings import get_embedder
+
+    return np.asarray(get_embedder().embed([text])[0], dtype=np.float32)
+
+
+def _similarities(cache: dict[str, Any], vector: Any, candidates: list[str]) -> list[float]:
+    """Cosine similarities of ``vector`` to ``candidates`` (vectors are normalised: a dot product)."""
     import numpy as np
 
     from grobot.core.memory.embeddings import get_embedder
 
     missing = [c for c in dict.fromkeys(candidates) if c not in cache]
-    vectors = np.asarray(get_embedder().embed([text, *missing]), dtype=np.float32)
-    if len(cache) + len(missing) > VECTOR_CACHE_SIZE:
-        cache.clear()
-    cache.update(zip(missing, vectors[1:]))
+    if missing:
+        if len(cache) + len(missing) > VECTOR_CACHE_SIZE:
+            cache.clear()
+        cache.update(zip(missing, np.asarray(get_embedder().embed(missing), dtype=np.float32)))
     if not candidates:
         return []
-    return (np.stack([cache[c] for c in candidates]) @ vectors[0]).tolist()
+    return (np.stack([cache[c] for c in candidates]) @ vector).tolist()

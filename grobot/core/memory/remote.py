@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import aiohttp
 
@@ -63,11 +64,6 @@ class _Calls:
                         json={"query": query, "k": int(k), "max_distance": max_distance, "user_id": user_id})
 
     @staticmethod
-    def list(bot_id: int, limit: int, offset: int, user_id: str | None) -> _Request:
-        params = {"limit": int(limit), "offset": int(offset), **({"user_id": user_id} if user_id else {})}
-        return _Request("GET", f"{API}/bots/{int(bot_id)}/memories", _page, params=params)
-
-    @staticmethod
     def count(bot_id: int, user_id: str | None) -> _Request:
         return _Request("GET", f"{API}/bots/{int(bot_id)}/count", lambda d: int(d["count"]),
                         params={"user_id": user_id} if user_id else None)
@@ -93,6 +89,12 @@ class _Calls:
     @staticmethod
     def health() -> _Request:
         return _Request("GET", f"{API}/health", lambda d: dict(d))
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    @staticmethod
+    def list(bot_id: int, limit: int, offset: int, user_id: str | None) -> _Request:
+        params = {"limit": int(limit), "offset": int(offset), **({"user_id": user_id} if user_id else {})}
+        return _Request("GET", f"{API}/bots/{int(bot_id)}/memories", _page, params=params)
 
 
 def _headers() -> dict[str, str]:
@@ -148,7 +150,7 @@ class RemoteMemory:
                     data = await response.json(content_type=None)
                 except ValueError:
                     data = None
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise MemoryUnavailable() from exc
         if status == 401:
             self._headers = None  # the secret key may have been rotated: derive the token again next time
@@ -161,10 +163,6 @@ class RemoteMemory:
     async def query(self, bot_id: int, query: str, k: int = 5, *, max_distance: float | None = None,
                     user_id: str | None = None, timeout: float | None = None) -> list[Memory]:
         return await self._send(_Calls.query(bot_id, query, k, max_distance, user_id), timeout)
-
-    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
-                   user_id: str | None = None) -> tuple[list[Memory], int]:
-        return await self._send(_Calls.list(bot_id, limit, offset, user_id))
 
     async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
         return await self._send(_Calls.count(bot_id, user_id))
@@ -193,6 +191,11 @@ class RemoteMemory:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
+                   user_id: str | None = None) -> tuple[list[Memory], int]:
+        return await self._send(_Calls.list(bot_id, limit, offset, user_id))
 
 
 class MemoryServiceClient:
@@ -225,10 +228,6 @@ class MemoryServiceClient:
               user_id: str | None = None) -> list[Memory]:
         return self._send(_Calls.query(bot_id, query, k, max_distance, user_id))
 
-    def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
-             user_id: str | None = None) -> tuple[list[Memory], int]:
-        return self._send(_Calls.list(bot_id, limit, offset, user_id))
-
     def count(self, bot_id: int, *, user_id: str | None = None) -> int:
         return self._send(_Calls.count(bot_id, user_id))
 
@@ -243,3 +242,8 @@ class MemoryServiceClient:
 
     def health(self) -> dict[str, Any]:
         return self._send(_Calls.health())
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
+             user_id: str | None = None) -> tuple[list[Memory], int]:
+        return self._send(_Calls.list(bot_id, limit, offset, user_id))

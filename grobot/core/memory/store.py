@@ -151,14 +151,17 @@ class ChromaMemory:
 
     # -- reading ---------------------------------------------------------------------------
     def query(self, bot_id: int, query: str, k: int = 5, where: dict[str, Any] | None = None,
-              max_distance: float | None = None) -> list[Memory]:
-        """The ``k`` memories closest to ``query`` (closer than ``max_distance`` when given)."""
+              max_distance: float | None = None, *, embedding: Any = None) -> list[Memory]:
+        """The ``k`` memories closest to ``query`` (closer than ``max_distance`` when given);
+        ``embedding``: the query's vector when it is known already, or a future of it."""
         collection = self._existing(bot_id)
         count = collection.count() if collection is not None else 0
-        if count == 0 or not query.strip():
+        if collection is None or count == 0 or not query.strip():
             return []
+        vector = _known_vector(embedding)
         result = collection.query(
-            query_embeddings=get_embedder().embed([query]), n_results=min(max(1, k), count), where=where or None,
+            query_embeddings=[vector] if vector is not None else get_embedder().embed([query]),
+            n_results=min(max(1, k), count), where=where or None,
             include=["documents", "metadatas", "distances"],
         )
         hits = [
@@ -167,21 +170,6 @@ class ChromaMemory:
                                      result["distances"][0])
         ]
         return [h for h in hits if max_distance is None or (h.distance or 0.0) <= max_distance]
-
-    def list(self, bot_id: int, *, limit: int = 100, offset: int = 0, user_id: str | None = None) -> list[Memory]:
-        """Memories newest first (one page)."""
-        collection = self._existing(bot_id)
-        if collection is None:
-            return []
-        everything = collection.get(where=_user_filter(user_id), include=["metadatas"])
-        order = sorted(zip(everything["ids"], everything["metadatas"]),
-                       key=lambda pair: float((pair[1] or {}).get("created_ts") or 0.0), reverse=True)
-        page = [i for i, _ in order[max(0, offset): max(0, offset) + max(0, limit)]]
-        if not page:
-            return []
-        got = collection.get(ids=page, include=["documents", "metadatas"])
-        by_id = {i: Memory(id=i, text=d, metadata=m or {}) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
-        return [by_id[i] for i in page if i in by_id]
 
     def count(self, bot_id: int, user_id: str | None = None) -> int:
         collection = self._existing(bot_id)
@@ -197,6 +185,22 @@ class ChromaMemory:
 
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
         return [m.text for m in await asyncio.to_thread(self.query, bot_id, query, k)]
+
+    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
+    def list(self, bot_id: int, *, limit: int = 100, offset: int = 0, user_id: str | None = None) -> list[Memory]:
+        """Memories newest first (one page)."""
+        collection = self._existing(bot_id)
+        if collection is None:
+            return []
+        everything = collection.get(where=_user_filter(user_id), include=["metadatas"])
+        order = sorted(zip(everything["ids"], everything["metadatas"]),
+                       key=lambda pair: float((pair[1] or {}).get("created_ts") or 0.0), reverse=True)
+        page = [i for i, _ in order[max(0, offset): max(0, offset) + max(0, limit)]]
+        if not page:
+            return []
+        got = collection.get(ids=page, include=["documents", "metadatas"])
+        by_id = {i: Memory(id=i, text=d, metadata=m or {}) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
+        return [by_id[i] for i in page if i in by_id]
 
 
 def _make_client() -> Any:
@@ -221,3 +225,14 @@ def _make_client() -> Any:
 def get_memory() -> ChromaMemory:
     """The process-wide memory store (the supervisor's; see :mod:`grobot.core.memory.local`)."""
     return ChromaMemory()
+
+
+def _known_vector(embedding: Any) -> list[float] | None:
+    """A vector given as such or as a future of it (None: none, or its computation failed)."""
+    if embedding is None:
+        return None
+    try:
+        vector = embedding.result() if hasattr(embedding, "result") else embedding
+    except Exception:
+        return None
+    return [float(v) for v in vector]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import bindparam, delete, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from grobot.core.db import execute_dml
 from grobot.core.errors import NotFoundError
 from grobot.core.models import AgentEvent, Conversation, Message, MessageStatus, utcnow
 
@@ -61,8 +63,8 @@ def get_or_create_conversation(
 # Per-message statements, built once (building a statement costs about as much as running
 # it) and run as plain Core statements: rows, not ORM objects.
 _HISTORY_BY_KEY = (
-    select(Message.conversation_id, Message.role, Message.content, Message.tool_calls,  # type: ignore[call-overload]
-           Message.tool_call_id, Message.name, Message.author_name, Message.status)
+    sa.select(col(Message.conversation_id), col(Message.role), col(Message.content), col(Message.tool_calls),
+              col(Message.tool_call_id), col(Message.name), col(Message.author_name), col(Message.status))
     .join(Conversation, Conversation.id == Message.conversation_id)
     .where(Conversation.bot_id == bindparam("bot_id"), Conversation.key == bindparam("key"))
     .order_by(col(Message.id).desc()).limit(bindparam("limit"))
@@ -101,9 +103,9 @@ def load_history(
                Message.author_name, Message.status)
     stmt = select(*columns).where(Message.conversation_id == conversation_id)
     if before_id is not None:
-        stmt = stmt.where(Message.id < before_id)  # type: ignore[operator]
+        stmt = stmt.where(col(Message.id) < before_id)
     stmt = stmt.order_by(col(Message.id).desc()).limit(limit)
-    rows = list(reversed(session.exec(stmt).all()))  # type: ignore[call-overload]
+    rows = list(reversed(session.exec(stmt).all()))
     return _to_history(rows)
 
 
@@ -171,11 +173,11 @@ def reset_conversation(*, session: Session, bot_id: int, key: str) -> int:
         raise NotFoundError(f"bot {bot_id} has no conversation {key!r}")
     ids = select(Message.id).where(Message.conversation_id == conv.id)
     session.execute(delete(AgentEvent).where(col(AgentEvent.run_id).in_(ids)))
-    result = session.execute(delete(Message).where(Message.conversation_id == conv.id))
+    deleted = execute_dml(session, delete(Message).where(col(Message.conversation_id) == conv.id))
     conv.updated_at = utcnow()
     session.add(conv)
     session.flush()
-    return int(result.rowcount or 0)
+    return deleted
 
 
 def run_events(*, session: Session, run_id: int, after_seq: int = 0) -> list[AgentEvent]:

@@ -147,8 +147,8 @@ def estimate(records: list[dict[str, Any]], *, session: Session) -> None:
 
 def list_prices(*, session: Session) -> list[Price]:
     """The admin's prices and the defaults (those the admin did not replace), by provider and model."""
-    admin = {_key(r.provider, r.model): (r.input_per_million, r.output_per_million)
-             for r in session.execute(select(LLMPrice).limit(1000)).scalars()}
+    stored: list[LLMPrice] = list(session.execute(select(LLMPrice).limit(1000)).scalars())
+    admin = {_key(r.provider, r.model): (r.input_per_million, r.output_per_million) for r in stored}
     merged = {**{k: (v, "default") for k, v in DEFAULT_PRICES.items()}, **{k: (v, "admin") for k, v in admin.items()}}
     return [Price(p, m, values[0], values[1], source) for (p, m), (values, source) in sorted(merged.items())]
 

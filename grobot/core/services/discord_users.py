@@ -6,7 +6,9 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, case, func
+from collections.abc import Iterable
+
+from sqlalchemy import bindparam, case, func, union
 from sqlmodel import Session, col, delete, select
 
 from grobot.core.models import Conversation, Message, UserNote, UserProfile, utcnow
@@ -143,10 +145,37 @@ def known_users(*, session: Session, bot_id: int, search: str = "", limit: int =
     stmt = stmt.order_by(last.desc(), ids.c.uid).limit(limit)
     result = []
     for (uid, name, spoken, directives, note_count, suggestion_count, notes_at, profile_at, messages,
-         spoke_at) in session.exec(stmt).all():  # type: ignore[call-overload]
+         spoke_at) in session.exec(stmt).all():
         times = [t for t in (notes_at, profile_at, spoke_at) if t is not None]
         result.append(KnownUser(discord_user_id=str(uid), display_name=name or spoken or "",
                                 has_directives=bool(directives), note_count=int(note_count or 0),
                                 updated_at=max(times) if times else None, message_count=int(messages or 0),
                                 suggestion_count=int(suggestion_count or 0)))
     return result
+
+
+def display_names(*, session: Session, bot_id: int, user_ids: Iterable[str]) -> dict[str, str]:
+    """The name of each Discord user in ``user_ids`` that ``bot_id`` knows: the profile's name, else the
+    name they last wrote to the bot under (one query; users without a name are left out)."""
+    ids = sorted({str(u) for u in user_ids if u})
+    if not ids:
+        return {}
+    last = (
+        select(Message.author_id.label("uid"), func.max(Message.id).label("last_id"))  # type: ignore[union-attr]
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .where(Conversation.bot_id == bot_id, col(Conversation.kind).in_(DISCORD_KINDS), Message.role == "user",
+               col(Message.author_id).in_(ids))
+        .group_by(Message.author_id).subquery()
+    )
+    profiled = select(UserProfile.discord_user_id.label("uid")).where(  # type: ignore[attr-defined]
+        UserProfile.bot_id == bot_id, col(UserProfile.discord_user_id).in_(ids))
+    every = union(profiled, select(last.c.uid)).subquery()
+    stmt = (
+        select(every.c.uid, UserProfile.display_name, Message.author_name)
+        .select_from(every)
+        .join(UserProfile, (UserProfile.bot_id == bot_id) & (UserProfile.discord_user_id == every.c.uid), isouter=True)
+        .join(last, last.c.uid == every.c.uid, isouter=True)
+        .join(Message, Message.id == last.c.last_id, isouter=True)
+    )
+    return {str(uid): str(profile or spoken) for uid, profile, spoken in session.exec(stmt).all()
+            if profile or spoken}

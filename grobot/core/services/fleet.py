@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, or_, update
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from grobot.core import bot_errors
+from grobot.core.db import execute_dml
 from grobot.core.models import Bot, BotState, BotStatus, Supervisor, utcnow
 
 logger = logging.getLogger(__name__)
@@ -44,9 +45,8 @@ class Heartbeat:
 def _aware(value: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes: read them as UTC."""
     if value is not None and value.tzinfo is None:
-        from datetime import timezone
 
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     return value
 
 
@@ -110,8 +110,7 @@ def live_supervisors(*, stale_after: float, session: Session) -> list[Supervisor
 def prune_supervisors(*, stale_after: float, session: Session) -> int:
     """Forget supervisors silent for ``stale_after`` seconds."""
     cutoff = utcnow() - timedelta(seconds=stale_after)
-    result = session.execute(delete(Supervisor).where(Supervisor.heartbeat_at < cutoff))
-    return int(result.rowcount or 0)
+    return execute_dml(session, delete(Supervisor).where(col(Supervisor.heartbeat_at) < cutoff))
 
 
 # --------------------------------------------------------------------------- reading the fleet
@@ -169,14 +168,14 @@ def acquire_leases(supervisor_id: str, bot_ids: list[int], *, lease_seconds: flo
     now = utcnow()
     query = (
         select(BotStatus)
-        .where(BotStatus.bot_id.in_(bot_ids))  # type: ignore[union-attr]
-        .where(or_(BotStatus.supervisor_id.is_(None), BotStatus.supervisor_id == supervisor_id,  # type: ignore[union-attr]
-                   BotStatus.lease_expires_at.is_(None), BotStatus.lease_expires_at < now))  # type: ignore[union-attr]
+        .where(col(BotStatus.bot_id).in_(bot_ids))
+        .where(or_(col(BotStatus.supervisor_id).is_(None), col(BotStatus.supervisor_id) == supervisor_id,
+                   col(BotStatus.lease_expires_at).is_(None), col(BotStatus.lease_expires_at) < now))
         .order_by(BotStatus.bot_id)
     )
     if session.get_bind().dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    held = []
+    held: list[BotStatus] = []
     for status in session.exec(query).all():
         if limit is not None and len(held) >= limit and status.supervisor_id != supervisor_id:
             continue
@@ -229,11 +228,8 @@ def release_lease(supervisor_id: str, bot_id: int, *, state: str, detail: str = 
 def release_all(supervisor_id: str, *, session: Session, state: str = BotState.STOPPED.value,
                 detail: str = "supervisor stopped") -> int:
     """Release every lease of a supervisor that shuts down."""
-    result = session.execute(
-        update(BotStatus).where(BotStatus.supervisor_id == supervisor_id)
-        .values(supervisor_id=None, lease_expires_at=None, pid=None, state=state, detail=detail, updated_at=utcnow())
-    )
-    return int(result.rowcount or 0)
+    return execute_dml(session, update(BotStatus).where(col(BotStatus.supervisor_id) == supervisor_id).values(
+        supervisor_id=None, lease_expires_at=None, pid=None, state=state, detail=detail, updated_at=utcnow()))
 
 
 # --------------------------------------------------------------------------- status of a process
@@ -284,8 +280,8 @@ def _relayed_heartbeats(online: bool) -> Any:
     values: dict[str, Any] = {"heartbeat_at": bindparam("b_at"), "guild_count": bindparam("b_guilds")}
     if online:
         values.update(state=BotState.ONLINE.value, detail="")
-    registered = or_(BotStatus.pid == bindparam("b_pid"),  # type: ignore[union-attr]
-                     and_(BotStatus.pid.is_(None), BotStatus.state == BotState.STARTING.value))  # type: ignore[union-attr]
+    registered = or_(col(BotStatus.pid) == bindparam("b_pid"),
+                     and_(col(BotStatus.pid).is_(None), col(BotStatus.state) == BotState.STARTING.value))
     return (update(BotStatus.__table__)  # type: ignore[attr-defined]
             .where(BotStatus.bot_id == bindparam("b_id"), BotStatus.supervisor_id == bindparam("b_sup"),
                    BotStatus.state != BotState.ERROR.value, registered)
@@ -300,12 +296,9 @@ def bot_heartbeat(bot_id: int, *, pid: int, guild_count: int | None = None, onli
         values["guild_count"] = guild_count
     if online:
         values.update(state=BotState.ONLINE.value, detail="")
-    result = session.execute(
-        update(BotStatus)
-        .where(BotStatus.bot_id == bot_id, or_(BotStatus.pid.is_(None), BotStatus.pid == pid))  # type: ignore[union-attr]
-        .values(**values)
-    )
-    return bool(result.rowcount)
+    return bool(execute_dml(session, update(BotStatus)
+                            .where(col(BotStatus.bot_id) == bot_id, or_(col(BotStatus.pid).is_(None), col(BotStatus.pid) == pid))
+                            .values(**values)))
 
 
 def record_heartbeats(supervisor_id: str, beats: list[Heartbeat], *, session: Session) -> None:
@@ -386,12 +379,12 @@ def record_crash(bot_id: int, error: str, *, retry_in: float, session: Session,
 def mark_stale_offline(*, max_age: float, session: Session) -> list[int]:
     """Bots shown ``online``/``starting`` whose heartbeat is older than ``max_age`` seconds become ``offline``."""
     cutoff = utcnow() - timedelta(seconds=max_age)
-    ids = list(session.exec(select(BotStatus.bot_id).where(
-        BotStatus.state.in_([BotState.ONLINE.value, BotState.STARTING.value]),  # type: ignore[attr-defined]
-        or_(BotStatus.heartbeat_at.is_(None), BotStatus.heartbeat_at < cutoff),  # type: ignore[union-attr]
-    )).all())
+    ids = [int(i) for i in session.exec(select(BotStatus.bot_id).where(
+        col(BotStatus.state).in_([BotState.ONLINE.value, BotState.STARTING.value]),
+        or_(col(BotStatus.heartbeat_at).is_(None), col(BotStatus.heartbeat_at) < cutoff),
+    )).all() if i is not None]
     if ids:
-        session.execute(update(BotStatus).where(BotStatus.bot_id.in_(ids))  # type: ignore[union-attr]
+        session.execute(update(BotStatus).where(col(BotStatus.bot_id).in_(ids))
                         .values(state=BotState.OFFLINE.value, detail="no heartbeat", updated_at=utcnow()))
     return ids
 

@@ -56,7 +56,7 @@ class LLMFields(BaseModel):
     @classmethod
     def _gguf(cls, value: str, info: ValidationInfo) -> str:
         """An embedded model names a GGUF file the worker can load."""
-        if info.data.get("provider") == embedded.PROVIDER:
+        if value and info.data.get("provider") == embedded.PROVIDER:
             try:
                 embedded.model_file(value)
             except embedded.EmbeddedModelError as exc:
@@ -67,6 +67,25 @@ class LLMFields(BaseModel):
     def _no_url(self) -> "LLMFields":
         if self.provider == embedded.PROVIDER and self.base_url:
             raise ValueError("the llamacpp provider takes no base URL: the bot worker runs the model file itself")
+        return self
+
+
+class OverrideFields(LLMFields):
+    """A bot's override: only the provider is required; what is left out is inherited."""
+
+    model: Optional[str] = Field(default=None, min_length=1, max_length=200)  # type: ignore[assignment]
+    context_window: Optional[int] = Field(default=None, ge=256, le=10_000_000)  # type: ignore[assignment]
+    temperature: Optional[float] = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
+
+    @field_validator("model", "context_window", "temperature", "fallback_model", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _gguf_named(self) -> "OverrideFields":
+        if self.provider == embedded.PROVIDER and not self.model:
+            raise ValueError("the llamacpp provider needs a model: the GGUF file to run")
         return self
 
 
@@ -100,17 +119,26 @@ def set_llm(
     """
     category = _category(category)
     entry = providers.entry(str(fields.get("provider") or ""))
-    data = validate(LLMFields, with_default_model(fields))
-    row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="", model="")
+    if bot_id is None:
+        data = validate(LLMFields, with_default_model(fields))
+    else:  # only what the admin set: the rest is inherited (see _effective)
+        data = validate(OverrideFields, fields)
+    row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="")
     has_key = bool(api_key) or (row.api_key_enc is not None and not clear_api_key)
-    if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, data.base_url):
+    base_url = data.base_url
+    if bot_id is not None:  # the server and key an override inherits count as its own
+        parent = parent_of(_find(None, category, session=session), category)
+        base_url = base_url or _merged_value(parent, data.provider, "base_url")
+        has_key = has_key or _inherited_key(parent, data.provider, base_url) is not None
+    if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, base_url):
         raise ValidationError(f"api_key: {entry.title} needs an API key for {entry.base_url} (--api-key-stdin, "
                               "or the API key field)")
-    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, data.model) is False:
+    model = data.model or _inherited_model(session, category, data.provider)
+    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, model) is False:
         native = _native_bots_answered_by(bot_id, session=session)
         if native:
             raise ValidationError(
-                f"model: {data.provider} {data.model} cannot call tools, and {_names(native)} "
+                f"model: {data.provider} {model} cannot call tools, and {_names(native)} "
                 f"use{'s' if len(native) == 1 else ''} native mode (the output model calls the tools): "
                 "switch to chain mode first, or choose a model that can call tools")
     for key, value in data.model_dump().items():
@@ -123,6 +151,11 @@ def set_llm(
     session.add(row)
     session.flush()
     return row
+
+
+def _inherited_model(session: Session, category: str, provider: str) -> str:
+    """The model a bot's override of ``provider`` without a model of its own uses."""
+    return _merged_value(parent_of(_find(None, category, session=session), category), provider, "model")
 
 
 def with_default_model(fields: dict[str, Any]) -> dict[str, Any]:
@@ -213,19 +246,55 @@ def _resolved(llms: dict[str, EffectiveLLM], session: Session) -> dict[str, Effe
     return result
 
 
-def _effective(row: Any, source: str) -> EffectiveLLM:
-    """From an :class:`LLMSetting` or a row of its columns."""
-    entry = providers.entry(row.provider)
-    default = get_settings().ollama_host if row.provider == "ollama" else (entry.base_url if entry else "")
-    base_url = row.base_url or default
+def provider_default(provider: str, name: str) -> Any:
+    """A provider's own default of ``name`` (base_url or model)."""
+    entry = providers.entry(provider)
+    if name == "base_url":
+        return get_settings().ollama_host if provider == "ollama" else (entry.base_url if entry else "")
+    return (entry.default_model if entry else "") or DEFAULT_MODEL
+
+
+def parent_of(global_row: Any, category: str) -> EffectiveLLM:
+    """What a bot's override of ``category`` inherits from: the global default, else the built-in one."""
+    return _effective(global_row, "global") if global_row is not None else _builtin(category)
+
+
+def _merged_value(parent: EffectiveLLM, provider: str, name: str) -> Any:
+    """What a bot's override of ``provider`` inherits for ``name`` from ``parent`` (the global default or
+    the built-in one): the server and model only from a parent of the same provider."""
+    if name in ("base_url", "model") and parent.provider != provider:
+        return provider_default(provider, name)
+    return getattr(parent, name)
+
+
+def _inherited_key(parent: EffectiveLLM, provider: str, base_url: str) -> str | None:
+    """The parent's API key, for an override that talks to the same server."""
+    if parent.provider == provider and base_url.rstrip("/") == parent.base_url.rstrip("/"):
+        return parent.api_key
+    return None
+
+
+def _effective(row: Any, source: str, parent: EffectiveLLM | None = None) -> EffectiveLLM:
+    """From an :class:`LLMSetting` or a row of its columns; a bot's row inherits what it leaves out
+    from ``parent``."""
+    def value(name: str, fallback: Any) -> Any:
+        own = getattr(row, name)
+        if own is not None and own != "":
+            return own
+        return _merged_value(parent, row.provider, name) if parent is not None else fallback
+
+    base_url = value("base_url", provider_default(row.provider, "base_url"))
+    api_key = security.decrypt_optional(row.api_key_enc)
+    if api_key is None and parent is not None:
+        api_key = _inherited_key(parent, row.provider, base_url)
     return EffectiveLLM(
         category=row.category,
         provider=row.provider,
         base_url=base_url,
-        model=row.model,
-        context_window=row.context_window,
-        temperature=row.temperature,
-        api_key=security.decrypt_optional(row.api_key_enc),
+        model=value("model", provider_default(row.provider, "model")),
+        context_window=value("context_window", 8192),
+        temperature=value("temperature", 0.7),
+        api_key=api_key,
         fallback_model=row.fallback_model,
         supports_images=row.supports_images,
         source=source,
@@ -234,7 +303,7 @@ def _effective(row: Any, source: str) -> EffectiveLLM:
 
 def embedded_models(*, session: Session) -> dict[str, int]:
     """Every embedded model the settings use, with the largest context window asked of it (for the worker)."""
-    rows = session.exec(select(LLMSetting.model, func.max(LLMSetting.context_window))
+    rows = session.exec(select(LLMSetting.model, func.max(func.coalesce(LLMSetting.context_window, 8192)))
                         .where(LLMSetting.provider == embedded.PROVIDER).group_by(LLMSetting.model)).all()
     wanted = {str(model): int(context) for model, context in rows}
     if builtin_is_embedded():
@@ -248,11 +317,9 @@ def effective_llm(*, session: Session, category: str, bot_id: int | None = None)
     """The bot's override of ``category``, else the global default, else Ollama at ``OLLAMA_HOST``."""
     category = _category(category)
     row = _find(bot_id, category, session=session) if bot_id is not None else None
-    if row is not None:
-        llm = _effective(row, "bot")
-    else:
-        row = _find(None, category, session=session)
-        llm = _effective(row, "global") if row is not None else _builtin(category)
+    global_row = _find(None, category, session=session)
+    parent = parent_of(global_row, category)
+    llm = _effective(row, "bot", parent) if row is not None else parent
     return _resolved({category: llm}, session)[category]
 
 
@@ -275,12 +342,8 @@ def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, 
     for category in LLMCategory:
         bot_row = next((r for r in rows if r.category == category.value and r.bot_id == bot_id and bot_id), None)
         global_row = next((r for r in rows if r.category == category.value and r.bot_id is None), None)
-        if bot_row is not None:
-            result[category.value] = _effective(bot_row, "bot")
-        elif global_row is not None:
-            result[category.value] = _effective(global_row, "global")
-        else:
-            result[category.value] = _builtin(category.value)
+        parent = parent_of(global_row, category.value)
+        result[category.value] = _effective(bot_row, "bot", parent) if bot_row is not None else parent
     return _resolved(result, session)
 
 

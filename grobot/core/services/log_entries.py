@@ -104,7 +104,7 @@ def recent_logs(
     if until is not None:
         stmt = stmt.where(col(LogEntry.created_at) < until)
     stmt = stmt.order_by(col(LogEntry.id).desc()).offset(offset).limit(limit)
-    return [LogLine(*row) for row in session.exec(stmt).all()]  # type: ignore[call-overload]
+    return [LogLine(*row) for row in session.exec(stmt).all()]
 
 
 def _aware(moment: datetime) -> datetime:

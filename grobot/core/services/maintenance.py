@@ -72,7 +72,7 @@ def repair_usage(*, session: Session, days: int = 2, now: datetime | None = None
                       tokens_out=int(tokens_out), errors=int(errors), cost=float(cost))
             written += 1
     cutoff = (today - timedelta(days=USER_USAGE_KEEP_DAYS)).isoformat()
-    session.exec(delete(UserUsageDaily).where(UserUsageDaily.day < cutoff))  # type: ignore[arg-type]
+    session.exec(delete(UserUsageDaily).where(UserUsageDaily.day < cutoff))
     if written:
         logger.debug("Usage repair: %d bot-days rewritten", written)
     return written

@@ -193,9 +193,23 @@ def parse_pairs(items: list[str], what: str) -> dict[str, str]:
     return pairs
 
 
-def server_config(server: McpServer) -> McpServerConfig:
-    """The decrypted connection settings of ``server`` (raises SecretKeyError on a wrong key)."""
-    return McpServerConfig(
+def placeholder_values(bot_id: int | None) -> dict[str, str]:
+    """What a server's placeholders stand for, for bot ``bot_id`` (None: a test or a tool-list refresh,
+    which get an empty folder of their own). The folders are created when missing."""
+    from grobot.core.services.files import bot_root
+    from grobot.core.settings import get_settings
+
+    state = get_settings().data_dir / "mcp-state" / (f"bot-{bot_id}" if bot_id is not None else "shared")
+    files = bot_root(bot_id) if bot_id is not None else state / "files"
+    for folder in (state, files):
+        folder.mkdir(parents=True, exist_ok=True)
+    return {"{bot_files}": str(files.resolve()), "{bot_state}": str(state.resolve())}
+
+
+def server_config(server: McpServer, *, bot_id: int | None = None) -> McpServerConfig:
+    """The decrypted connection settings of ``server`` (raises SecretKeyError on a wrong key), with its
+    placeholders (``{bot_files}``, ``{bot_state}``) filled in for ``bot_id``."""
+    config = McpServerConfig(
         name=server.name,
         transport=server.transport,
         command=server.command,
@@ -206,6 +220,9 @@ def server_config(server: McpServer) -> McpServerConfig:
         headers=dict(security.decrypt_json(server.headers_enc)) if server.headers_enc else {},
         server_id=server.id,
     )
+    if not config.has_placeholders():
+        return config
+    return config.scoped(placeholder_values(bot_id), f"bot-{bot_id}" if bot_id is not None else "shared")
 
 
 def server_summary(server: McpServer) -> dict[str, Any]:
@@ -326,12 +343,24 @@ def bot_servers(*, session: Session, bot_id: int) -> list[BotServerLink]:
     """What the hub needs to build a bot's catalog: enabled servers, decrypted, with their settings."""
     return [
         BotServerLink(
-            config=server_config(server),
+            config=server_config(server, bot_id=bot_id),
             allowed_tools=list(link.allowed_tools) if link.allowed_tools else None,
             timeout_seconds=float(link.timeout_seconds),
         )
         for link, server in bot_links(session=session, bot_id=bot_id)
     ]
+
+
+def unchecked_configs(*, session: Session) -> list[McpServerConfig]:
+    """Enabled servers never listed nor failed yet (e.g. added from a shell with ``--no-test``)."""
+    rows = session.exec(
+        select(McpServer).where(
+            McpServer.enabled == True,  # noqa: E712
+            col(McpServer.tools_refreshed_at).is_(None),
+            (col(McpServer.last_error).is_(None)) | (McpServer.last_error == ""),
+        )
+    ).all()
+    return [server_config(server) for server in rows]
 
 
 def enabled_configs(*, session: Session) -> list[McpServerConfig]:

@@ -14,8 +14,9 @@ import uuid
 from datetime import timedelta
 
 from sqlalchemy import update
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
+from grobot.core.db import execute_dml
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
 
@@ -71,13 +72,11 @@ def claim_pending(supervisor_id: str, *, session: Session, limit: int = 4) -> li
     ids = list(session.exec(ids_query).all())
     if not ids:
         return []
-    result = session.execute(
-        update(Message)
-        .where(Message.id.in_(ids), Message.status == MessageStatus.PENDING.value)  # type: ignore[union-attr]
-        .values(status=MessageStatus.RUNNING.value, claimed_by=supervisor_id, claimed_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if not result.rowcount:
+    claimed = execute_dml(session, update(Message)
+                          .where(col(Message.id).in_(ids), col(Message.status) == MessageStatus.PENDING.value)
+                          .values(status=MessageStatus.RUNNING.value, claimed_by=supervisor_id, claimed_at=now)
+                          .execution_options(synchronize_session=False))
+    if not claimed:
         return []
     session.expire_all()
     return list(session.exec(select(Message).where(Message.id.in_(ids), Message.claimed_by == supervisor_id,  # type: ignore[union-attr]
@@ -100,6 +99,20 @@ def fail(message_id: int, error: str, *, session: Session) -> None:
                     .values(status=MessageStatus.ERROR.value, error=(error or "failed")[:2000]))
 
 
+def cancel(message_id: int, error: str, *, session: Session, pending_only: bool = False) -> bool:
+    """End the run of ``message_id`` as cancelled (``pending_only``: only if no supervisor claimed it
+    yet); True when it was still open."""
+    states = (MessageStatus.PENDING.value,) if pending_only else _OPEN
+    return bool(execute_dml(session, update(Message).where(col(Message.id) == message_id, col(Message.status).in_(states))
+                            .values(status=MessageStatus.CANCELLED.value, error=error[:2000])))
+
+
+def run_holder(message_id: int, *, session: Session) -> tuple[str, str | None]:
+    """``(status, supervisor id that claimed it)`` of a Test Chat user message (``("", None)``: gone)."""
+    row = session.exec(select(Message.status, Message.claimed_by).where(Message.id == message_id)).first()
+    return (row[0] or "", row[1]) if row else ("", None)
+
+
 def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_than: float = 0.0) -> list[int]:
     """End with a clear error every ``running`` message whose supervisor is not alive any more.
 
@@ -109,9 +122,9 @@ def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_
     cutoff = utcnow() - timedelta(seconds=older_than)
     rows = session.exec(select(Message.id, Message.claimed_by).where(
         Message.status == MessageStatus.RUNNING.value, Message.claimed_at <= cutoff)).all()  # type: ignore[operator]
-    ids = [mid for mid, by in rows if by not in live_supervisor_ids]
+    ids = [mid for mid, by in rows if mid is not None and by not in live_supervisor_ids]
     if ids:
-        session.execute(update(Message).where(Message.id.in_(ids))  # type: ignore[union-attr]
+        session.execute(update(Message).where(col(Message.id).in_(ids))
                         .values(status=MessageStatus.ERROR.value, error=ABANDONED_ERROR))
         logger.warning("Ended %d Test Chat message(s) left running by a stopped supervisor", len(ids))
     return ids

@@ -8,8 +8,9 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import case, func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError
 from grobot.core.limits import LimitState
@@ -189,7 +190,7 @@ def _budgets(bot: Any, defaults: dict[str, Any]) -> dict[str, Any]:
 
 def _month_totals(day: str) -> Any:
     """Calls, tokens and cost per bot from the 1st of ``day``'s month to ``day`` (a subquery)."""
-    return (select(UsageDaily.bot_id.label("bot_id"), func.sum(UsageDaily.calls).label("calls"),
+    return (select(col(UsageDaily.bot_id).label("bot_id"), func.sum(UsageDaily.calls).label("calls"),
                    func.sum(UsageDaily.tokens_in + UsageDaily.tokens_out).label("tokens"),
                    func.sum(UsageDaily.cost).label("cost"))
             .where(UsageDaily.day >= day[:8] + "01", UsageDaily.day <= day)
@@ -209,13 +210,14 @@ def fleet_usage(*, session: Session, now: datetime | None = None, limit: int = 5
         .scalar_subquery()
     )
     month = _month_totals(day)
-    stmt = (
-        select(Bot.id, Bot.name, Bot.daily_token_limit, Bot.daily_call_limit, Bot.user_daily_message_limit,
+    columns = [Bot.id, Bot.name, Bot.daily_token_limit, Bot.daily_call_limit, Bot.user_daily_message_limit,
                func.coalesce(UsageDaily.calls, 0), func.coalesce(UsageDaily.tokens_in, 0),
                func.coalesce(UsageDaily.tokens_out, 0), func.coalesce(UsageDaily.errors, 0), at_limit,
                func.coalesce(UsageDaily.cost, 0.0), func.coalesce(month.c.calls, 0), func.coalesce(month.c.tokens, 0),
                func.coalesce(month.c.cost, 0.0), Bot.daily_cost_limit, Bot.monthly_token_limit,
-               Bot.monthly_call_limit, Bot.monthly_cost_limit)
+               Bot.monthly_call_limit, Bot.monthly_cost_limit]
+    stmt = (
+        sa.select(*columns)
         .join(UsageDaily, (UsageDaily.bot_id == Bot.id) & (UsageDaily.day == day), isouter=True)
         .join(month, month.c.bot_id == Bot.id, isouter=True)
         .order_by((func.coalesce(UsageDaily.tokens_in, 0) + func.coalesce(UsageDaily.tokens_out, 0)).desc(), Bot.name)
@@ -230,7 +232,7 @@ def fleet_usage(*, session: Session, now: datetime | None = None, limit: int = 5
                     month_cost=float(r[13]),
                     **_budgets(SimpleNamespace(daily_cost_limit=r[14], monthly_token_limit=r[15],
                                                monthly_call_limit=r[16], monthly_cost_limit=r[17]), defaults))
-        for r in session.exec(stmt).all()  # type: ignore[call-overload]
+        for r in session.exec(stmt).all()
     ]
 
 
@@ -250,7 +252,7 @@ def bot_usage(bot_id: int, *, session: Session, days: int = 14, now: datetime | 
               "user_message_limit": _own(bot.user_daily_message_limit, defaults["user_daily_message_limit"])}
     rows = session.exec(
         select(UsageDaily).where(UsageDaily.bot_id == bot_id, UsageDaily.day >= first, UsageDaily.day <= today)
-        .order_by(UsageDaily.day.desc()).limit(366)  # type: ignore[union-attr]
+        .order_by(col(UsageDaily.day).desc()).limit(366)
     ).all()
     history = [BotDayUsage(bot_id=bot_id, bot_name=bot.name, day=r.day, calls=r.calls, tokens_in=r.tokens_in,
                            tokens_out=r.tokens_out, errors=r.errors, cost=float(r.cost or 0.0), **limits) for r in rows]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +24,8 @@ logger = logging.getLogger(__name__)
 
 _USAGE: Table = UsageDaily.__table__  # type: ignore[attr-defined]
 _USER_USAGE: Table = UserUsageDaily.__table__  # type: ignore[attr-defined]
-_INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+_INSERTS: dict[str, Callable[[Table], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert, "sqlite": sqlite.insert}
 
 
 def utc_day(now: datetime | None = None) -> str:

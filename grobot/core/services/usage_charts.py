@@ -81,7 +81,7 @@ def by_day(*, session: Session, days: int = 30, bot_id: int | None = None, now: 
     if bot_id is not None:
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = stmt.group_by(day).order_by(day).limit(MAX_DAYS)
-    return [_point(r[0], r[0], r) for r in session.exec(stmt).all()]  # type: ignore[call-overload]
+    return [_point(r[0], r[0], r) for r in session.exec(stmt).all()]
 
 
 def by_model(*, session: Session, days: int = 30, bot_id: int | None = None, now: datetime | None = None,
@@ -92,7 +92,7 @@ def by_model(*, session: Session, days: int = 30, bot_id: int | None = None, now
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = (stmt.group_by(LLMCall.provider, LLMCall.model).order_by(func.count(LLMCall.id).desc())
             .limit(max(1, limit)))
-    return [_point(f"{r[0]}/{r[1]}", f"{r[1]} ({r[0]})", r) for r in session.exec(stmt).all()]  # type: ignore[call-overload]
+    return [_point(f"{r[0]}/{r[1]}", f"{r[1]} ({r[0]})", r) for r in session.exec(stmt).all()]
 
 
 def by_bot(*, session: Session, days: int = 30, now: datetime | None = None, limit: int = 20) -> list[Point]:
@@ -105,7 +105,7 @@ def by_bot(*, session: Session, days: int = 30, now: datetime | None = None, lim
         .order_by(func.count(LLMCall.id).desc())
         .limit(max(1, limit))
     )
-    return [_point(r[0], r[1], r) for r in session.exec(stmt).all()]  # type: ignore[call-overload]
+    return [_point(r[0], r[1], r) for r in session.exec(stmt).all()]
 
 
 def by_user(*, session: Session, days: int = 30, bot_id: int | None = None, now: datetime | None = None,
@@ -125,7 +125,7 @@ def by_user(*, session: Session, days: int = 30, bot_id: int | None = None, now:
     if bot_id is not None:
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = stmt.group_by(Message.author_id).order_by(func.count(LLMCall.id).desc()).limit(max(1, limit))
-    rows = session.exec(stmt).all()  # type: ignore[call-overload]
+    rows = session.exec(stmt).all()
     missing = [r[0] for r in rows if not r[1]]
     known: dict[str, str] = {}
     if missing:  # a name from the Knowledge Base where the messages have none
@@ -151,7 +151,7 @@ def by_source(*, session: Session, days: int = 30, bot_id: int | None = None,
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = stmt.group_by(source).order_by(func.count(LLMCall.id).desc()).limit(10)
     labels = {**SOURCES, "discord": "Discord", "background": "Background"}
-    return [_point(r[0], labels.get(r[0], r[0]), r) for r in session.exec(stmt).all()]  # type: ignore[call-overload]
+    return [_point(r[0], labels.get(r[0], r[0]), r) for r in session.exec(stmt).all()]
 
 
 @dataclass(frozen=True)
@@ -187,4 +187,4 @@ def by_month(*, session: Session, months: int = 12, bot_id: int | None = None, p
         stmt = stmt.where(UsageDaily.bot_id == bot_id)
     stmt = stmt.order_by(month.desc()).limit(500)
     return [MonthCost(month=str(r[0]), bot_name=str(r[1] or ""), calls=int(r[2] or 0), tokens=int(r[3] or 0),
-                      cost=float(r[4] or 0.0)) for r in session.exec(stmt).all()]  # type: ignore[call-overload]
+                      cost=float(r[4] or 0.0)) for r in session.exec(stmt).all()]

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, case, func, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from grobot.core.limits import (BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT,
                                  USER_MESSAGES, LimitHit, LimitState, check, warn_once)
@@ -44,7 +44,7 @@ def _state_query() -> Any:
     defaults (built once). The bot's counters are one index range of at most 31 rows (bot_id, day)."""
     global _QUERY
     if _QUERY is None:
-        today = UsageDaily.day == bindparam("day")
+        today = col(UsageDaily.day) == bindparam("day")
 
         def on_day(column: Any) -> Any:
             return func.sum(case((today, column), else_=0))
@@ -54,8 +54,8 @@ def _state_query() -> Any:
             select(on_day(tokens).label("tokens"), on_day(UsageDaily.calls).label("calls"),
                    on_day(UsageDaily.cost).label("cost"), func.sum(tokens).label("month_tokens"),
                    func.sum(UsageDaily.calls).label("month_calls"), func.sum(UsageDaily.cost).label("month_cost"))
-            .where(UsageDaily.bot_id == bindparam("bot_id"), UsageDaily.day >= bindparam("month_first"),
-                   UsageDaily.day <= bindparam("day"))
+            .where(col(UsageDaily.bot_id) == bindparam("bot_id"), col(UsageDaily.day) >= bindparam("month_first"),
+                   col(UsageDaily.day) <= bindparam("day"))
             .subquery()
         )
         user = ((UserUsageDaily.bot_id == bindparam("bot_id")) & (UserUsageDaily.day == bindparam("day"))

@@ -51,7 +51,7 @@ def _check_reliability(reliability: float) -> float:
 
 # Most reliable first, then newest: the order every reader of notes uses.
 _NOTES_ORDER = (col(UserNote.reliability).desc(), col(UserNote.updated_at).desc(), col(UserNote.id).desc())
-_NOTE_PAIRS = (select(UserNote.note, UserNote.reliability)  # type: ignore[call-overload]
+_NOTE_PAIRS = (select(UserNote.note, UserNote.reliability)
                .where(UserNote.bot_id == bindparam("bot_id"), UserNote.discord_user_id == bindparam("user_id"),
                       UserNote.status == ACTIVE)
                .order_by(*_NOTES_ORDER))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, TypeVar
 
 import pydantic
@@ -14,15 +15,14 @@ logger = logging.getLogger(__name__)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
-def describe(exc: pydantic.ValidationError) -> str:
-    """``field: problem; other: problem`` for a pydantic error."""
+def describe(exc: pydantic.ValidationError, model: type[pydantic.BaseModel] | None = None) -> str:
+    """``field: problem; other: problem`` for a pydantic error, in plain words (never pydantic's
+    own "Input should be ..." or "Value error, ..."); with ``model``, a bound names the field's
+    whole range ("must be between 0 and 20")."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err.get("loc", ())) or "value"
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown field"
-        parts.append(f"{loc}: {msg}")
+        parts.append(f"{loc}: {_plain(err, model)}")
     return "; ".join(parts)
 
 
@@ -31,7 +31,22 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise ValidationError(describe(exc)) from None
+        raise ValidationError(describe(exc, model)) from None
+
+
+def label(name: str) -> str:
+    """A field's name as people read it: ``max_tool_rounds`` -> ``Max tool rounds``."""
+    words = name.replace("_", " ").replace(".", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def sentences(message: str) -> str:
+    """A service's ``field: problem; other: problem`` as sentences naming each field
+    ("Max tool rounds must be between 0 and 20."); other text is returned capitalised."""
+    parts = [part.partition(": ") for part in message.split("; ")]
+    if all(sep and _FIELD_NAME.fullmatch(name) and problem[:1].islower() for name, sep, problem in parts):
+        return " ".join(f"{label(name)} {_verb(problem).rstrip('.')}." for name, _sep, problem in parts)
+    return message[:1].upper() + message[1:]
 
 
 def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[str, str]:
@@ -44,27 +59,60 @@ def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[
         for err in exc.errors():
             loc = err.get("loc", ())
             key = str(loc[0]) if loc else "value"
-            errors.setdefault(key, _plain(err))
+            errors.setdefault(key, _plain(err, model))
         return errors
     return {}
 
 
-def _plain(err: Any) -> str:
+def _verb(problem: str) -> str:
+    """A problem as the rest of a sentence about its field ("required" -> "is required")."""
+    return problem if problem.split(" ", 1)[0] in {"must", "is", "has", "needs", "cannot"} else f"is {problem}"
+
+
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_.]*")
+_BOUND_ERRORS = {"less_than_equal", "greater_than_equal", "less_than", "greater_than"}
+
+
+def _bounds(model: type[pydantic.BaseModel] | None, loc: Any) -> tuple[Any, Any]:
+    """The (lowest, highest) a top-level field of ``model`` allows (None where unbounded)."""
+    info = model.model_fields.get(str(loc[0])) if model is not None and loc else None
+    low = high = None
+    for rule in info.metadata if info is not None else ():
+        low = getattr(rule, "ge", getattr(rule, "gt", low))
+        high = getattr(rule, "le", getattr(rule, "lt", high))
+    return low, high
+
+
+def _plain(err: Any, model: type[pydantic.BaseModel] | None = None) -> str:
     """A pydantic error in the words a form shows next to its field."""
     kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    if kind in _BOUND_ERRORS:
+        low, high = _bounds(model, err.get("loc", ()))
+        if low is not None and high is not None:
+            return f"must be between {_num(low)} and {_num(high)}"
     plain = {
         "extra_forbidden": "unknown field",
         "missing": "required",
-        "int_parsing": "expected a whole number",
-        "int_from_float": "expected a whole number",
-        "float_parsing": "expected a number",
+        "int_parsing": "must be a whole number",
+        "int_from_float": "must be a whole number",
+        "int_type": "must be a whole number",
+        "float_parsing": "must be a number",
+        "float_type": "must be a number",
+        "bool_parsing": "must be yes or no",
         "less_than_equal": f"must be at most {_num(ctx.get('le'))}",
         "greater_than_equal": f"must be at least {_num(ctx.get('ge'))}",
-        "string_too_long": f"at most {ctx.get('max_length')} characters",
+        "less_than": f"must be less than {_num(ctx.get('lt'))}",
+        "greater_than": f"must be more than {_num(ctx.get('gt'))}",
+        "string_too_long": f"must be at most {ctx.get('max_length')} characters",
+        "string_too_short": f"must be at least {ctx.get('min_length')} characters",
+        "too_long": f"must have at most {ctx.get('max_length')} items",
     }.get(kind)
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         plain = "required"
-    return plain or str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if plain:
+        return plain
+    text = str(err.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _num(value: Any) -> str:

@@ -126,7 +126,7 @@ def read_links(bot_id: int, *, session: Any) -> list[Link]:
     for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
         allowed = list(link.allowed_tools) if link.allowed_tools else None
         try:
-            config: McpServerConfig | None = mcp_servers.server_config(server)
+            config: McpServerConfig | None = mcp_servers.server_config(server, bot_id=bot_id)
             error = ""
         except GroBotError as exc:  # e.g. its secrets were encrypted with another key
             config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"

@@ -155,6 +155,10 @@ async def describe_failure(
         if protocol_error:
             return server_error(name, f"sent something that is not MCP JSON-RPC ({protocol_error})")
         return server_error(name, f"did not answer the MCP handshake within {timeout:g} s")
+    if isinstance(leaf, FileNotFoundError) and config.transport == "stdio" and config.cwd and not os.path.isdir(config.cwd):
+        return server_error(name, f"could not be started: its working directory does not exist: {config.cwd}")
+    if isinstance(leaf, FileNotFoundError) and config.transport == "stdio" and "/" not in (config.command or "/"):
+        return server_error(name, f"could not be started: command not found: {config.command}")
     if isinstance(leaf, (FileNotFoundError, PermissionError)) and config.transport == "stdio":
         return server_error(name, f"could not be started: {leaf.strerror or leaf}: {config.command!r}")
     if isinstance(leaf, httpx2.ConnectError):

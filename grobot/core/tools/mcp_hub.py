@@ -360,7 +360,7 @@ async def _list_all(session: ClientSession) -> list[mcp_types.Tool]:
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(100):  # pages
-        result = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
+        result = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None)
         tools.extend(result.tools)
         cursor = result.next_cursor
         if not cursor:
@@ -391,20 +391,20 @@ class McpHub:
     def _connection(self, config: McpServerConfig) -> _Connection:
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
-        conn = self._connections.get(config.name)
+        conn = self._connections.get(config.key)
         if conn is not None and conn.fingerprint != config.fingerprint():
-            logger.info("MCP server %r: settings changed, reconnecting", config.name)
+            logger.info("MCP server %r: settings changed, reconnecting", config.key)
             task = asyncio.get_running_loop().create_task(conn.aclose())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
             conn = None
         if conn is None:
-            conn = self._connections[config.name] = _Connection(config, self.limits)
+            conn = self._connections[config.key] = _Connection(config, self.limits)
         return conn
 
     def status(self, name: str) -> dict[str, Any]:
         """What the hub knows about a server now (for health pages)."""
-        conn = self._connections.get(name)
+        conn = next((c for c in self._connections.values() if c.name == name), None)
         if conn is None:
             return {"connected": False, "error": None, "tools": None}
         return {"connected": conn.alive, "error": conn.error, "tools": len(conn.tools or []) if conn.tools else None}
@@ -475,16 +475,23 @@ class McpHub:
         await self.prune({cfg.name for cfg in configs})
         return await self.refresh(configs)
 
+    async def refresh_new(self) -> dict[str, str]:
+        """:meth:`refresh` the enabled servers never listed nor failed yet (a cheap query when there are none)."""
+        from grobot.core.tools.mcp_store import load_unchecked_configs
+
+        configs = await asyncio.to_thread(load_unchecked_configs)
+        return await self.refresh(configs) if configs else {}
+
     async def prune(self, keep: set[str]) -> None:
         """Close the sessions of servers not in ``keep`` (deleted or disabled)."""
-        for name in [n for n in self._connections if n not in keep]:
-            conn = self._connections.pop(name)
+        for key in [k for k, c in self._connections.items() if c.name not in keep]:
+            conn = self._connections.pop(key)
             await conn.aclose()
 
     async def close_server(self, name: str) -> None:
-        conn = self._connections.pop(name, None)
-        if conn is not None:
-            await conn.aclose()
+        """Close every session of server ``name`` (one per bot for a per-bot server)."""
+        for key in [k for k, c in self._connections.items() if c.name == name]:
+            await self._connections.pop(key).aclose()
 
     async def aclose(self) -> None:
         """Close every session (call on shutdown)."""

@@ -18,6 +18,11 @@ def load_enabled_configs() -> list[McpServerConfig]:
         return mcp_servers.enabled_configs(session=session)
 
 
+def load_unchecked_configs() -> list[McpServerConfig]:
+    with session_scope(readonly=True) as session:
+        return mcp_servers.unchecked_configs(session=session)
+
+
 def store_refresh(outcomes: list[tuple[McpServerConfig, list[Any] | None, str]]) -> None:
     """Write each server's tool list (or its error) to ``mcp_server``."""
     rows = [(cfg, tools, error) for cfg, tools, error in outcomes if cfg.server_id is not None]
@@ -28,3 +33,38 @@ def store_refresh(outcomes: list[tuple[McpServerConfig, list[Any] | None, str]])
             assert cfg.server_id is not None
             cached = [tool_as_dict(t) for t in tools] if tools is not None else None
             mcp_servers.record_tools(session=session, server_id=cfg.server_id, tools=cached, error=error)
+
+
+def load_config(ref: int | str, bot_id: int | None = None) -> McpServerConfig:
+    """The connection settings of the registered server ``ref`` (id or name), as bot ``bot_id`` uses it."""
+    with session_scope(readonly=True) as session:
+        return mcp_servers.server_config(mcp_servers.get_server(ref, session=session), bot_id=bot_id)
+
+
+async def check_and_store(ref: int | str, *, timeout: float = 20.0, bot_id: int | None = None) -> Any:
+    """Connect to server ``ref`` now (a fresh session, closed after), list its tools, and store the
+    list or the error where the registry and the pages read them. Returns the hub's ``TestReport``.
+    ``bot_id``: fill the server's placeholders (``{bot_files}``) as for that bot."""
+    import asyncio
+
+    from grobot.core.tools.mcp_hub import McpHub
+
+    config = await asyncio.to_thread(load_config, ref, bot_id)
+    hub = McpHub()
+    try:
+        report = await hub.test(config, timeout=timeout)
+    finally:
+        await hub.aclose()
+    await asyncio.to_thread(store_refresh, [(config, report.tools if report.ok else None, report.error)])
+    logger.info("MCP server %r tested: %s", config.name, "ok" if report.ok else "failed")
+    return report
+
+
+def report_line(report: Any, *, max_names: int = 8) -> str:
+    """One line for an admin: ``OK: 2 tools (get_current_time, convert_time)`` or the error."""
+    if not report.ok:
+        return report.error
+    names = [tool.name for tool in report.tools]
+    shown = ", ".join(names[:max_names]) + (f", +{len(names) - max_names} more" if len(names) > max_names else "")
+    count = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    return f"OK: {count} ({shown})" if names else "OK: connected, but the server offers no tools"

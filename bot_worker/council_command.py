@@ -1,0 +1,105 @@
+"""``/council QUESTION`` on Discord: the bot's advisory council answers in the channel as its advisors finish.
+
+The command is acknowledged at once ("thinking"); each advisor's section is sent as soon as
+that advisor has answered (in finishing order), then the synthesis; every part is split to
+Discord's 2000 characters. The deliberation is stored through the bot's store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import discord
+
+from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
+from bot_worker.text import split_message
+from grobot.core.errors import GroBotError
+
+logger = logging.getLogger(__name__)
+
+PLAN_TIMEOUT_SECONDS = 2.0  # Discord wants an answer to an interaction within 3 s
+QUESTION_SHOWN_CHARS = 300
+
+
+def _quote(question: str) -> str:
+    shown = " ".join(question.split())
+    shown = shown if len(shown) <= QUESTION_SHOWN_CHARS else shown[:QUESTION_SHOWN_CHARS - 1] + "…"
+    return f"> {shown}"
+
+
+async def answer_council(store: Any, bot_id: int, interaction: discord.Interaction, question: str, *,
+                         cooldowns: Cooldowns | None = None, limiter: RunLimiter | None = None) -> None:
+    """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: a council port).
+
+    ``cooldowns`` and ``limiter``: the bot's flood protection; a deliberation counts as one run of the asker.
+    """
+    from grobot.core.agents.council import CouncilError, check_plan
+
+    question = question.strip()
+    try:
+        if not question:
+            raise CouncilError("ask the council a question: /council QUESTION")
+        plan = await asyncio.wait_for(store.council_plan(bot_id, str(interaction.user.id)), PLAN_TIMEOUT_SECONDS)
+        check_plan(plan)
+    except CouncilError as exc:
+        await interaction.response.send_message(f"Sorry: {str(exc).rstrip('.')}.", ephemeral=True)
+        return
+    except Exception as exc:
+        logger.error("/council could not read the council: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                     else type(exc).__name__)
+        await interaction.response.send_message("Sorry, the council cannot meet right now; please try again shortly.",
+                                                ephemeral=True)
+        return
+    wait = cooldowns.remaining(str(interaction.user.id), plan.cooldown_seconds) if cooldowns is not None else 0.0
+    if wait > 0:
+        await interaction.response.send_message(COOLDOWN_NOTICE.format(seconds=max(1.0, wait)), ephemeral=True)
+        return
+    if limiter is not None and not limiter.try_acquire(plan.max_concurrent_runs):
+        await interaction.response.send_message(BUSY_NOTICE, ephemeral=True)
+        return
+    try:
+        await _deliberate(store, plan, interaction, question)
+    finally:
+        if limiter is not None:
+            limiter.release()
+
+
+async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str) -> None:
+    """Defer, then send each advisor's section as it comes, the synthesis, and store the deliberation."""
+    from grobot.core.agents.council import deliberate
+
+    bot_id = plan.bot_id
+    await interaction.response.defer(thinking=True)
+    first = True
+
+    async def send(text: str) -> None:
+        for part in split_message(text):
+            await interaction.followup.send(part, allowed_mentions=discord.AllowedMentions.none())
+
+    async def shown(answer: Any) -> None:
+        nonlocal first
+        text = answer.section()
+        if first:  # the first part replaces "thinking": it says what was asked
+            text, first = f"{_quote(question)}\n\n{text}", False
+        try:
+            await send(text)
+        except discord.HTTPException as exc:
+            logger.warning("Could not send the section of advisor %s: %s", answer.name, exc)
+
+    try:
+        result = await deliberate(plan, question, on_advisor=shown)
+        await send(result.synthesis())
+    except Exception as exc:
+        logger.exception("/council failed")
+        try:
+            await interaction.followup.send(f"Sorry, the council could not finish: {type(exc).__name__}")
+        except discord.HTTPException:
+            pass
+        return
+    try:
+        await store.save_deliberation(bot_id, result, asked_by=interaction.user.display_name, platform="discord")
+    except Exception as exc:
+        logger.warning("Could not store the deliberation: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                       else type(exc).__name__)

@@ -1,0 +1,283 @@
+"""The supervisor's Test Chat runner: claims pending Test Chat messages, answers them through the
+agent chain, and serves their events live to the web app (HTTP on 127.0.0.1).
+
+The web app stores a message ``pending``, then, instead of waiting for the runner's poll, follows
+the run at once (``GET /v1/test-chat/runs/<id>/events?claim=1``: the runner claims the message and
+streams the run's events as JSON lines as the chain emits them); ``POST /v1/test-chat/wake``
+claims without following, ``POST /v1/test-chat/runs/<id>/cancel`` stops a run. A poll
+every ``GROBOT_TEST_CHAT_POLL_SECONDS`` still claims what nobody woke it for (a message sent while
+no worker ran). Before the chain, a run passes the checks a Discord message passes in its bot
+process, with the same rule objects (:mod:`bot_worker.limits`): the user's cooldown and the bot's
+cap on runs at once; the daily limits are checked by the chain itself, as for Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
+from bot_worker.local_http import LocalServer, bearer_token
+from bot_worker.test_chat_job import run_test_chat_job
+from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
+from grobot.core.db import session_scope
+from grobot.core.services import test_chat
+
+logger = logging.getLogger(__name__)
+
+FEED_KEEP_SECONDS = 60.0  # an ended run's events stay to be read this long (a page that reloads)
+SHUTDOWN_REASON = "the bot worker stopped; please send the message again"
+STOP_REASON = "stopped by the tester"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed Test Chat message and what its checks need of its bot."""
+
+    message_id: int
+    bot_id: int
+    key: str
+    content: str
+    author_id: str
+    author_name: str
+    cooldown_seconds: float
+    max_runs: int
+
+
+class RunFeed:
+    """The events of one run, kept for the pages that follow it (each may start from any index)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.ended_at: float | None = None
+        self._changed = asyncio.Event()
+
+    def add(self, kind: str, data: dict[str, Any]) -> None:
+        if self.ended_at is not None:
+            return
+        self.events.append({"i": len(self.events), "kind": kind, "data": data, "t": time.time()})
+        if kind in {k.value for k in FINAL_KINDS}:
+            self.ended_at = time.monotonic()
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def end(self, message: str, *, cancelled: bool = False) -> None:
+        """End a run that had no terminal event (its checks refused it, or it crashed)."""
+        self.add(EventKind.ERROR.value, {"message": message, **({"cancelled": True} if cancelled else {})})
+
+    async def sink(self, event: Event) -> None:
+        self.add(event.kind.value, event.data)
+
+    async def read(self, after: int) -> Any:
+        """The events after index ``after`` as they come, until the run ends."""
+        index = after + 1
+        while True:
+            while index < len(self.events):
+                yield self.events[index]
+                index += 1
+            if self.ended_at is not None:
+                return
+            await self._changed.wait()
+
+
+@dataclass
+class TestChatRunner:
+    """Claims and answers Test Chat messages for one supervisor, a few at a time."""
+
+    __test__ = False  # not a pytest class
+
+    supervisor_id: str
+    concurrency: int = 4
+    jobs: dict[int, asyncio.Task[Any]] = field(default_factory=dict)
+    feeds: dict[int, RunFeed] = field(default_factory=dict)
+    answer: Callable[..., Awaitable[str | None]] = run_test_chat_job
+
+    def __post_init__(self) -> None:
+        # Its own threads for the claims and the ends of runs: the supervisor's default pool may be
+        # busy (housekeeping, the memory store loading), and a tester waits on these.
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grobot-test-chat")
+        self.cooldowns: dict[int, Cooldowns] = {}
+        self.limiters: dict[int, RunLimiter] = {}
+        self._claiming = asyncio.Lock()
+        self.stopping = False
+
+    async def poll(self) -> list[int]:
+        """Claim pending messages (as many as there are free slots) and start answering them."""
+        async with self._claiming:
+            free = self.concurrency - len(self.jobs)
+            if free <= 0 or self.stopping:
+                return []
+            try:
+                claimed = await asyncio.get_running_loop().run_in_executor(self.executor, _claim,
+                                                                           self.supervisor_id, free)
+            except Exception as exc:
+                logger.debug("Test Chat claim failed: %s", type(exc).__name__)
+                return []
+            for job in claimed:
+                self.start(job)
+            self._forget_old_feeds()
+            return [job.message_id for job in claimed]
+
+    def start(self, job: Job) -> None:
+        feed = self.feeds[job.message_id] = RunFeed()
+        task = asyncio.get_running_loop().create_task(self._run(job, feed))
+        self.jobs[job.message_id] = task
+        task.add_done_callback(lambda _t, mid=job.message_id: self.jobs.pop(mid, None))
+
+    def cancel(self, run_id: int, reason: str = STOP_REASON) -> bool:
+        """Stop run ``run_id`` if it runs here: its chain ends with one event saying it was cancelled."""
+        task = self.jobs.get(run_id)
+        if task is None or task.done():
+            return False
+        logger.info("Test Chat run %s: cancelled (%s)", run_id, reason)
+        task.cancel(reason)
+        return True
+
+    async def shutdown(self) -> None:
+        self.stopping = True
+        for run_id in list(self.jobs):
+            self.cancel(run_id, SHUTDOWN_REASON)
+        if self.jobs:
+            await asyncio.gather(*self.jobs.values(), return_exceptions=True)
+        self.executor.shutdown(wait=False)
+
+    def _forget_old_feeds(self) -> None:
+        now = time.monotonic()
+        for run_id, feed in list(self.feeds.items()):
+            if feed.ended_at is not None and now - feed.ended_at > FEED_KEEP_SECONDS:
+                del self.feeds[run_id]
+
+    def _refusal(self, job: Job) -> str:
+        """Why the job may not run now, as a Discord user would be told ("" when it may)."""
+        wait = self.cooldowns.setdefault(job.bot_id, Cooldowns()).remaining(job.author_id, job.cooldown_seconds)
+        if wait > 0:
+            return COOLDOWN_NOTICE.format(seconds=max(1.0, wait))
+        if not self.limiters.setdefault(job.bot_id, RunLimiter()).try_acquire(job.max_runs):
+            return BUSY_NOTICE
+        return ""
+
+    async def _run(self, job: Job, feed: RunFeed) -> None:
+        refusal = self._refusal(job)
+        if refusal:
+            feed.end(refusal)
+            await _safe_write(test_chat.fail, job.message_id, refusal)
+            return
+        try:
+            error = await self.answer(job.message_id, job.bot_id, job.key, job.content, job.author_id,
+                                      job.author_name, sink=feed.sink)
+        except asyncio.CancelledError as exc:
+            reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else SHUTDOWN_REASON
+            feed.end(f"the run was cancelled ({reason})", cancelled=True)  # unless the chain ended it already
+            await _safe_write(test_chat.cancel, job.message_id, f"the run was cancelled ({reason})")
+            return  # the run is over; the task ends normally (a shutdown gathers it)
+        except Exception as exc:
+            logger.exception("Test Chat job %s failed", job.message_id, extra={"bot_id": job.bot_id})
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        finally:
+            self.limiters[job.bot_id].release()
+        if error:
+            feed.end(error)
+            await _safe_write(test_chat.fail, job.message_id, error)
+        else:
+            await _safe_write(test_chat.finish, job.message_id)
+
+
+def _claim(supervisor_id: str, limit: int) -> list[Job]:
+    from grobot.core.models import Bot, Conversation
+
+    with session_scope() as session:
+        out = []
+        for msg in test_chat.claim_pending(supervisor_id, session=session, limit=limit):
+            conv = session.get(Conversation, msg.conversation_id)
+            bot = session.get(Bot, conv.bot_id) if conv is not None else None
+            if conv is None or bot is None:
+                continue
+            out.append(Job(msg.id or 0, conv.bot_id, conv.key, msg.content, msg.author_id or "tester",
+                           msg.author_name or "tester", float(bot.user_cooldown_seconds or 0),
+                           int(bot.max_concurrent_runs or 1)))
+        return out
+
+
+async def _safe_write(fn: Any, *args: Any) -> None:
+    def work() -> None:
+        with session_scope() as session:
+            fn(*args, session=session)
+
+    try:
+        await asyncio.to_thread(work)
+    except Exception as exc:
+        logger.warning("Could not write the end of a Test Chat run (%s)", type(exc).__name__)
+
+
+class TestChatService(LocalServer):
+    """The runner over HTTP: wake, follow a run's events, cancel (bearer token of the local services)."""
+
+    __test__ = False
+
+    name = "Test Chat service"
+
+    def __init__(self, runner: TestChatRunner, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
+        self.runner = runner
+
+    async def start(self) -> str:
+        app = web.Application(middlewares=[self._auth], client_max_size=64 * 1024)
+        app.add_routes([
+            web.post("/v1/test-chat/wake", self._wake),
+            web.get("/v1/test-chat/runs/{run_id:\\d+}/events", self._events),
+            web.post("/v1/test-chat/runs/{run_id:\\d+}/cancel", self._cancel),
+        ])
+        return await self.serve(app)
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        from grobot.core.secret_keys import memory_service_tokens
+
+        given = bearer_token(request)
+        if not given or not any(hmac.compare_digest(given, t) for t in memory_service_tokens()):
+            return web.json_response({"error": "unauthorized"}, status=401)
+        return await handler(request)
+
+    async def _wake(self, request: web.Request) -> web.Response:
+        """Claim now; answers with the runs claimed and every run this runner holds (its own poll may
+        have claimed the caller's message a moment before)."""
+        claimed = await self.runner.poll()
+        return web.json_response({"claimed": claimed, "running": sorted(self.runner.jobs)})
+
+    async def _cancel(self, request: web.Request) -> web.Response:
+        try:
+            reason = str((await request.json()).get("reason") or STOP_REASON)[:200]
+        except (ValueError, AttributeError):
+            reason = STOP_REASON
+        if not self.runner.cancel(int(request.match_info["run_id"]), reason):
+            return web.json_response({"error": "not running here"}, status=404)
+        return web.json_response({"cancelled": True})
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        """The run's events as JSON lines (``?claim=1``: claim pending messages first, so that the page
+        that just sent one is already listening when the run starts)."""
+        run_id = int(request.match_info["run_id"])
+        if run_id not in self.runner.feeds and request.query.get("claim") == "1":
+            await self.runner.poll()
+        feed = self.runner.feeds.get(run_id)
+        if feed is None:
+            return web.json_response({"error": "not running here"}, status=404)
+        try:
+            after = int(request.query.get("after", "-1"))
+        except ValueError:
+            after = -1
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-store"})
+        await response.prepare(request)
+        async for item in feed.read(after):
+            await response.write(json.dumps(item, ensure_ascii=False, default=str).encode() + b"\n")
+        await response.write_eof()
+        return response

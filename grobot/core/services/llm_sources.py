@@ -1,0 +1,91 @@
+"""Where each value of a bot's LLM settings comes from: set for the bot, or inherited (and from where).
+
+A bot's override stores only what the admin set; the rest is inherited from the global default
+(``global setting``), the ``OLLAMA_HOST`` environment variable, the provider's own default or
+GroBot's built-in default. The web app shows it per value, next to the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, select
+
+from grobot.core.llm import embedded
+from grobot.core.models import LLMCategory, LLMSetting
+from grobot.core.services import llm_settings
+from grobot.core.settings import get_settings
+
+GLOBAL = "global setting"
+ENVIRONMENT = "environment variable OLLAMA_HOST"
+PROVIDER_DEFAULT = "provider default"
+DEFAULT = "default"
+FIELDS = ("base_url", "model", "context_window", "temperature")
+
+
+@dataclass(frozen=True)
+class FieldSource:
+    """One value: as the bot's override stores it ("" = not set) and what applies when it is not set."""
+
+    own: str
+    inherited: str
+    source: str
+
+
+@dataclass(frozen=True)
+class OverrideView:
+    """One category of a bot: whether it has an override, its provider and its values with their sources."""
+
+    category: str
+    overridden: bool
+    provider: FieldSource
+    fields: dict[str, FieldSource]
+    own_key: bool = False  # the override stores an API key of its own
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _url_source(provider: str) -> str:
+    if provider == "ollama":
+        return ENVIRONMENT if get_settings().ollama_host_set else DEFAULT
+    if provider == embedded.PROVIDER:
+        return "the bot worker"
+    return PROVIDER_DEFAULT
+
+
+def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) -> OverrideView:
+    parent = llm_settings.parent_of(global_row, category)
+    parent_source = GLOBAL if global_row is not None else DEFAULT
+    provider = row.provider if row is not None else parent.provider
+    same = parent.provider == provider
+    fields: dict[str, FieldSource] = {}
+    for name in FIELDS:
+        own = _text(getattr(row, name)) if row is not None else ""
+        if name == "base_url":
+            set_globally = same and global_row is not None and bool(global_row.base_url)
+            inherited = parent.base_url if same else llm_settings.provider_default(provider, name)
+            source = GLOBAL if set_globally else _url_source(provider)
+        elif name == "model" and not same:
+            inherited, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
+        else:
+            inherited, source = _text(getattr(parent, name)), parent_source
+        fields[name] = FieldSource(own=own, inherited=_text(inherited), source=source)
+    return OverrideView(category=category, overridden=row is not None,
+                        provider=FieldSource(own=row.provider if row is not None else "", inherited=parent.provider,
+                                             source=parent_source),
+                        fields=fields, own_key=row is not None and row.api_key_enc is not None)
+
+
+def override_views(*, session: Session, bot_id: int) -> dict[str, OverrideView]:
+    """Every category of the bot, with the source of each value (one query)."""
+    rows = session.exec(select(LLMSetting).where(
+        (LLMSetting.bot_id.is_(None)) | (LLMSetting.bot_id == bot_id))).all()  # type: ignore[union-attr]
+    own = {r.category: r for r in rows if r.bot_id == bot_id}
+    globals_ = {r.category: r for r in rows if r.bot_id is None}
+    return {c.value: _view(c.value, own.get(c.value), globals_.get(c.value)) for c in LLMCategory}

@@ -1,0 +1,127 @@
+"""The web app's line to the supervisors' Test Chat runners (HTTP on 127.0.0.1).
+
+A Test Chat message is stored ``pending`` (the database stays the record: a message sent while
+no worker runs is answered when one starts). Then, instead of waiting for a supervisor's poll,
+the web app *follows* the run at a runner, asking it to claim the message first: the runner
+streams the run's events as it emits them (JSON lines), so the first words reach the page
+milliseconds after the worker has them. *Cancel* stops a run. Each supervisor advertises
+its runner in a ``setting`` row ``test_chat:<supervisor id>`` (:class:`AdvertisedRows`); the
+bearer token is derived from the secret key, like the memory service's.
+
+Everything here fails soft: with no runner reachable the page falls back to reading the
+stored events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from sqlmodel import Session
+
+from grobot.core.advertised import AdvertisedRows
+
+logger = logging.getLogger(__name__)
+
+KEY_PREFIX = "test_chat:"
+API = "/v1/test-chat"
+CONNECT_TIMEOUT = 0.5
+CALL_TIMEOUT = 2.0
+
+ROWS = AdvertisedRows(KEY_PREFIX)
+
+
+@dataclass(frozen=True)
+class Runner:
+    """A live supervisor's Test Chat runner."""
+
+    supervisor_id: str
+    url: str
+
+
+def advertise(supervisor_id: str, url: str, *, session: Session) -> None:
+    """Record that ``supervisor_id`` runs Test Chat at ``url``."""
+    ROWS.write(supervisor_id, {"url": url}, session=session)
+
+
+def withdraw(supervisor_id: str, *, session: Session) -> None:
+    ROWS.withdraw(supervisor_id, session=session)
+
+
+def live_runners(*, session: Session) -> list[Runner]:
+    """The runners of live supervisors on this host, the most recently seen first."""
+    return [Runner(str(v.get("supervisor_id") or ""), str(v["url"])) for v in ROWS.live(session=session)
+            if v.get("url")]
+
+
+def _headers() -> dict[str, str]:
+    from grobot.core.secret_keys import memory_service_token  # the supervisor's local services share one token
+
+    return {"Authorization": f"Bearer {memory_service_token()}"}
+
+
+def _timeout(read: float | None = CALL_TIMEOUT) -> httpx.Timeout:
+    return httpx.Timeout(read, connect=CONNECT_TIMEOUT)
+
+
+async def wake(runner: Runner) -> list[int]:
+    """Ask ``runner`` to claim pending messages now; returns the ids of the runs it holds, those it
+    just claimed included ([] when unreachable)."""
+    try:
+        async with httpx.AsyncClient(timeout=_timeout(), headers=_headers(), trust_env=False) as client:
+            response = await client.post(f"{runner.url}{API}/wake")
+            response.raise_for_status()
+            data = response.json()
+            return sorted({int(i) for i in [*(data.get("claimed") or []), *(data.get("running") or [])]})
+    except (httpx.HTTPError, ValueError) as exc:
+        logger.debug("Waking the Test Chat runner of %s failed: %s", runner.supervisor_id, type(exc).__name__)
+        return []
+
+
+async def cancel(runner: Runner, run_id: int, reason: str) -> bool:
+    """Stop run ``run_id`` if ``runner`` runs it; True when it did."""
+    try:
+        async with httpx.AsyncClient(timeout=_timeout(), headers=_headers(), trust_env=False) as client:
+            response = await client.post(f"{runner.url}{API}/runs/{int(run_id)}/cancel", json={"reason": reason})
+            return response.status_code == 200
+    except httpx.HTTPError as exc:
+        logger.debug("Cancelling Test Chat run %s failed: %s", run_id, type(exc).__name__)
+        return False
+
+
+@dataclass(frozen=True)
+class FeedEvent:
+    """One event of a followed run: its index in the run's feed, kind, data and the worker's wall time."""
+
+    index: int
+    kind: str
+    data: dict[str, Any]
+    at: float
+
+
+class NotHere(Exception):
+    """The runner does not run (or no longer holds) that run."""
+
+
+async def follow(runner: Runner, run_id: int, after: int = -1, *, claim: bool = False) -> AsyncIterator[FeedEvent]:
+    """The events of run ``run_id`` with an index above ``after``, as ``runner`` emits them, until the
+    run ends (``claim``: the runner claims pending messages first: one round trip from Send to the
+    live run). Raises :class:`NotHere` when the runner does not hold the run, ``httpx.HTTPError``
+    when the line breaks (the worker stopped)."""
+    params = {"after": after, **({"claim": 1} if claim else {})}
+    async with httpx.AsyncClient(timeout=_timeout(None), headers=_headers(), trust_env=False) as client:
+        async with client.stream("GET", f"{runner.url}{API}/runs/{int(run_id)}/events",
+                                 params=params) as response:
+            if response.status_code == 404:
+                raise NotHere(run_id)
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if not line.strip():
+                    continue
+                item = json.loads(line)
+                yield FeedEvent(int(item["i"]), str(item["kind"]), dict(item.get("data") or {}),
+                                float(item.get("t") or 0.0))

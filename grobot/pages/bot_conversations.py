@@ -1,0 +1,313 @@
+"""The Conversations tab (admins): what a bot said on Discord. Its guild channels, threads and DMs,
+the most recent first, optionally only those one user wrote in; the messages of the one opened,
+each person by name, linked to what the bot knows of them. The address holds the user and the
+conversation (``?user=<Discord id>&c=<conversation id>``), so a link opens the same view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.bot_frame import bot_page
+from grobot.components.bot_tabs import CONVERSATIONS
+from grobot.components.empty_state import empty_state
+from grobot.components.safe_text import safe_markdown, safe_text
+from grobot.components.url_state import replace_url
+from grobot.core.models import AppUser, Bot
+from grobot.core.services import conversation_list, discord_users
+from grobot.core.services.users import NotSignedIn
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+
+logger = logging.getLogger(__name__)
+
+CONVERSATION_LIMIT = 100
+MESSAGE_LIMIT = 200
+PEOPLE_LIMIT = 200
+EVERYONE = "everyone"  # the user filter's "no filter" value (a select item cannot be empty)
+KIND_LABELS = {"guild": "channel", "thread": "thread", "dm": "DM"}
+
+
+@dataclass
+class ConversationRow:
+    id: int
+    kind: str
+    title: str
+    messages: int
+    people: int
+    last: str
+    last_author: str
+
+
+@dataclass
+class LineRow:
+    id: int
+    role: str
+    author_id: str
+    author: str
+    content: str
+    time: str
+
+
+@dataclass
+class Person:
+    id: str
+    name: str
+
+
+@dataclass
+class ConversationsView:
+    people: list[Person]
+    conversations: list[ConversationRow]
+
+
+def _time(value: object) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""  # type: ignore[attr-defined]
+
+
+def _row(c: conversation_list.ConversationSummary) -> ConversationRow:
+    title = c.title if c.kind != "dm" else f"DM with {c.title}" if c.title else "DM"
+    return ConversationRow(id=c.id, kind=KIND_LABELS.get(c.kind, c.kind), title=title or "(untitled)",
+                           messages=c.messages, people=c.people, last=_time(c.last_at), last_author=c.last_author)
+
+
+def load_view(token: str, bot_id: int, user_id: str) -> ConversationsView:
+    """The people who wrote to the bot, and its conversations (those of ``user_id`` when given)."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> ConversationsView:
+        people = [Person(u.discord_user_id, u.display_name or u.discord_user_id)
+                  for u in discord_users.known_users(session=session, bot_id=bot.id or 0, limit=PEOPLE_LIMIT)
+                  if u.message_count]
+        found = conversation_list.discord_conversations(session=session, bot_id=bot.id or 0, user_id=user_id,
+                                                        limit=CONVERSATION_LIMIT)
+        return ConversationsView(people, [_row(c) for c in found])
+
+    return run_for_bot(token, bot_id, work, admin=True)
+
+
+def load_lines(token: str, bot_id: int, conversation_id: int) -> tuple[ConversationRow, list[LineRow]]:
+    """One conversation's messages, oldest first, each author by name."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[ConversationRow, list[LineRow]]:
+        summary, lines = conversation_list.conversation_lines(session=session, bot_id=bot.id or 0,
+                                                              conversation_id=conversation_id, limit=MESSAGE_LIMIT)
+        names = discord_users.display_names(session=session, bot_id=bot.id or 0,
+                                            user_ids=[line.author_id for line in lines if line.role == "user"])
+        rows = [LineRow(id=line.id, role=line.role, author_id=line.author_id if line.role == "user" else "",
+                        author=(names.get(line.author_id) or line.author_name or line.author_id
+                                if line.role == "user" else line.author_name or bot.name),
+                        content=line.content, time=_time(line.created_at)) for line in lines]
+        return _row(summary), rows  # type: ignore[arg-type]
+
+    return run_for_bot(token, bot_id, work, admin=True)
+
+
+class ConversationsState(BotPageState):
+    """The open bot's Discord conversations."""
+
+    people: list[Person] = []
+    conversations: list[ConversationRow] = []
+    user_filter: str = EVERYONE
+    selected: int = 0
+    selected_title: str = ""
+    lines: list[LineRow] = []
+    conv_loaded: bool = False
+    conv_error: str = ""
+
+    def _url(self) -> str:
+        query = {k: v for k, v in (("user", "" if self.user_filter == EVERYONE else self.user_filter),
+                                   ("c", str(self.selected) if self.selected else "")) if v}
+        return f"/bots/{self.current_bot_id}/conversations" + (f"?{urlencode(query)}" if query else "")
+
+    @rx.event
+    async def load(self):
+        """On load: the list (filtered by the address's user) and the address's conversation opened."""
+        self.conv_loaded, self.conv_error, self.selected, self.lines = False, "", 0, []
+        if not self.bot_ready:
+            return None
+        params = self.router.url.query_parameters
+        user = str(params.get("user") or "")
+        self.user_filter = user if user.isdigit() else EVERYONE
+        wanted = str(params.get("c") or "")
+        try:
+            await self._reload()
+            if wanted.isdigit():
+                await self._open(int(wanted))
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.conv_error = user_message(exc)
+        self.conv_loaded = True
+        return None
+
+    async def _reload(self) -> None:
+        user = "" if self.user_filter == EVERYONE else self.user_filter
+        view = await asyncio.to_thread(load_view, self.session_token, self.current_bot_id, user)
+        self.people, self.conversations = view.people, view.conversations
+
+    async def _open(self, conversation_id: int) -> None:
+        summary, self.lines = await asyncio.to_thread(load_lines, self.session_token, self.current_bot_id,
+                                                      conversation_id)
+        self.selected, self.selected_title = summary.id, summary.title
+
+    @rx.event
+    async def filter_user(self, value: str):
+        """Only the conversations this user wrote in (``everyone``: all of them)."""
+        self.user_filter = value if value.isdigit() else EVERYONE
+        try:
+            await self._reload()
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        if self.selected and all(c.id != self.selected for c in self.conversations):
+            self.selected, self.lines = 0, []
+        return replace_url(self._url())
+
+    @rx.event
+    async def open_conversation(self, conversation_id: int):
+        try:
+            await self._open(int(conversation_id))
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        return replace_url(self._url())
+
+    @rx.event
+    def close_conversation(self):
+        self.selected, self.lines = 0, []
+        return replace_url(self._url())
+
+
+# --------------------------------------------------------------------------- components
+
+MUTED = rx.color("gray", 10)
+
+
+def people_filter() -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(placeholder="Everyone", width="100%", aria_label="Conversations of"),
+        rx.select.content(
+            rx.select.item("Everyone", value=EVERYONE),
+            rx.foreach(ConversationsState.people, lambda p: rx.select.item(p.name, value=p.id)),
+        ),
+        value=ConversationsState.user_filter,
+        on_change=ConversationsState.filter_user,
+    )
+
+
+def conversation_item(row: ConversationRow) -> rx.Component:
+    active = ConversationsState.selected == row.id
+    return rx.box(
+        rx.hstack(
+            rx.icon(rx.match(row.kind, ("DM", "mail"), ("thread", "messages-square"), "hash"), size=14,
+                    color=MUTED, min_width="14px"),
+            safe_text(row.title, size="2", weight="medium", truncate=True),
+            spacing="2", align="center", min_width="0",
+        ),
+        rx.text(row.messages, " messages · ", row.people, rx.cond(row.people == 1, " person", " people"), " · ",
+                row.last, size="1", color=MUTED),
+        on_click=ConversationsState.open_conversation(row.id),
+        role="button",
+        padding="0.5rem 0.6rem",
+        border_radius="8px",
+        cursor="pointer",
+        background=rx.cond(active, rx.color("accent", 3), "transparent"),
+        _hover={"background": rx.color("gray", 3)},
+        width="100%",
+        data_conversation=row.id,
+    )
+
+
+def conversation_list_card() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.text("Conversations of", size="1", weight="medium"),
+            people_filter(),
+            rx.cond(
+                ConversationsState.conversations.length() > 0,  # type: ignore[attr-defined]
+                rx.vstack(rx.foreach(ConversationsState.conversations, conversation_item), spacing="1", width="100%",
+                          max_height="32rem", overflow_y="auto"),
+                rx.text("No Discord conversations yet. Channels, threads and DMs where the bot was written to "
+                        "show up here.", size="2", color=MUTED),
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def line_view(line: LineRow) -> rx.Component:
+    is_user = line.role == "user"
+    author = rx.cond(
+        is_user,
+        rx.link(safe_text(line.author, size="1", weight="medium"),
+                href=f"/bots/{ConversationsState.current_bot_id}/knowledge?user={line.author_id}",
+                title="What the bot knows of this person"),
+        safe_text(line.author, size="1", weight="medium", color=rx.color("accent", 11)),
+    )
+    return rx.box(
+        rx.hstack(author, rx.text(line.time, size="1", color=MUTED), spacing="2", align="baseline", wrap="wrap"),
+        rx.cond(is_user, safe_text(line.content, size="2", white_space="pre-wrap"), safe_markdown(line.content)),
+        padding="0.5rem 0.75rem",
+        border_radius="8px",
+        background=rx.cond(is_user, "transparent", rx.color("gray", 3)),
+        width="100%",
+        overflow_wrap="anywhere",
+        data_testid="conversation-line",
+        data_role=line.role,
+    )
+
+
+def conversation_view() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                safe_text(ConversationsState.selected_title, size="3", weight="medium", truncate=True),
+                rx.spacer(),
+                rx.icon_button(rx.icon("x", size=14), variant="ghost", size="1", aria_label="Close conversation",
+                               on_click=ConversationsState.close_conversation),
+                width="100%",
+                align="center",
+            ),
+            rx.divider(),
+            rx.vstack(rx.foreach(ConversationsState.lines, line_view), spacing="2", width="100%"),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+        data_testid="conversation",
+    )
+
+
+def conversations_tab() -> rx.Component:
+    return rx.cond(
+        ConversationsState.conv_loaded,
+        rx.vstack(
+            rx.cond(ConversationsState.conv_error != "",
+                    rx.callout(ConversationsState.conv_error, icon="triangle-alert", color_scheme="red", width="100%")),
+            rx.grid(
+                conversation_list_card(),
+                rx.cond(ConversationsState.selected > 0, conversation_view(),
+                        empty_state("messages-square", "Pick a conversation",
+                                    "Choose a channel, thread or DM on the left to read what was said, "
+                                    "or narrow the list to one person.")),
+                columns=rx.breakpoints(initial="minmax(0, 1fr)", md="20rem minmax(0, 1fr)"),
+                spacing="5",
+                width="100%",
+                align_items="start",
+            ),
+            spacing="4",
+            width="100%",
+        ),
+        rx.center(rx.spinner(size="3"), height="8rem", width="100%"),
+    )
+
+
+def conversations_page() -> rx.Component:
+    return bot_page(CONVERSATIONS, conversations_tab())

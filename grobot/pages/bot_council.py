@@ -1,0 +1,300 @@
+"""The Council tab (admins): a bot's past deliberations (question, advisors, synthesis, confidence, tokens,
+cost), one of them in full (``?deliberation=ID`` survives a reload), and the council's settings."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.bot_frame import bot_page
+from grobot.components.bot_tabs import COUNCIL
+from grobot.components.empty_state import empty_state
+from grobot.components.forms import MUTED, section
+from grobot.components.safe_text import safe_markdown, safe_text
+from grobot.core.models import AppUser, Bot
+from grobot.core.services import council
+from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+
+logger = logging.getLogger(__name__)
+
+LIST_LIMIT = 50
+QUERY_KEY = "deliberation"
+WIDE_ONLY = rx.breakpoints(initial="none", md="table-cell")  # columns a narrow screen leaves out
+COLUMNS = (("When", "7rem", False), ("Question", None, False), ("Advisors", None, True), ("Confidence", "6rem", False),
+           ("Tokens", "6rem", True), ("Cost", "5rem", True), ("Time", "5rem", True))
+
+
+@dataclass
+class DeliberationRow:
+    """One past deliberation in the list."""
+
+    id: int
+    when: str
+    question: str
+    asked_by: str
+    advisors: str
+    confidence: str
+    tokens: str
+    cost: str
+    seconds: str
+
+
+@dataclass
+class AdvisorView:
+    name: str
+    llm: str
+    answer: str
+    error: str
+    tokens: str
+    seconds: str
+
+
+@dataclass
+class DeliberationView:
+    """One deliberation in full."""
+
+    id: int = 0
+    when: str = ""
+    question: str = ""
+    asked_by: str = ""
+    advisors: list[AdvisorView] = field(default_factory=list)
+    consensus: str = ""
+    disagreements: list[str] = field(default_factory=list)
+    recommendation: str = ""
+    confidence: str = ""
+    error: str = ""
+    tokens: str = ""
+    cost: str = ""
+    seconds: str = ""
+
+
+def _confidence(value: int | None) -> str:
+    return "—" if value is None else f"{value}/100"
+
+
+def _cost(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _row(d: Any) -> DeliberationRow:
+    return DeliberationRow(id=d.id or 0, when=d.created_at.strftime("%Y-%m-%d %H:%M UTC"), question=d.question,
+                           asked_by=f"{d.asked_by or '?'} · {d.platform.replace('_', ' ')}",
+                           advisors=", ".join(str(a.get("name", "")) for a in d.advisors),
+                           confidence=_confidence(d.confidence), tokens=f"{d.tokens_in + d.tokens_out:,}",
+                           cost=_cost(d.cost), seconds=f"{d.seconds:.1f} s")
+
+
+def _view(d: Any) -> DeliberationView:
+    advisors = [AdvisorView(name=str(a.get("name", "")), llm=f"{a.get('provider', '')} {a.get('model', '')}".strip(),
+                            answer=str(a.get("answer") or ""), error=str(a.get("error") or ""),
+                            tokens=f"{int(a.get('tokens_in') or 0) + int(a.get('tokens_out') or 0):,} tokens",
+                            seconds=f"{float(a.get('seconds') or 0):.1f} s") for a in d.advisors]
+    row = _row(d)
+    return DeliberationView(id=row.id, when=row.when, question=d.question, asked_by=row.asked_by, advisors=advisors,
+                            consensus=d.consensus, disagreements=list(d.disagreements),
+                            recommendation=d.recommendation, confidence=row.confidence, error=d.error,
+                            tokens=row.tokens, cost=row.cost, seconds=row.seconds)
+
+
+def load_list(token: str, bot_id: int) -> tuple[list[DeliberationRow], int]:
+    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], int]:
+        rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
+        return [_row(d) for d in rows], council.count_deliberations(bot.id or 0, session=session)
+
+    return run_for_bot(token, bot_id, work, admin=True)
+
+
+def load_one(token: str, bot_id: int, deliberation_id: int) -> DeliberationView:
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _view(
+        council.get_deliberation(deliberation_id, session=session, bot_id=bot.id or 0)), admin=True)
+
+
+class CouncilState(BotPageState):
+    """The deliberations of the open bot, and the one open."""
+
+    deliberations: list[DeliberationRow] = []
+    deliberation_total: int = 0
+    list_loaded: bool = False
+    list_error: str = ""
+    opened: DeliberationView = DeliberationView()
+    open_error: str = ""
+
+    @rx.var
+    def is_open(self) -> bool:
+        return self.opened.id > 0
+
+    @rx.var
+    def shown_count(self) -> str:
+        shown, total = len(self.deliberations), self.deliberation_total
+        noun = "deliberation" if total == 1 else "deliberations"
+        return f"{total} {noun}" if shown >= total else f"the newest {shown} of {total} {noun}"
+
+    @rx.event
+    async def load(self):
+        self.list_loaded, self.list_error, self.open_error = False, "", ""
+        self.opened = DeliberationView()
+        if not self.bot_ready:
+            return None
+        try:
+            self.deliberations, self.deliberation_total = await asyncio.to_thread(
+                load_list, self.session_token, self.current_bot_id)
+            wanted = self.router.url.query_parameters.get(QUERY_KEY, "")
+            if wanted.isdigit():
+                await self._open(int(wanted))
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.list_error = user_message(exc)
+        self.list_loaded = True
+        return CouncilSettingsState.load
+
+    async def _open(self, deliberation_id: int) -> None:
+        try:
+            self.opened = await asyncio.to_thread(load_one, self.session_token, self.current_bot_id, deliberation_id)
+            self.open_error = ""
+        except NotSignedIn:
+            raise
+        except Exception as exc:
+            self.opened = DeliberationView()
+            self.open_error = user_message(exc)
+
+    @rx.event
+    async def open_deliberation(self, deliberation_id: int):
+        """Show one deliberation; its address (``?deliberation=ID``) can be reloaded and shared."""
+        try:
+            await self._open(int(deliberation_id))
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        if not self.opened.id:
+            return None
+        return rx.call_script(f"window.history.pushState(null, '', '?{QUERY_KEY}={int(self.opened.id)}')")
+
+    @rx.event
+    def close_deliberation(self):
+        self.opened = DeliberationView()
+        self.open_error = ""
+        return rx.call_script("window.history.pushState(null, '', window.location.pathname)")
+
+
+# --------------------------------------------------------------------------- components
+
+
+def deliberation_row(row: DeliberationRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(row.when, size="1", color=MUTED), width="7rem"),
+        rx.table.row_header_cell(
+            rx.link(safe_text(row.question, weight="medium", truncate=True, max_width="28rem"), href="#",
+                    on_click=CouncilState.open_deliberation(row.id).prevent_default, aria_label="Open deliberation"),
+            rx.text(row.asked_by, size="1", color=MUTED)),
+        rx.table.cell(safe_text(row.advisors, size="1"), display=WIDE_ONLY),
+        rx.table.cell(rx.badge(row.confidence, variant="soft", color_scheme="iris"), text_align="right"),
+        rx.table.cell(rx.text(row.tokens, size="2"), text_align="right", display=WIDE_ONLY),
+        rx.table.cell(rx.text(row.cost, size="2"), text_align="right", display=WIDE_ONLY),
+        rx.table.cell(rx.text(row.seconds, size="2", white_space="nowrap"), text_align="right", display=WIDE_ONLY),
+        data_deliberation=row.id,
+        align="center",
+    )
+
+
+def deliberation_list() -> rx.Component:
+    return section(
+        "Deliberations",
+        CouncilState.shown_count,
+        rx.cond(CouncilState.list_error != "",
+                rx.callout(CouncilState.list_error, icon="triangle-alert", color_scheme="red", width="100%")),
+        rx.cond(
+            CouncilState.deliberations.length() > 0,  # type: ignore[attr-defined]
+            rx.box(rx.table.root(
+                rx.table.header(rx.table.row(*[
+                    rx.table.column_header_cell(label, width=width, display=WIDE_ONLY if wide_only else None)
+                    for label, width, wide_only in COLUMNS])),
+                rx.table.body(rx.foreach(CouncilState.deliberations, deliberation_row)),
+                variant="surface", width="100%",
+            ), overflow_x="auto", width="100%"),
+            empty_state("users", "No deliberations yet",
+                        "Ask the council with /council QUESTION on Discord or in the Test Chat."),
+        ),
+    )
+
+
+def advisor_section(advisor: AdvisorView) -> rx.Component:
+    return rx.box(
+        rx.hstack(rx.text(advisor.name, weight="bold"), rx.badge(advisor.llm, variant="soft", color_scheme="gray"),
+                  rx.spacer(), rx.text(advisor.tokens, " · ", advisor.seconds, size="1", color=MUTED),
+                  align="center", spacing="2", width="100%", wrap="wrap"),
+        rx.cond(advisor.error != "",
+                rx.callout(rx.text("Could not answer: ", advisor.error), icon="circle-x", color_scheme="red",
+                           size="1", margin_top="0.4rem"),
+                safe_markdown(advisor.answer, margin_top="0.25rem")),
+        padding="0.75rem", border=f"1px solid {rx.color('gray', 5)}", border_radius="8px", width="100%",
+        data_advisor_answer=advisor.name,
+    )
+
+
+def _label(text: str) -> rx.Component:
+    return rx.text(text, weight="bold", size="1", color=rx.color("iris", 11), text_transform="uppercase",
+                   letter_spacing="0.04em", margin_top="0.25rem")
+
+
+def synthesis_box() -> rx.Component:
+    opened = CouncilState.opened
+    return rx.box(
+        rx.hstack(rx.heading("Synthesis", size="3", as_="h3"),
+                  rx.badge("Confidence ", opened.confidence, color_scheme="iris", size="2", data_testid="confidence"),
+                  spacing="3", align="center"),
+        rx.cond(
+            opened.error != "",
+            rx.callout(opened.error, icon="triangle-alert", color_scheme="amber", size="1", margin_top="0.5rem"),
+        ),
+        rx.cond(opened.consensus != "", rx.vstack(
+            _label("Consensus"), safe_text(opened.consensus, size="2"),
+            _label("Disagreements"),
+            rx.cond(opened.disagreements.length() > 0,  # type: ignore[attr-defined]
+                    rx.el.ul(rx.foreach(opened.disagreements, lambda d: rx.el.li(safe_text(d, size="2"))),
+                             padding_left="1.25rem", margin="0", list_style_type="disc"),
+                    rx.text("None", size="2", color=MUTED)),
+            _label("Recommendation"), safe_text(opened.recommendation, size="2"),
+            spacing="1", margin_top="0.5rem", width="100%")),
+        padding="0.75rem", border=f"1px solid {rx.color('iris', 6)}", background=rx.color("iris", 2),
+        border_radius="8px", width="100%", data_testid="synthesis",
+    )
+
+
+def deliberation_detail() -> rx.Component:
+    opened = CouncilState.opened
+    return section(
+        "Deliberation",
+        rx.text(opened.when, " · asked by ", opened.asked_by, " · ", opened.tokens, " tokens · cost ", opened.cost,
+                " · ", opened.seconds),
+        safe_text(opened.question, size="4", weight="medium", data_testid="deliberation-question"),
+        synthesis_box(),
+        rx.vstack(rx.foreach(opened.advisors, advisor_section), spacing="2", width="100%"),
+        actions=rx.button(rx.icon("arrow-left", size=14), "All deliberations", variant="soft",
+                          on_click=CouncilState.close_deliberation),
+    )
+
+
+def council_tab() -> rx.Component:
+    return rx.vstack(
+        rx.cond(CouncilState.open_error != "",
+                rx.callout(CouncilState.open_error, icon="triangle-alert", color_scheme="red", width="100%")),
+        rx.cond(CouncilState.is_open, deliberation_detail(),
+                rx.cond(CouncilState.list_loaded, rx.vstack(deliberation_list(), settings_card(), spacing="4",
+                                                            width="100%"))),
+        spacing="4",
+        width="100%",
+    )
+
+
+def council_page() -> rx.Component:
+    return bot_page(COUNCIL, council_tab())

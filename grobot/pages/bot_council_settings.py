@@ -1,0 +1,352 @@
+"""The Council tab's settings card (admins): the council on or off, each advisor's role text and LLM, the synthesis's LLM.
+
+The switch saves at once; the advisors and the synthesis are saved together by the card's
+Save button. An advisor starts from one of the bot's LLM categories and may use another
+provider and/or model (empty: the category's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.forms import MUTED, confirm_dialog, error_text, form_dialog, section
+from grobot.core.llm import providers
+from grobot.core.models import AppUser, Bot
+from grobot.core.services import council
+from grobot.core.services.users import NotSignedIn
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+
+logger = logging.getLogger(__name__)
+
+SAME = "same"  # a select's value for "the category's provider" (a select item cannot be empty)
+CATEGORIES = ["output", "decision", "tools"]
+PROVIDER_CHOICES = [SAME, *providers.NAMES]
+
+
+@dataclass
+class AdvisorForm:
+    """One advisor as the form edits it."""
+
+    name: str
+    role: str
+    category: str
+    provider: str  # SAME: the category's
+    model: str
+    enabled: bool
+    uses: str  # the provider and model it uses now (as saved)
+
+
+def _form(session: Session, bot: Bot) -> dict[str, Any]:
+    bot_id = bot.id or 0
+    row = council.get_council(bot_id, session=session)
+    uses = council.describe_llms(bot_id, session=session)
+    advisors = [AdvisorForm(name=a.name, role=a.role, category=a.category, provider=a.provider or SAME,
+                            model=a.model, enabled=a.enabled, uses=uses.get(a.name, "not taking part"))
+                for a in council.advisors(bot_id, session=session)]
+    return {"enabled": bool(row.enabled), "advisors": advisors, "synthesis_category": row.synthesis_category,
+            "synthesis_provider": row.synthesis_provider or SAME, "synthesis_model": row.synthesis_model,
+            "synthesis_uses": uses.get("", "")}
+
+
+def load_form(token: str, bot_id: int) -> dict[str, Any]:
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _form(session, bot), admin=True)
+
+
+def change(token: str, bot_id: int, action: Any) -> dict[str, Any]:
+    """Run ``action(session, bot_id)`` (a change of the council) and read the form again."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> dict[str, Any]:
+        action(session, bot.id or 0)
+        logger.info("User %s changed the council of bot %s", user.username, bot.id)
+        session.flush()
+        return _form(session, bot)
+
+    return run_for_bot(token, bot_id, work, admin=True, readonly=False)
+
+
+def _provider(value: str) -> str:
+    return "" if value == SAME else value
+
+
+class CouncilSettingsState(BotPageState):
+    """The council's settings of the open bot."""
+
+    council_enabled: bool = False
+    advisor_forms: list[AdvisorForm] = []
+    synthesis_category: str = "output"
+    synthesis_provider: str = SAME
+    synthesis_model: str = ""
+    synthesis_uses: str = ""
+    settings_dirty: bool = False
+    settings_error: str = ""
+    adding: bool = False
+    new_name: str = ""
+    new_role: str = ""
+    add_error: str = ""
+    confirm_remove: str = ""
+    confirm_reset: bool = False
+
+    def _show(self, data: dict[str, Any]) -> None:
+        self.council_enabled = data["enabled"]
+        self.advisor_forms = data["advisors"]
+        self.synthesis_category = data["synthesis_category"]
+        self.synthesis_provider = data["synthesis_provider"]
+        self.synthesis_model = data["synthesis_model"]
+        self.synthesis_uses = data["synthesis_uses"]
+        self.settings_dirty = False
+        self.settings_error = ""
+
+    async def _run(self, read: Any, *args: Any, done: str = "") -> Any:
+        """``read(token, bot id, *args)`` in a thread, then show the form it returns (and ``done``)."""
+        try:
+            data = await asyncio.to_thread(read, self.session_token, self.current_bot_id, *args)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.settings_error = user_message(exc)
+            return None
+        self._show(data)
+        return rx.toast.success(done) if done else None
+
+    async def _change(self, action: Any, done: str) -> Any:
+        return await self._run(change, action, done=done)
+
+    @rx.event
+    async def load(self):
+        self.settings_error, self.confirm_remove, self.confirm_reset, self.adding = "", "", False, False
+        if not self.bot_ready or not self.is_admin:
+            return None
+        return await self._run(load_form)
+
+    @rx.event
+    async def set_council_enabled(self, enabled: bool):
+        """The switch saves at once (the /council command answers or refuses from the next question)."""
+        return await self._change(lambda session, bot_id: council.set_council(bot_id, session=session,
+                                                                               enabled=bool(enabled)),
+                                  "Council enabled: /council answers now." if enabled else "Council disabled.")
+
+    @rx.event
+    def edit_advisor(self, index: int, key: str, value: Any) -> None:
+        forms = list(self.advisor_forms)
+        if 0 <= index < len(forms) and key in ("role", "category", "provider", "model", "enabled"):
+            setattr(forms[index], key, bool(value) if key == "enabled" else str(value))
+            self.advisor_forms = forms
+            self.settings_dirty = True
+
+    @rx.event
+    def edit_synthesis(self, key: str, value: str) -> None:
+        if key in ("synthesis_category", "synthesis_provider", "synthesis_model"):
+            setattr(self, key, value)
+            self.settings_dirty = True
+
+    @rx.event
+    async def save_settings(self):
+        """Save every advisor and the synthesis's LLM at once (all or nothing: one transaction)."""
+        forms = list(self.advisor_forms)
+        synthesis = {"synthesis_category": self.synthesis_category,
+                     "synthesis_provider": _provider(self.synthesis_provider), "synthesis_model": self.synthesis_model}
+
+        def action(session: Session, bot_id: int) -> None:
+            for form in forms:
+                council.set_advisor(bot_id, form.name, session=session, role=form.role, category=form.category,
+                                    provider=_provider(form.provider), model=form.model.strip(), enabled=form.enabled)
+            council.set_council(bot_id, session=session, **synthesis)
+
+        return await self._change(action, "Council settings saved.")
+
+    @rx.event
+    def open_add(self) -> None:
+        self.adding, self.new_name, self.new_role, self.add_error = True, "", "", ""
+
+    @rx.event
+    def add_open_changed(self, is_open: bool) -> None:
+        self.adding = bool(is_open)
+
+    @rx.event
+    def set_new_name(self, value: str) -> None:
+        self.new_name = value
+
+    @rx.event
+    def set_new_role(self, value: str) -> None:
+        self.new_role = value
+
+    @rx.event
+    async def add_advisor(self, _form_data: dict[str, Any] | None = None):
+        name, role = self.new_name.strip(), self.new_role.strip()
+        if any(f.name == name for f in self.advisor_forms):
+            self.add_error = f"The council already has an advisor named {name}."
+            return None
+        try:
+            data = await asyncio.to_thread(change, self.session_token, self.current_bot_id,
+                                           lambda session, bot_id: council.set_advisor(bot_id, name, session=session,
+                                                                                       role=role))
+        except Exception as exc:
+            self.add_error = user_message(exc)
+            return None
+        self._show(data)
+        self.adding = False
+        return rx.toast.success(f"Advisor {name} added.")
+
+    @rx.event
+    def ask_remove(self, name: str) -> None:
+        self.confirm_remove = name
+
+    @rx.event
+    def cancel_confirm(self) -> None:
+        self.confirm_remove, self.confirm_reset = "", False
+
+    @rx.event
+    async def remove_advisor(self):
+        name, self.confirm_remove = self.confirm_remove, ""
+        if not name:
+            return None
+        return await self._change(lambda session, bot_id: council.delete_advisor(bot_id, name, session=session),
+                                  f"Advisor {name} removed.")
+
+    @rx.event
+    def ask_reset(self) -> None:
+        self.confirm_reset = True
+
+    @rx.event
+    async def reset_advisors(self):
+        self.confirm_reset = False
+        return await self._change(lambda session, bot_id: council.reset_advisors(bot_id, session=session),
+                                  "The five default advisors are back.")
+
+
+# --------------------------------------------------------------------------- components
+
+
+def _select(items: list[str], value: rx.Var, on_change: Any, label: str | rx.Var) -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(aria_label=label, width="100%"),
+        rx.select.content(*[rx.select.item("as the category" if item == SAME else item, value=item) for item in items]),
+        value=value,
+        on_change=on_change,
+        size="2",
+    )
+
+
+def _labelled(label: str, control: rx.Component, **props: Any) -> rx.Component:
+    return rx.el.label(rx.text(label, size="1", weight="medium", color=MUTED), control,
+                       display="flex", flex_direction="column", gap="0.25rem", **props)
+
+
+def advisor_card(form: AdvisorForm, index: int) -> rx.Component:
+    edit = CouncilSettingsState.edit_advisor
+    return rx.box(
+        rx.vstack(
+            rx.hstack(
+                rx.text(form.name, weight="bold", size="3"),
+                rx.badge(form.uses, variant="soft", color_scheme="gray", data_testid="advisor-uses"),
+                rx.spacer(),
+                rx.el.label(rx.switch(checked=form.enabled, on_change=lambda v: edit(index, "enabled", v),
+                                      aria_label=f"{form.name} takes part"),
+                            rx.text("Takes part", size="1"), display="flex", gap="0.4rem", align_items="center"),
+                rx.icon_button(rx.icon("trash-2", size=14), variant="soft", color_scheme="red", size="1",
+                               aria_label=f"Remove {form.name}", title="Remove (save your changes first)",
+                               on_click=CouncilSettingsState.ask_remove(form.name),
+                               disabled=CouncilSettingsState.settings_dirty),
+                align="center", spacing="3", width="100%", wrap="wrap",
+            ),
+            rx.text_area(value=form.role, on_change=lambda v: edit(index, "role", v), rows="3", width="100%",
+                         aria_label=f"Role of {form.name}"),
+            rx.grid(
+                _labelled("LLM category", _select(CATEGORIES, form.category, lambda v: edit(index, "category", v),
+                                                  f"LLM category of {form.name}")),
+                _labelled("Provider", _select(PROVIDER_CHOICES, form.provider, lambda v: edit(index, "provider", v),
+                                              f"Provider of {form.name}")),
+                _labelled("Model (empty: the category's or provider's)",
+                          rx.input(value=form.model, on_change=lambda v: edit(index, "model", v),
+                                   placeholder="as the category", aria_label=f"Model of {form.name}")),
+                columns=rx.breakpoints(initial="1", sm="3"), spacing="3", width="100%",
+            ),
+            spacing="2", width="100%",
+        ),
+        padding="0.75rem", border=f"1px solid {rx.color('gray', 5)}", border_radius="8px", width="100%",
+        data_advisor=form.name,
+    )
+
+
+def synthesis_row() -> rx.Component:
+    state = CouncilSettingsState
+    return rx.box(
+        rx.vstack(
+            rx.hstack(rx.text("Synthesis", weight="bold", size="3"),
+                      rx.badge(state.synthesis_uses, variant="soft", color_scheme="gray"), spacing="3", align="center"),
+            rx.text("States the consensus, the disagreements and a confidence score from the advisors' answers.",
+                    size="1", color=MUTED),
+            rx.grid(
+                _labelled("LLM category", _select(CATEGORIES, state.synthesis_category,
+                                                  lambda v: state.edit_synthesis("synthesis_category", v),
+                                                  "LLM category of the synthesis")),
+                _labelled("Provider", _select(PROVIDER_CHOICES, state.synthesis_provider,
+                                              lambda v: state.edit_synthesis("synthesis_provider", v),
+                                              "Provider of the synthesis")),
+                _labelled("Model", rx.input(value=state.synthesis_model, placeholder="as the category",
+                                            on_change=lambda v: state.edit_synthesis("synthesis_model", v),
+                                            aria_label="Model of the synthesis")),
+                columns=rx.breakpoints(initial="1", sm="3"), spacing="3", width="100%",
+            ),
+            spacing="2", width="100%",
+        ),
+        padding="0.75rem", border=f"1px dashed {rx.color('gray', 6)}", border_radius="8px", width="100%",
+    )
+
+
+def add_dialog() -> rx.Component:
+    state = CouncilSettingsState
+    return form_dialog(
+        "Add an advisor", "Its role text is its system prompt: what it looks at, and in which style it answers.",
+        _labelled("Name", rx.input(value=state.new_name, on_change=state.set_new_name, placeholder="e.g. Historian",
+                                   aria_label="New advisor's name")),
+        _labelled("Role", rx.text_area(value=state.new_role, on_change=state.set_new_role, rows="4",
+                                       aria_label="New advisor's role")),
+        rx.cond(state.add_error != "", error_text(state.add_error)),
+        submit_label="Add advisor", on_submit=state.add_advisor, form_key="council-add",
+        open_=state.adding, on_open_change=state.add_open_changed,
+    )
+
+
+def settings_card() -> rx.Component:
+    state = CouncilSettingsState
+    return section(
+        "Council settings",
+        "/council QUESTION (Discord and Test Chat) puts a question to every advisor at once. The switch saves at "
+        "once; Save stores the advisors and the synthesis.",
+        rx.el.label(rx.switch(checked=state.council_enabled, on_change=state.set_council_enabled,
+                              aria_label="Council enabled"),
+                    rx.text(rx.cond(state.council_enabled, "Council enabled", "Council disabled"), size="2",
+                            weight="medium"),
+                    display="flex", gap="0.5rem", align_items="center"),
+        rx.cond(state.settings_error != "", rx.callout(state.settings_error, icon="triangle-alert", color_scheme="red",
+                                                       width="100%", data_testid="council-settings-error")),
+        rx.vstack(rx.foreach(state.advisor_forms, advisor_card), synthesis_row(), spacing="3", width="100%"),
+        rx.hstack(
+            # Adding, removing and resetting read the form again: unsaved edits are saved (or undone) first.
+            rx.button(rx.icon("plus", size=14), "Add advisor", variant="soft", on_click=state.open_add,
+                      disabled=state.settings_dirty),
+            rx.button("Reset to the default advisors", variant="ghost", color_scheme="gray", on_click=state.ask_reset,
+                      disabled=state.settings_dirty),
+            rx.spacer(),
+            rx.cond(state.settings_dirty, rx.text("Unsaved changes", size="2", color=rx.color("amber", 11))),
+            rx.cond(state.settings_dirty, rx.button("Undo", variant="soft", color_scheme="gray", on_click=state.load)),
+            rx.button("Save", on_click=state.save_settings, disabled=~state.settings_dirty),
+            align="center", spacing="3", width="100%", wrap="wrap",
+        ),
+        add_dialog(),
+        confirm_dialog(open_=state.confirm_remove != "", title="Remove this advisor?",
+                       message=f"{state.confirm_remove} no longer takes part in the council's deliberations.",
+                       confirm_label="Remove", on_confirm=state.remove_advisor, on_cancel=state.cancel_confirm),
+        confirm_dialog(open_=state.confirm_reset, title="Reset the advisors?",
+                       message="The advisors and their settings are replaced by the five default roles.",
+                       confirm_label="Reset", on_confirm=state.reset_advisors, on_cancel=state.cancel_confirm),
+    )

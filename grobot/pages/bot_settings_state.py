@@ -1,0 +1,375 @@
+"""The state of a bot's Settings tab (admins): everything the CLI's ``bot set``, ``llm set`` and
+``bot mcp`` can change, the Discord token ("set" / "not set" and a replace field) and deleting the bot.
+
+The rules live in the services (``bots``, ``llm_settings``, ``mcp_servers``): this page sends
+what the admin typed and shows the service's error next to the form, keeping what was typed.
+Secrets (the token, API keys) are read from the submitted form and never kept in a state var.
+What saves what: the bar at the bottom of the bot's own fields (General to Discord connection),
+and each card after it on its own (token, each LLM category, each MCP server); a card's inputs
+start over from the stored values only after its own save.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.models import AppUser, Bot, LLMCategory
+from grobot.core.services import bots as bots_service
+from grobot.core.services import llm_settings, mcp_servers
+from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
+from grobot.pages.bot_settings_view import (FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow,
+                                            SettingsView, TodayUsage, settings_view)
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
+
+logger = logging.getLogger(__name__)
+
+def load_settings(token: str, bot_id: int) -> SettingsView:
+    return run_for_bot(token, bot_id, lambda session, _user, bot: settings_view(session, bot), admin=True)
+
+
+def _write(token: str, bot_id: int, change: Any) -> SettingsView:
+    """Run ``change(session, user, bot)`` as an admin in one transaction, then read the settings back."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> SettingsView:
+        change(session, user, bot)
+        return settings_view(session, bot)
+
+    return run_for_bot(token, bot_id, work, admin=True, readonly=False)
+
+
+def field_errors(message: str) -> dict[str, str]:
+    """``{"field": "problem"}`` from a service's ``field: problem; other: problem`` message."""
+    errors: dict[str, str] = {}
+    for part in message.split("; "):
+        name, sep, problem = part.partition(": ")
+        if sep and name in TEXT_FIELDS + FLAG_FIELDS:
+            errors[name] = problem
+    return errors
+
+
+class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
+    """The settings form of the open bot."""
+
+    form: dict[str, str] = {}
+    flags: dict[str, bool] = {}
+    saved_form: dict[str, str] = {}
+    saved_flags: dict[str, bool] = {}
+    errors: dict[str, str] = {}
+    form_error: str = ""
+    token_set: bool = False
+    token_error: str = ""
+    llms: list[LLMRow] = []
+    llm_errors: dict[str, str] = {}
+    mcp: list[McpRow] = []
+    mcp_errors: dict[str, str] = {}
+    settings_loaded: bool = False
+    loaded_bot_id: int = 0  # the bot the tab shows (0: none, or the tab was left)
+    load_error: str = ""
+    # Bumped on load: every form that is not bound to state vars starts from the stored values.
+    revision: int = 0
+    # Per card ("token", "llm-<category>", "mcp-<server id>"): bumped after its own save only, so a
+    # save never resets what is typed in another card.
+    versions: dict[str, int] = {}
+    saving: bool = False
+    delete_confirm: str = ""
+    # Per category: the models its server offers (from "Check connection", for the Model field).
+    models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
+    limit_defaults: dict[str, str] = {}
+    today: TodayUsage = TodayUsage()
+
+    @rx.var
+    def dirty(self) -> bool:
+        return self.form != self.saved_form or self.flags != self.saved_flags
+
+    @rx.var
+    def delete_allowed(self) -> bool:
+        return self.delete_confirm.strip() == self.bot_name and self.bot_name != ""
+
+    def _show(self, view: SettingsView, *, keep_form: bool = False, saved: str = "") -> None:
+        """Show ``view``; ``saved``: the card just saved (its inputs start over), "" on load (all)."""
+        if not keep_form:
+            self.form, self.flags = dict(view.form), dict(view.flags)
+        self.saved_form, self.saved_flags = dict(view.form), dict(view.flags)
+        self.token_set = view.token_set
+        self.llms = view.llms
+        self.mcp = view.mcp
+        self.limit_defaults = view.limit_defaults
+        self.today = view.today
+        if saved:
+            self.versions = {**self.versions, saved: self.versions.get(saved, 0) + 1}
+
+    async def _reload_mcp(self) -> None:
+        """Only the MCP cards (after a test): what is typed in the forms stays."""
+        self.mcp = (await self._call(load_settings)).mcp
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.to_thread(fn, self.session_token, self.current_bot_id, *args)
+
+    async def _change(self, change: Any, card: str) -> str:
+        """Apply ``change(session, user, bot)`` as an admin and show the settings again; returns
+        the error to show ("" when it worked). Only ``card`` starts over from the stored values:
+        the bot's fields and the other cards keep what is typed in them."""
+        try:
+            view = await self._call(_write, change)
+        except Exception as exc:
+            return user_message(exc)
+        self._show(view, keep_form=True, saved=card)
+        return ""
+
+    async def _read(self, fn: Any) -> Any:
+        """``fn(session)`` with the page's access check (for the LLM checks)."""
+        return await self._call(lambda token, bot_id: run_for_bot(token, bot_id, lambda session, _u, _b: fn(session),
+                                                                   admin=True))
+
+    @rx.event
+    async def load(self):
+        """On load: the bot's settings. Loaded again for the same bot while the tab is shown (the
+        browser reconnecting, e.g. after the admin chose to stay rather than reload), what is typed
+        stays: the bot's fields and the cards (they are not rendered afresh)."""
+        again = self.settings_loaded and self.loaded_bot_id == self.current_bot_id
+        if not again:
+            self.settings_loaded = False
+            self.errors, self.form_error, self.token_error, self.llm_errors, self.mcp_errors = {}, "", "", {}, {}
+            self.delete_confirm = ""
+        self._forget_checks()
+        self.models = {c.value: [] for c in LLMCategory}
+        if not self.bot_ready:
+            return None
+        try:
+            self._show(await self._call(load_settings), keep_form=again and self.dirty)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.load_error = user_message(exc)
+            return None
+        if not again:
+            self.revision += 1
+        self.loaded_bot_id = self.current_bot_id
+        self.load_error = ""
+        self.settings_loaded = True
+        return None
+
+    @rx.event
+    def left(self) -> None:
+        """The tab is gone (the admin went elsewhere, having discarded any edit): start afresh next time."""
+        self.loaded_bot_id = 0
+        self.form, self.flags = dict(self.saved_form), dict(self.saved_flags)
+
+    @rx.event
+    def set_field(self, name: str, value: str) -> None:
+        if name in TEXT_FIELDS:
+            self.form[name] = value
+            self.errors.pop(name, None)
+
+    @rx.event
+    def set_flag(self, name: str, value: bool) -> None:
+        if name in FLAG_FIELDS:
+            self.flags[name] = bool(value)
+
+    @rx.event
+    def discard(self) -> None:
+        self.form, self.flags = dict(self.saved_form), dict(self.saved_flags)
+        self.errors, self.form_error = {}, ""
+
+    @rx.event
+    async def save(self):
+        """Save the bot's fields (validated by the bots service); on error keep what was typed."""
+        changes: dict[str, Any] = {k: v for k, v in self.form.items() if k in TEXT_FIELDS}
+        changes.update({k: v for k, v in self.flags.items() if k in FLAG_FIELDS})
+
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            bots_service.update_bot(bot, changes, session=session)
+            logger.info("User %s changed the settings of bot %s in the web app", user.username, bot.id)
+
+        self.saving = True
+        yield
+        try:
+            view = await self._call(_write, change)
+        except Exception as exc:
+            self.saving = False
+            self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
+            if self.errors:
+                self.form_error = "Nothing was saved. Please correct: " + " ".join(
+                    f"{FIELD_LABELS.get(name, name)} {problem.rstrip('.')}." for name, problem in self.errors.items())
+            else:
+                self.form_error = user_message(exc)
+            return
+        self.saving = False
+        self.errors, self.form_error = {}, ""
+        self._show(view)
+        self.bot_name = view.form["name"]
+        yield rx.toast.success("Settings saved. They apply to the next message.")
+
+    @rx.event
+    async def replace_token(self, form_data: dict[str, Any]):
+        """Store a new Discord token (read from the form, never kept in the state)."""
+        token = str(form_data.get("token") or "").strip()
+        if not token:
+            self.token_error = "Paste the new token first."
+            return None
+
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            bots_service.set_token(bot, token, session=session)
+
+        self.token_error = await self._change(change, "token")
+        if self.token_error:
+            return None
+        self.bot_has_token = True
+        return [rx.set_value("new-token", ""),
+                rx.toast.success("Token replaced. The bot reconnects to Discord with it.")]
+
+    @rx.event
+    async def clear_token(self):
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            bots_service.set_token(bot, None, session=session)
+
+        self.token_error = await self._change(change, "token")
+        if self.token_error:
+            return None
+        self.bot_has_token = False
+        return rx.toast.success("Token removed. The bot stops until a new one is set.")
+
+    @rx.event
+    async def submit_llm(self, form_data: dict[str, Any]):
+        """A category's card: "Check connection", "Save anyway" or Save, by the intent of its button."""
+        category = str(form_data.get("category") or "")
+        if category not in self.models:
+            return
+        intent = self._take_intent(category)
+        if intent == "check":
+            async for event in self._check(category, form_data):
+                yield event
+            return
+        yield await self._save_llm(category, form_data, check_key=intent != "force")
+
+    async def _check(self, category: str, form_data: dict[str, Any]):
+        """Ask the server typed in the card (not the saved one) for its models."""
+        self._forget_check(category)
+        self.checking = category
+        yield
+        try:
+            result = await check_typed(self._read, Typed.from_form(form_data, bot_id=self.current_bot_id))
+        except Exception as exc:
+            self.checking = ""
+            self.llm_errors = {category: user_message(exc)}
+            return
+        self.models = {**self.models, category: list(result.models)[:500]}
+        self._checked(category, result)
+
+    async def _save_llm(self, category: str, form_data: dict[str, Any], *, check_key: bool):
+        """Save the bot's override of one category: only the values the admin set (the rest is
+        inherited); a typed API key is checked with the provider first."""
+        fields: dict[str, Any] = {key: str(form_data.get(key) or "").strip() for key in
+                                  ("provider", "base_url", "model", "context_window", "temperature")}
+        fields["fallback_model"] = str(form_data.get("fallback_model") or "").strip() or None
+        fields["supports_images"] = bool(form_data.get("supports_images"))
+        typed = Typed.from_form(form_data, bot_id=self.current_bot_id)
+        self._forget_check(category)
+        self.llm_errors = {}
+        try:
+            refusal = await key_refusal(self._read, typed) if check_key else None
+        except Exception as exc:
+            self.llm_errors = {category: user_message(exc)}
+            return None
+        if refusal is not None and refusal.status == "rejected":
+            self.llm_errors = {category: refusal.message}
+            return None
+        if refusal is not None:
+            self.unverified = {**self.unverified, category: refusal.message}
+            return None
+
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            llm_settings.set_llm(session=session, category=category, bot_id=bot.id, api_key=typed.api_key,
+                                 clear_api_key=typed.clear_key, **fields)
+            logger.info("User %s set the %s LLM of bot %s%s", user.username, category, bot.id,
+                        " (the key was not checked)" if typed.api_key and not check_key else "")
+
+        error = await self._change(change, f"llm-{category}")
+        if error:
+            self.llm_errors = {category: error}
+            return None
+        return rx.toast.success(f"The {category} model of this bot is saved.")
+
+    @rx.event
+    async def reset_llm(self, category: str):
+        """Drop the bot's override of a category: the global default applies again."""
+
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            llm_settings.clear_override(session=session, bot_id=bot.id or 0, category=category)
+
+        self._forget_check(category)
+        error = await self._change(change, f"llm-{category}")
+        self.llm_errors = {category: error} if error else {}
+        if error:
+            return None
+        return rx.toast.success(f"The {category} model now follows the global default.")
+
+    @rx.event
+    async def save_mcp(self, form_data: dict[str, Any]):
+        """Enable (with allowed tools, timeout, and per tool its fallback and read/write) or disable
+        an MCP server for this bot."""
+        server_id = int(str(form_data.get("server_id") or "0") or 0)
+        fallbacks, access = settings_from_form(form_data)
+        enabled = bool(form_data.get("enabled"))
+        tools = str(form_data.get("allowed_tools") or "").strip()
+        timeout_text = str(form_data.get("timeout") or "").strip()
+
+        def change(session: Session, user: AppUser, bot: Bot) -> None:
+            server = mcp_servers.get_server(server_id, session=session)
+            if enabled:
+                try:
+                    timeout = float(timeout_text) if timeout_text else None
+                except ValueError:
+                    raise ValidationError("the timeout must be a number of seconds") from None
+                mcp_servers.enable_for_bot(session=session, bot_id=bot.id or 0, server=server,
+                                           allowed_tools=tools or [], timeout_seconds=timeout,
+                                           fallbacks=fallbacks, access=access)
+            else:
+                try:
+                    mcp_servers.disable_for_bot(session=session, bot_id=bot.id or 0, server=server)
+                except NotFoundError:
+                    pass  # already not in use: nothing to do
+            logger.info("User %s %s MCP server %s for bot %s", user.username, "enabled" if enabled else "disabled",
+                        server.name, bot.id)
+
+        error = await self._change(change, f"mcp-{server_id}")
+        self.mcp_errors = {str(server_id): error} if error else {}
+        if error:
+            return None
+        return rx.toast.success("MCP server settings saved.")
+
+    @rx.event
+    def set_delete_confirm(self, value: str) -> None:
+        self.delete_confirm = value
+
+    @rx.event
+    async def delete_bot(self):
+        """Delete the bot with everything of it (admins; the name must be typed to confirm)."""
+        if self.delete_confirm.strip() != self.bot_name:
+            return rx.toast.error("Type the bot's name to confirm.")
+
+        def work(session: Session, user: AppUser, bot: Bot) -> str:
+            name = bot.name
+            bots_service.delete_bot(bot, session=session)
+            logger.info("User %s deleted bot %s in the web app", user.username, name)
+            return name
+
+        try:
+            name = await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, work, admin=True,
+                                           readonly=False)
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self.delete_confirm = ""
+        return [rx.toast.success(f"Bot {name} deleted."), rx.redirect("/")]
+
+

@@ -1,0 +1,177 @@
+"""What a bot's Settings tab shows, read from the services in one transaction: the bot's fields, its
+LLM categories (what its override stores and, per value, what it inherits and from where), its MCP
+servers and today's usage against its limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session
+
+from grobot.core.models import Bot, LLMCategory
+from grobot.core.services import bots as bots_service
+from grobot.core.services import app_settings, llm_settings, llm_sources, mcp_servers, usage
+from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
+
+TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS
+FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
+               "message_content_intent", "members_intent")
+FIELD_LABELS = {
+    "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
+    "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
+    "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
+    "daily_token_limit": "Tokens per day", "daily_call_limit": "LLM calls per day",
+    "user_daily_message_limit": "Messages per user per day",
+}
+CATEGORY_HELP = {
+    "decision": "Small, fast calls: whether to answer, what to do next.",
+    "tools": "Choosing tools and extracting their arguments (JSON).",
+    "output": "The answer the user reads, streamed.",
+}
+SOURCE_LABELS = {"bot": "Set for this bot", "global": "Global default", "builtin": "Built-in default"}
+
+
+@dataclass
+class LLMRow:
+    """One LLM category of the bot: the values its override stores ("" = not set, inherited) and, per
+    value, what it inherits and from where (the API key only as set / not set)."""
+
+    category: str
+    help: str
+    source: str  # bot | global | builtin
+    provider: str  # the override's provider, else the inherited one (preselected)
+    base_url: str
+    model: str
+    context_window: str
+    temperature: str
+    fallback_model: str
+    supports_images: bool
+    api_key_set: bool  # the bot's own key
+    hints: dict[str, str] = field(default_factory=dict)  # per value: "Inherited: X (from where)"
+
+
+@dataclass
+class McpRow:
+    """An MCP server and how this bot may use it."""
+
+    server_id: int
+    name: str
+    transport: str
+    server_enabled: bool
+    linked: bool
+    allowed_tools: str
+    timeout: str
+    known_tools: str
+    last_error: str
+    tools: list[McpToolRow] = field(default_factory=list)  # per tool: fallback and read/write
+
+
+@dataclass
+class TodayUsage:
+    """The bot's usage today (UTC) against its effective limits, as the "Today" panel shows it."""
+
+    day: str = ""
+    tokens: str = "0"
+    token_limit: str = "unlimited"
+    token_percent: int = 0
+    calls: str = "0"
+    call_limit: str = "unlimited"
+    call_percent: int = 0
+    user_message_limit: str = "unlimited"
+    users_at_limit: int = 0
+    over_limit: bool = False
+
+
+@dataclass
+class SettingsView:
+    form: dict[str, str]
+    flags: dict[str, bool]
+    token_set: bool
+    llms: list[LLMRow]
+    mcp: list[McpRow]
+    limit_defaults: dict[str, str]
+    today: TodayUsage
+
+
+def _limit_text(value: int) -> str:
+    return f"{value:,}" if value else "unlimited"
+
+
+def _percent(used: int, limit: int) -> int:
+    return min(100, round(used * 100 / limit)) if limit else 0
+
+
+def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
+    """Today's usage of the bot and the global default of each limit field (as text)."""
+    day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
+    defaults = app_settings.get_values(app_settings.LIMIT_KEYS, session=session)
+    today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
+                       token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
+                       call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
+                       user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
+                       over_limit=day.over_limit)
+    return today, {name: _limit_text(int(defaults.get(name, 0))) for name in bots_service.LIMIT_FIELDS}
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)
+
+
+def _hint(source: llm_sources.FieldSource, *, overridden: bool) -> str:
+    if overridden and source.own:
+        return "Set for this bot."
+    return f"Empty: {source.inherited or 'none'} ({source.source})."
+
+
+def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
+    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
+    rows = []
+    for c in LLMCategory:
+        llm, view = llms[c.value], views[c.value]
+        own_key = view.own_key
+        hints = {name: _hint(view.fields[name], overridden=view.overridden) for name in llm_sources.FIELDS}
+        hints["provider"] = ("Set for this bot." if view.overridden
+                             else f"Inherited: {view.provider.inherited} ({view.provider.source}).")
+        if llm.api_key is not None and not own_key:
+            hints["api_key"] = "Empty: the key of the global setting (same server)."
+        rows.append(LLMRow(
+            category=c.value, help=CATEGORY_HELP[c.value], source=llm.source,
+            provider=view.provider.own or view.provider.inherited,
+            base_url=view.fields["base_url"].own, model=view.fields["model"].own,
+            context_window=view.fields["context_window"].own, temperature=view.fields["temperature"].own,
+            fallback_model=(llm.fallback_model or "") if view.overridden else "",
+            supports_images=llm.supports_images if view.overridden else False,
+            api_key_set=own_key, hints=hints))
+    return rows
+
+
+def settings_view(session: Session, bot: Bot) -> SettingsView:
+    links = {link.mcp_server_id: link for link, _ in mcp_servers.bot_links(session=session, bot_id=bot.id or 0,
+                                                                           enabled_only=False)}
+    mcp = []
+    for server in mcp_servers.list_servers(session=session):
+        link = links.get(server.id)
+        mcp.append(McpRow(
+            server_id=server.id or 0, name=server.name, transport=server.transport, server_enabled=server.enabled,
+            linked=bool(link and link.enabled), allowed_tools=", ".join(link.allowed_tools or []) if link else "",
+            timeout=_as_text(link.timeout_seconds if link else 30.0),
+            known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
+            last_error=server.last_error or "", tools=tool_rows(server, link),
+        ))
+    today, limit_defaults = _today(session, bot)
+    return SettingsView(
+        form={field: _as_text(getattr(bot, field)) for field in TEXT_FIELDS},
+        flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
+        token_set=bot.discord_token_enc is not None,
+        llms=_llm_rows(session, bot),
+        mcp=mcp,
+        limit_defaults=limit_defaults,
+        today=today,
+    )

@@ -1,0 +1,291 @@
+"""The "Add from preset" picker of the MCP servers page (admins): the known MCP servers by tier.
+
+A preset without keys is added with one click; one with keys asks only for its secrets (sent with
+the form, stored encrypted by the service, never put in a state var). The new server is then tested
+at once and its row shows its tools or its error, unless its program is not installed here (its first
+start downloads it: the admin's "Test" does that).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+
+from grobot.core.errors import GroBotError
+from grobot.core.services import mcp_presets
+from grobot.core.tools.mcp_presets import KEYLESS
+from grobot.pages.mcp_state import McpState
+from grobot.state.admin_state import AdminState, Refused
+
+logger = logging.getLogger(__name__)
+
+SECRET_PREFIX = "secret:"
+
+
+@dataclass
+class SecretRow:
+    key: str
+    label: str
+    help: str
+    field_name: str
+    field_id: str
+
+
+@dataclass
+class PresetRow:
+    """One preset as the picker shows it."""
+
+    name: str
+    title: str
+    description: str
+    tier: str
+    transport: str
+    package: str
+    source: str  # where it runs from: "installed here", "npx downloads it on first start", or its URL
+    per_bot: bool
+    secrets: list[SecretRow] = field(default_factory=list)
+
+
+def _source(row: dict[str, Any]) -> str:
+    if row["transport"] != "stdio":
+        return f"remote: {row['where']}"
+    if row["installed"]:
+        return f"{row['package']}, installed here"
+    tool = "uvx" if row["package"] and not row["package"].startswith("@") and "/" not in row["package"] else "npx"
+    return f"{row['package']}, downloaded by {tool} on first start"
+
+
+def preset_rows() -> list[PresetRow]:
+    return [
+        PresetRow(
+            name=row["name"], title=row["title"], description=row["description"], tier=row["tier"],
+            transport=row["transport"],
+            package=row["package"], source=_source(row), per_bot=row["per_bot"],
+            secrets=[SecretRow(key=s["key"], label=s["label"], help=s["help"], field_name=SECRET_PREFIX + s["key"],
+                               field_id=f"preset-secret-{s['key']}") for s in row["secrets"]],
+        )
+        for row in mcp_presets.catalogue()
+    ]
+
+
+class McpPresetState(AdminState):
+    """The picker: the catalogue, the preset whose secrets are asked for, and the add in progress."""
+
+    presets_open: bool = False
+    keyless: list[PresetRow] = []
+    keyed: list[PresetRow] = []
+    chosen: str = ""  # the preset whose secrets are asked for ("" = the catalogue is shown)
+    chosen_title: str = ""
+    chosen_secrets: list[SecretRow] = []
+    preset_error: str = ""
+    adding: str = ""
+    form_version: int = 0
+
+    @rx.event
+    async def open_presets(self):
+        """Show the catalogue (admins only)."""
+        if refused := await self._refused():
+            return refused
+        rows = preset_rows()
+        self.keyless = [r for r in rows if r.tier == KEYLESS]
+        self.keyed = [r for r in rows if r.tier != KEYLESS]
+        self.chosen, self.preset_error, self.adding = "", "", ""
+        self.presets_open = True
+        return None
+
+    @rx.event
+    def open_change(self, is_open: bool):
+        if not is_open and not self.adding:
+            self.presets_open = False
+
+    @rx.event
+    def back(self):
+        self.chosen, self.preset_error = "", ""
+
+    @rx.event
+    async def choose(self, name: str):
+        """A keyless preset is added at once; one with keys asks for them first."""
+        row = next((r for r in self.keyless + self.keyed if r.name == name), None)
+        if row is None:
+            return
+        if row.secrets:
+            self.chosen, self.chosen_title, self.chosen_secrets = row.name, row.title, row.secrets
+            self.preset_error = ""
+            self.form_version += 1
+            return
+        async for event in self._add(name, "", {}):
+            yield event
+
+    @rx.event
+    async def submit_secrets(self, form: dict[str, Any]):
+        """The secrets form of the chosen preset (values go straight to the service, encrypted there)."""
+        secrets = {key[len(SECRET_PREFIX):]: str(value or "") for key, value in form.items() if key.startswith(SECRET_PREFIX)}
+        async for event in self._add(self.chosen, str(form.get("server_name") or ""), secrets):
+            yield event
+
+    async def _add(self, preset: str, name: str, secrets: dict[str, str]):
+        """Register the preset's server, close the picker, then test it and show its row."""
+
+        row = next((r for r in self.keyless + self.keyed if r.name == preset), None)
+        downloads = row is not None and row.transport == "stdio" and ", installed here" not in row.source
+
+        def work(session, user) -> tuple[int, str]:
+            server = mcp_presets.add_from_preset(session=session, preset=preset, name=name or None, secrets=secrets)
+            logger.info("Admin %s added MCP server %s from the %s preset", user.username, server.name, preset)
+            return server.id or 0, server.name
+
+        self.adding, self.preset_error = preset, ""
+        yield
+        try:
+            server_id, added = await self._admin(work, readonly=False)
+        except Refused as refused:
+            self.adding = ""
+            yield refused.event
+            return
+        except GroBotError as exc:
+            self.adding = ""
+            message = str(exc).removeprefix("secrets: ")
+            self.preset_error = message[:1].upper() + message[1:]
+            return
+        self.adding, self.chosen, self.presets_open = "", "", False
+        page = await self.get_state(McpState)
+        if downloads:  # not started now: the first start downloads it
+            try:
+                await page._reload()
+            except Refused as refused:
+                yield refused.event
+                return
+            yield rx.toast.info(f"MCP server {added} added. It is not installed here: its first start downloads "
+                                f"it (Test starts it now).")
+            return
+        page.testing_id = server_id
+        try:
+            await page._reload()
+        except Refused as refused:
+            yield refused.event
+            return
+        yield rx.toast.info(f"MCP server {added} added; connecting to it...")
+        yield await page._test(server_id)
+
+
+# --------------------------------------------------------------------------- components
+
+
+def _preset_card(row: PresetRow) -> rx.Component:
+    muted = rx.color("gray", 11)
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.text(row.title, weight="medium"),
+                rx.cond(row.per_bot, rx.badge("per bot", color_scheme="violet", variant="soft", size="1")),
+                rx.spacer(),
+                rx.button(
+                    rx.cond(McpPresetState.adding == row.name, rx.spinner(size="1"), rx.icon("plus", size=14)),
+                    rx.cond(row.secrets.length() > 0, "Add…", "Add"),
+                    size="1",
+                    on_click=McpPresetState.choose(row.name),
+                    disabled=McpPresetState.adding != "",
+                    aria_label="Add " + row.title,
+                ),
+                align="center",
+                spacing="2",
+                width="100%",
+            ),
+            rx.text(row.description, size="1", color=muted),
+            rx.text(row.source, size="1", color=rx.color("gray", 10), font_family="var(--code-font-family, monospace)",
+                    style={"overflow_wrap": "anywhere"}),
+            spacing="1",
+            width="100%",
+        ),
+        data_preset=row.name,
+        width="100%",
+    )
+
+
+def _tier(title: str, rows: Any) -> rx.Component:
+    return rx.vstack(
+        rx.heading(title, size="3"),
+        rx.grid(rx.foreach(rows, _preset_card), columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%"),
+        spacing="2",
+        width="100%",
+    )
+
+
+def _secret_field(row: SecretRow) -> rx.Component:
+    return rx.vstack(
+        rx.el.label(rx.text(row.label, " (", row.key, ")", size="2", weight="medium"), html_for=row.field_id),
+        rx.input(id=row.field_id, name=row.field_name, type="password", auto_complete="off", width="100%"),
+        rx.cond(row.help != "", rx.text(row.help, size="1", color=rx.color("gray", 11))),
+        spacing="1",
+        width="100%",
+    )
+
+
+def _secrets_form() -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.text("Stored encrypted, never shown again.", size="2", color=rx.color("gray", 11)),
+            rx.foreach(McpPresetState.chosen_secrets, _secret_field),
+            rx.vstack(
+                rx.el.label(rx.text("Server name (optional)", size="2", weight="medium"), html_for="preset-name"),
+                rx.input(id="preset-name", name="server_name", placeholder=McpPresetState.chosen, width="100%"),
+                spacing="1",
+                width="100%",
+            ),
+            rx.hstack(
+                rx.button("Back", type="button", variant="soft", color_scheme="gray", on_click=McpPresetState.back),
+                rx.button(rx.cond(McpPresetState.adding != "", rx.spinner(size="2"), rx.icon("plus", size=16)), "Add",
+                          type="submit", disabled=McpPresetState.adding != ""),
+                justify="end",
+                spacing="3",
+                width="100%",
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        on_submit=McpPresetState.submit_secrets,
+        reset_on_submit=False,
+        key=f"preset-form-{McpPresetState.form_version}",
+        aria_label="Preset secrets",
+        width="100%",
+    )
+
+
+def presets_dialog() -> rx.Component:
+    """The picker dialog (opened by the page's "Add from preset" buttons)."""
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(rx.cond(McpPresetState.chosen != "", "Add " + McpPresetState.chosen_title,
+                                    "Add an MCP server from a preset")),
+            rx.dialog.description(
+                rx.cond(McpPresetState.chosen != "", "This server needs a key or token.",
+                        "Known servers, ready to use. Added servers are tested at once; enable them per bot."),
+                size="2", color=rx.color("gray", 11), margin_bottom="0.75rem",
+            ),
+            rx.cond(
+                McpPresetState.preset_error != "",
+                rx.callout(McpPresetState.preset_error, icon="triangle-alert", color_scheme="red", width="100%",
+                           margin_bottom="0.75rem", role="alert"),
+            ),
+            rx.cond(
+                McpPresetState.chosen != "",
+                _secrets_form(),
+                rx.scroll_area(
+                    rx.vstack(_tier("No key needed", McpPresetState.keyless),
+                              _tier("Needs a key or token", McpPresetState.keyed), spacing="5", width="100%"),
+                    max_height="min(32rem, 70vh)", type="auto", scrollbars="vertical",
+                ),
+            ),
+            rx.cond(
+                McpPresetState.chosen == "",
+                rx.hstack(rx.dialog.close(rx.button("Close", variant="soft", color_scheme="gray")), justify="end",
+                          margin_top="1rem"),
+            ),
+            max_width="44rem",
+        ),
+        open=McpPresetState.presets_open,
+        on_open_change=McpPresetState.open_change,
+    )

@@ -1,0 +1,288 @@
+"""The state of the Settings page (admins): the global LLM defaults per category and the global settings.
+
+Forms are uncontrolled: what the admin typed stays in the page until it is saved, so an
+error (shown next to its field) loses nothing. API keys are write-only: the page shows
+whether one is stored and accepts a new value, which only passes through the submit handler.
+Each LLM form has one submit handler: Save (a typed key is checked with the provider first),
+"Check connection" (what is typed, not what is saved) and "Save anyway" (a key that could not be
+checked) submit it with their intent.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import reflex as rx
+
+from grobot.components.formatting import byte_size_text
+from grobot.core.errors import GroBotError
+from grobot.core.llm import embedded
+from grobot.core.models import LLMCategory
+from grobot.core.services import app_settings, llm_settings
+from grobot.core.services.validation import field_errors
+from grobot.state.admin_state import AdminState, Refused
+from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
+
+logger = logging.getLogger(__name__)
+
+ROUTE = "/settings"
+TITLE = "Settings · GroBot"
+
+
+@dataclass(frozen=True)
+class CategoryInfo:
+    key: str
+    label: str
+    description: str
+
+
+CATEGORIES: tuple[CategoryInfo, ...] = (
+    CategoryInfo(LLMCategory.DECISION.value, "Decision model", "Small, fast calls: whether to answer, clarifications."),
+    CategoryInfo(LLMCategory.TOOLS.value, "Tools model", "Picks the tools and extracts their arguments as JSON."),
+    CategoryInfo(LLMCategory.OUTPUT.value, "Output model", "Writes the answers users read (streamed)."),
+)
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    key: str
+    label: str
+    help_text: str
+    step: str
+
+
+APP_SETTINGS: tuple[SettingInfo, ...] = (
+    SettingInfo("log_retention_days", "Keep bot logs (days)", "Older log lines are deleted every night.", "1"),
+    SettingInfo("event_retention_days", "Keep agent events (days)", "Step-by-step traces of runs, shown in Test Chat.", "1"),
+    SettingInfo("max_file_bytes", "Largest file a bot may store (bytes)", "The size in words follows what you type.", "1"),
+    SettingInfo("tool_timeout_seconds", "Tool call timeout (seconds)", "A tool call that takes longer fails.", "any"),
+    SettingInfo(
+        "acknowledge_after_seconds",
+        "Acknowledge after (seconds)",
+        "When tool work takes longer, the bot first says it is working on it.",
+        "any",
+    ),
+    SettingInfo("daily_token_limit", "Daily tokens per bot", "LLM tokens in + out per UTC day; 0 = unlimited. "
+                "A bot's own limit (bot settings) wins.", "1"),
+    SettingInfo("daily_call_limit", "Daily LLM calls per bot", "0 = unlimited.", "1"),
+    SettingInfo("user_daily_message_limit", "Daily messages per Discord user", "Per user and bot; 0 = unlimited.", "1"),
+    SettingInfo("memory_max_per_bot", "Long-term memories per bot", "Beyond this, the oldest are deleted (checked "
+                "every few minutes); 0 = no cap.", "1"),
+)
+
+LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "fallback_model", "supports_images")
+
+
+def _number_text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The current global LLM defaults (API keys as "set"/"not set") and global settings, as text."""
+    llms = llm_settings.effective_llms(session=session)
+    stored = llm_settings.global_rows(session=session)
+    forms: dict[str, dict[str, str]] = {}
+    for key, llm in llms.items():
+        row = stored.get(key)
+        forms[key] = {
+            "provider": llm.provider,
+            "base_url": row.base_url if row is not None else "",  # as saved: empty follows OLLAMA_HOST
+            "model": llm.model,
+            "context_window": str(llm.context_window),
+            "temperature": _number_text(llm.temperature),
+            "fallback_model": llm.fallback_model or "",
+            "supports_images": "yes" if llm.supports_images else "",
+            "api_key": llm.public()["api_key"],
+            "source": llm.source,
+            "source_label": source_label(llm),
+            "status": llm.unavailable or "",
+        }
+    values = app_settings.get_values(tuple(app_settings.DEFAULTS), session=session)
+    return forms, {key: _number_text(value) for key, value in values.items()}
+
+
+def source_label(llm: Any) -> str:
+    """Where a category's settings come from, as the badge says it."""
+    if llm.source == "global":
+        return "Global default"
+    if llm.provider == embedded.PROVIDER and llm.model == embedded.DEMO_MODEL:
+        return "Built-in: tiny demo model"
+    return "Built-in default (Ollama)"
+
+
+DEMO_NOTICE = (
+    "No LLM is configured, so the bots answer with SmolLM2-135M, a tiny demo model that runs inside GroBot: "
+    "it shows that everything works, but its answers are poor. Set a real model below: Ollama (provider ollama), "
+    "an OpenAI-compatible server such as OpenAI, Mistral or vLLM (provider openai), or a GGUF file on this machine "
+    "(provider llamacpp, the model being its path, e.g. models/qwen2.5-7b-instruct-q4_k_m.gguf under the data dir)."
+)
+
+
+def _llm_fields(form: dict[str, Any]) -> dict[str, Any]:
+    """The submitted LLM form as the service's fields (empty optional values left out)."""
+    fields: dict[str, Any] = {
+        "provider": str(form.get("provider", "")).strip(),
+        "base_url": str(form.get("base_url", "")).strip(),
+        "model": str(form.get("model", "")).strip(),
+        "fallback_model": str(form.get("fallback_model", "")).strip() or None,
+        "supports_images": bool(form.get("supports_images")),
+    }
+    for key in ("context_window", "temperature"):
+        text = str(form.get(key, "")).strip()
+        fields[key] = text if text else None
+    return fields
+
+
+class SettingsState(LLMFormChecks, AdminState):
+    """The forms of the Settings page (never an API key: only whether one is set)."""
+
+    llm: dict[str, dict[str, str]] = {}
+    app: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    loaded: bool = False
+    # Bumped for a form whose inputs must start over from the stored values (after its save);
+    # the other forms keep what the admin typed in them.
+    form_versions: dict[str, int] = {}
+    models: dict[str, list[str]] = {}
+    typed_file_bytes: str = ""  # what the admin types as max_file_bytes ("" = the stored value)
+
+    @rx.var
+    def file_bytes_help(self) -> str:
+        """The largest file's size in words, following what is typed."""
+        return byte_size_text(self.typed_file_bytes or self.app.get("max_file_bytes", ""))
+
+    @rx.event
+    def type_file_bytes(self, value: str) -> None:
+        self.typed_file_bytes = str(value)[:24]
+
+    @rx.var
+    def uses_demo_model(self) -> bool:
+        """Whether a category falls back to the built-in demo model."""
+        return any(form.get("source_label") == "Built-in: tiny demo model" for form in self.llm.values())
+
+    async def _reload(self, *forms: str) -> None:
+        """Read the stored values; ``forms`` (all when none given) show them afresh."""
+        self.llm, self.app = await self._admin(load_forms)
+        self.typed_file_bytes = ""
+        self.loaded = True
+        names = forms or (*(c.key for c in CATEGORIES), "app")
+        self.form_versions = {**self.form_versions, **{name: self.form_versions.get(name, 0) + 1 for name in names}}
+
+    async def _read(self, fn: Any) -> Any:
+        return await self._admin(lambda session, _user: fn(session))
+
+    @rx.event
+    async def open(self):
+        """On load: read the forms (after the page's admin check); no check result outlives the page."""
+        self._forget_checks()
+        self.models = {}
+        if not self.loaded:
+            self.errors = {}
+            return await self._open()
+        # Loaded again while shown (the browser reconnecting): the forms keep what is typed in them.
+        try:
+            self.llm, self.app = await self._admin(load_forms)
+        except Refused as refused:
+            return refused.event
+        return None
+
+    @rx.event
+    def left(self) -> None:
+        """The page is gone: its forms start afresh next time."""
+        self.loaded = False
+
+    @rx.event
+    async def submit_llm(self, form: dict[str, Any]):
+        """A category's form: "Check connection", "Save anyway" or Save, by the intent of its button."""
+        category = str(form.get("category", ""))
+        if category not in {c.key for c in CATEGORIES}:
+            yield rx.toast.error("Unknown category")
+            return
+        intent = self._take_intent(category)
+        if intent == "check":
+            async for event in self._check(category, form):
+                yield event
+            return
+        yield await self._save_llm(category, form, check_key=intent != "force")
+
+    async def _check(self, category: str, form: dict[str, Any]):
+        """List the models of the server typed in the form (not the saved one): no agent chain."""
+        if refused := await self._refused():
+            yield refused
+            return
+        self._forget_check(category)
+        self.checking = category
+        yield
+        try:
+            result = await check_typed(self._read, Typed.from_form(form))
+        except Refused as refused:
+            self.checking = ""
+            yield refused.event
+            return
+        self.models = {**self.models, category: list(result.models)}
+        self._checked(category, result)
+
+    async def _save_llm(self, category: str, form: dict[str, Any], *, check_key: bool):
+        """Save one category's global default; errors go next to their fields, nothing is lost."""
+        fields = llm_settings.with_default_model({k: v for k, v in _llm_fields(form).items() if v is not None})
+        problems = field_errors(llm_settings.LLMFields, fields)
+        for key in ("context_window", "temperature"):
+            if key not in fields:
+                problems[key] = "required"
+        self.errors = {k: v for k, v in self.errors.items() if not k.startswith(f"{category}.")}
+        self._forget_check(category)
+        if problems:
+            self.errors.update({f"{category}.{k}": v for k, v in problems.items()})
+            return rx.toast.error("Nothing was saved: check the highlighted fields")
+        typed = Typed.from_form(form)
+        try:
+            refusal = await key_refusal(self._read, typed) if check_key else None
+        except Refused as refused:
+            return refused.event
+        if refusal is not None and refusal.status == "rejected":
+            self.errors[f"{category}.api_key"] = refusal.message
+            return rx.toast.error(refusal.message)
+        if refusal is not None:
+            self.unverified = {**self.unverified, category: refusal.message}
+            return rx.toast.warning("Not saved yet: the API key could not be checked")
+
+        def work(session, user):
+            llm_settings.set_llm(session=session, category=category, api_key=typed.api_key,
+                                 clear_api_key=typed.clear_key, **fields)
+            logger.info("Admin %s changed the global %s LLM settings%s", user.username, category,
+                        " (the key was not checked)" if typed.api_key and not check_key else "")
+
+        try:
+            await self._admin(work, readonly=False)
+            await self._reload(category)
+        except Refused as refused:
+            return refused.event
+        except GroBotError as exc:
+            self.errors[f"{category}.model"] = str(exc)
+            return rx.toast.error(str(exc))
+        label = next(c.label for c in CATEGORIES if c.key == category)
+        return rx.toast.success(f"{label} saved")
+
+    @rx.event
+    async def save_app(self, form: dict[str, Any]):
+        """Save the global settings, all or none; each error shows next to its field."""
+        values = {info.key: str(form.get(info.key, "")) for info in APP_SETTINGS}
+        self.errors = {k: v for k, v in self.errors.items() if not k.startswith("app.")}
+        problems: dict[str, str] = {}
+
+        def work(session, user):
+            problems.update(app_settings.set_values(values, session=session))
+            if not problems:
+                logger.info("Admin %s changed the global settings", user.username)
+
+        try:
+            await self._admin(work, readonly=False)
+            if problems:
+                self.errors.update({f"app.{k}": v for k, v in problems.items()})
+                return rx.toast.error("Nothing was saved: check the highlighted fields")
+            await self._reload("app")
+        except Refused as refused:
+            return refused.event
+        return rx.toast.success("Settings saved")

@@ -1,0 +1,91 @@
+"""The Tool Router's scores: computed once per message, shared with the memory lookup."""
+
+from __future__ import annotations
+
+import asyncio
+
+import chromadb
+
+from grobot.core.agents import tool_router
+from grobot.core.memory import embeddings
+from grobot.core.memory import store as memory_store
+from grobot.core.memory.local import LocalMemory
+from grobot.core.memory.store import ChromaMemory
+from grobot.core.tools.base import ToolSpec
+
+TIME = ToolSpec(name="time__get_current_time", description="Get the current time in a time zone.",
+                input_schema={"type": "object", "properties": {}})
+FILES = ToolSpec(name="files_list", description="List the files in the bot's folder.",
+                 input_schema={"type": "object", "properties": {}})
+
+
+class NoEmbedder:
+    """An embedder that must not be asked."""
+
+    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        raise AssertionError("the router asked for similarities it was given")
+
+
+async def test_known_similarities_decide_without_asking_the_embedder():
+    known = {tool_router.tool_text(TIME): 0.61, tool_router.tool_text(FILES): 0.05}
+    routing = await tool_router.route("what hour is it in Tokyo?", [TIME, FILES], NoEmbedder(), budget=1.0, known=known)
+    assert routing.picks == ["time__get_current_time"] and routing.method == "embeddings+words"
+
+
+async def test_a_tool_missing_from_the_known_scores_is_asked_for():
+    asked: list[list[str]] = []
+
+    class Embedder:
+        async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+            asked.append(candidates)
+            return [0.05 for _ in candidates]
+
+    known = {tool_router.tool_text(TIME): 0.61}  # the files tool is new since the scores were computed
+    routing = await tool_router.route("hello there", [TIME, FILES], Embedder(), budget=1.0, known=known)
+    assert asked == [[tool_router.tool_text(TIME), tool_router.tool_text(FILES)]]
+    assert routing.candidates == []  # the fresh scores decide, not the stale ones
+
+
+async def test_known_scores_are_ignored_for_a_message_of_several_requests():
+    asked: list[str] = []
+
+    class Embedder:
+        async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+            asked.append(text)
+            return [0.6 if "time" in text else 0.05, 0.6 if "files" in text else 0.05]
+
+    assert not tool_router.precomputable("list your files and tell me the time")
+    known = {tool_router.tool_text(TIME): 0.0, tool_router.tool_text(FILES): 0.0}
+    routing = await tool_router.route("list your files and tell me the time", [TIME, FILES], Embedder(), budget=1.0,
+                                      known=known)
+    assert sorted(asked) == ["list your files", "tell me the time"]
+    assert sorted(routing.picks) == ["files_list", "time__get_current_time"]
+
+
+async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup(grobot_env, monkeypatch):
+    embedded: list[str] = []
+    real = embeddings.get_embedder()
+
+    class Counting:
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            embedded.extend(texts)
+            return real.embed(texts)
+
+    monkeypatch.setattr(embeddings, "get_embedder", lambda: Counting())
+    monkeypatch.setattr(memory_store, "get_embedder", lambda: Counting())
+    store = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
+    store.add(1, ["Alice loves green tea"], {})
+    memory = LocalMemory(store)
+    try:
+        message = "what does Alice like to drink?"
+        await asyncio.wrap_future(memory.embedding(message))  # the supervisor starts it when the message arrives
+        tools = [tool_router.tool_text(TIME), tool_router.tool_text(FILES)]
+        embedded.clear()
+        scores = await memory.similarities(message, tools)
+        assert await memory.search(1, message, k=1) == ["Alice loves green tea"]
+        assert embedded == tools  # the tool texts once (then cached), the message never again
+        assert len(scores) == 2 and all(-1.0 <= s <= 1.0 for s in scores)
+        embedded.clear()
+        assert await memory.similarities(message, tools) == scores and embedded == []
+    finally:
+        memory.close()

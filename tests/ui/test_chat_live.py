@@ -1,0 +1,182 @@
+"""Test Chat against a real bot worker (``python -m bot_worker``) in a real browser: the answer
+streams in as the model writes it, Stop ends the run (issue 15 item 6), Retry sends a failed
+message again, the steps show each agent's model, tokens and time, the input stays in view, a
+reset asks first, and a tester meets the bot's cooldown like a Discord user (issues 13 and 14)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+from sqlmodel import select, update
+
+from grobot.core import test_chat_link
+from grobot.core.db import session_scope
+from grobot.core.models import Bot, Message
+from grobot.core.services import bots, test_chat
+from tests.fakes.llm import FakeLLM, Reply, _last_user_text, use_fake_llm
+from tests.helpers import wait_for
+from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import add_bot, start_worker, stop_worker, unique
+
+logger = logging.getLogger(__name__)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+LIVE_TIMEOUT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def live_llm() -> Iterator[FakeLLM]:
+    fake = FakeLLM().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def worker(ui_env, live_llm, tmp_path_factory) -> Iterator[object]:
+    """One real worker for the module; only this module's bots are enabled (the others have no Discord)."""
+    with session_scope() as session:
+        session.execute(update(Bot).values(enabled=False))
+    proc = start_worker(ui_env, tmp_path_factory.mktemp("worker") / "worker.log")
+
+    def ready() -> bool:
+        with session_scope(readonly=True) as session:
+            return bool(test_chat_link.live_runners(session=session))
+
+    try:
+        wait_for(ready, timeout=60, interval=0.1, message="the worker's Test Chat service")
+        yield proc
+    finally:
+        stop_worker(proc)
+
+
+def _bot(live_llm: FakeLLM, prefix: str, **fields: object) -> int:
+    bot_id = add_bot(unique(prefix), **fields)  # no Discord token: Test Chat only
+    use_fake_llm(live_llm, bot_id=bot_id)
+    return bot_id
+
+
+def _running() -> list[int]:
+    with session_scope(readonly=True) as session:
+        return list(session.exec(select(Message.id).where(Message.status == "running")).all())
+
+
+def _send(page, text: str) -> None:
+    page.get_by_role("textbox", name="Message").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, worker, live_llm) -> None:
+    page = admin_page
+    bot_id = _bot(live_llm, "Streamy", user_cooldown_seconds=0)
+    story = " ".join(f"word{i}" for i in range(60))
+    live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
+                        Reply(text=story, chunks=60, chunk_delay=0.2))
+    hangups = live_llm.hangups
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    _send(page, "Tell me a long story")
+
+    live = page.get_by_test_id("live-answer")
+    expect(live).to_contain_text("word2", timeout=LIVE_TIMEOUT_MS)  # words arrive while the model writes
+    assert "word59" not in live.inner_text()
+    expect(live.get_by_test_id("answer-progress")).to_contain_text("Writing…")
+    page.get_by_role("button", name="Stop").click()
+
+    expect(page.get_by_test_id("answer-stopped").last).to_have_text(
+        "Stopped: the run was cancelled (stopped by the tester)", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    answer = page.get_by_test_id("bot-answer").last
+    expect(answer.get_by_test_id("answer-stopped")).to_be_visible()
+    expect(answer).to_contain_text("word0 word1 word2")  # the words shown before the stop stay
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    wait_for(lambda: live_llm.hangups > hangups, timeout=10, message="the model's stream was not closed")
+    assert _running() == []
+    with session_scope(readonly=True) as session:
+        conv = test_chat.latest_session(bot_id, _user_id(session), session=session)
+        stopped = [m for m in test_chat.messages(conv.id, session=session) if m.role == "user"][-1]
+        assert (stopped.status, stopped.error) == ("cancelled", "the run was cancelled (stopped by the tester)")
+    page.screenshot(path="/tmp/ui-test-chat-stopped.png", full_page=True)
+
+    # Retry sends the same message again; this time the model answers quickly.
+    live_llm.reset()
+    live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
+                        Reply(text="Once upon a time, briefly."))
+    page.get_by_role("button", name="Retry").click()
+    expect(page.get_by_test_id("user-message")).to_have_count(2, timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text("Once upon a time, briefly.",
+                                                                   timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+
+    # The steps say, per agent, which model answered, with its tokens and time.
+    steps = page.get_by_test_id("bot-answer").last.get_by_test_id("chain-steps")
+    steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
+    call = steps.get_by_test_id("llm-call").filter(has_text="Synthesizer")
+    expect(call).to_have_count(1)
+    expect(call).to_contain_text("fake-model")
+    expect(call).to_contain_text(re.compile(r"\d+ → \d+ tokens"))
+    expect(call).to_contain_text(re.compile(r"\d+\.\d\d s"))
+
+
+def test_a_tester_meets_the_cooldown_and_an_error_can_be_retried(admin_page, worker, live_llm) -> None:
+    page = admin_page
+    bot_id = _bot(live_llm, "Cooly", user_cooldown_seconds=600)
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    _send(page, "first")
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: first", timeout=LIVE_TIMEOUT_MS)
+    _send(page, "second")
+    error = page.get_by_test_id("answer-error").last
+    expect(error).to_contain_text("Slow down a little: please wait", timeout=LIVE_TIMEOUT_MS)
+    # Without the cooldown, Retry gets the answer.
+    with session_scope() as session:
+        bots.update_bot(bots.get_bot(bot_id, session=session), {"user_cooldown_seconds": 0}, session=session)
+    page.get_by_role("button", name="Retry").click()
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: second", timeout=LIVE_TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("width,height", [(1400, 900), (420, 900)])
+def test_the_input_stays_in_view_and_reset_asks_first(browser, web_app, ui_admin, worker, live_llm, width,
+                                                      height) -> None:
+    from tests.ui.auth import sign_in
+
+    context = browser.new_context(viewport={"width": width, "height": height}, base_url=web_app.url)
+    page = context.new_page()
+    try:
+        sign_in(page, ui_admin)
+        bot_id = _bot(live_llm, "Longy")
+        with session_scope() as session:  # a long conversation already
+            conv = test_chat.open_session(bot_id, _user_id(session), session=session)
+            for i in range(25):
+                msg = test_chat.submit(conv.id or 0, f"question {i}", session=session, author_name="ui-admin")
+                msg.status = "done"
+                session.add(Message(conversation_id=conv.id, role="assistant", content=f"answer {i} " * 20))
+        page.goto(f"/bots/{bot_id}/chat")
+        expect(page.get_by_test_id("bot-answer").last).to_contain_text("answer 24", timeout=PAGE_TIMEOUT_MS)
+        for name in ("Message",):
+            expect(page.get_by_role("textbox", name=name)).to_be_in_viewport()
+        expect(page.get_by_role("button", name="Send")).to_be_in_viewport()
+        width_used = page.evaluate("document.documentElement.scrollWidth")
+        assert width_used <= width, f"the page is {width_used} px wide at {width} px"
+        page.screenshot(path=f"/tmp/ui-test-chat-{width}.png")
+
+        page.get_by_role("button", name="Reset conversation").click()
+        dialog = page.get_by_role("alertdialog")
+        expect(dialog).to_contain_text("Reset this conversation?")
+        dialog.get_by_role("button", name="Cancel").click()
+        expect(page.get_by_test_id("user-message")).to_have_count(25)
+        page.get_by_role("button", name="Reset conversation").click()
+        page.get_by_role("alertdialog").get_by_role("button", name="Reset").click()
+        expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    finally:
+        context.close()
+
+
+def _user_id(session) -> int:
+    from grobot.core.services import users
+
+    return users.get_user("ui-admin", session=session).id or 0

@@ -1,0 +1,112 @@
+"""Every page of the web app (the global pages and every tab of a bot), at 1400x900 and at
+420 px wide, in a real browser: each loads with no console error, nothing is wider than the
+screen at 420 px (the document's ``scrollWidth`` never exceeds the viewport), and a
+screenshot of each is saved in the folder the test prints (``test-artifacts/pages``).
+
+Shares the running web app (and its database) with the other modules of ``tests/ui``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from playwright.sync_api import expect
+
+from grobot.core.db import session_scope
+from grobot.core.models import BotStatus, LogEntry
+from grobot.core.services import discord_users, files, user_notes
+from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import add_bot, unique
+from tests.ui.screens import NARROW, WIDE, sized_page, wait_for_page
+from tests.ui.webapp import ROOT
+
+logger = logging.getLogger(__name__)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+SCREENSHOTS = ROOT / "test-artifacts" / "pages"
+GLOBAL_PAGES = (("/", "Bots"), ("/mcp", "MCP servers"), ("/usage", "Usage"), ("/users", "Users"),
+                ("/settings", "Settings"))
+BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory")
+WALKED_USER = "1574564006750846976"
+
+
+@pytest.fixture(scope="module")
+def walked_bot(ui_env) -> tuple[int, str]:
+    """A bot with something on every tab: a status, a log line, a file, a Discord user with notes."""
+    name = unique("Walker")
+    bot_id = add_bot(name, personality="A bot with a rather long personality text to fill the page.")
+    with session_scope() as session:
+        status = session.get(BotStatus, bot_id)
+        status.state, status.discord_user_name, status.guild_count = "online", "walker-bot", 2
+        session.add(status)
+        session.add(LogEntry(bot_id=bot_id, level="INFO", logger="bot_worker.bot_process", message="Connected"))
+        files.write_file(session=session, bot_id=bot_id, path="docs/manual-with-a-long-name.md", data=b"# Manual\n",
+                         content_type="text/markdown")
+        discord_users.set_directives(session=session, bot_id=bot_id, discord_user_id=WALKED_USER,
+                                     directives="Be formal.", display_name="Ada Lovelace")
+        user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=WALKED_USER,
+                            note="Writes compilers", reliability=0.9, source="archivist")
+    return bot_id, name
+
+
+def pages(bot_id: int, name: str) -> list[tuple[str, str, str]]:
+    """(slug, path, heading) of every page."""
+    found = [(path.strip("/") or "bots", path, heading) for path, heading in GLOBAL_PAGES]
+    found += [(f"bot-{tab}", f"/bots/{bot_id}/{tab}", name) for tab in BOT_TABS]
+    return found
+
+
+def horizontal_overflow(page) -> int:
+    """By how many pixels the document is wider than the viewport (0 when it fits)."""
+    return page.evaluate("() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
+
+
+def widest_elements(page) -> list[str]:
+    """What sticks out on the right (for the failure message)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
+            .slice(0, 6)
+            .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 2).join('.')} right=${Math.round(el.getBoundingClientRect().right)}`)"""
+    )
+
+
+@pytest.mark.parametrize("size", ["wide", "narrow"])
+def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, ui_admin, walked_bot, size) -> None:
+    viewport = WIDE if size == "wide" else NARROW
+    folder = SCREENSHOTS / f"{viewport['width']}x{viewport['height']}"
+    for old in folder.glob("*.png"):
+        old.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nScreenshots of every page at {viewport['width']} px: {folder}")
+    problems: list[str] = []
+    bot_id, name = walked_bot
+    with sized_page(browser, web_app.url, viewport, ui_admin) as page:
+        for slug, path, heading in pages(bot_id, name):
+            page.grobot_errors.clear()
+            page.goto(path)
+            wait_for_page(page, heading)
+            if path.startswith("/bots/"):
+                expect(page.get_by_role("navigation", name="Bot sections")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+            expect(page.get_by_text("Checking your session…")).to_have_count(0)
+            check(page, folder, slug, path, size, problems)
+            if slug == "bot-knowledge":  # and with a user open
+                page.locator(f'[data-user="{WALKED_USER}"]').click()
+                expect(page.get_by_role("textbox", name="Directives")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+                check(page, folder, "bot-knowledge-user", path + " (a user open)", size, problems)
+    assert not problems, "\n".join(problems)
+    expected = [f"{slug}.png" for slug, _, _ in pages(bot_id, name)] + ["bot-knowledge-user.png"]
+    assert sorted(p.name for p in folder.glob("*.png")) == sorted(expected)
+
+
+def check(page, folder, slug: str, what: str, size: str, problems: list[str]) -> None:
+    """Screenshot the page; note its console errors and (narrow) its horizontal overflow."""
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(folder / f"{slug}.png"), full_page=True)
+    if page.grobot_errors:
+        problems.append(f"{what}: console errors {page.grobot_errors}")
+    if size == "narrow" and (extra := horizontal_overflow(page)):
+        problems.append(f"{what}: {extra} px wider than the screen: {widest_elements(page)}")
+

@@ -1,0 +1,377 @@
+"""The settings forms in a real browser (issue 14 items 1 and 3, issue 15 items 4 and 7): what each Save
+saves, no edit lost without "Discard unsaved changes?", destructive actions confirmed, "Check connection"
+of what is typed (per bot too), overrides that store only what was set and say where the rest comes
+from, API keys checked with the provider before they are saved, and another configured provider named
+when a server cannot be reached.
+
+Shares the running web app (and its database) with the other modules of ``tests/ui``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+from sqlalchemy import delete
+from sqlmodel import select
+
+from grobot.core.db import session_scope
+from grobot.core.models import Bot, LLMSetting
+from grobot.core.services import llm_settings, mcp_servers
+from tests.fakes.llm import use_fake_llm
+from tests.helpers import make_token
+from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import add_bot, unique
+from tests.ui.webapp import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+LIVE_TIMEOUT_MS = 15_000
+DISCARD = "Discard unsaved changes?"
+GOOD_KEY = "sk-good-5f4e3d2c1b"
+
+
+class Dialogs:
+    """Answers the page's dialogs (``accept`` or not) and keeps what they said."""
+
+    def __init__(self, page) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self.accept = False
+        page.on("dialog", self._answer)
+
+    def _answer(self, dialog) -> None:
+        self.seen.append((dialog.type, dialog.message))
+        if self.accept:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    def take(self) -> list[tuple[str, str]]:
+        seen, self.seen = self.seen, []
+        return seen
+
+
+@pytest.fixture
+def llm_rows_restored(ui_env):
+    """The other modules share the database: the LLM settings this module stores are removed afterwards."""
+    yield
+    with session_scope() as session:
+        session.exec(delete(LLMSetting))
+
+
+def open_tab(page, bot_id: int, tab: str) -> None:
+    page.goto(f"/bots/{bot_id}/{tab}")
+    expect(page.get_by_role("navigation", name="Bot sections")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+
+def dead_url() -> str:
+    return f"http://127.0.0.1:{free_port()}"
+
+
+def bot_rows(bot_id: int) -> dict[str, LLMSetting]:
+    with session_scope(readonly=True) as session:
+        return {r.category: r for r in session.exec(select(LLMSetting).where(LLMSetting.bot_id == bot_id)).all()}
+
+
+# --------------------------------------------------------------------------- Bot Settings: saves and the guard
+
+
+def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows_restored) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Careful"), personality="Be brief.")
+    open_tab(page, bot_id, "settings")
+    dialogs = Dialogs(page)
+    personality = page.get_by_role("textbox", name="Personality")
+    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+
+    # Nothing edited: a tab switch asks nothing.
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/logs$"), timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == []
+    open_tab(page, bot_id, "settings")
+
+    # The personality edited: the bot's tabs and the sidebar ask, and staying keeps the edit.
+    personality = page.get_by_role("textbox", name="Personality")
+    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    personality.fill("You are a patient librarian.")
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
+    assert dialogs.take() == [("confirm", DISCARD)]
+    page.get_by_role("link", name="Usage").click()
+    assert dialogs.take() == [("confirm", DISCARD)]
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/settings$"))
+    expect(personality).to_have_value("You are a patient librarian.")
+
+    # Closing the tab asks too (the browser's own words); staying keeps the page.
+    with page.expect_event("dialog"):
+        page.close(run_before_unload=True)
+    assert [kind for kind, _ in dialogs.take()] == ["beforeunload"]
+    expect(page.get_by_role("textbox", name="Personality")).to_have_value("You are a patient librarian.")
+
+    # A card's own form counts too: saved fields, then a typed model of the output card.
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    page.get_by_role("button", name="Save changes").click()  # the app is still connected: the edit is saved
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/logs$"), timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == []
+    open_tab(page, bot_id, "settings")
+    card = page.locator('[data-category="output"]')
+    card.get_by_role("combobox", name="Model", exact=True).fill("qwen2.5:7b")
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Files").click()
+    assert dialogs.take() == [("confirm", DISCARD)]
+
+    # Discarding leaves, and the edit is gone (as the admin chose).
+    dialogs.accept = True
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Files").click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/files$"), timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == [("confirm", DISCARD)]
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).personality == "You are a patient librarian."
+    assert bot_rows(bot_id) == {}
+
+
+def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(admin_page, fake_llm,
+                                                                             llm_rows_restored) -> None:
+    page = admin_page
+    token = make_token(556677889900112233)
+    bot_id = add_bot(unique("Clear"), token=token)
+    mcp_name = unique("clock")
+    with session_scope() as session:
+        llm_settings.set_llm(session=session, category="tools", bot_id=bot_id, provider="ollama",
+                             base_url=fake_llm.url, api_key="ollama-key")
+        server = mcp_servers.create_server(session=session, name=mcp_name, command="python", args=["-m", "c"])
+        mcp_servers.record_tools(session=session, server_id=server.id, tools=[{"name": "now"}])
+        mcp_servers.enable_for_bot(session=session, bot_id=bot_id, server=server)
+    open_tab(page, bot_id, "settings")
+    dialogs = Dialogs(page)
+    expect(page.get_by_test_id("bar-scope")).to_have_text(
+        "Saves General, Reply rules, Limits, Daily limits, Discord connection. The cards below save on their own.",
+        timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("bar-save")).to_have_count(5)  # one per section the bar saves
+    expect(page.get_by_test_id("own-save")).to_have_text(["Saves on its own: Replace token",
+                                                          "Each model saves on its own",
+                                                          "Each server saves on its own"])
+
+    # A card's save keeps what is typed in another card.
+    decision = page.locator('[data-category="decision"]')
+    decision.get_by_role("combobox", name="Model", exact=True).fill("typed-but-not-saved")
+    output = page.locator('[data-category="output"]')
+    output.get_by_role("spinbutton", name="Temperature").fill("0.4")
+    output.get_by_role("button", name="Save output").click()
+    expect(output.get_by_test_id("llm-source")).to_have_text("Set for this bot", timeout=LIVE_TIMEOUT_MS)
+    expect(decision.get_by_role("combobox", name="Model", exact=True)).to_have_value("typed-but-not-saved")
+
+    # Removing the token asks first; Cancel keeps it.
+    page.get_by_role("button", name="Remove the token").click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text("Remove the Discord token?")
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_test_id("token-state")).to_have_text("set")
+    page.get_by_role("button", name="Remove the token").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Remove token").click()
+    expect(page.get_by_test_id("token-state")).to_have_text("not set", timeout=LIVE_TIMEOUT_MS)
+
+    # Removing a bot's API key asks in the browser; refusing sends nothing.
+    tools = page.locator('[data-category="tools"]')
+    tools.get_by_role("checkbox", name="Remove the key").click()
+    tools.get_by_role("button", name="Save tools").click()
+    assert dialogs.take() == [("confirm", "Remove the API key of the tools model?")]
+    assert bot_rows(bot_id)["tools"].api_key_enc is not None
+
+    # Stopping the use of an MCP server asks in the browser; refusing keeps it.
+    mcp = page.locator(f'[data-server="{mcp_name}"]')
+    mcp.get_by_role("checkbox").first.click()
+    mcp.get_by_role("button", name="Save").click()
+    assert dialogs.take() == [("confirm", f"Stop using {mcp_name} for this bot?")]
+    with session_scope(readonly=True) as session:
+        assert [link.enabled for link, _ in mcp_servers.bot_links(session=session, bot_id=bot_id)] == [True]
+
+    # Back to the global default asks first.
+    page.get_by_role("button", name="Use global default").first.click()
+    confirm = page.get_by_role("alertdialog")
+    expect(confirm).to_contain_text("Use the global default for")
+    confirm.get_by_role("button", name="Cancel").click()
+    assert set(bot_rows(bot_id)) == {"tools", "output"}
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.screenshot(path="/tmp/ui-bot-settings-1400.png", full_page=True)
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.screenshot(path="/tmp/ui-bot-settings-420.png", full_page=True)
+    dialogs.accept = True  # leave without the unsaved decision model
+
+
+# --------------------------------------------------------------------------- Bot Settings: the LLM cards
+
+
+def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_page, fake_llm,
+                                                                        llm_rows_restored) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Checked"))
+    open_tab(page, bot_id, "settings")
+    dialogs = Dialogs(page)
+    dialogs.accept = True
+    card = page.locator('[data-category="output"]')
+    # Nothing set for the bot: each value says what it inherits, and from where.
+    expect(card.get_by_test_id("llm-hint")).to_have_text([
+        "Inherited: ollama (default).", "Empty: llama3.2 (default).", "Empty: http://localhost:11434 (default).",
+        "Empty: 8192 (default).", "Empty: 0.7 (default)."], timeout=PAGE_TIMEOUT_MS)
+    base_url = card.get_by_role("textbox", name="Base URL")
+    expect(base_url).to_have_value("")  # the effective URL is not copied into the form
+
+    # The check asks the server typed in the card, not the saved one.
+    dead = dead_url()
+    base_url.fill(dead)
+    card.get_by_role("button", name="Check connection").click()
+    result = card.get_by_test_id("llm-check")
+    expect(result).to_have_text(f"Ollama at {dead} cannot be reached", timeout=LIVE_TIMEOUT_MS)
+    base_url.fill(fake_llm.url)
+    expect(result).to_have_count(0)  # a changed form: the old result is gone
+    card.get_by_role("button", name="Check connection").click()
+    expect(result).to_contain_text(f"Connected to Ollama at {fake_llm.url}: 2 models available",
+                                   timeout=LIVE_TIMEOUT_MS)
+    expect(card.locator("datalist option")).to_have_count(2)
+    assert bot_rows(bot_id) == {}  # a check saves nothing
+    page.reload()
+    expect(page.locator('[data-category="output"]').get_by_test_id("llm-hint").first).to_be_visible(
+        timeout=PAGE_TIMEOUT_MS)
+    expect(page.locator('[data-category="output"]').get_by_test_id("llm-check")).to_have_count(0)
+
+    # Only the model is set: nothing else is copied into the bot's row.
+    card = page.locator('[data-category="output"]')
+    card.get_by_role("combobox", name="Model", exact=True).fill("fake-model")
+    card.get_by_role("button", name="Save output").click()
+    expect(card.get_by_test_id("llm-source")).to_have_text("Set for this bot", timeout=LIVE_TIMEOUT_MS)
+    row = bot_rows(bot_id)["output"]
+    assert (row.provider, row.base_url, row.model, row.context_window, row.temperature) == (
+        "ollama", "", "fake-model", None, None)
+    expect(card.get_by_test_id("llm-hint")).to_have_text([
+        "Set for this bot.", "Set for this bot.", "Empty: http://localhost:11434 (default).",
+        "Empty: 8192 (default).", "Empty: 0.7 (default)."])
+
+
+def test_a_bot_llm_card_checks_a_new_key_and_names_another_provider(admin_page, fake_llm, llm_rows_restored) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Keyed"))
+    use_fake_llm(fake_llm, bot_id=bot_id, categories=("decision",))  # the bot's decision model: the fake
+    fake_llm.api_keys = {GOOD_KEY}
+    open_tab(page, bot_id, "settings")
+    dialogs = Dialogs(page)
+    dialogs.accept = True
+    card = page.locator('[data-category="output"]')
+    expect(card).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    card.get_by_role("combobox", name="Provider").click()
+    page.get_by_role("option", name="openai", exact=True).click()
+    card.get_by_role("textbox", name="Base URL").fill(fake_llm.openai_url)
+    card.get_by_role("textbox", name="API key").fill("sk-typo")
+    card.get_by_role("button", name="Save output").click()
+    expect(card.get_by_test_id("llm-error")).to_have_text(
+        f"API key rejected by OpenAI at {fake_llm.openai_url}; the key was not saved", timeout=LIVE_TIMEOUT_MS)
+    assert "output" not in bot_rows(bot_id)
+
+    # An unreachable server: said so, with the provider the bot already has; "Save anyway" saves.
+    dead = dead_url() + "/v1"
+    card.get_by_role("textbox", name="Base URL").fill(dead)
+    card.get_by_role("textbox", name="API key").fill(GOOD_KEY)
+    card.get_by_role("button", name="Check connection").click()
+    expect(card.get_by_test_id("llm-check")).to_have_text(
+        f"OpenAI at {dead} cannot be reached. Another configured provider could serve the output model: ollama "
+        f"(fake-model at {fake_llm.url}, this bot's decision model); choose it in Settings or with "
+        "`python -m grobot llm set` (GroBot does not switch by itself).", timeout=LIVE_TIMEOUT_MS)
+    card.get_by_role("button", name="Save output").click()
+    unverified = card.get_by_test_id("llm-unverified")
+    expect(unverified).to_contain_text(f"OpenAI at {dead} cannot be reached, so the API key could not be checked",
+                                       timeout=LIVE_TIMEOUT_MS)
+    assert "output" not in bot_rows(bot_id)
+    unverified.get_by_role("button", name="Save anyway").click()
+    expect(card.get_by_test_id("llm-source")).to_have_text("Set for this bot", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="output", bot_id=bot_id)
+    assert (llm.provider, llm.base_url, llm.api_key) == ("openai", dead, GOOD_KEY)
+    html, frames = page.content(), "\n".join(page.grobot_record.frames)
+    assert GOOD_KEY not in html and GOOD_KEY not in frames and "sk-typo" not in frames
+
+
+# --------------------------------------------------------------------------- the global Settings page
+
+
+def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_page, fake_llm,
+                                                                          llm_rows_restored) -> None:
+    page = admin_page
+    use_fake_llm(fake_llm, categories=("decision",))  # saved and reachable
+    page.goto("/settings")
+    dialogs = Dialogs(page)
+    decision = page.get_by_role("form", name="Decision model")
+    expect(page.locator("#llm-decision-base_url")).to_have_value(fake_llm.url, timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("Each card saves on its own", exact=False)).to_be_visible()
+
+    # An edited card: leaving asks first.
+    page.locator("#llm-decision-model").fill("typed")
+    dialogs.accept = False
+    page.get_by_role("link", name="Usage").click()
+    assert dialogs.take() == [("confirm", DISCARD)]
+    expect(page.locator("#llm-decision-model")).to_have_value("typed")
+    page.locator("#llm-decision-model").fill("fake-model")
+    dialogs.accept = True
+
+    # A dead URL typed but not saved: the check says so (it used to check the saved, working one).
+    dead = dead_url()
+    page.locator("#llm-decision-base_url").fill(dead)
+    decision.get_by_role("button", name="Check connection").click()
+    result = decision.get_by_test_id("llm-decision-check")
+    expect(result).to_have_text(f"Ollama at {dead} cannot be reached", timeout=LIVE_TIMEOUT_MS)
+    page.locator("#llm-decision-base_url").fill(fake_llm.url)
+    expect(result).to_have_count(0)
+    decision.get_by_role("button", name="Check connection").click()
+    expect(result).to_contain_text(f"Connected to Ollama at {fake_llm.url}: 2 models available",
+                                   timeout=LIVE_TIMEOUT_MS)
+    page.reload()
+    expect(page.locator("#llm-decision-base_url")).to_have_value(fake_llm.url, timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("llm-decision-check")).to_have_count(0)  # no result survives a reload
+
+    # A rejected key is never saved.
+    fake_llm.api_keys = {GOOD_KEY}
+    output = page.get_by_role("form", name="Output model")
+    page.locator("#llm-output-provider").click()
+    page.get_by_role("option", name="openai", exact=True).click()
+    page.locator("#llm-output-model").fill("fake-model")
+    page.locator("#llm-output-base_url").fill(fake_llm.openai_url)
+    page.locator("#llm-output-api_key").fill("sk-typo")
+    output.get_by_role("button", name="Save", exact=True).click()
+    expect(output.locator('[data-field-error="llm-output-api_key"]')).to_have_text(
+        f"API key rejected by OpenAI at {fake_llm.openai_url}; the key was not saved", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="output").source == "builtin"
+    page.locator("#llm-output-api_key").fill(GOOD_KEY)
+    output.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("Output model saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="output")
+    assert (llm.provider, llm.base_url, llm.api_key) == ("openai", fake_llm.openai_url, GOOD_KEY)
+
+    # An unreachable provider: said so, with the other provider configured; "Save anyway" saves.
+    tools = page.get_by_role("form", name="Tools model")
+    dead = dead_url() + "/v1"
+    page.locator("#llm-tools-provider").click()
+    page.get_by_role("option", name="mistral", exact=True).click()
+    page.locator("#llm-tools-base_url").fill(dead)
+    page.locator("#llm-tools-api_key").fill(GOOD_KEY)
+    tools.get_by_role("button", name="Save", exact=True).click()
+    unverified = tools.get_by_test_id("llm-tools-unverified")
+    expect(unverified).to_contain_text(
+        f"Mistral at {dead} cannot be reached, so the API key could not be checked. Another configured provider "
+        f"could serve the tools model: ollama (fake-model at {fake_llm.url}, the global decision default)",
+        timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="tools").source == "builtin"
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.screenshot(path="/tmp/ui-settings-keycheck-1400.png", full_page=True)
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.screenshot(path="/tmp/ui-settings-keycheck-420.png", full_page=True)
+    unverified.get_by_role("button", name="Save anyway").click()
+    expect(page.get_by_text("Tools model saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="tools")
+    assert (llm.provider, llm.base_url, llm.api_key) == ("mistral", dead, GOOD_KEY)
+    frames = "\n".join(page.grobot_record.frames)
+    assert GOOD_KEY not in frames and "sk-typo" not in frames

@@ -1,0 +1,126 @@
+"""``/council`` as a Discord user meets it (real bot process, fake Discord, fake LLM scripted per advisor),
+and ``/council`` in Test Chat through the supervisor's job."""
+
+from __future__ import annotations
+
+import pytest
+
+from grobot.core.agents.council import DEFAULT_ROLES
+from grobot.core.db import session_scope
+from grobot.core.services import council, test_chat
+from tests.fakes.llm import Reply
+from tests.helpers import wait_for
+from tests.worker.harness import fleet
+
+pytestmark = pytest.mark.slow
+
+
+def for_advisor(name: str):
+    return lambda body: f"You are the {name}." in str(body.get("messages", [{}])[0].get("content", ""))
+
+
+def is_synthesis(body) -> bool:
+    return "You chair an advisory council" in str(body.get("messages", [{}])[0].get("content", ""))
+
+
+def _followups(world, token: str | None = None) -> list[dict]:
+    return [r for r in world.discord.interaction_responses
+            if r["kind"] == "webhook POST" and (token is None or r["token"] == token)]
+
+
+def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthesis(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("sage", user_cooldown_seconds=30)
+        delays = {"Analyst": 0.9, "Strategist": 0.1, "Devil's Advocate": 0.5, "Visionary": 0.3}
+        for name, delay in delays.items():
+            world.llm.script_for(for_advisor(name), Reply(text=f"{name}: my view.", delay=delay), persistent=True)
+        world.llm.script_for(for_advisor("Pragmatist"), Reply(status=500, error="model crashed", delay=0.7),
+                             persistent=True)
+        long_recommendation = "Pilot it in one region first. " * 90  # the synthesis needs two messages
+        world.llm.script_for(is_synthesis, Reply(json={"consensus": "Go, carefully.", "disagreements": ["timing"],
+                                                       "recommendation": long_recommendation, "confidence": 64}),
+                             persistent=True)
+        world.start_supervisor()
+        world.wait_online(bot)
+        uid = world.discord_ids[bot]
+
+        # Off by default: the asker alone is told so, and no LLM is asked.
+        world.discord.invoke_command(uid, "council", {"question": "Should we expand?"})
+        refusal = wait_for(lambda: [r for r in world.discord.interaction_responses
+                                    if r["kind"] == "callback" and "not enabled" in str(r["body"])], 20)[0]
+        assert refusal["body"]["data"]["flags"] & 64  # ephemeral
+        assert not world.llm.chat_requests()
+
+        with session_scope() as session:
+            council.set_council(bot, session=session, enabled=True)
+        world.discord.invoke_command(uid, "council", {"question": "Should we expand?"})
+        deferred = wait_for(lambda: [r for r in world.discord.interaction_responses
+                                     if r["kind"] == "callback" and r["body"].get("type") == 5], 20)
+        assert not (deferred[0]["body"].get("data") or {}).get("flags", 0) & 64  # the channel sees the council
+        def all_sent() -> list[dict] | None:
+            parts = _followups(world)
+            ended = parts and _squash(parts[-1]["body"]["content"]).endswith(_squash(long_recommendation)[-40:])
+            return parts if len(parts) >= 7 and ended else None
+
+        parts = wait_for(all_sent, 20, message=str(_followups(world)))
+        texts = [p["body"]["content"] for p in parts]
+        assert texts[0].startswith("> Should we expand?")
+        order = [next(name for name in [r.name for r in DEFAULT_ROLES] if f"**{name}**" in t) for t in texts[:5]]
+        assert order == ["Strategist", "Visionary", "Devil's Advocate", "Pragmatist", "Analyst"]
+        assert "Strategist: my view." in texts[0]
+        assert "could not answer" in texts[3] and "model crashed" in texts[3]
+        synthesis = "".join(texts[5:])
+        assert texts[5].startswith("**Synthesis** · confidence 64/100") and "timing" in texts[5]
+        assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7
+        assert _squash(synthesis).endswith(_squash(long_recommendation))
+
+        row = wait_for(lambda: next(iter(_deliberations(bot)), None), 10)
+        assert row["question"] == "Should we expand?" and row["platform"] == "discord" and row["confidence"] == 64
+        assert [a["name"] for a in row["advisors"]] == order and row["tokens_in"] > 0
+        assert row["asked_by"]
+
+        # A deliberation is one run of the asker: the bot's cooldown applies to the next one.
+        asked = len(world.llm.chat_requests())
+        world.discord.invoke_command(uid, "council", {"question": "And now?"})
+        slow = wait_for(lambda: [r for r in world.discord.interaction_responses
+                                 if r["kind"] == "callback" and "Slow down" in str(r["body"])], 20)[0]
+        assert slow["body"]["data"]["flags"] & 64
+        assert len(world.llm.chat_requests()) == asked
+
+
+def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("sage", enabled=False)
+        with session_scope() as session:
+            council.set_council(bot, session=session, enabled=True)
+            conv = test_chat.create_session(bot, session=session)
+            mid = test_chat.submit(conv.id, "/council Which road?", session=session).id
+        for role in DEFAULT_ROLES:
+            world.llm.script_for(for_advisor(role.name), Reply(text=f"{role.name} picks the left road."),
+                                 persistent=True)
+        world.llm.script_for(is_synthesis, Reply(json={"consensus": "Left.", "disagreements": [],
+                                                       "recommendation": "Take the left road.", "confidence": 90}),
+                             persistent=True)
+        world.start_supervisor()
+
+        def answered():
+            with session_scope(readonly=True) as session:
+                rows = test_chat.messages(conv.id, session=session)
+                done = [m for m in rows if m.id == mid and m.status in ("done", "error")]
+                return rows if done else None
+
+        rows = wait_for(answered, 30)
+        assert [m.status for m in rows if m.id == mid] == ["done"]
+        answer = next(m.content for m in rows if m.role == "assistant")
+        assert answer.count("picks the left road.") == 5 and "confidence 90/100" in answer
+        assert _deliberations(bot)[0]["platform"] == "test_chat"
+
+
+def _squash(text: str) -> str:
+    """``text`` without whitespace (a split drops it at the cuts)."""
+    return "".join(text.split())
+
+
+def _deliberations(bot_id: int) -> list[dict]:
+    with session_scope(readonly=True) as session:
+        return [row.model_dump() for row in council.list_deliberations(bot_id, session=session)]
