@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -18,17 +18,17 @@ from grobot.core.services import bots, log_entries
 def test_days_in_the_readers_zone_pages_and_export(any_db_env):
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Logged").id
-        start = datetime(2026, 3, 9, 22, 0, tzinfo=timezone.utc)  # 10 March 03:30 in Kolkata
+        start = datetime(2026, 3, 9, 22, 0, tzinfo=UTC)  # 10 March 03:30 in Kolkata
         for i in range(30):
             session.add(LogEntry(bot_id=bot_id, created_at=start + timedelta(minutes=i), level="INFO",
                                  logger="bot_worker.bot_process", message=f"=line {i}, with a comma"))
     since, until = log_entries.day_range("2026-03-10", "2026-03-10", "Asia/Kolkata")
-    assert (since, until) == (datetime(2026, 3, 9, 18, 30, tzinfo=timezone.utc),
-                              datetime(2026, 3, 10, 18, 30, tzinfo=timezone.utc))
+    assert (since, until) == (datetime(2026, 3, 9, 18, 30, tzinfo=UTC),
+                              datetime(2026, 3, 10, 18, 30, tzinfo=UTC))
     with session_scope(readonly=True) as session:
         kolkata = log_entries.recent_logs(session=session, bot_id=bot_id, since=since, until=until, limit=100)
         utc_day = log_entries.recent_logs(session=session, bot_id=bot_id, limit=100,
-                                          since=datetime(2026, 3, 10, tzinfo=timezone.utc))
+                                          since=datetime(2026, 3, 10, tzinfo=UTC))
         page2 = log_entries.recent_logs(session=session, bot_id=bot_id, limit=10, offset=10)
     assert len(kolkata) == 30 and len(utc_day) == 0
     assert [line.message for line in page2] == [f"=line {i}, with a comma" for i in range(19, 9, -1)]
@@ -48,4 +48,4 @@ def test_wrong_ranges_are_refused_in_words():
         log_entries.day_range("2026-03-10", "2026-03-09")
     with pytest.raises(ValidationError, match="is not a date"):
         log_entries.day_range("10/03/2026", "")
-    assert log_entries.zone_of("Not/AZone") is timezone.utc
+    assert log_entries.zone_of("Not/AZone") is UTC

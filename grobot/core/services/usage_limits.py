@@ -17,12 +17,11 @@ from typing import Any
 from sqlalchemy import bindparam, case, func, select
 from sqlmodel import Session, col
 
-from grobot.core.limits import (BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT,
-                                 USER_MESSAGES, LimitHit, LimitState, check, warn_once)
+from grobot.core.limits import BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT, USER_MESSAGES, LimitHit, LimitState, check, warn_once
 from grobot.core.limits import reset_warnings as _reset_limit_warnings
 from grobot.core.models import Bot, Setting, UsageDaily, UserUsageDaily
-from grobot.core.services.app_settings import BUDGET_KEYS, LIMIT_KEYS
 from grobot.core.services import costs
+from grobot.core.services.app_settings import BUDGET_KEYS, LIMIT_KEYS
 from grobot.core.services.budgets import alert_near_budgets, reset_alerts
 from grobot.core.services.usage_accounting import utc_day
 
