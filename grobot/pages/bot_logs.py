@@ -8,7 +8,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 
 import reflex as rx
 from sqlmodel import Session
@@ -69,7 +69,7 @@ class LogQuery:
 
 def _iso(line: log_entries.LogLine) -> str:
     moment = line.created_at
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).isoformat()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
 def load_logs(token: str, bot_id: int, level: str, search: str, limit: int,

@@ -76,7 +76,7 @@ def test_prices_and_currency_from_the_command_line(grobot_env, capsys):
     assert code == 2 and "no price set for anthropic/claude-3-5-haiku-latest" in err
 
 
-def test_usage_shows_cost_per_bot_model_day_and_month(grobot_env, capsys):
+def test_usage_shows_cost_per_bot_model_day_and_month(any_db_env, capsys):
     alpha, beta = _bot("alpha"), _bot("beta")
     now = utcnow()
     last_month = now - timedelta(days=45)  # an earlier UTC month, out of the last 30 days
@@ -107,7 +107,7 @@ def test_usage_shows_cost_per_bot_model_day_and_month(grobot_env, capsys):
     assert code == 0 and "cost EUR 2.30" in out and "this month" in out
 
 
-def test_monthly_budgets_stop_the_bot_like_the_daily_limits(grobot_env, capsys):
+def test_monthly_budgets_stop_the_bot_like_the_daily_limits(any_db_env, capsys):
     bot_id = _bot("Penny")
     assert run(capsys, "bot", "set", "Penny", "--monthly-call-limit", "10", "--monthly-cost-limit", "5")[0] == 0
     assert run(capsys, "settings", "set", "monthly_token_limit", "1000000")[0] == 0
@@ -160,7 +160,7 @@ async def test_a_price_makes_the_chains_calls_cost_something(grobot_env, fake_ll
     assert round(day.cost, 6) == round(sum(c.cost for c in calls), 6) > 0
 
 
-def test_a_budget_at_80_percent_is_a_warning_in_the_bots_log_once_per_period(grobot_env, capsys):
+def test_a_budget_at_80_percent_is_a_warning_in_the_bots_log_once_per_period(any_db_env, capsys):
     handler = DatabaseLogHandler(flush_interval=0.05)
     logging.getLogger().addHandler(handler)
     try:
@@ -205,3 +205,28 @@ def test_a_budget_at_80_percent_is_a_warning_in_the_bots_log_once_per_period(gro
     finally:
         logging.getLogger().removeHandler(handler)
         handler.close()
+
+
+def test_breakdowns_per_discord_user_and_source(any_db_env):
+    from grobot.core.services import conversations, test_chat, usage_charts
+
+    bot_id = _bot("Split")
+    with session_scope() as session:
+        conv = conversations.get_or_create_conversation(session=session, bot_id=bot_id, key="guild:9", title="#x",
+                                                        guild_id="1", channel_id="9")
+        run_id = conversations.insert_user_message(session=session, conversation_id=conv.id, content="hi",
+                                                   author_id="77", author_name="bob_the_user")
+        tester = test_chat.create_session(bot_id, session=session)
+        test_run = test_chat.submit(tester.id, "hello", session=session).id
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id,
+                               records=[_call("openai", "gpt-4o-mini", 1000, 10)] * 2)
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,
+                               records=[_call("ollama", "llama3.2", 10, 1)])
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=[_call("ollama", "x", 1, 1)])
+    with session_scope(readonly=True) as session:
+        users = usage_charts.by_user(session=session, days=1)
+        sources = usage_charts.by_source(session=session, days=1, bot_id=bot_id)
+        days = usage_charts.by_day(session=session, days=1)
+    assert [(u.key, u.label, u.calls, u.tokens) for u in users] == [("77", "bob_the_user", 2, 2020)]
+    assert sorted((s.label, s.calls) for s in sources) == [("Background", 1), ("Discord", 2), ("Test Chat", 1)]
+    assert [(d.key, d.calls) for d in days] == [(utcnow().date().isoformat(), 4)]

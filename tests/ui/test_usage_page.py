@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
 from grobot.core.models import utcnow
-from grobot.core.services import conversations, costs, llm_calls, test_chat
+from grobot.core.services import app_settings, conversations, costs, llm_calls, test_chat, usage_accounting
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
 
@@ -111,3 +111,34 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     expect(mini.get_by_role("cell").last).to_have_text("CHF 0.1400")
     page.get_by_role("button", name="Remove the price of gpt-4o-mini").click()
     expect(row.get_by_role("cell").nth(3)).to_have_text("default")
+    assert page.grobot_record.console_errors == [], page.grobot_record.console_errors
+
+
+@pytest.fixture
+def no_global_budgets():
+    """The other browser tests (they share the database) see no global budget afterwards."""
+    yield
+    with session_scope() as session:
+        app_settings.set_values({key: "0" for key in app_settings.BUDGET_KEYS}, session=session)
+
+
+def test_global_budgets_on_the_settings_page_alert_on_the_usage_page(admin_page, no_global_budgets) -> None:
+    page = admin_page
+    name = unique("Defaulted")
+    bot_id = add_bot(name)
+    with session_scope() as session:
+        usage_accounting.add_llm_usage(session=session, bot_id=bot_id, calls=90, tokens_in=10, tokens_out=0,
+                                       errors=0)
+    page.goto("/settings")
+    fleet = page.get_by_role("form", name="Fleet settings")
+    expect(page.locator("#app-monthly_call_limit")).to_have_value("0", timeout=PAGE_TIMEOUT_MS)
+    page.locator("#app-monthly_call_limit").fill("100")
+    page.locator("#app-monthly_cost_limit").fill("12.5")
+    fleet.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_text("Settings saved")).to_be_visible()
+    with session_scope(readonly=True) as session:
+        stored = app_settings.get_values(("monthly_call_limit", "monthly_cost_limit"), session=session)
+    assert stored == {"monthly_call_limit": 100, "monthly_cost_limit": 12.5}
+    page.goto("/usage")
+    expect(page.get_by_test_id("budget-alerts")).to_contain_text(
+        f"{name}: 90 % of the monthly LLM calls budget used (90 of 100)", timeout=PAGE_TIMEOUT_MS)

@@ -401,8 +401,8 @@ def test_unreachable_discord_is_one_clear_line_and_retried(grobot_env, tmp_path)
 
         def failures() -> list[str]:
             with session_scope(readonly=True) as session:
-                return list(session.exec(select(LogEntry.message).where(
-                    LogEntry.bot_id == bot, LogEntry.level == "ERROR")).all())
+                return list(session.exec(select(LogEntry.message).where(  # the bot process's own lines
+                    LogEntry.bot_id == bot, LogEntry.level == "ERROR", LogEntry.logger == "bot_worker.bot_process")).all())
 
         lines = wait_for(lambda: (found := failures()) and len(found) >= 2 and found, 30,
                          message=f"two failed attempts; log:\n{world._tail()}")  # retried with backoff

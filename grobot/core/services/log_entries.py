@@ -7,7 +7,7 @@ import io
 import json
 import logging
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlmodel import Session, col, select
@@ -49,9 +49,9 @@ def levels_from(min_level: str) -> tuple[str, ...]:
 def zone_of(name: str) -> ZoneInfo | timezone:
     """The time zone named ``name`` (IANA, as browsers report it); UTC when empty or unknown."""
     try:
-        return ZoneInfo(name) if name else timezone.utc
+        return ZoneInfo(name) if name else UTC
     except (ZoneInfoNotFoundError, ValueError):
-        return timezone.utc
+        return UTC
 
 
 def day_range(first: str, last: str, zone: str = "") -> tuple[datetime | None, datetime | None]:
@@ -64,7 +64,7 @@ def day_range(first: str, last: str, zone: str = "") -> tuple[datetime | None, d
             day = date.fromisoformat(text)
         except ValueError:
             raise ValidationError(f"{text!r} is not a date (YYYY-MM-DD)") from None
-        return datetime.combine(day, time.min, tzinfo=tz).astimezone(timezone.utc)
+        return datetime.combine(day, time.min, tzinfo=tz).astimezone(UTC)
 
     since = start_of(first) if first else None
     until = start_of(last) + timedelta(days=1) if last else None
@@ -108,7 +108,7 @@ def recent_logs(
 
 
 def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def export(lines: list[LogLine], *, fmt: str = "csv", zone: str = "") -> str:

@@ -14,15 +14,14 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, case, func, select
 from sqlmodel import Session, col
 
-from grobot.core.limits import (BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT,
-                                 USER_MESSAGES, LimitHit, LimitState, check, warn_once)
+from grobot.core.limits import BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT_TEXT, USER_MESSAGES, LimitHit, LimitState, check, warn_once
 from grobot.core.limits import reset_warnings as _reset_limit_warnings
 from grobot.core.models import Bot, Setting, UsageDaily, UserUsageDaily
-from grobot.core.services.app_settings import BUDGET_KEYS, LIMIT_KEYS
 from grobot.core.services import costs
+from grobot.core.services.app_settings import BUDGET_KEYS, LIMIT_KEYS
 from grobot.core.services.budgets import alert_near_budgets, reset_alerts
 from grobot.core.services.usage_accounting import utc_day
 
@@ -40,29 +39,32 @@ def reset_warnings() -> None:
 
 
 def _state_query() -> Any:
-    """``SELECT`` today's counters of a bot (and of one user) and the global defaults (built once)."""
+    """``SELECT`` today's and this month's counters of a bot (and today's of one user) and the global
+    defaults (built once). The bot's counters are one index range of at most 31 rows (bot_id, day)."""
     global _QUERY
     if _QUERY is None:
-        usage = (UsageDaily.bot_id == bindparam("bot_id")) & (UsageDaily.day == bindparam("day"))
+        today = col(UsageDaily.day) == bindparam("day")
+
+        def on_day(column: Any) -> Any:
+            return func.sum(case((today, column), else_=0))
+
+        tokens = UsageDaily.tokens_in + UsageDaily.tokens_out
+        counters = (
+            select(on_day(tokens).label("tokens"), on_day(UsageDaily.calls).label("calls"),
+                   on_day(UsageDaily.cost).label("cost"), func.sum(tokens).label("month_tokens"),
+                   func.sum(UsageDaily.calls).label("month_calls"), func.sum(UsageDaily.cost).label("month_cost"))
+            .where(col(UsageDaily.bot_id) == bindparam("bot_id"), col(UsageDaily.day) >= bindparam("month_first"),
+                   col(UsageDaily.day) <= bindparam("day"))
+            .subquery()
+        )
         user = ((UserUsageDaily.bot_id == bindparam("bot_id")) & (UserUsageDaily.day == bindparam("day"))
                 & (UserUsageDaily.discord_user_id == bindparam("user_id")))
-        columns = [
-            select(UsageDaily.tokens_in + UsageDaily.tokens_out).where(usage).scalar_subquery().label("tokens"),
-            select(UsageDaily.calls).where(usage).scalar_subquery().label("calls"),
-            select(UserUsageDaily.messages).where(user).scalar_subquery().label("user_messages"),
-            select(UsageDaily.cost).where(usage).scalar_subquery().label("cost"),
-        ]
-        # This month: an index range of at most 31 rows (bot_id, day).
-        month = ((col(UsageDaily.bot_id) == bindparam("bot_id")) & (col(UsageDaily.day) >= bindparam("month_first"))
-                 & (UsageDaily.day <= bindparam("day")))
-        columns += [
-            select(func.sum(UsageDaily.tokens_in + UsageDaily.tokens_out)).where(month).scalar_subquery().label("mt"),
-            select(func.sum(UsageDaily.calls)).where(month).scalar_subquery().label("mc"),
-            select(func.sum(UsageDaily.cost)).where(month).scalar_subquery().label("mcost"),
-        ]
+        columns = [counters.c.tokens, counters.c.calls,
+                   select(UserUsageDaily.messages).where(user).scalar_subquery().label("user_messages"),
+                   counters.c.cost, counters.c.month_tokens, counters.c.month_calls, counters.c.month_cost]
         columns += [select(Setting.value).where(Setting.key == key).scalar_subquery().label(key)
                     for key in LIMIT_KEYS + BUDGET_KEYS]
-        _QUERY = select(*columns)
+        _QUERY = select(*columns).select_from(counters)
     return _QUERY
 
 
