@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEADER_REFRESH_STALE_SECONDS = 5.0  # like the sidebar's (grobot.state.fleet)
+SAME_BOT_FRESH_SECONDS = 60.0  # a tab switch within this after the bot's check reads no header
 NOT_FOUND_MESSAGE = "This bot does not exist, or you are not allowed to see it."
 ADMIN_ONLY_MESSAGE = "Only administrators can open this tab. Testers can use the Test Chat."
 
@@ -138,6 +139,7 @@ class BotPageState(AppState):
     bot_has_token: bool = False
     header_error: str = ""
     _header_refresh_started: float = 0.0
+    _opened_at: float = 0.0  # when the bot was last checked and its header read (time.monotonic)
 
     @rx.var
     def bot_ready(self) -> bool:
@@ -156,10 +158,17 @@ class BotPageState(AppState):
     @rx.event
     async def open_bot(self, tab: str, admin_only: bool):
         """On load of a per-bot tab: the session, then the bot of the URL and whether this user may open the tab."""
+        bot_id = bot_id_from_path(self.router.url.path)
+        if self._same_bot_open(bot_id):
+            # Another tab of the bot just opened: the header is live (its timer), and the tab's own
+            # load checks the session and the bot again on the server (``run_for_bot``).
+            self.current_tab = tab
+            self.access_error = ADMIN_ONLY_MESSAGE if admin_only and not self.is_admin else ""
+            return None
         self.current_tab = tab
         self.bot_loaded = False
         self.access_error = ""
-        self.current_bot_id = bot_id_from_path(self.router.url.path)
+        self.current_bot_id = bot_id
         token = self.session_token
         try:  # the session and the bot's header in one transaction (one thread hop per tab switch)
             user, data = await asyncio.to_thread(run_authorized, token, _signed_in_with_header(self.current_bot_id))
@@ -176,8 +185,15 @@ class BotPageState(AppState):
             self.bot_name = "Bot not found"
         else:
             self._show_header(data)
+            self._opened_at = time.monotonic()
         self.bot_loaded = True
         return None
+
+    def _same_bot_open(self, bot_id: int) -> bool:
+        """Whether ``bot_id`` is the bot shown, checked and visible within the last minute."""
+        return (bool(self.user_id) and self.bot_loaded and bot_id == self.current_bot_id and bot_id > 0
+                and self.access_error in ("", ADMIN_ONLY_MESSAGE)
+                and time.monotonic() - self._opened_at < SAME_BOT_FRESH_SECONDS)
 
     @rx.event(background=True)
     async def refresh_header(self, _tick: str = ""):

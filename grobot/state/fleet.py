@@ -110,7 +110,8 @@ class BotsState(AppState):
                 self._refresh_started = 0.0
                 self._forget_session()
                 self.bots = []
-            return sign_out_script()
+                back_to = self._current_path()  # signing in again comes back here
+            return sign_out_script(back_to)
         except Exception as exc:  # the page says so and keeps retrying
             failure = exc
         async with self:

@@ -1,6 +1,6 @@
-"""Every page of the web app (the global pages and every tab of a bot), at 1400x900 and at
-420 px wide, in a real browser: each loads with no console error, nothing is wider than the
-screen at 420 px (the document's ``scrollWidth`` never exceeds the viewport), and a
+"""Every page of the web app (the login page, the global pages and every tab of a bot, the
+Knowledge Base also with a user open), at 1400x900 and at 420 px wide, in a real browser: each
+loads with no console error, nothing is wider than the screen at 420 px (the document's ``scrollWidth`` never exceeds the viewport), and a
 screenshot of each is saved in the folder the test prints (``test-artifacts/pages``).
 
 Shares the running web app (and its database) with the other modules of ``tests/ui``.
@@ -79,15 +79,21 @@ def widest_elements(page) -> list[str]:
 
 
 @pytest.mark.parametrize("size", ["wide", "narrow"])
-def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, ui_admin, walked_bot, size) -> None:
+def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, ui_admin, walked_bot, size,
+                                                             capsys) -> None:
     viewport = WIDE if size == "wide" else NARROW
     folder = SCREENSHOTS / f"{viewport['width']}x{viewport['height']}"
     for old in folder.glob("*.png"):
         old.unlink()
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"\nScreenshots of every page at {viewport['width']} px: {folder}")
+    with capsys.disabled():  # in the test output even when the test passes
+        print(f"\nScreenshots of every page at {viewport['width']}x{viewport['height']}: {folder}")
     problems: list[str] = []
     bot_id, name = walked_bot
+    with sized_page(browser, web_app.url, viewport) as page:  # the one page open without a session
+        page.goto("/login")
+        wait_for_page(page, "Sign in")
+        check(page, folder, "login", "/login", size, problems)
     with sized_page(browser, web_app.url, viewport, ui_admin) as page:
         for slug, path, heading in pages(bot_id, name):
             page.grobot_errors.clear()
@@ -102,7 +108,7 @@ def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, u
                 expect(page.get_by_role("textbox", name="Directives")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
                 check(page, folder, "bot-knowledge-user", path + " (a user open)", size, problems)
     assert not problems, "\n".join(problems)
-    expected = [f"{slug}.png" for slug, _, _ in pages(bot_id, name)] + ["bot-knowledge-user.png"]
+    expected = [f"{slug}.png" for slug, _, _ in pages(bot_id, name)] + ["bot-knowledge-user.png", "login.png"]
     assert sorted(p.name for p in folder.glob("*.png")) == sorted(expected)
 
 

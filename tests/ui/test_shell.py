@@ -14,9 +14,10 @@ import pytest
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
-from grobot.core.models import Bot
+from grobot.core.models import Bot, Role
+from grobot.core.services import users
 from tests.helpers import wait_for
-from tests.ui.auth import PAGE_TIMEOUT_MS, fill_login, login_url_pattern
+from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, fill_login, login_url_pattern
 from tests.ui.chat import add_bot, unique
 from tests.ui.screens import NARROW, WIDE, sized_page, wait_for_page
 
@@ -203,3 +204,17 @@ def test_signing_in_goes_back_to_the_page_that_asked(browser, web_app, ui_admin)
         page.goto("/login?next=//example.com/x")
         fill_login(page, ui_admin.username, ui_admin.password)
         expect(page).to_have_url(re.compile(r"^http://127\.0\.0\.1:\d+/$"), timeout=PAGE_TIMEOUT_MS)
+
+
+def test_a_session_that_ends_on_a_page_signs_in_again_back_to_that_page(browser, web_app) -> None:
+    user = create_ui_user(unique("expiring"), Role.ADMIN)
+    with sized_page(browser, web_app.url, WIDE, user) as page:
+        page.goto("/usage")
+        wait_for_page(page, "Usage")
+        with session_scope() as session:
+            users.end_sessions(user.id, session=session)  # e.g. signed out in another browser
+        # The sidebar's next refresh finds the session gone.
+        expect(page).to_have_url(re.compile(r"/login/?\?next=%2Fusage(%2F)?$"), timeout=LIVE_TIMEOUT_MS)
+        fill_login(page, user.username, user.password)
+        expect(page).to_have_url(re.compile(r"/usage/?$"), timeout=PAGE_TIMEOUT_MS)
+        wait_for_page(page, "Usage")

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 
 import pytest
 from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AppUser, BotStatus, LogEntry, Role, Setting, Supervisor
+from grobot.core.models import AppUser, BotStatus, LogEntry, Role, Setting, Supervisor, utcnow
 from grobot.core.services import app_settings, files
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
@@ -47,10 +48,12 @@ def one_mib_files(ui_env):
 
 @pytest.fixture
 def running_worker(ui_env):
-    """A bot worker's supervisor with a fresh heartbeat (as a running worker keeps it)."""
+    """A bot worker's supervisor with a fresh heartbeat (as a running worker keeps it; dated a few
+    minutes ahead so that a slow machine cannot let it go stale during the test)."""
     supervisor_id = unique("sup")
     with session_scope() as session:
-        session.add(Supervisor(id=supervisor_id, hostname="test", pid=1))
+        session.add(Supervisor(id=supervisor_id, hostname="test", pid=1,
+                               heartbeat_at=utcnow() + timedelta(minutes=5)))
     yield supervisor_id
     with session_scope() as session:
         row = session.get(Supervisor, supervisor_id)
