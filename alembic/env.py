@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging.config
 
-from alembic import context
 from sqlmodel import SQLModel
 
 import grobot.core.models  # noqa: F401  (registers the tables)
+from alembic import context
 from grobot.core.db import get_engine
 from grobot.core.settings import get_settings
 

@@ -235,7 +235,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
     time.sleep(1.0)
     cpu = cpu_seconds(pid) - cpu_before
     supervisor_cpu, window = cpu_seconds(bench.supervisor.pid) - supervisor_before, time.monotonic() - measured_from
-    ms = lambda v: v * 1000  # noqa: E731
+    ms = lambda v: v * 1000
     print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
           f"   (n={len(first_reply)})")
     print(f"LLM stream end -> completing edit: p50 {ms(pct(completing, .5)):6.1f} ms   p95 {ms(pct(completing, .95)):6.1f} ms"

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
 from fleet import Bench, bench_messages, wait_first_reply, wait_until  # noqa: E402
+
 from tests.pg import PgCluster  # noqa: E402
 
 

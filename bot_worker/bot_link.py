@@ -26,9 +26,10 @@ import hmac
 import logging
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import aiohttp
 import orjson
@@ -67,7 +68,7 @@ class Answer:
                 "config": self.config}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Answer":
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
         expires = data.get("expires")
         return cls(ok=bool(data.get("ok")), holder=data.get("holder") or None,
                    expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
@@ -165,7 +166,7 @@ def initial_lease() -> datetime | None:
 
 def seconds_until(moment: datetime) -> float:
     """Seconds from now to ``moment`` (aware; negative once it has passed)."""
-    return (moment - datetime.now(timezone.utc)).total_seconds()
+    return (moment - datetime.now(UTC)).total_seconds()
 
 
 class BotLinkClient:
@@ -178,7 +179,7 @@ class BotLinkClient:
         self._closed = False
 
     @classmethod
-    def from_env(cls) -> "BotLinkClient | None":
+    def from_env(cls) -> BotLinkClient | None:
         url, token = os.environ.get(URL_ENV, "").strip(), os.environ.get(TOKEN_ENV, "").strip()
         return cls(url, token) if url and token else None
 
@@ -193,7 +194,7 @@ class BotLinkClient:
             async with self._session.post(f"{self.url}/v1/bots/{bot_id}/{path}", json=body, headers=self.headers,
                                           timeout=aiohttp.ClientTimeout(total=timeout)) as response:
                 status, data = response.status, await response.json(loads=orjson.loads)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise ConnectionError(f"the supervisor did not answer ({type(exc).__name__})") from exc
         if status == 401:
             raise ConnectionError(f"the supervisor answered 401: {data.get('error')}")

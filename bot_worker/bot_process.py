@@ -30,8 +30,7 @@ from discord import app_commands
 from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report, initial_lease, seconds_until
 from bot_worker.bot_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
-from bot_worker.exit_codes import (EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED,
-                                   EXIT_UNREACHABLE)
+from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
 from bot_worker.run_stops import RunStops
@@ -69,7 +68,7 @@ class ProcessConfig:
     fencing: bool = False  # PostgreSQL: several supervisors may exist
 
     @classmethod
-    def from_env(cls) -> "ProcessConfig":
+    def from_env(cls) -> ProcessConfig:
         return cls(
             supervisor_id=os.environ.get("GROBOT_SUPERVISOR_ID") or None,
             fencing=get_settings().database_url.startswith("postgresql"),
@@ -682,7 +681,7 @@ async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLin
             return EXIT_INTENTS
         await _record_exit(store, bot_id, f"Discord closed the connection (code {exc.code})")
         return EXIT_CRASH
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, discord.GatewayNotFound) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, discord.GatewayNotFound) as exc:
         # Network, DNS or proxy: one line (no traceback), and the supervisor retries with backoff.
         reason = str(exc)[:300] or type(exc).__name__
         logger.error("Cannot reach Discord at %s: %s", settings.discord_api_base, reason)

@@ -57,7 +57,7 @@ class BotSettings:
         return {**vars(self), "rules": self.rules.as_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "BotSettings":
+    def from_dict(cls, data: dict[str, Any]) -> BotSettings:
         return cls(**{**data, "rules": ReplyRules(**data["rules"])})
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grobot.core.llm import embedded
 from grobot.core.llm.llama_servers import LlamaServers

@@ -18,7 +18,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -31,13 +31,12 @@ from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
+from grobot.core import test_chat_link
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
-from grobot.core.services import embedded_llm
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
-from grobot.core import test_chat_link
-from grobot.core.services import fleet, test_chat
+from grobot.core.services import embedded_llm, fleet, test_chat
 from grobot.core.settings import get_settings
 from grobot.core.tools.lifecycle import close_process_hub
 
@@ -64,7 +63,7 @@ class SupervisorConfig:
     mcp_refresh_seconds: float = 300.0
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "SupervisorConfig":
+    def from_env(cls, env: dict[str, str] | None = None) -> SupervisorConfig:
         env = dict(os.environ if env is None else env)
 
         def num(name: str, default: float) -> float:
@@ -216,7 +215,7 @@ class Supervisor:
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         self.scheduler.add_job(self.reconcile, IntervalTrigger(seconds=self.config.poll_seconds), id="reconcile",
                                next_run_time=now)
         self.scheduler.add_job(self.reap, IntervalTrigger(seconds=0.25), id="reap", next_run_time=now)
@@ -240,7 +239,7 @@ class Supervisor:
         """Reconcile now instead of at the next tick."""
         if self.scheduler is not None and not self._stopping.is_set():
             try:
-                self.scheduler.modify_job("reconcile", next_run_time=datetime.now(timezone.utc))
+                self.scheduler.modify_job("reconcile", next_run_time=datetime.now(UTC))
             except Exception:  # pragma: no cover - job gone at shutdown
                 pass
 

@@ -9,15 +9,28 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import (BOT_ROUTE_PREFIX, CHAT, CONVERSATIONS, COUNCIL, FILES, KNOWLEDGE, LOGS,
-                                        MEMORY, SETTINGS, BotTab)
-from grobot.pages import (bot_chat, bot_conversations, bot_council, bot_files, bot_knowledge, bot_logs, bot_memory,
-                          bot_settings, bots, login, mcp, settings, usage, users)
+from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, CONVERSATIONS, COUNCIL, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
+from grobot.pages import (
+    bot_chat,
+    bot_conversations,
+    bot_council,
+    bot_files,
+    bot_knowledge,
+    bot_logs,
+    bot_memory,
+    bot_settings,
+    bots,
+    login,
+    mcp,
+    settings,
+    usage,
+    users,
+)
 from grobot.security_headers import security_headers
-from grobot.web_session import web_session
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
+from grobot.web_session import web_session
 
 # The session cookie's endpoint and the websocket origin check, then CSP & co. on every response.
 # assets/grobot_shell.js: the sidebar's drag-to-resize, in the browser (a same-origin script: CSP allows it).

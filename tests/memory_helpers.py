@@ -32,7 +32,7 @@ class ServiceThread:
     def call(self, coro: Any, timeout: float = 30.0) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start(self, *, register: bool = True) -> "ServiceThread":
+    def start(self, *, register: bool = True) -> ServiceThread:
         self.thread.start()
         self.url = self.call(self.service.start())
         if register:

@@ -56,7 +56,7 @@ class PgCluster:
     def _run(self, *args: str) -> None:
         subprocess.run([*self._as_user, *args], check=True, capture_output=True, timeout=120)
 
-    def start(self) -> "PgCluster":
+    def start(self) -> PgCluster:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
         opts = (
             f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=off "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import reflex as rx
 
@@ -15,8 +15,8 @@ def ago(moment: datetime | None, *, now: datetime | None = None, never: str = "n
     if moment is None:
         return never
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    seconds = max(0.0, ((now or datetime.now(timezone.utc)) - moment).total_seconds())
+        moment = moment.replace(tzinfo=UTC)
+    seconds = max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
     if seconds < 60:
         return "just now"
     if seconds < 3600:
@@ -32,8 +32,8 @@ def utc_text(moment: datetime | None) -> str:
     if moment is None:
         return ""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def count(value: int) -> str:

@@ -9,7 +9,7 @@ import logging
 import reflex as rx
 
 from grobot.components.nav_drawer import nav_drawer
-from grobot.components.sidebar import brand, sign_out_button, sidebar
+from grobot.components.sidebar import brand, sidebar, sign_out_button
 from grobot.components.theme_control import theme_control
 from grobot.state import AppState
 

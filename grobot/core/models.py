@@ -8,8 +8,8 @@ Secret columns end in ``_enc`` and hold Fernet tokens (:mod:`grobot.core.securit
 from __future__ import annotations
 
 import enum
-from datetime import datetime, timezone
-from typing import Any, Optional
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -17,7 +17,7 @@ from sqlmodel import Field, SQLModel
 
 def utcnow() -> datetime:
     """Now, as an aware UTC datetime (SQLModel's ``UTCDateTime`` columns require it)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _fk(target: str, *, nullable: bool = False, index: bool = True, ondelete: str = "CASCADE") -> Any:
@@ -88,10 +88,10 @@ class Bot(SQLModel, table=True):
 
     __tablename__ = "bot"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
     enabled: bool = Field(default=True)
-    discord_token_enc: Optional[str] = _text(nullable=True)
+    discord_token_enc: str | None = _text(nullable=True)
     # Bumped whenever the token or the intents change: the supervisor restarts the bot
     # process when the revision it runs differs from this one.
     gateway_revision: int = Field(default=1)
@@ -110,14 +110,14 @@ class Bot(SQLModel, table=True):
     user_cooldown_seconds: float = Field(default=2.0)
     max_concurrent_runs: int = Field(default=4)
     # Daily limits (UTC day); NULL: the global default in ``setting``; 0: unlimited.
-    daily_token_limit: Optional[int] = None
-    daily_call_limit: Optional[int] = None
-    user_daily_message_limit: Optional[int] = None
+    daily_token_limit: int | None = None
+    daily_call_limit: int | None = None
+    user_daily_message_limit: int | None = None
     # Budgets beside them (NULL: the global default; 0: none): cost per UTC day, and per UTC month.
-    daily_cost_limit: Optional[float] = None
-    monthly_token_limit: Optional[int] = None
-    monthly_call_limit: Optional[int] = None
-    monthly_cost_limit: Optional[float] = None
+    daily_cost_limit: float | None = None
+    monthly_token_limit: int | None = None
+    monthly_call_limit: int | None = None
+    monthly_cost_limit: float | None = None
     # The Archivist's notes wait for an admin (suggestions to accept or dismiss) instead of being saved at once.
     notes_need_approval: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow)
@@ -130,17 +130,17 @@ class LLMSetting(SQLModel, table=True):
     __tablename__ = "llm_setting"
     __table_args__ = (UniqueConstraint("bot_id", "category", name="uq_llm_setting_bot_category"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
-    bot_id: Optional[int] = _fk("bot.id", nullable=True)
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int | None = _fk("bot.id", nullable=True)
     category: str = Field(max_length=16)
     provider: str = Field(max_length=32)
     base_url: str = Field(default="", max_length=500)
     # A bot's override may leave these NULL: inherited (global default, or the provider's default).
-    model: Optional[str] = Field(default=None, max_length=200)
-    context_window: Optional[int] = Field(default=None)
-    temperature: Optional[float] = Field(default=None)
-    api_key_enc: Optional[str] = _text(nullable=True)
-    fallback_model: Optional[str] = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=200)
+    context_window: int | None = Field(default=None)
+    temperature: float | None = Field(default=None)
+    api_key_enc: str | None = _text(nullable=True)
+    fallback_model: str | None = Field(default=None, max_length=200)
     supports_images: bool = Field(default=False)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -150,25 +150,25 @@ class BotStatus(SQLModel, table=True):
 
     __tablename__ = "bot_status"
 
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
     state: str = Field(default=BotState.STOPPED.value, max_length=16)
     detail: str = _text()
-    pid: Optional[int] = None
-    supervisor_id: Optional[str] = Field(default=None, max_length=100, index=True)
-    lease_expires_at: Optional[datetime] = None
-    heartbeat_at: Optional[datetime] = None
-    started_at: Optional[datetime] = None
-    running_revision: Optional[int] = None
-    discord_user_id: Optional[str] = Field(default=None, max_length=32)
-    discord_user_name: Optional[str] = Field(default=None, max_length=100)
+    pid: int | None = None
+    supervisor_id: str | None = Field(default=None, max_length=100, index=True)
+    lease_expires_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    started_at: datetime | None = None
+    running_revision: int | None = None
+    discord_user_id: str | None = Field(default=None, max_length=32)
+    discord_user_name: str | None = Field(default=None, max_length=100)
     guild_count: int = Field(default=0)
     crash_count: int = Field(default=0)
     last_error: str = _text()
-    last_error_at: Optional[datetime] = None
+    last_error_at: datetime | None = None
     # The token revision that Discord rejected: no retry until the revision changes.
-    rejected_revision: Optional[int] = None
+    rejected_revision: int | None = None
     updated_at: datetime = Field(default_factory=utcnow)
 
 
@@ -192,18 +192,18 @@ class McpServer(SQLModel, table=True):
 
     __tablename__ = "mcp_server"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
     transport: str = Field(default=McpTransport.STDIO.value, max_length=32)
-    command: Optional[str] = Field(default=None, max_length=500)
+    command: str | None = Field(default=None, max_length=500)
     args: list[str] = _json(list)
-    env_enc: Optional[str] = _text(nullable=True)
-    cwd: Optional[str] = Field(default=None, max_length=500)
-    url: Optional[str] = Field(default=None, max_length=1000)
-    headers_enc: Optional[str] = _text(nullable=True)
+    env_enc: str | None = _text(nullable=True)
+    cwd: str | None = Field(default=None, max_length=500)
+    url: str | None = Field(default=None, max_length=1000)
+    headers_enc: str | None = _text(nullable=True)
     enabled: bool = Field(default=True)
-    tools_cache: Optional[list[dict[str, Any]]] = _json(nullable=True)
-    tools_refreshed_at: Optional[datetime] = None
+    tools_cache: list[dict[str, Any]] | None = _json(nullable=True)
+    tools_refreshed_at: datetime | None = None
     last_error: str = _text()
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
@@ -214,20 +214,20 @@ class BotMcpServer(SQLModel, table=True):
 
     __tablename__ = "bot_mcp_server"
 
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
-    mcp_server_id: Optional[int] = Field(
+    mcp_server_id: int | None = Field(
         default=None,
         sa_column=Column(Integer, ForeignKey("mcp_server.id", ondelete="CASCADE"), primary_key=True, index=True),
     )
     enabled: bool = Field(default=True)
     # None: every tool of the server; otherwise the allowed tool names.
-    allowed_tools: Optional[list[str]] = _json(nullable=True)
+    allowed_tools: list[str] | None = _json(nullable=True)
     timeout_seconds: float = Field(default=30.0)
     # None, or per tool of the server (its own name): {"fallback": "<tool>", "access": "read_only"|"writes"}.
     # A fallback is another tool of this server, "<server>__<tool>" of another one, or a built-in.
-    tool_settings: Optional[dict[str, dict[str, str]]] = _json(nullable=True)
+    tool_settings: dict[str, dict[str, str]] | None = _json(nullable=True)
 
 
 # --------------------------------------------------------------------------- conversations
@@ -239,15 +239,15 @@ class Conversation(SQLModel, table=True):
     __tablename__ = "conversation"
     __table_args__ = (UniqueConstraint("bot_id", "key", name="uq_conversation_bot_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id")
     # "guild:<channel>", "dm:<channel>", "thread:<id>", "test:<uuid>" ...
     key: str = Field(max_length=200)
     kind: str = Field(default="guild", max_length=16)
     title: str = Field(default="", max_length=200)
-    discord_guild_id: Optional[str] = Field(default=None, max_length=32)
-    discord_channel_id: Optional[str] = Field(default=None, max_length=32)
-    app_user_id: Optional[int] = _fk("app_user.id", nullable=True, ondelete="SET NULL")
+    discord_guild_id: str | None = Field(default=None, max_length=32)
+    discord_channel_id: str | None = Field(default=None, max_length=32)
+    app_user_id: int | None = _fk("app_user.id", nullable=True, ondelete="SET NULL")
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow, index=True)
 
@@ -265,21 +265,21 @@ class Message(SQLModel, table=True):
         Index("ix_message_status", "status"),
     )
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     conversation_id: int = _fk("conversation.id", index=False)
     role: str = Field(max_length=16)
     content: str = _text()
-    tool_calls: Optional[list[dict[str, Any]]] = _json(nullable=True)
-    tool_call_id: Optional[str] = Field(default=None, max_length=100)
-    name: Optional[str] = Field(default=None, max_length=200)
-    author_id: Optional[str] = Field(default=None, max_length=32)
-    author_name: Optional[str] = Field(default=None, max_length=100)
-    discord_message_id: Optional[str] = Field(default=None, max_length=32)
-    attachments: Optional[list[dict[str, Any]]] = _json(nullable=True)
-    status: Optional[str] = Field(default=None, max_length=16)
+    tool_calls: list[dict[str, Any]] | None = _json(nullable=True)
+    tool_call_id: str | None = Field(default=None, max_length=100)
+    name: str | None = Field(default=None, max_length=200)
+    author_id: str | None = Field(default=None, max_length=32)
+    author_name: str | None = Field(default=None, max_length=100)
+    discord_message_id: str | None = Field(default=None, max_length=32)
+    attachments: list[dict[str, Any]] | None = _json(nullable=True)
+    status: str | None = Field(default=None, max_length=16)
     error: str = _text()
-    claimed_by: Optional[str] = Field(default=None, max_length=100)
-    claimed_at: Optional[datetime] = None
+    claimed_by: str | None = Field(default=None, max_length=100)
+    claimed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -289,7 +289,7 @@ class AgentEvent(SQLModel, table=True):
     __tablename__ = "agent_event"
     __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_agent_event_run_seq"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: int = _fk("message.id", index=False)
     seq: int
     kind: str = Field(max_length=32)
@@ -303,18 +303,18 @@ class LLMCall(SQLModel, table=True):
     __tablename__ = "llm_call"
     __table_args__ = (Index("ix_llm_call_bot_created", "bot_id", "created_at"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
-    bot_id: Optional[int] = _fk("bot.id", nullable=True, index=False)
-    run_id: Optional[int] = _fk("message.id", nullable=True, ondelete="SET NULL")
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int | None = _fk("bot.id", nullable=True, index=False)
+    run_id: int | None = _fk("message.id", nullable=True, ondelete="SET NULL")
     agent_role: str = Field(max_length=32)
     provider: str = Field(max_length=32)
     model: str = Field(max_length=200)
     tokens_in: int = Field(default=0)
     tokens_out: int = Field(default=0)
-    ttft_ms: Optional[float] = None
+    ttft_ms: float | None = None
     latency_ms: float = Field(default=0.0)
     error: str = _text()
-    cost: Optional[float] = None  # estimated, in the admin's currency; NULL: no price known
+    cost: float | None = None  # estimated, in the admin's currency; NULL: no price known
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -324,7 +324,7 @@ class UsageDaily(SQLModel, table=True):
     __tablename__ = "usage_daily"
     __table_args__ = (UniqueConstraint("bot_id", "day", name="uq_usage_daily_bot_day"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     day: str = Field(max_length=10)  # YYYY-MM-DD
     calls: int = Field(default=0)
@@ -339,7 +339,7 @@ class UserUsageDaily(SQLModel, table=True):
 
     __tablename__ = "user_usage_daily"
 
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
     day: str = Field(primary_key=True, max_length=10)  # YYYY-MM-DD
@@ -353,7 +353,7 @@ class LLMPrice(SQLModel, table=True):
     __tablename__ = "llm_price"
     __table_args__ = (UniqueConstraint("provider", "model", name="uq_llm_price_provider_model"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     provider: str = Field(max_length=32)
     model: str = Field(max_length=200)
     input_per_million: float = Field(default=0.0)
@@ -366,7 +366,7 @@ class BudgetAlert(SQLModel, table=True):
 
     __tablename__ = "budget_alert"
 
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
     budget: str = Field(primary_key=True, max_length=32)
@@ -382,8 +382,8 @@ class LogEntry(SQLModel, table=True):
     __tablename__ = "log_entry"
     __table_args__ = (Index("ix_log_entry_bot_created", "bot_id", "created_at"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
-    bot_id: Optional[int] = _fk("bot.id", nullable=True, index=False)
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int | None = _fk("bot.id", nullable=True, index=False)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     level: str = Field(max_length=10)
     logger: str = Field(max_length=200)
@@ -399,7 +399,7 @@ class UserProfile(SQLModel, table=True):
     __tablename__ = "user_profile"
     __table_args__ = (UniqueConstraint("bot_id", "discord_user_id", name="uq_user_profile_bot_user"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     discord_user_id: str = Field(max_length=32)
     display_name: str = Field(default="", max_length=100)
@@ -413,7 +413,7 @@ class UserNote(SQLModel, table=True):
     __tablename__ = "user_note"
     __table_args__ = (Index("ix_user_note_bot_user", "bot_id", "discord_user_id"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     discord_user_id: str = Field(max_length=32)
     note: str = _text()
@@ -431,7 +431,7 @@ class BotFile(SQLModel, table=True):
     __tablename__ = "bot_file"
     __table_args__ = (UniqueConstraint("bot_id", "path", name="uq_bot_file_bot_path"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     path: str = Field(max_length=500)
     size: int = Field(default=0)
@@ -459,7 +459,7 @@ class AppUser(SQLModel, table=True):
 
     __tablename__ = "app_user"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     username: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
     password_hash: str = Field(max_length=255)
     role: str = Field(default=Role.TESTER.value, max_length=16)
@@ -467,7 +467,7 @@ class AppUser(SQLModel, table=True):
     # Bumped when the user signs out: every session token issued before stops working.
     session_generation: int = Field(default=0)
     created_at: datetime = Field(default_factory=utcnow)
-    last_login_at: Optional[datetime] = None
+    last_login_at: datetime | None = None
 
     def __repr_args__(self) -> Any:  # repr() and str() never show the password hash
         return [(k, v) for k, v in super().__repr_args__() if k != "password_hash"]
@@ -478,10 +478,10 @@ class AppUserBot(SQLModel, table=True):
 
     __tablename__ = "app_user_bot"
 
-    app_user_id: Optional[int] = Field(
+    app_user_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("app_user.id", ondelete="CASCADE"), primary_key=True)
     )
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None,
         sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True, index=True),
     )
@@ -495,7 +495,7 @@ class Council(SQLModel, table=True):
 
     __tablename__ = "council"
 
-    bot_id: Optional[int] = Field(
+    bot_id: int | None = Field(
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
     enabled: bool = Field(default=False)
@@ -511,7 +511,7 @@ class CouncilAdvisor(SQLModel, table=True):
     __tablename__ = "council_advisor"
     __table_args__ = (UniqueConstraint("bot_id", "name", name="uq_council_advisor_bot_name"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     position: int = Field(default=0)
     name: str = Field(max_length=64)
@@ -528,7 +528,7 @@ class Deliberation(SQLModel, table=True):
     __tablename__ = "deliberation"
     __table_args__ = (Index("ix_deliberation_bot_created", "bot_id", "created_at"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     bot_id: int = _fk("bot.id", index=False)
     question: str = _text()
     asked_by: str = Field(default="", max_length=100)
@@ -539,10 +539,10 @@ class Deliberation(SQLModel, table=True):
     consensus: str = _text()
     disagreements: list[str] = _json(list)
     recommendation: str = _text()
-    confidence: Optional[int] = None  # 0-100; None: no synthesis
+    confidence: int | None = None  # 0-100; None: no synthesis
     tokens_in: int = Field(default=0)
     tokens_out: int = Field(default=0)
-    cost: Optional[float] = None  # estimated, where prices are known
+    cost: float | None = None  # estimated, where prices are known
     seconds: float = Field(default=0.0)
     error: str = _text()
     created_at: datetime = Field(default_factory=utcnow)

@@ -18,6 +18,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from grobot.core.errors import PermissionDenied, SecretKeyError
+from grobot.core.models import Role
 from grobot.core.secret_keys import (  # noqa: F401 - part of this module's API
     KEY_FILE_NAME,
     _as_fernet_key,
@@ -26,7 +27,6 @@ from grobot.core.secret_keys import (  # noqa: F401 - part of this module's API
     memory_service_token,
     memory_service_tokens,
 )
-from grobot.core.models import Role
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ class Settings:
     embedded_llm: bool = True  # with no LLM configured and no OLLAMA_HOST, the embedded demo model answers
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if env is None else env)
         data_dir = Path(env.get("GROBOT_DATA_DIR", "./data")).expanduser()
         database_url = env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'grobot.db'}"

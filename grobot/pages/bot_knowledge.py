@@ -27,8 +27,7 @@ from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import Bot
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_knowledge_users import (NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget,
-                                              load_detail, load_users)
+from grobot.pages.bot_knowledge_users import NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget, load_detail, load_users
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, user_message
 

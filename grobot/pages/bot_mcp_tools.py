@@ -140,7 +140,7 @@ class McpTestMixin(rx.State, mixin=True):
             self._forget_session()  # type: ignore[attr-defined]
             yield sign_out_script()
             return
-        except Exception as exc:  # noqa: BLE001 - said on the card
+        except Exception as exc:
             self.mcp_test_error = {key: user_message(exc)}
             return
         self.mcp_testing, self.mcp_test_error = int(server_id), {}

@@ -10,7 +10,7 @@ import reflex as rx
 from grobot.components.empty_state import command_line
 from grobot.components.forms import error_text
 from grobot.components.llm_check import check_callout, unverified_callout
-from grobot.components.unsaved import guard_attrs, confirm_when_checked
+from grobot.components.unsaved import confirm_when_checked, guard_attrs
 from grobot.core.services import llm_settings
 from grobot.pages.bot_mcp_tools import mcp_check, tool_settings
 from grobot.pages.bot_settings_state import BotSettingsState

@@ -10,8 +10,8 @@ from typing import Any
 from sqlmodel import Session
 
 from grobot.core.models import Bot, LLMCategory
-from grobot.core.services import bots as bots_service
 from grobot.core.services import app_settings, llm_settings, llm_sources, mcp_servers, usage
+from grobot.core.services import bots as bots_service
 from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
 
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",

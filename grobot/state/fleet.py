@@ -36,7 +36,7 @@ class BotRow:
     guild_count: int
 
     @classmethod
-    def from_summary(cls, summary: BotSummary) -> "BotRow":
+    def from_summary(cls, summary: BotSummary) -> BotRow:
         return cls(
             id=summary.id,
             name=summary.name,

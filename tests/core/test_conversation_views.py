@@ -45,7 +45,7 @@ def test_names_come_from_the_profile_or_the_last_message_in_one_query(world) -> 
     bot, _general, _dm = world
     with session_scope(readonly=True) as session:
         statements: list[str] = []
-        listener = lambda *args: statements.append(args[2]) if args[2].lstrip().upper().startswith("SELECT") else None  # noqa: E731
+        listener = lambda *args: statements.append(args[2]) if args[2].lstrip().upper().startswith("SELECT") else None
         event.listen(session.get_bind(), "before_cursor_execute", listener)
         try:
             names = discord_users.display_names(session=session, bot_id=bot, user_ids=["11", "22", "33", "44", "55"])
@@ -88,7 +88,7 @@ def test_the_knowledge_review_names_its_suggested_users_in_a_fixed_number_of_que
         with session_scope(readonly=True) as session:
             row = session.get(Bot, bot)
             statements: list[str] = []
-            listener = lambda *args: statements.append(args[2]) if args[2].lstrip().upper().startswith("SELECT") else None  # noqa: E731
+            listener = lambda *args: statements.append(args[2]) if args[2].lstrip().upper().startswith("SELECT") else None
             event.listen(session.get_bind(), "before_cursor_execute", listener)
             try:
                 review = _review(session, row)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import sys
-
 import pytest
 
 from grobot.cli.main import main

@@ -19,11 +19,11 @@ from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import bots, mcp_presets, mcp_servers
 from grobot.core.services.files import bot_root
-from grobot.core.tools.catalog import catalog_for_bot, read_links
 from grobot.core.tools.base import ToolContext
+from grobot.core.tools.catalog import catalog_for_bot, read_links
 from grobot.core.tools.mcp_hub import McpHub
 from grobot.core.tools.mcp_presets import KEYLESS, PRESETS, launch
-from grobot.core.tools.mcp_store import report_line, check_and_store
+from grobot.core.tools.mcp_store import check_and_store, report_line
 
 NPM_MODULES = Path(__file__).resolve().parents[1] / "npm" / "node_modules"
 
@@ -42,7 +42,7 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 class _Page(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+    def do_GET(self) -> None:
         if self.path == "/robots.txt":
             self.send_error(404)
             return

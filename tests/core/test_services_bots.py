@@ -8,7 +8,17 @@ from sqlmodel import func, select
 from grobot.core.db import session_scope
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import (
-    AgentEvent, Bot, BotFile, BotStatus, Conversation, LLMCall, LLMSetting, LogEntry, Message, UserNote, UserProfile,
+    AgentEvent,
+    Bot,
+    BotFile,
+    BotStatus,
+    Conversation,
+    LLMCall,
+    LLMSetting,
+    LogEntry,
+    Message,
+    UserNote,
+    UserProfile,
 )
 from grobot.core.services import bots, llm_settings
 from grobot.core.settings import get_settings

@@ -143,7 +143,7 @@ class FakeDiscord:
         self.port = 0
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "FakeDiscord":
+    def start(self) -> FakeDiscord:
         ready = threading.Event()
         self._loop = asyncio.new_event_loop()
 
@@ -190,7 +190,7 @@ class FakeDiscord:
             self._thread.join(10)
         self._loop = None
 
-    def __enter__(self) -> "FakeDiscord":
+    def __enter__(self) -> FakeDiscord:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

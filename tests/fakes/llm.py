@@ -210,7 +210,7 @@ class FakeLLM:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
-    def start(self) -> "FakeLLM":
+    def start(self) -> FakeLLM:
         handler = type("_Handler", (_Handler,), {"fake": self})
         server = _Server(("127.0.0.1", 0), handler)
         server.daemon_threads = True
@@ -229,7 +229,7 @@ class FakeLLM:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -274,7 +274,7 @@ class FakeLLM:
         return self.url + urlparse(ENTRIES[provider].base_url).path
 
     # -- scripting --------------------------------------------------------------------------
-    def script(self, *replies: Reply | str) -> "FakeLLM":
+    def script(self, *replies: Reply | str) -> FakeLLM:
         """Queue replies, consumed in order by chat requests that no rule matched."""
         with self._lock:
             self._queue.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
@@ -282,7 +282,7 @@ class FakeLLM:
 
     def script_for(
         self, match: Callable[[dict[str, Any]], bool], *replies: Reply | str, persistent: bool = False
-    ) -> "FakeLLM":
+    ) -> FakeLLM:
         """Replies for chat requests where ``match(request_json)`` is true (checked before the queue).
 
         The replies are consumed in order; with ``persistent`` the last one keeps answering.
@@ -417,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(401, payload)
         return True
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.fake._record(self.path, "GET", None, self.client_address, dict(self.headers))
         if self._key_refused():
             return
@@ -440,7 +440,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, {"error": f"not found: {self.path}"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self._body()
         self.fake._record(self.path, "POST", body, self.client_address, dict(self.headers))
         if self._key_refused():
@@ -749,7 +749,7 @@ class FakeToolCatalog:
         self.missing: dict[str, str] = {}
 
     def add(self, name: str, func: Callable[..., Any], *, schema: dict[str, Any] | None = None, description: str = "",
-            read_only: bool = False, fallback: str | None = None, timeout: float | None = None) -> "FakeToolCatalog":
+            read_only: bool = False, fallback: str | None = None, timeout: float | None = None) -> FakeToolCatalog:
         from grobot.core.tools.base import ToolSpec
 
         self.specs[name] = ToolSpec(name=name, description=description or f"the {name} tool",
@@ -769,7 +769,7 @@ class FakeToolCatalog:
             raise ToolError(f"unknown tool {name!r}")
         try:  # like the real catalogs, the call's own timeout is a retryable fault
             value = await asyncio.wait_for(self.funcs[name](**arguments), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ToolError(f"tool {name} did not answer within {timeout:g} s (timed out)", may_have_run=True) from None
         return value if isinstance(value, ToolResult) else ToolResult(content=str(value))
 

@@ -80,7 +80,7 @@ class HtmlServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mcp"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "HtmlServer":
+    def __enter__(self) -> HtmlServer:
         self._thread.start()
         return self
 
@@ -246,7 +246,7 @@ class EverythingHttp:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc: Any = None
 
-    def __enter__(self) -> "EverythingHttp":
+    def __enter__(self) -> EverythingHttp:
         import socket
         import subprocess
 
@@ -283,7 +283,7 @@ class EverythingHttp:
             try:
                 self.proc.wait(5)
                 break
-            except Exception:  # noqa: BLE001
+            except Exception:
                 continue
 
     def restart(self) -> None:

@@ -10,8 +10,8 @@ import sys
 import httpx
 import pytest
 
-from grobot.core.errors import ValidationError
 from grobot.core.db import session_scope
+from grobot.core.errors import ValidationError
 from grobot.core.llm import embedded
 from grobot.core.llm.llama_servers import LlamaServers
 from grobot.core.services import llm_settings

@@ -33,7 +33,7 @@ class _AttackerHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    do_GET = do_POST = _hit  # noqa: N815
+    do_GET = do_POST = _hit
 
     def log_message(self, *args: object) -> None:
         pass

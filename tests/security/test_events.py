@@ -21,9 +21,9 @@ from grobot.pages.login import LoginState
 from grobot.pages.mcp import McpState
 from grobot.pages.users import UsersState
 from grobot.state.bot_page import BotPageState
-from tests.ui.chat import add_bot, unique
 from tests.security.replay import Sent, replay, with_session
 from tests.ui.auth import create_ui_user
+from tests.ui.chat import add_bot, unique
 
 logger = logging.getLogger(__name__)
 

@@ -39,9 +39,8 @@ def bot_with_outside(grobot_env) -> tuple[int, Path, Path]:
 
 def files_read(bot_id: int, path: str) -> str:
     """What the bot's ``files_read`` tool answers when a Discord user asks for ``path``."""
-    from grobot.core.tools.builtins import _files_tools
-
     from grobot.core.tools.base import ToolError
+    from grobot.core.tools.builtins import _files_tools
 
     read = next(tool for tool in _files_tools(bot_id) if tool.spec.name == "files_read")
     try:
@@ -99,8 +98,8 @@ def test_the_web_apps_upload_refuses_hostile_names_and_planted_links(admin_page,
     refused in words, and nothing lands outside the bot's folder."""
     from playwright.sync_api import expect
 
-    from tests.ui.chat import add_bot, unique
     from tests.ui.auth import PAGE_TIMEOUT_MS
+    from tests.ui.chat import add_bot, unique
 
     page = admin_page
     bot_id = add_bot(unique("Uploader"))

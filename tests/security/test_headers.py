@@ -18,8 +18,8 @@ from playwright.sync_api import expect
 from grobot.core.db import session_scope
 from grobot.core.services import llm_settings, mcp_servers
 from tests.helpers import make_token, wait_for
-from tests.ui.chat import add_bot, unique
 from tests.ui.auth import PAGE_TIMEOUT_MS, login_url_pattern
+from tests.ui.chat import add_bot, unique
 
 logger = logging.getLogger(__name__)
 

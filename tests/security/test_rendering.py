@@ -18,8 +18,8 @@ from grobot.core.db import session_scope
 from grobot.core.services import discord_users, user_notes
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import wait_for
-from tests.ui.chat import add_bot, claim, echo_server, run_real_job, unique
 from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import add_bot, claim, echo_server, run_real_job, unique
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from grobot.core.models import Bot, Message
 from grobot.core.services.test_chat import ABANDONED_ERROR
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
+from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, stop_worker, unique
 from tests.ui.chat import start_worker as start_bot_worker
-from tests.ui.auth import PAGE_TIMEOUT_MS
 
 logger = logging.getLogger(__name__)
 

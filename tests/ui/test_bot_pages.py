@@ -15,13 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import expect
-
 from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor
-from grobot.core.services import (bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes,
-                                  users)
+from grobot.core.services import bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in

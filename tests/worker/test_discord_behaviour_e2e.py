@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 import pytest
+from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import Conversation, Message
-from sqlmodel import select
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
@@ -34,7 +33,7 @@ def test_a_bot_streams_splits_and_handles_commands(grobot_env, tmp_path):
         world.llm.script_for(_asks("tell me a lot"), Reply(text=long_answer, chunks=12, chunk_delay=0.1))
         asked = world.mention(bot, "tell me a lot")
         first = world.wait_reply(asked)
-        squash = lambda text: "".join(text.split())  # noqa: E731 - the split drops whitespace at the cuts
+        squash = lambda text: "".join(text.split())
         wait_for(lambda: squash("".join(m["content"] for m in _bot_messages(world, uid, after=first["id"], include=True)))
                  == squash(long_answer), 20,
                  message=f"{_bot_messages(world, uid, after=first['id'], include=True)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -47,7 +47,7 @@ def _bot(link: ScriptedLink, version: str = "") -> FleetBot:
 
 
 def _in(seconds: float) -> datetime:
-    return datetime.now(timezone.utc) + timedelta(seconds=seconds)
+    return datetime.now(UTC) + timedelta(seconds=seconds)
 
 
 async def _lapse(client: FleetBot, expires: datetime) -> None:
@@ -77,7 +77,7 @@ def test_a_frozen_supervisor_loses_its_bot_before_the_lease_runs_out():
         expires = _in(2.9)
         await asyncio.wait_for(_lapse(client, expires), 5)
         assert client.is_closed() and client.exit_code == EXIT_REPLACED
-        assert (expires - datetime.now(timezone.utc)).total_seconds() > 1.0  # stopped with time to spare
+        assert (expires - datetime.now(UTC)).total_seconds() > 1.0  # stopped with time to spare
 
     asyncio.run(scenario())
 
@@ -91,7 +91,7 @@ def test_a_supervisor_that_answers_but_cannot_renew_loses_its_bot_in_time():
         await asyncio.wait_for(_lapse(client, expires), 5)
         assert client.is_closed() and client.exit_code == EXIT_REPLACED
         assert time.monotonic() - started > 1.0 and link.calls > 1  # it asked until the last safe moment
-        assert (expires - datetime.now(timezone.utc)).total_seconds() > 1.0
+        assert (expires - datetime.now(UTC)).total_seconds() > 1.0
 
     asyncio.run(scenario())
 

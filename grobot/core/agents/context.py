@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from grobot.core.agents import prompts
@@ -58,7 +58,7 @@ def build_system_prompt(
     unavailable: dict[str, str] | None = None,
     now: datetime | None = None,
 ) -> str:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     lines = [prompts.CORE_DIRECTIVES, "", prompts.RUNTIME_HEADER]
     lines.append(f"- You are {bot_name}, on {_place(msg)}.")
     lines.append(f"- Now: {now.strftime('%A %Y-%m-%d %H:%M')} UTC.")

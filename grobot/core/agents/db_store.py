@@ -24,8 +24,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError
 from grobot.core.llm.service import CallRecord
 from grobot.core.models import AgentEvent, Bot, Message, MessageStatus, utcnow
-from grobot.core.services import (app_settings, conversations, discord_users, llm_calls, usage_accounting,
-                                  usage_limits, user_notes)
+from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
 from grobot.core.settings import get_settings

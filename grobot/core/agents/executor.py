@@ -203,7 +203,7 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
         try:
             result: ToolResult = await asyncio.wait_for(
                 catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout + TIMEOUT_GRACE_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             error = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
         except ToolError as exc:
             error = exc

@@ -10,11 +10,11 @@ from typing import Any
 
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
-from grobot.core.llm.base import Usage
-from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
 from grobot.core.llm import alternatives
+from grobot.core.llm.base import Usage
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.errors import LLMError, ServerUnavailable
+from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
 from grobot.core.tools.base import ToolContext
 
 logger = logging.getLogger(__name__)

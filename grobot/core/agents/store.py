@@ -57,7 +57,7 @@ class Loaded:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Loaded":
+    def from_dict(cls, data: dict[str, Any]) -> Loaded:
         knowledge = data.get("knowledge") or {}
         return cls(
             bot=BotConfig(**data["bot"]), llms={k: EffectiveLLM.from_dict(v) for k, v in data["llms"].items()},
@@ -131,7 +131,7 @@ class RunWrite:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunWrite":
+    def from_dict(cls, data: dict[str, Any]) -> RunWrite:
         user, end = data.get("user_message"), data.get("end")
         return cls(
             run_id=data.get("run_id"), conversation_id=data.get("conversation_id"),

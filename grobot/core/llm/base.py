@@ -24,7 +24,7 @@ class Usage:
     tokens_out: int = 0
     estimated: bool = False  # True when the provider did not report usage
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out, self.estimated or other.estimated)
 
     def as_dict(self) -> dict[str, Any]:

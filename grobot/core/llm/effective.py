@@ -43,5 +43,5 @@ class EffectiveLLM:
         return dict(vars(self))  # flat: a shallow copy (dataclasses.asdict deep-copies, slowly)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EffectiveLLM":
+    def from_dict(cls, data: dict[str, Any]) -> EffectiveLLM:
         return cls(**data)

@@ -132,7 +132,7 @@ class ServerInfo:
                 "supports_tools": self.supports_tools}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ServerInfo":
+    def from_dict(cls, data: dict[str, Any]) -> ServerInfo:
         return cls(model=str(data.get("model") or ""), status=str(data.get("status") or "stopped"),
                    url=str(data.get("url") or ""), error=str(data.get("error") or ""),
                    supports_tools=data.get("supports_tools"))

@@ -12,7 +12,6 @@ loop). Network failures and HTTP errors come out as :mod:`grobot.core.llm.errors
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -118,7 +117,7 @@ class LLMHttpClient:
                 if check:
                     await raise_for_status(response, provider=self.provider, url=self.base_url, model=model)
                 yield response
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise from_transport(exc, provider=self.provider, url=self.base_url, timeout=seconds) from None
 
     async def aclose(self) -> None:

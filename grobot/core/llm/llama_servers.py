@@ -172,7 +172,7 @@ class LlamaServers:
         self._loop.create_task(self._drain_stderr(server, process))
         try:
             line = await asyncio.wait_for(process.stdout.readline(), self.start_timeout)  # type: ignore[union-attr]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise EmbeddedModelError(f"llama.cpp did not load {path.name} within {self.start_timeout:.0f} s") from None
         try:
             payload = json.loads(line) if line.strip() else {}
@@ -221,7 +221,7 @@ class LlamaServers:
                 process.stdin.close()  # the runner leaves when its stdin closes
             process.terminate()
             await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             process.kill()
             await process.wait()
         except ProcessLookupError:

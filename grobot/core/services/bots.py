@@ -7,7 +7,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import event
@@ -57,32 +57,32 @@ class BotFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    name: Optional[str] = None
-    enabled: Optional[bool] = None
-    personality: Optional[str] = Field(default=None, max_length=20_000)
-    agent_mode: Optional[AgentMode] = None
-    message_content_intent: Optional[bool] = None
-    members_intent: Optional[bool] = None
-    reply_to_mentions: Optional[bool] = None
-    reply_in_dms: Optional[bool] = None
-    reply_to_replies: Optional[bool] = None
-    reply_when_relevant: Optional[bool] = None
-    allowed_channel_ids: Optional[list[str]] = Field(default=None, max_length=500)
-    always_on_channel_ids: Optional[list[str]] = Field(default=None, max_length=500)
-    keywords: Optional[list[str]] = Field(default=None, max_length=200)
-    max_tool_rounds: Optional[int] = Field(default=None, ge=0, le=20)
-    user_cooldown_seconds: Optional[float] = Field(default=None, ge=0, le=3600)
-    max_concurrent_runs: Optional[int] = Field(default=None, ge=1, le=100)
+    name: str | None = None
+    enabled: bool | None = None
+    personality: str | None = Field(default=None, max_length=20_000)
+    agent_mode: AgentMode | None = None
+    message_content_intent: bool | None = None
+    members_intent: bool | None = None
+    reply_to_mentions: bool | None = None
+    reply_in_dms: bool | None = None
+    reply_to_replies: bool | None = None
+    reply_when_relevant: bool | None = None
+    allowed_channel_ids: list[str] | None = Field(default=None, max_length=500)
+    always_on_channel_ids: list[str] | None = Field(default=None, max_length=500)
+    keywords: list[str] | None = Field(default=None, max_length=200)
+    max_tool_rounds: int | None = Field(default=None, ge=0, le=20)
+    user_cooldown_seconds: float | None = Field(default=None, ge=0, le=3600)
+    max_concurrent_runs: int | None = Field(default=None, ge=1, le=100)
     # Daily limits: None ("default"): the global default; 0 ("unlimited"): no limit.
-    daily_token_limit: Optional[int] = Field(default=None, ge=0, le=10**12)
-    daily_call_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
-    user_daily_message_limit: Optional[int] = Field(default=None, ge=0, le=10**9)
-    daily_cost_limit: Optional[float] = Field(default=None, ge=0, le=10**9)
-    monthly_token_limit: Optional[int] = Field(default=None, ge=0, le=10**13)
-    monthly_call_limit: Optional[int] = Field(default=None, ge=0, le=10**10)
-    monthly_cost_limit: Optional[float] = Field(default=None, ge=0, le=10**9)
+    daily_token_limit: int | None = Field(default=None, ge=0, le=10**12)
+    daily_call_limit: int | None = Field(default=None, ge=0, le=10**9)
+    user_daily_message_limit: int | None = Field(default=None, ge=0, le=10**9)
+    daily_cost_limit: float | None = Field(default=None, ge=0, le=10**9)
+    monthly_token_limit: int | None = Field(default=None, ge=0, le=10**13)
+    monthly_call_limit: int | None = Field(default=None, ge=0, le=10**10)
+    monthly_cost_limit: float | None = Field(default=None, ge=0, le=10**9)
     # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
-    notes_need_approval: Optional[bool] = None
+    notes_need_approval: bool | None = None
 
     @field_validator("name")
     @classmethod

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-
-from collections.abc import Iterable
 
 from sqlalchemy import bindparam, case, func, union
 from sqlmodel import Session, col, delete, select

@@ -85,7 +85,7 @@ async def check_connection(*, provider: str, base_url: str = "", api_key: str | 
         models = await asyncio.wait_for(_probe(client, model or _default_model(provider)), timeout)
     except errors.AuthError:
         return CheckResult(REJECTED, f"API key rejected by {name} at {url}")
-    except (errors.ServerUnavailable, asyncio.TimeoutError, errors.LLMTimeout):
+    except (TimeoutError, errors.ServerUnavailable, errors.LLMTimeout):
         return CheckResult(UNREACHABLE, f"{name} at {url} cannot be reached")
     except errors.LLMError as exc:
         return CheckResult(FAILED, f"{name} at {url} answered with an error: {errors.one_line(str(exc), 200)}")

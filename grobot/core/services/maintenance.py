@@ -6,7 +6,7 @@ The supervisor runs these on a schedule; each is one short transaction of set-ba
 from __future__ import annotations
 
 import logging
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 from sqlalchemy import case, func
 from sqlmodel import Session, delete, select
@@ -51,7 +51,7 @@ def repair_usage(*, session: Session, days: int = 2, now: datetime | None = None
     written = 0
     for offset in range(1, days + 1):
         day = today - timedelta(days=offset)
-        start = datetime.combine(day, time.min, tzinfo=timezone.utc)
+        start = datetime.combine(day, time.min, tzinfo=UTC)
         end = start + timedelta(days=1)
         # From ``bot``: each bot's calls are an index range (bot_id, created_at).
         rows = session.exec(

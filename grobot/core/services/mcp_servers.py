@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Mapping
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -40,15 +40,15 @@ class ServerFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    name: Optional[str] = None
-    transport: Optional[McpTransport] = None
-    command: Optional[str] = Field(default=None, max_length=500)
-    args: Optional[list[str]] = Field(default=None, max_length=100)
-    env: Optional[dict[str, str]] = None
-    cwd: Optional[str] = Field(default=None, max_length=500)
-    url: Optional[str] = Field(default=None, max_length=1000)
-    headers: Optional[dict[str, str]] = None
-    enabled: Optional[bool] = None
+    name: str | None = None
+    transport: McpTransport | None = None
+    command: str | None = Field(default=None, max_length=500)
+    args: list[str] | None = Field(default=None, max_length=100)
+    env: dict[str, str] | None = None
+    cwd: str | None = Field(default=None, max_length=500)
+    url: str | None = Field(default=None, max_length=1000)
+    headers: dict[str, str] | None = None
+    enabled: bool | None = None
 
     @field_validator("name")
     @classmethod

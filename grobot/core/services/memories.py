@@ -43,9 +43,9 @@ class MemoryItem:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, memory: Memory) -> "MemoryItem":
+    def of(cls, memory: Memory) -> MemoryItem:
         meta = memory.metadata
-        text = lambda key: str(meta.get(key) or "")  # noqa: E731
+        text = lambda key: str(meta.get(key) or "")
         return cls(id=memory.id, text=memory.text, user_id=text("user_id"), user_name=text("user_name"),
                    channel_id=text("channel_id"), source=text("source"), kind=text("kind"),
                    created_at=text("created_at"), source_message_id=text("source_message_id"),

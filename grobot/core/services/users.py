@@ -14,8 +14,8 @@ from sqlmodel import Session, func, select
 
 from grobot.core import security
 from grobot.core.errors import ConflictError, NotFoundError, PermissionDenied, ValidationError
-from grobot.core.services import bots as bots_service
 from grobot.core.models import AppUser, AppUserBot, Bot, Role, utcnow
+from grobot.core.services import bots as bots_service
 
 logger = logging.getLogger(__name__)
 

@@ -52,7 +52,7 @@ class Link:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Link":
+    def from_dict(cls, data: dict[str, Any]) -> Link:
         config = data.get("config")
         if config is not None:
             config = McpServerConfig(**{**config, "args": tuple(config.get("args") or ())})
@@ -106,7 +106,7 @@ class BotCatalog:
                 context = dataclasses.replace(context, discord=self._discord)
             try:
                 return await asyncio.wait_for(builtin.call(arguments, context), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise ToolError(f"tool {name} did not finish within {timeout:g} s", may_have_run=True) from None
         entry = self._mcp.get(name)
         if entry is None:
@@ -171,7 +171,7 @@ async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, 
         assert link.config is not None
         try:
             return await asyncio.wait_for(hub.list_tools(link.config), LIST_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return ToolError(f"MCP server '{link.name}' did not list its tools within {LIST_TIMEOUT:g} s")
         except ToolError as exc:
             return exc

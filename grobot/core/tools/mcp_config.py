@@ -42,7 +42,7 @@ class McpServerConfig:
         texts = [*self.args, *self.env.values(), self.cwd or ""]
         return any(p in text for p in PLACEHOLDERS for text in texts)
 
-    def scoped(self, values: Mapping[str, str], scope: str) -> "McpServerConfig":
+    def scoped(self, values: Mapping[str, str], scope: str) -> McpServerConfig:
         """This config with its placeholders (``{bot_files}``: a bot's folder) replaced by ``values``."""
         if not self.has_placeholders():
             return self

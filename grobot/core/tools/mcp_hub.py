@@ -193,7 +193,7 @@ class _Connection:
                     logger.info("MCP server %r: closing the session", self.name)
                 else:
                     logger.warning("MCP server %r: the session ended (%s)", self.name, await self._end_reason())
-        except BaseException as exc:  # noqa: BLE001 - reported to the waiting caller
+        except BaseException as exc:
             self.session = None
             if isinstance(exc, asyncio.CancelledError) and ready.done():
                 raise
@@ -260,7 +260,7 @@ class _Connection:
             self._owner = loop.create_task(self._own(ready), name=f"mcp-owner-{self.name}")
             try:
                 await asyncio.wait_for(asyncio.shield(ready), self.limits.connect_timeout + 10)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await self._stop_owner()
                 self.error = server_error(
                     self.name, f"did not finish starting within {self.limits.connect_timeout:g} s"
@@ -343,11 +343,11 @@ class _Connection:
             self._wake.set()
         try:
             await asyncio.wait_for(asyncio.shield(owner), 10.0)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing anyway
+        except (TimeoutError, Exception):
             owner.cancel()
             try:
                 await owner
-            except BaseException:  # noqa: BLE001
+            except BaseException:
                 pass
 
     async def aclose(self) -> None:
