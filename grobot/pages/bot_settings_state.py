@@ -254,6 +254,7 @@ class BotSettingsState(LLMFormChecks, BotPageState):
         self.checking = category
         yield
         try:
+            await self._read(lambda _session: None)  # an admin who may see the bot, before any request
             result = await check_typed(self._read, Typed.from_form(form_data, bot_id=self.current_bot_id))
         except Exception as exc:
             self.checking = ""
@@ -273,6 +274,7 @@ class BotSettingsState(LLMFormChecks, BotPageState):
         self._forget_check(category)
         self.llm_errors = {}
         try:
+            await self._read(lambda _session: None)  # an admin who may see the bot, before any request
             refusal = await key_refusal(self._read, typed) if check_key else None
         except Exception as exc:
             self.llm_errors = {category: user_message(exc)}

@@ -225,6 +225,8 @@ class SettingsState(LLMFormChecks, AdminState):
             self.errors.update({f"{category}.{k}": v for k, v in problems.items()})
             return rx.toast.error("Nothing was saved: check the highlighted fields")
         typed = Typed.from_form(form)
+        if refused := await self._refused():  # an admin, before any request to the typed server
+            return refused
         try:
             refusal = await key_refusal(self._read, typed) if check_key else None
         except Refused as refused:
