@@ -203,6 +203,10 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
     page.screenshot(path="/tmp/ui-bot-settings-1400.png", full_page=True)
     page.set_viewport_size({"width": 420, "height": 900})
     page.screenshot(path="/tmp/ui-bot-settings-420.png", full_page=True)
+    page.get_by_role("heading", name="Reply rules").scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/ui-bot-settings-420-rules.png")
+    output.scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/ui-bot-settings-420-llm.png")
     dialogs.accept = True  # leave without the unsaved decision model
 
 
