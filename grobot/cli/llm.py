@@ -73,15 +73,17 @@ def _set(args: argparse.Namespace) -> int:
 
 def _check_key(args: argparse.Namespace, api_key: str, bot_id: int | None) -> None:
     """The test call to the provider before its key is saved (raises when it is not to be saved)."""
+    with session_scope(readonly=True) as session:
+        url = llm_settings.server_url(session=session, category=args.category, provider=args.provider,
+                                      base_url=args.base_url, bot_id=bot_id)
     try:
-        check = llm_checks.check_key(provider=args.provider, base_url=args.base_url, api_key=api_key,
-                                     model=args.model or "")
+        check = llm_checks.check_key(provider=args.provider, base_url=url, api_key=api_key, model=args.model or "")
         with ThreadPoolExecutor(1) as pool:  # its own event loop, also when called from one (tests)
             pool.submit(asyncio.run, check).result()
     except llm_checks.KeyNotChecked as exc:
         with session_scope(readonly=True) as session:
             hint = llm_checks.suggestion(session=session, category=args.category, provider=args.provider,
-                                         base_url=args.base_url, bot_id=bot_id)
+                                         base_url=url, bot_id=bot_id)
         raise llm_checks.KeyNotChecked(f"{exc}; nothing was saved (--no-check saves it anyway)"
                                        + (f". {hint}" if hint else "")) from None
 

@@ -19,7 +19,7 @@ import reflex as rx
 from grobot.core.errors import GroBotError
 from grobot.core.llm import embedded
 from grobot.core.models import LLMCategory
-from grobot.core.services import app_settings, llm_settings
+from grobot.core.services import app_settings, llm_settings, llm_sources
 from grobot.core.services.validation import field_errors
 from grobot.state.admin_state import AdminState, Refused
 from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
@@ -97,6 +97,8 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
             "source": llm.source,
             "source_label": source_label(llm),
             "status": llm.unavailable or "",
+            "base_url_hint": (f"Empty: {llm.base_url} ({llm_sources.url_source(llm.provider)})."
+                              if (row is None or not row.base_url) and llm.base_url else ""),
         }
     values = app_settings.get_values(tuple(app_settings.DEFAULTS), session=session)
     return forms, {key: _number_text(value) for key, value in values.items()}

@@ -186,3 +186,15 @@ async def test_a_server_without_a_model_list_is_asked_for_one_token(fake_llm, pr
     assert result.message.endswith(": it answered")
     [chat] = fake_llm.chat_requests()
     assert chat.get("max_tokens", chat.get("generationConfig", {}).get("maxOutputTokens")) == 1
+
+
+def test_a_bot_s_new_key_is_checked_with_the_server_its_override_inherits(grobot_env, fake_llm, capsys, monkeypatch):
+    use_fake_llm(fake_llm, provider="openai", categories=("output",), api_key=GOOD_KEY)  # global: the fake
+    with session_scope() as session:
+        bots.create_bot(session=session, name="own-key")
+    fake_llm.api_keys = {GOOD_KEY, "sk-bot-own"}
+    code, out, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "own-key",
+                         "--provider", "openai", "--api-key-stdin", stdin="sk-bot-own\n")
+    assert code == 0, err
+    assert fake_llm.requests[-1].headers["authorization"] == "Bearer sk-bot-own"  # not api.openai.com
+    assert stored_rows()[-1][3] == ""  # the URL is still inherited, not copied

@@ -313,6 +313,8 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
     decision = page.get_by_role("form", name="Decision model")
     expect(page.locator("#llm-decision-base_url")).to_have_value(fake_llm.url, timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("Each card saves on its own", exact=False)).to_be_visible()
+    expect(page.get_by_role("form", name="Output model")).to_contain_text(
+        "Empty: http://localhost:11434 (default).")  # no OLLAMA_HOST in this web app's environment
 
     # An edited card: leaving asks first.
     page.locator("#llm-decision-model").fill("typed")
