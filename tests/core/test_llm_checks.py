@@ -3,6 +3,8 @@ suggestion of another provider when a server cannot be reached (issues 14 item 3
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlmodel import select
 
@@ -119,6 +121,14 @@ def test_a_bot_override_stores_only_what_was_set_and_follows_ollama_host(grobot_
     assert tools.fields["context_window"].own == "4096"
     assert tools.fields["temperature"] == llm_sources.FieldSource("", "0.1", "global setting")
     assert not views["output"].overridden and views["output"].fields["temperature"].source == "default"
+
+    code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits", "--json")
+    shown = {row["category"]: row for row in json.loads(out)}
+    assert shown["tools"]["inherited"] == {"base_url": "environment variable OLLAMA_HOST", "model": "global setting",
+                                           "temperature": "global setting"}
+    assert "inherited" not in shown["output"]  # no override: all of it is the global default's
+    code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits")
+    assert "base url: environment variable OLLAMA_HOST; model: global setting" in out
 
     # OLLAMA_HOST changes: the bot follows, as nothing of it was copied into its row.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
