@@ -246,7 +246,13 @@ class BotSettingsState(LLMFormChecks, BotPageState):
             async for event in self._check(category, form_data):
                 yield event
             return
-        yield await self._save_llm(category, form_data, check_key=intent != "force")
+        if intent != "force" and str(form_data.get("api_key") or "").strip():
+            self.checking = category  # the key is tried first: the form shows it is busy
+            yield
+        try:
+            yield await self._save_llm(category, form_data, check_key=intent != "force")
+        finally:
+            self.checking = ""
 
     async def _check(self, category: str, form_data: dict[str, Any]):
         """Ask the server typed in the card (not the saved one) for its models."""

@@ -195,7 +195,13 @@ class SettingsState(LLMFormChecks, AdminState):
             async for event in self._check(category, form):
                 yield event
             return
-        yield await self._save_llm(category, form, check_key=intent != "force")
+        if intent != "force" and str(form.get("api_key") or "").strip():
+            self.checking = category  # the key is tried first: the form shows it is busy
+            yield
+        try:
+            yield await self._save_llm(category, form, check_key=intent != "force")
+        finally:
+            self.checking = ""
 
     async def _check(self, category: str, form: dict[str, Any]):
         """List the models of the server typed in the form (not the saved one): no agent chain."""
