@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from grobot.cli.output import print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
 from grobot.core.llm import providers
-from grobot.core.services import bots, llm_checks, llm_settings
+from grobot.core.services import bots, llm_checks, llm_settings, llm_sources
 
 CATEGORIES = ("decision", "tools", "output")
 
@@ -73,15 +73,17 @@ def _set(args: argparse.Namespace) -> int:
 
 def _check_key(args: argparse.Namespace, api_key: str, bot_id: int | None) -> None:
     """The test call to the provider before its key is saved (raises when it is not to be saved)."""
+    with session_scope(readonly=True) as session:
+        url = llm_settings.server_url(session=session, category=args.category, provider=args.provider,
+                                      base_url=args.base_url, bot_id=bot_id)
     try:
-        check = llm_checks.check_key(provider=args.provider, base_url=args.base_url, api_key=api_key,
-                                     model=args.model or "")
+        check = llm_checks.check_key(provider=args.provider, base_url=url, api_key=api_key, model=args.model or "")
         with ThreadPoolExecutor(1) as pool:  # its own event loop, also when called from one (tests)
             pool.submit(asyncio.run, check).result()
     except llm_checks.KeyNotChecked as exc:
         with session_scope(readonly=True) as session:
             hint = llm_checks.suggestion(session=session, category=args.category, provider=args.provider,
-                                         base_url=args.base_url, bot_id=bot_id)
+                                         base_url=url, bot_id=bot_id)
         raise llm_checks.KeyNotChecked(f"{exc}; nothing was saved (--no-check saves it anyway)"
                                        + (f". {hint}" if hint else "")) from None
 
@@ -90,16 +92,27 @@ def _show(args: argparse.Namespace) -> int:
     with session_scope(readonly=True) as session:
         bot_id = bots.get_bot(args.bot, session=session).id if args.bot else None
         effective = llm_settings.effective_llms(session=session, bot_id=bot_id)
+        views = llm_sources.override_views(session=session, bot_id=bot_id) if bot_id is not None else {}
     rows = [e.public() for e in effective.values()]
+    for row in rows:
+        view = views.get(row["category"])
+        if view is not None and view.overridden:  # what a bot's override leaves to others, and to whom
+            row["inherited"] = {name: source.source for name, source in view.fields.items() if not source.own}
     if args.json:
         print_json(rows)
     else:
         print_table(
             [(r["category"], r["provider"], r["base_url"], r["model"], r["context_window"], r["temperature"],
-              r["api_key"], r["source"]) for r in rows],
-            ["CATEGORY", "PROVIDER", "BASE URL", "MODEL", "CONTEXT", "TEMP", "API KEY", "FROM"],
+              r["api_key"], r["source"], _inherited_text(r.get("inherited"))) for r in rows],
+            ["CATEGORY", "PROVIDER", "BASE URL", "MODEL", "CONTEXT", "TEMP", "API KEY", "FROM", "INHERITED"],
         )
     return 0
+
+
+def _inherited_text(inherited: dict[str, str] | None) -> str:
+    if not inherited:
+        return ""
+    return "; ".join(f"{name.replace('_', ' ')}: {source}" for name, source in inherited.items())
 
 
 def _clear(args: argparse.Namespace) -> int:

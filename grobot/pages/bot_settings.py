@@ -16,9 +16,9 @@ from grobot.components.forms import error_text, switch_label
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
-from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState
+from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load_settings
 
-__all__ = ["BotSettingsState", "llm_section", "settings_page"]
+__all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]
 
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
 BAR_SECTIONS = ("General", "Reply rules", "Limits", "Daily limits", "Discord connection")

@@ -250,7 +250,13 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             async for event in self._check(category, form_data):
                 yield event
             return
-        yield await self._save_llm(category, form_data, check_key=intent != "force")
+        if intent != "force" and str(form_data.get("api_key") or "").strip():
+            self.checking = category  # the key is tried first: the form shows it is busy
+            yield
+        try:
+            yield await self._save_llm(category, form_data, check_key=intent != "force")
+        finally:
+            self.checking = ""
 
     async def _check(self, category: str, form_data: dict[str, Any]):
         """Ask the server typed in the card (not the saved one) for its models."""
@@ -258,6 +264,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self.checking = category
         yield
         try:
+            await self._read(lambda _session: None)  # an admin who may see the bot, before any request
             result = await check_typed(self._read, Typed.from_form(form_data, bot_id=self.current_bot_id))
         except Exception as exc:
             self.checking = ""
@@ -277,6 +284,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self._forget_check(category)
         self.llm_errors = {}
         try:
+            await self._read(lambda _session: None)  # an admin who may see the bot, before any request
             refusal = await key_refusal(self._read, typed) if check_key else None
         except Exception as exc:
             self.llm_errors = {category: user_message(exc)}

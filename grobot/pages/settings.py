@@ -78,6 +78,7 @@ def llm_form(info: CategoryInfo) -> rx.Component:
                 _input(ident, "base_url", values["base_url"], on_change=_edited(cat), placeholder="Empty: OLLAMA_HOST, or the provider's API"),
                 input_id=f"{ident}-base_url",
                 error=_error(f"{cat}.base_url"),
+                help_text=values["base_url_hint"],
             ),
             field(
                 "Fallback model",

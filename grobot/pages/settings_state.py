@@ -20,7 +20,7 @@ from grobot.components.formatting import byte_size_text
 from grobot.core.errors import GroBotError
 from grobot.core.llm import embedded
 from grobot.core.models import LLMCategory
-from grobot.core.services import app_settings, llm_settings
+from grobot.core.services import app_settings, llm_settings, llm_sources
 from grobot.core.services.validation import field_errors
 from grobot.state.admin_state import AdminState, Refused
 from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
@@ -104,6 +104,8 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
             "source": llm.source,
             "source_label": source_label(llm),
             "status": llm.unavailable or "",
+            "base_url_hint": (f"Empty: {llm.base_url} ({llm_sources.url_source(llm.provider)})."
+                              if (row is None or not row.base_url) and llm.base_url else ""),
         }
     values = app_settings.get_values(tuple(app_settings.DEFAULTS), session=session)
     return forms, {key: _number_text(value) for key, value in values.items()}
@@ -211,7 +213,13 @@ class SettingsState(LLMFormChecks, AdminState):
             async for event in self._check(category, form):
                 yield event
             return
-        yield await self._save_llm(category, form, check_key=intent != "force")
+        if intent != "force" and str(form.get("api_key") or "").strip():
+            self.checking = category  # the key is tried first: the form shows it is busy
+            yield
+        try:
+            yield await self._save_llm(category, form, check_key=intent != "force")
+        finally:
+            self.checking = ""
 
     async def _check(self, category: str, form: dict[str, Any]):
         """List the models of the server typed in the form (not the saved one): no agent chain."""
@@ -243,6 +251,8 @@ class SettingsState(LLMFormChecks, AdminState):
             self.errors.update({f"{category}.{k}": v for k, v in problems.items()})
             return rx.toast.error("Nothing was saved: check the highlighted fields")
         typed = Typed.from_form(form)
+        if refused := await self._refused():  # an admin, before any request to the typed server
+            return refused
         try:
             refusal = await key_refusal(self._read, typed) if check_key else None
         except Refused as refused:

@@ -15,7 +15,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from grobot.core.llm import embedded
-from grobot.core.services import llm_checks
+from grobot.core.services import llm_checks, llm_settings
 
 T = TypeVar("T")
 Reader = Callable[[Callable[[Session], T]], Awaitable[T]]
@@ -51,8 +51,18 @@ async def _with_suggestion(read: Reader, typed: Typed, result: llm_checks.CheckR
     return replace(result, message=f"{result.message}. {hint}") if hint else result
 
 
+async def _with_server(read: Reader, typed: Typed) -> Typed:
+    """``typed`` with the URL it talks to (an override without one inherits the global default's)."""
+    if typed.base_url or typed.bot_id is None:
+        return typed
+    url = await read(lambda session: llm_settings.server_url(session=session, category=typed.category,
+                                                             provider=typed.provider, bot_id=typed.bot_id))
+    return replace(typed, base_url=url)
+
+
 async def check_typed(read: Reader, typed: Typed) -> llm_checks.CheckResult:
     """Check the server and key typed in the form (the stored key when none is typed and it fits)."""
+    typed = await _with_server(read, typed)
     key = typed.api_key
     if key is None and not typed.clear_key:
         key = await read(lambda session: llm_checks.key_for_check(
@@ -71,6 +81,7 @@ async def key_refusal(read: Reader, typed: Typed) -> llm_checks.CheckResult | No
     failed check (``rejected``: never saved; otherwise the admin may save anyway)."""
     if not typed.api_key or typed.provider == embedded.PROVIDER:
         return None
+    typed = await _with_server(read, typed)
     result = await llm_checks.check_connection(provider=typed.provider, base_url=typed.base_url,
                                                api_key=typed.api_key, model=typed.model)
     if result.ok:

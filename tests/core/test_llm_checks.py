@@ -3,6 +3,8 @@ suggestion of another provider when a server cannot be reached (issues 14 item 3
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlmodel import select
 
@@ -120,6 +122,14 @@ def test_a_bot_override_stores_only_what_was_set_and_follows_ollama_host(grobot_
     assert tools.fields["temperature"] == llm_sources.FieldSource("", "0.1", "global setting")
     assert not views["output"].overridden and views["output"].fields["temperature"].source == "default"
 
+    code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits", "--json")
+    shown = {row["category"]: row for row in json.loads(out)}
+    assert shown["tools"]["inherited"] == {"base_url": "environment variable OLLAMA_HOST", "model": "global setting",
+                                           "temperature": "global setting"}
+    assert "inherited" not in shown["output"]  # no override: all of it is the global default's
+    code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits")
+    assert "base url: environment variable OLLAMA_HOST; model: global setting" in out
+
     # OLLAMA_HOST changes: the bot follows, as nothing of it was copied into its row.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
     get_settings.cache_clear()
@@ -186,3 +196,15 @@ async def test_a_server_without_a_model_list_is_asked_for_one_token(fake_llm, pr
     assert result.message.endswith(": it answered")
     [chat] = fake_llm.chat_requests()
     assert chat.get("max_tokens", chat.get("generationConfig", {}).get("maxOutputTokens")) == 1
+
+
+def test_a_bot_s_new_key_is_checked_with_the_server_its_override_inherits(grobot_env, fake_llm, capsys, monkeypatch):
+    use_fake_llm(fake_llm, provider="openai", categories=("output",), api_key=GOOD_KEY)  # global: the fake
+    with session_scope() as session:
+        bots.create_bot(session=session, name="own-key")
+    fake_llm.api_keys = {GOOD_KEY, "sk-bot-own"}
+    code, out, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "own-key",
+                         "--provider", "openai", "--api-key-stdin", stdin="sk-bot-own\n")
+    assert code == 0, err
+    assert fake_llm.requests[-1].headers["authorization"] == "Bearer sk-bot-own"  # not api.openai.com
+    assert stored_rows()[-1][3] == ""  # the URL is still inherited, not copied

@@ -17,11 +17,16 @@ from sqlalchemy import delete
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import Bot, LLMSetting
-from grobot.core.services import llm_settings, mcp_servers
+from grobot.core.models import Bot, LLMSetting, Role
+from grobot.core.services import llm_settings, mcp_servers, users
+from grobot.pages import bot_knowledge  # noqa: F401  (imported here: the replay client's barrier is one of its events)
+from grobot.pages.bot_settings import BotSettingsState
+from grobot.pages.settings import SettingsState
+from grobot.state.bot_page import BotPageState
 from tests.fakes.llm import use_fake_llm
 from tests.helpers import make_token
-from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.security.replay import Sent, replay
+from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
 from tests.ui.webapp import free_port
 
@@ -198,6 +203,10 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
     page.screenshot(path="/tmp/ui-bot-settings-1400.png", full_page=True)
     page.set_viewport_size({"width": 420, "height": 900})
     page.screenshot(path="/tmp/ui-bot-settings-420.png", full_page=True)
+    page.get_by_role("heading", name="Reply rules").scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/ui-bot-settings-420-rules.png")
+    output.scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/ui-bot-settings-420-llm.png")
     dialogs.accept = True  # leave without the unsaved decision model
 
 
@@ -304,6 +313,8 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
     decision = page.get_by_role("form", name="Decision model")
     expect(page.locator("#llm-decision-base_url")).to_have_value(fake_llm.url, timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("Each card saves on its own", exact=False)).to_be_visible()
+    expect(page.get_by_role("form", name="Output model")).to_contain_text(
+        "Empty: http://localhost:11434 (default).")  # no OLLAMA_HOST in this web app's environment
 
     # An edited card: leaving asks first.
     page.locator("#llm-decision-model").fill("typed")
@@ -375,3 +386,33 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
     assert (llm.provider, llm.base_url, llm.api_key) == ("mistral", dead, GOOD_KEY)
     frames = "\n".join(page.grobot_record.frames)
     assert GOOD_KEY not in frames and "sk-typo" not in frames
+
+
+# --------------------------------------------------------------------------- the server's own checks
+
+
+def test_a_tester_s_replayed_llm_form_events_reach_no_server_and_change_nothing(web_app, fake_llm,
+                                                                               llm_rows_restored) -> None:
+    """A check or a key check makes a request to the typed URL: only for an admin, never before the role
+    check (else any tester could make the server call any address)."""
+    bot_id = add_bot(unique("Replayed"))
+    tester = create_ui_user(unique("tester"), Role.TESTER)
+    with session_scope() as session:
+        user = users.get_user(tester.id, session=session)
+        users.grant_bot(user, bot_id, session=session)
+        token = users.start_session(user)
+    form = {"category": "output", "provider": "openai", "base_url": fake_llm.openai_url, "model": "fake-model",
+            "api_key": "sk-replayed", "context_window": "8192", "temperature": "0.5"}
+    tab = f"/bots/{bot_id}/settings"
+    replay(web_app.url,
+           Sent(SettingsState.set_intent, {"category": "output", "intent": "check"}, "/settings"),
+           Sent(SettingsState.submit_llm, {"form": form}, "/settings"),
+           Sent(SettingsState.submit_llm, {"form": form}, "/settings"),
+           Sent(BotPageState.open_bot, {"tab": "chat", "admin_only": False}, tab),  # a bot they may open
+           Sent(BotSettingsState.set_intent, {"category": "output", "intent": "check"}, tab),
+           Sent(BotSettingsState.submit_llm, {"form_data": form}, tab),
+           Sent(BotSettingsState.submit_llm, {"form_data": form}, tab),
+           session=token)
+    assert fake_llm.requests == []
+    with session_scope(readonly=True) as session:
+        assert session.exec(select(LLMSetting)).all() == []

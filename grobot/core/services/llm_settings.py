@@ -153,6 +153,17 @@ def set_llm(
     return row
 
 
+def server_url(*, session: Session, category: str, provider: str, base_url: str = "", bot_id: int | None = None) -> str:
+    """The URL settings of ``provider`` with ``base_url`` talk to: their own, else (a bot's override)
+    the global default's when it is the same provider, else the provider's default."""
+    if base_url.strip():
+        return base_url.strip().rstrip("/")
+    if bot_id is not None:
+        return _merged_value(parent_of(_find(None, category, session=session), category), provider.strip().lower(),
+                             "base_url")
+    return provider_default(provider.strip().lower(), "base_url")
+
+
 def _inherited_model(session: Session, category: str, provider: str) -> str:
     """The model a bot's override of ``provider`` without a model of its own uses."""
     return _merged_value(parent_of(_find(None, category, session=session), category), provider, "model")

@@ -51,7 +51,8 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _url_source(provider: str) -> str:
+def url_source(provider: str) -> str:
+    """Where the URL of a setting without a base URL of its own comes from."""
     if provider == "ollama":
         return ENVIRONMENT if get_settings().ollama_host_set else DEFAULT
     if provider == embedded.PROVIDER:
@@ -70,7 +71,7 @@ def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) 
         if name == "base_url":
             set_globally = same and global_row is not None and bool(global_row.base_url)
             inherited = parent.base_url if same else llm_settings.provider_default(provider, name)
-            source = GLOBAL if set_globally else _url_source(provider)
+            source = GLOBAL if set_globally else url_source(provider)
         elif name == "model" and not same:
             inherited, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
         else:
