@@ -42,8 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--arg", action="append", default=[], metavar="ARG", help="one argument (repeat for more)")
     add.add_argument("--cwd", help="working directory (stdio)")
     add.add_argument("--url", help="endpoint URL (streamable_http, sse)")
-    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment variable (stdio); visible in the process list: give secrets with --env-stdin")
-    add.add_argument("--header", action="append", default=[], metavar="KEY=VALUE", help="HTTP header; visible in the process list: give secrets with --headers-stdin")
+    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="environment variable (stdio); visible in the process list: give secrets with --env-stdin")
+    add.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
+                     help="HTTP header; visible in the process list: give secrets with --headers-stdin")
     add.add_argument("--env-stdin", action="store_true", help="read environment variables from stdin")
     add.add_argument("--headers-stdin", action="store_true", help="read HTTP headers from stdin")
     add.add_argument("--disabled", action="store_true", help="register it disabled")

@@ -58,11 +58,11 @@ def byte_size_text(raw: str | int) -> str:
         return "A whole number of bytes, e.g. 5242880 = 5 MiB."
     if size < 1024:
         return f"{counted(size, 'byte')}."
-    value, unit = float(size), "bytes"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024:
-            break
+    units = ("KiB", "MiB", "GiB", "TiB")
+    power = 1
+    while power < len(units) and size / 1024 ** power >= 1024:
+        power += 1
+    value, unit = size / 1024 ** power, units[power - 1]
     if value == int(value):
         return f"{size:,} bytes = {value:.0f} {unit}."
     return f"{size:,} bytes ≈ {value:.1f} {unit}."

@@ -24,8 +24,7 @@ from grobot.core.services import bots as bots_service
 from grobot.core.services import llm_settings, mcp_servers
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
-from grobot.pages.bot_settings_view import (FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow,
-                                            SettingsView, TodayUsage, settings_view)
+from grobot.pages.bot_settings_view import FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow, SettingsView, TodayUsage, settings_view
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal

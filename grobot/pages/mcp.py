@@ -157,7 +157,8 @@ def servers_table() -> rx.Component:
     )
 
 
-def _editor_input(name: str, label: str, *, placeholder: str = "", help_text: str | None = None, area: bool = False, mono: bool = False) -> rx.Component:
+def _editor_input(name: str, label: str, *, placeholder: str = "", help_text: str | None = None, area: bool = False,
+                  mono: bool = False) -> rx.Component:
     ident = f"mcp-{name}"
     props: dict[str, Any] = dict(id=ident, name=name, placeholder=placeholder, width="100%")
     if mono:
@@ -194,13 +195,15 @@ def _secret_input(name: str, label: str, names: rx.Var, placeholder: str) -> rx.
             spell_check=False,
         ),
         rx.text(
-            rx.cond(stored, "Values are never shown. Type a full new set to replace the stored one; empty keeps it.", "KEY=value, one per line. Stored encrypted, never shown again."),
+            rx.cond(stored, "Values are never shown. Type a full new set to replace the stored one; empty keeps it.",
+                    "KEY=value, one per line. Stored encrypted, never shown again."),
             size="1",
             color=rx.color("gray", 11),
         ),
         rx.cond(
             stored & (McpState.editor_id != 0),
-            rx.el.label(rx.hstack(rx.checkbox(name=f"clear_{name}"), rx.text("Remove the stored values", size="2"), spacing="2", align="center")),
+            rx.el.label(rx.hstack(rx.checkbox(name=f"clear_{name}"), rx.text("Remove the stored values", size="2"), spacing="2",
+                                  align="center")),
         ),
         rx.cond(
             McpState.editor_errors.contains(name),
@@ -224,7 +227,8 @@ def editor_dialog() -> rx.Component:
             ),
             rx.form(
                 rx.vstack(
-                    _editor_input("name", "Name", placeholder="time", help_text="Letters, digits, '_' and '-'; tools are named name__tool."),
+                    _editor_input("name", "Name", placeholder="time",
+                                  help_text="Letters, digits, '_' and '-'; tools are named name__tool."),
                     field(
                         "Transport",
                         rx.select(
@@ -242,7 +246,9 @@ def editor_dialog() -> rx.Component:
                         stdio,
                         rx.vstack(
                             _editor_input("command", "Command", placeholder="uvx", mono=True),
-                            _editor_input("args", "Arguments", placeholder="mcp-server-time\n--local-timezone=UTC", help_text="One per line. {bot_files} stands for the folder of the bot that uses the server.", area=True, mono=True),
+                            _editor_input("args", "Arguments", placeholder="mcp-server-time\n--local-timezone=UTC",
+                                          help_text="One per line. {bot_files} stands for the folder of the bot that uses the server.",
+                                          area=True, mono=True),
                             _editor_input("cwd", "Working directory", placeholder="Optional", mono=True),
                             _secret_input("env", "Environment variables", McpState.editor.get("env_names", ""), "API_TOKEN=…"),
                             spacing="3",
@@ -261,7 +267,8 @@ def editor_dialog() -> rx.Component:
                     ),
                     rx.hstack(
                         rx.button("Cancel", type="button", variant="soft", color_scheme="gray", on_click=McpState.close_editor),
-                        rx.button(rx.cond(McpState.saving, rx.spinner(size="2"), rx.icon("save", size=16)), "Save", type="submit", disabled=McpState.saving),
+                        rx.button(rx.cond(McpState.saving, rx.spinner(size="2"), rx.icon("save", size=16)), "Save", type="submit",
+                                  disabled=McpState.saving),
                         spacing="3",
                         justify="end",
                         width="100%",
@@ -309,7 +316,8 @@ def tools_dialog() -> rx.Component:
                 type="auto",
                 margin_top="0.75rem",
             ),
-            rx.hstack(rx.dialog.close(rx.button("Close", variant="soft", color_scheme="gray", on_click=McpState.close_tools)), justify="end", margin_top="1rem"),
+            rx.hstack(rx.dialog.close(rx.button("Close", variant="soft", color_scheme="gray", on_click=McpState.close_tools)),
+                      justify="end", margin_top="1rem"),
             max_width="36rem",
         ),
         open=McpState.tools_open,

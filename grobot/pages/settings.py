@@ -14,10 +14,9 @@ import reflex as rx
 from grobot.components.forms import field, secret_badge, section
 from grobot.components.layout import page_layout
 from grobot.components.llm_check import check_callout, unverified_callout
-from grobot.components.unsaved import guard_attrs, confirm_when_checked, unsaved_guard
+from grobot.components.unsaved import confirm_when_checked, guard_attrs, unsaved_guard
 from grobot.core.services import llm_settings
-from grobot.pages.settings_state import (APP_SETTINGS, CATEGORIES, DEMO_NOTICE, ROUTE, TITLE, CategoryInfo,
-                                         SettingsState)
+from grobot.pages.settings_state import APP_SETTINGS, CATEGORIES, DEMO_NOTICE, ROUTE, TITLE, CategoryInfo, SettingsState
 
 __all__ = ["CATEGORIES", "ROUTE", "TITLE", "SettingsState", "llm_form", "settings_page"]
 
@@ -75,7 +74,8 @@ def llm_form(info: CategoryInfo) -> rx.Component:
             ),
             field(
                 "Base URL",
-                _input(ident, "base_url", values["base_url"], on_change=_edited(cat), placeholder="Empty: OLLAMA_HOST, or the provider's API"),
+                _input(ident, "base_url", values["base_url"], on_change=_edited(cat),
+                       placeholder="Empty: OLLAMA_HOST, or the provider's API"),
                 input_id=f"{ident}-base_url",
                 error=_error(f"{cat}.base_url"),
                 help_text=values["base_url_hint"],

@@ -360,7 +360,8 @@ def user_row(row: UserRow) -> rx.Component:
                 rx.hstack(rx.icon("circle-minus", size=16, color=muted), rx.text("Disabled", color=muted), spacing="1", align="center"),
             )
         ),
-        rx.table.cell(rx.text(row.last_login, title=row.last_login_at, color=rx.cond(row.last_login == "never", muted, rx.color("gray", 12))),
+        rx.table.cell(rx.text(row.last_login, title=row.last_login_at, color=rx.cond(row.last_login == "never", muted, rx.color("gray",
+                                                                                                                                12))),
                       display=WIDE_CELL),
         rx.table.cell(
             rx.cond(
@@ -374,19 +375,25 @@ def user_row(row: UserRow) -> rx.Component:
             rx.hstack(
                 rx.cond(
                     row.role == "tester",
-                    rx.button(rx.icon("bot", size=14), "Bots", size="1", variant="soft", on_click=UsersState.start_access(row.id, row.username)),
+                    rx.button(rx.icon("bot", size=14), "Bots", size="1", variant="soft", on_click=UsersState.start_access(row.id,
+                                                                                                                          row.username)),
                 ),
                 rx.menu.root(
-                    rx.menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray", aria_label="More actions", title="More actions")),
+                    rx.menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
+                                                   aria_label="More actions", title="More actions")),
                     rx.menu.content(
-                        rx.menu.item(rx.icon("key-round", size=14), "Reset password", on_click=UsersState.start_password(row.id, row.username)),
+                        rx.menu.item(rx.icon("key-round", size=14), "Reset password", on_click=UsersState.start_password(row.id,
+                                                                                                                         row.username)),
                         rx.cond(
                             row.enabled,
-                            rx.menu.item(rx.icon("ban", size=14), "Disable", disabled=row.is_self, on_click=UsersState.ask("disable", row.id, row.username)),
+                            rx.menu.item(rx.icon("ban", size=14), "Disable", disabled=row.is_self, on_click=UsersState.ask("disable",
+                                                                                                                           row.id,
+                                                                                                                           row.username)),
                             rx.menu.item(rx.icon("circle-check", size=14), "Enable", on_click=UsersState.enable(row.id)),
                         ),
                         rx.menu.separator(),
-                        rx.menu.item(rx.icon("trash-2", size=14), "Delete", color="red", disabled=row.is_self, on_click=UsersState.ask("delete", row.id, row.username)),
+                        rx.menu.item(rx.icon("trash-2", size=14), "Delete", color="red", disabled=row.is_self,
+                                     on_click=UsersState.ask("delete", row.id, row.username)),
                     ),
                 ),
                 spacing="3",
@@ -419,7 +426,8 @@ def users_table() -> rx.Component:
 def _password_input(ident: str, error: rx.Var) -> rx.Component:
     return field(
         "Password",
-        rx.input(id=ident, name="password", type="password", auto_complete="new-password", placeholder="Leave empty to generate one", width="100%"),
+        rx.input(id=ident, name="password", type="password", auto_complete="new-password", placeholder="Leave empty to generate one",
+                 width="100%"),
         input_id=ident,
         error=error,
         help_text=f"At least {users.MIN_PASSWORD} characters. A generated password is shown once.",
@@ -497,7 +505,8 @@ def shown_once_dialog() -> rx.Component:
                     "Copy",
                     variant="soft",
                     on_click=rx.call_script(
-                        f"navigator.clipboard && navigator.clipboard.writeText(document.getElementById({json.dumps(PASSWORD_OUTPUT_ID)}).value)"
+                        "navigator.clipboard && navigator.clipboard.writeText("
+                        f"document.getElementById({json.dumps(PASSWORD_OUTPUT_ID)}).value)"
                     ),
                 ),
                 width="100%",

@@ -35,7 +35,7 @@ class Typed:
     bot_id: int | None = None
 
     @classmethod
-    def from_form(cls, form: dict[str, Any], *, bot_id: int | None = None) -> "Typed":
+    def from_form(cls, form: dict[str, Any], *, bot_id: int | None = None) -> Typed:
         key = str(form.get("api_key") or "").strip() or None
         return cls(category=str(form.get("category") or ""), provider=str(form.get("provider") or "").strip().lower(),
                    base_url=str(form.get("base_url") or "").strip(), model=str(form.get("model") or "").strip(),

@@ -76,7 +76,8 @@ async def test_history_with_tool_calls_converts_to_the_provider_format(fake_llm,
     else:
         assert body["systemInstruction"] == {"parts": [{"text": "be brief"}]}
         assert body["contents"][1] == {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]}
-        assert body["contents"][2] == {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"content": "rain"}}}]}
+        assert body["contents"][2] == {"role": "user", "parts": [{"functionResponse": {"name": "get_weather",
+                                                                                       "response": {"content": "rain"}}}]}
         assert result.text == "Echo: weather?"
 
 

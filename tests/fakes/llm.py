@@ -448,7 +448,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.path == "/api/chat":
                 self._ollama_chat(body)
-            elif self.path.startswith("/") and self.path.endswith("/v1/chat/completions"):  # also below a prefix (Groq's /openai/v1, OpenRouter's /api/v1)
+            # also below a prefix (Groq's /openai/v1, OpenRouter's /api/v1)
+            elif self.path.startswith("/") and self.path.endswith("/v1/chat/completions"):
                 self._openai_chat(body)
             elif self.path == "/v1/messages":
                 self._anthropic(body)
@@ -510,7 +511,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._end_stream()
             return
         if calls:
-            line = {"model": model, "created_at": "2025-01-01T00:00:00Z", "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": False}
+            line = {"model": model, "created_at": "2025-01-01T00:00:00Z", "message": {"role": "assistant", "content": "",
+                                                                                      "tool_calls": calls}, "done": False}
             self._chunk(json.dumps(line).encode() + b"\n")
         self._chunk(json.dumps({**final, "message": {"role": "assistant", "content": ""}}).encode() + b"\n")
         self._end_stream()
@@ -576,7 +578,8 @@ class _Handler(BaseHTTPRequestHandler):
             event(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]}))
         event(chunk({}, finish))
         if (body.get("stream_options") or {}).get("include_usage"):
-            event({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [], "usage": usage})
+            event({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [],
+                   "usage": usage})
         self._chunk(b"data: [DONE]\n\n")
         self._end_stream()
 
@@ -588,7 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(reply.delay)
         if reply.status >= 400:
             kind = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}.get(reply.status, "api_error")
-            self._send_json(reply.status, {"type": "error", "error": {"type": kind, "message": reply.error or f"fake error {reply.status}"}},
+            self._send_json(reply.status, {"type": "error", "error": {"type": kind,
+                                                                      "message": reply.error or f"fake error {reply.status}"}},
                             reply.headers)
             return
         forced = (body.get("tool_choice") or {}).get("name") if (body.get("tool_choice") or {}).get("type") == "tool" else None
@@ -616,7 +620,8 @@ class _Handler(BaseHTTPRequestHandler):
                 for i, piece in enumerate(_split(block["text"], reply.chunks)):
                     if i and reply.chunk_delay:
                         time.sleep(reply.chunk_delay)
-                    event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+                    event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta",
+                                                                                                           "text": piece}})
             else:
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                     "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
@@ -669,7 +674,8 @@ class _Handler(BaseHTTPRequestHandler):
                 payload["usageMetadata"] = usage
             self._chunk(b"data: " + json.dumps(payload).encode() + b"\r\n\r\n")
         if reply.error:
-            self._chunk(b"data: " + json.dumps({"error": {"code": 500, "message": reply.error, "status": "INTERNAL"}}).encode() + b"\r\n\r\n")
+            self._chunk(b"data: " + json.dumps({"error": {"code": 500, "message": reply.error,
+                                                          "status": "INTERNAL"}}).encode() + b"\r\n\r\n")
         self._end_stream()
 
 

@@ -279,7 +279,8 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     try:
         tester_page = context.new_page()
         frames: list[str] = []
-        tester_page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode("utf-8", "replace"))))
+        tester_page.on("websocket", lambda ws: ws.on(
+            "framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode("utf-8", "replace"))))
         sign_in(tester_page, UiUser(id=account.id or 0, username=username, password=password, role="tester"))
         headers = tester_page.get_by_role("table").get_by_role("rowheader")
         expect(headers).to_have_count(1, timeout=PAGE_TIMEOUT_MS)

@@ -74,7 +74,8 @@ def widest_elements(page) -> list[str]:
         """() => [...document.querySelectorAll('body *')]
             .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
             .slice(0, 6)
-            .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 2).join('.')} right=${Math.round(el.getBoundingClientRect().right)}`)"""
+            .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 2).join('.')}`
+                       + ` right=${Math.round(el.getBoundingClientRect().right)}`)"""
     )
 
 

@@ -172,7 +172,9 @@ class RunRecorder:
                 await get_store().save_calls(end.bot_id, None, end.records)
         except Exception as exc:
             logger.exception("Storing the end of run %s failed", self.run_id)
-            event = Event(EventKind.ERROR, {"message": f"the answer could not be saved: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
+            first_line = str(exc).splitlines()[0] if str(exc) else ""
+            event = Event(EventKind.ERROR,
+                          {"message": f"the answer could not be saved: {type(exc).__name__}: {first_line}"[:300]})
             self.finished = event
             if self.storing:
                 # Whatever else was lost, the stored run must still end: one more try, the error alone.

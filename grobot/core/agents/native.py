@@ -48,7 +48,9 @@ async def run_native(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> s
         await run.think("native", f"round {rounds}: the model calls {', '.join(c.name for c in calls)}")
         executed = await execute(run, calls, by_name, catalog)
         exchange.append({"role": "assistant", "content": result.text,
-                         "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}} for c in calls]})
+                         "tool_calls": [{"id": c.id, "type": "function",
+                                         "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                                        for c in calls]})
         exchange.extend(e.tool_message() for e in executed)
 
 

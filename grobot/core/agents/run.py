@@ -68,7 +68,8 @@ class Run:
         self.records.extend(result.records)
         if result.trimmed:
             await self.recorder.emit(EventKind.THINKING, {
-                "step": role, "text": f"the history was trimmed by {result.trimmed} old message(s) to fit the {category} model's context window"})
+                "step": role,
+                "text": f"the history was trimmed by {result.trimmed} old message(s) to fit the {category} model's context window"})
         return result
 
     async def load_tool_settings(self) -> None:

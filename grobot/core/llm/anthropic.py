@@ -110,14 +110,17 @@ class AnthropicProvider(LLMProvider):
             if kind == "error":
                 detail = (data.get("error") or {}).get("message", "unknown error")
                 if errors.looks_like_context_error(detail):
-                    raise errors.ContextTooLong(f"the prompt is too long ({errors.one_line(detail, 200)})", provider=self.name, url=self.base_url)
-                raise errors.ServerError(f"anthropic at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name, url=self.base_url)
+                    raise errors.ContextTooLong(f"the prompt is too long ({errors.one_line(detail, 200)})", provider=self.name,
+                                                url=self.base_url)
+                raise errors.ServerError(f"anthropic at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name,
+                                         url=self.base_url)
             if kind == "message_start":
                 usage = (data.get("message") or {}).get("usage") or {}
                 tokens_in = int(usage.get("input_tokens") or 0)
             elif kind == "content_block_start":
                 block = data.get("content_block") or {}
-                blocks[int(data.get("index", 0))] = {"type": block.get("type"), "id": block.get("id"), "name": block.get("name"), "json": ""}
+                blocks[int(data.get("index", 0))] = {"type": block.get("type"), "id": block.get("id"), "name": block.get("name"),
+                                                     "json": ""}
                 if block.get("type") == "text" and block.get("text"):
                     yield StreamChunk(text=block["text"])
             elif kind == "content_block_delta":

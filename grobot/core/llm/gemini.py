@@ -97,7 +97,8 @@ class GeminiProvider(LLMProvider):
             async for _event, data in sse_events(iter_lines(response)):
                 if data.get("error"):
                     detail = str((data["error"] or {}).get("message", data["error"]))
-                    raise errors.ServerError(f"gemini at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name, url=self.base_url)
+                    raise errors.ServerError(f"gemini at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name,
+                                             url=self.base_url)
                 meta = data.get("usageMetadata")
                 if meta:
                     usage = Usage(int(meta.get("promptTokenCount") or 0), int(meta.get("candidatesTokenCount") or 0))
@@ -109,7 +110,8 @@ class GeminiProvider(LLMProvider):
                         if part.get("functionCall"):
                             fc = part["functionCall"]
                             args = fc.get("args") or {}
-                            calls.append(ToolCall(name=fc.get("name", ""), arguments=parse_arguments(args), id=new_call_id(), raw_arguments=str(args)))
+                            calls.append(ToolCall(name=fc.get("name", ""), arguments=parse_arguments(args), id=new_call_id(),
+                                                  raw_arguments=str(args)))
             yield StreamChunk(tool_calls=calls, done=True, usage=usage, finish_reason=finish)
 
     async def list_models(self) -> list[str]:

@@ -103,8 +103,10 @@ class OpenAICompatProvider(LLMProvider):
             if data.get("error"):
                 detail = data["error"].get("message") if isinstance(data["error"], dict) else data["error"]
                 if errors.looks_like_context_error(str(detail)):
-                    raise errors.ContextTooLong(f"the prompt is too long ({errors.one_line(str(detail), 200)})", provider=self.name, url=self.base_url)
-                raise errors.ServerError(f"{self.name} at {self.base_url} failed: {errors.one_line(str(detail), 200)}", provider=self.name, url=self.base_url)
+                    raise errors.ContextTooLong(f"the prompt is too long ({errors.one_line(str(detail), 200)})", provider=self.name,
+                                                url=self.base_url)
+                raise errors.ServerError(f"{self.name} at {self.base_url} failed: {errors.one_line(str(detail), 200)}", provider=self.name,
+                                         url=self.base_url)
             if data.get("usage"):
                 u = data["usage"]
                 usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
-
 from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from sqlalchemy import bindparam, func
@@ -34,7 +33,7 @@ class LLMFields(BaseModel):
     model: str = Field(min_length=1, max_length=200)
     context_window: int = Field(default=8192, ge=256, le=10_000_000)
     temperature: float = Field(default=0.7, ge=0, le=2)
-    fallback_model: Optional[str] = Field(default=None, max_length=200)
+    fallback_model: str | None = Field(default=None, max_length=200)
     supports_images: bool = False
 
     @field_validator("provider")
@@ -64,7 +63,7 @@ class LLMFields(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _no_url(self) -> "LLMFields":
+    def _no_url(self) -> LLMFields:
         if self.provider == embedded.PROVIDER and self.base_url:
             raise ValueError("the llamacpp provider takes no base URL: the bot worker runs the model file itself")
         return self
@@ -73,9 +72,9 @@ class LLMFields(BaseModel):
 class OverrideFields(LLMFields):
     """A bot's override: only the provider is required; what is left out is inherited."""
 
-    model: Optional[str] = Field(default=None, min_length=1, max_length=200)  # type: ignore[assignment]
-    context_window: Optional[int] = Field(default=None, ge=256, le=10_000_000)  # type: ignore[assignment]
-    temperature: Optional[float] = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
+    model: str | None = Field(default=None, min_length=1, max_length=200)  # type: ignore[assignment]
+    context_window: int | None = Field(default=None, ge=256, le=10_000_000)  # type: ignore[assignment]
+    temperature: float | None = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
 
     @field_validator("model", "context_window", "temperature", "fallback_model", mode="before")
     @classmethod
@@ -83,7 +82,7 @@ class OverrideFields(LLMFields):
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
-    def _gguf_named(self) -> "OverrideFields":
+    def _gguf_named(self) -> OverrideFields:
         if self.provider == embedded.PROVIDER and not self.model:
             raise ValueError("the llamacpp provider needs a model: the GGUF file to run")
         return self

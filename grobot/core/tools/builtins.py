@@ -165,7 +165,8 @@ def _notes_tools(bot_id: int) -> list[BuiltinTool]:
         BuiltinTool(
             _spec(
                 "user_notes_add",
-                "Note a fact the user you are talking with tells about themselves (name, where they live, what they like), with how reliable it is.",
+                "Note a fact the user you are talking with tells about themselves (name, where they live, what they like), "
+                "with how reliable it is.",
                 _schema(
                     {"note": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS},
                      "reliability": reliability},
