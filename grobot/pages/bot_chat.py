@@ -236,25 +236,41 @@ class ChatState(BotPageState):
 
     async def _stream(self, runner: test_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
         """Show the run's events as the runner emits them; True when the run ended (False: the line
-        broke). Raises ``NotHere`` when the runner does not hold the run."""
+        broke). Raises ``NotHere`` when the runner does not hold the run.
+
+        The events that arrive together are shown together: one page update (one render of the
+        conversation) for each batch, not for each event."""
         async with self:
             after = self._live_index if self._source == "stream" else -1
-        first = True
+        queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
+        reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
         try:
-            async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
-                async with self:
-                    if self.live_id != run_id:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                events = [item for item in batch if isinstance(item, test_chat_link.FeedEvent)]
+                if events:
+                    async with self:
+                        if self.live_id != run_id:
+                            return True
+                        if self._source != "stream":
+                            self._clear_live("stream")  # the stored events read so far are replaced
+                        for event in events:
+                            self._apply_event(event.kind, event.data)
+                            self._live_index = event.index
+                    if any(event.kind in FINAL_KINDS for event in events):
                         return True
-                    if first and self._source != "stream":
-                        self._clear_live("stream")  # the stored events read so far are replaced
-                    first = False
-                    self._apply_event(event.kind, event.data)
-                    self._live_index = event.index
-                if event.kind in FINAL_KINDS:
-                    return True
-        except (httpx.HTTPError, ValueError) as exc:
-            logger.debug("Following Test Chat run %s from its runner failed: %s", run_id, type(exc).__name__)
-        return False
+                ended = next((item for item in batch if not isinstance(item, test_chat_link.FeedEvent)), False)
+                if isinstance(ended, test_chat_link.NotHere):
+                    raise ended
+                if ended is not False:
+                    if ended is not None:
+                        logger.debug("Following Test Chat run %s from its runner failed: %s", run_id,
+                                     type(ended).__name__)
+                    return False
+        finally:
+            reader.cancel()
 
     def _apply_stored(self, update: RunUpdate) -> None:
         """The run as stored (every event from the start: the source may have been the stream)."""
@@ -321,6 +337,17 @@ class ChatState(BotPageState):
         self.live_id = 0
         self.chat_error = ""
         return rx.toast.success(f"Conversation reset ({removed} message{'' if removed == 1 else 's'} removed).")
+
+
+async def _read_feed(runner: test_chat_link.Runner, run_id: int, after: int, claim: bool,
+                     queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None]) -> None:
+    """Put the run's events on ``queue`` as they come, then None (the end), or the error that ended it."""
+    try:
+        async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
+            queue.put_nowait(event)
+        queue.put_nowait(None)
+    except (test_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
+        queue.put_nowait(exc)
 
 
 # --------------------------------------------------------------------------- components
