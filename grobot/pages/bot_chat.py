@@ -41,36 +41,21 @@ FINAL_KINDS = ("done", "error")
 
 
 class ChatState(BotPageState):
-    """The Test Chat of the open bot."""
+    """The Test Chat of the open bot: the conversation so far and the message box. The run being
+    answered lives in :class:`LiveState`, so that the answer growing on screen does not re-render
+    the whole conversation at every step."""
 
     turns: list[ChatTurn] = []
     chat_loaded: bool = False
     draft: str = ""
     sending: bool = False
-    stopping: bool = False
     confirm_reset: bool = False
     chat_error: str = ""
-    # The run being followed (the user's last message while it is pending or running).
-    live_id: int = 0
-    live_question: str = ""
-    live_status: str = ""
-    live_answer: str = ""
-    live_steps: list[ChatStep] = []
-    live_error: str = ""
-    live_stopped: bool = False
-    worker_running: bool = True
-    _live_seq: int = 0  # the last stored event read (database)
-    _live_index: int = -1  # the last streamed event read (runner)
-    _source: str = ""  # where the live content came from: "stream" or "db"
-    _following: bool = False
+    live_id: int = 0  # the run being followed (the user's last message while it is pending or running)
 
     @rx.var
     def has_turns(self) -> bool:
         return len(self.turns) > 0 or self.live_id > 0
-
-    @rx.var
-    def waiting_for_worker(self) -> bool:
-        return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
 
     @rx.var
     def can_retry(self) -> bool:
@@ -104,36 +89,9 @@ class ChatState(BotPageState):
         except Exception as exc:
             self.chat_error = user_message(exc)
             return None
-        self._show(view)
+        (await self.get_state(LiveState)).show(view)
         self.chat_loaded = True
-        return ChatState.follow if self.live_id else None
-
-    def _show(self, view: ChatView) -> None:
-        """History turns, with a last unanswered message as the live run."""
-        turns = list(view.turns)
-        self.worker_running = view.worker_running
-        last = turns[-1] if turns else None
-        if last is not None and last.status in OPEN_STATUSES:
-            turns.pop()
-            if last.id != self.live_id:
-                self._start_live(last.id, last.status, last.question)
-        else:
-            self.live_id = 0
-        self.turns = turns
-
-    def _start_live(self, run_id: int, status: str, question: str) -> None:
-        self.live_id = run_id
-        self.live_question = question
-        self.live_status = status
-        self._clear_live("")
-
-    def _clear_live(self, source: str) -> None:
-        """Forget the live run's content (before reading it again from another source)."""
-        self.live_answer = ""
-        self.live_steps = []
-        self.live_error = ""
-        self.live_stopped = False
-        self._live_seq, self._live_index, self._source = 0, -1, source
+        return LiveState.follow if self.live_id else None
 
     @rx.event
     async def send(self, form_data: dict[str, Any] | None = None):
@@ -168,8 +126,69 @@ class ChatState(BotPageState):
         self.sending = False
         if (self.draft or "").strip() == content:
             self.draft = ""
-        self._start_live(run_id, "pending", content)  # the question shows at once as the live turn
-        yield ChatState.follow
+        (await self.get_state(LiveState)).start_live(run_id, "pending", content)  # the question shows at once
+        yield LiveState.follow
+
+    @rx.event
+    async def reset_chat(self):
+        """Forget this conversation with the bot and start a new one (after the user confirmed)."""
+        self.confirm_reset = False
+        try:
+            removed = await asyncio.to_thread(forget_chat, self.session_token, self.current_bot_id)
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self.turns = []
+        self.live_id = 0
+        self.chat_error = ""
+        return rx.toast.success(f"Conversation reset ({removed} message{'' if removed == 1 else 's'} removed).")
+
+
+class LiveState(ChatState):
+    """The run being answered: the question, the answer as it grows, the steps, the end."""
+
+    live_question: str = ""
+    live_status: str = ""
+    live_answer: str = ""
+    live_steps: list[ChatStep] = []
+    live_error: str = ""
+    live_stopped: bool = False
+    worker_running: bool = True
+    stopping: bool = False
+    _live_seq: int = 0  # the last stored event read (database)
+    _live_index: int = -1  # the last streamed event read (runner)
+    _source: str = ""  # where the live content came from: "stream" or "db"
+    _following: bool = False
+
+    @rx.var
+    def waiting_for_worker(self) -> bool:
+        return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
+
+    def show(self, view: ChatView) -> None:
+        """History turns, with a last unanswered message as the live run."""
+        turns = list(view.turns)
+        self.worker_running = view.worker_running
+        last = turns[-1] if turns else None
+        if last is not None and last.status in OPEN_STATUSES:
+            turns.pop()
+            if last.id != self.live_id:
+                self.start_live(last.id, last.status, last.question)
+        else:
+            self.live_id = 0
+        self.turns = turns
+
+    def start_live(self, run_id: int, status: str, question: str) -> None:
+        self.live_id = run_id
+        self.live_question = question
+        self.live_status = status
+        self._clear_live("")
+
+    def _clear_live(self, source: str) -> None:
+        """Forget the live run's content (before reading it again from another source)."""
+        self.live_answer = ""
+        self.live_steps = []
+        self.live_error = ""
+        self.live_stopped = False
+        self._live_seq, self._live_index, self._source = 0, -1, source
 
     @rx.event(background=True)
     async def follow(self):
@@ -223,7 +242,7 @@ class ChatState(BotPageState):
         async with self:
             if self.live_id == run_id and self.current_bot_id == bot_id:
                 self.live_id = 0
-                self._show(view)
+                self.show(view)
 
     async def _stream_first(self, runners: list[test_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
         """Follow the run at the first of ``runners`` that holds it (or claims it); True when it ended."""
@@ -236,25 +255,41 @@ class ChatState(BotPageState):
 
     async def _stream(self, runner: test_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
         """Show the run's events as the runner emits them; True when the run ended (False: the line
-        broke). Raises ``NotHere`` when the runner does not hold the run."""
+        broke). Raises ``NotHere`` when the runner does not hold the run.
+
+        The events that arrive together are shown together: one page update (one render of the
+        conversation) for each batch, not for each event."""
         async with self:
             after = self._live_index if self._source == "stream" else -1
-        first = True
+        queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
+        reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
         try:
-            async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
-                async with self:
-                    if self.live_id != run_id:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                events = [item for item in batch if isinstance(item, test_chat_link.FeedEvent)]
+                if events:
+                    async with self:
+                        if self.live_id != run_id:
+                            return True
+                        if self._source != "stream":
+                            self._clear_live("stream")  # the stored events read so far are replaced
+                        for event in events:
+                            self._apply_event(event.kind, event.data)
+                            self._live_index = event.index
+                    if any(event.kind in FINAL_KINDS for event in events):
                         return True
-                    if first and self._source != "stream":
-                        self._clear_live("stream")  # the stored events read so far are replaced
-                    first = False
-                    self._apply_event(event.kind, event.data)
-                    self._live_index = event.index
-                if event.kind in FINAL_KINDS:
-                    return True
-        except (httpx.HTTPError, ValueError) as exc:
-            logger.debug("Following Test Chat run %s from its runner failed: %s", run_id, type(exc).__name__)
-        return False
+                ended = next((item for item in batch if not isinstance(item, test_chat_link.FeedEvent)), False)
+                if isinstance(ended, test_chat_link.NotHere):
+                    raise ended
+                if ended is not False:
+                    if ended is not None:
+                        logger.debug("Following Test Chat run %s from its runner failed: %s", run_id,
+                                     type(ended).__name__)
+                    return False
+        finally:
+            reader.cancel()
 
     def _apply_stored(self, update: RunUpdate) -> None:
         """The run as stored (every event from the start: the source may have been the stream)."""
@@ -309,18 +344,16 @@ class ChatState(BotPageState):
         if not stopped:
             yield rx.toast.info("Nothing to stop: the answer has ended or its worker cannot be reached.")
 
-    @rx.event
-    async def reset_chat(self):
-        """Forget this conversation with the bot and start a new one (after the user confirmed)."""
-        self.confirm_reset = False
-        try:
-            removed = await asyncio.to_thread(forget_chat, self.session_token, self.current_bot_id)
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
-        self.turns = []
-        self.live_id = 0
-        self.chat_error = ""
-        return rx.toast.success(f"Conversation reset ({removed} message{'' if removed == 1 else 's'} removed).")
+
+async def _read_feed(runner: test_chat_link.Runner, run_id: int, after: int, claim: bool,
+                     queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None]) -> None:
+    """Put the run's events on ``queue`` as they come, then None (the end), or the error that ended it."""
+    try:
+        async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
+            queue.put_nowait(event)
+        queue.put_nowait(None)
+    except (test_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
+        queue.put_nowait(exc)
 
 
 # --------------------------------------------------------------------------- components
@@ -351,24 +384,24 @@ def turn_view(turn: ChatTurn) -> rx.Component:
 def live_turn() -> rx.Component:
     """The message being answered, with the answer as it streams."""
     return rx.cond(
-        ChatState.live_id > 0,
+        LiveState.live_id > 0,
         rx.vstack(
-            user_bubble(ChatState.live_question, ChatState.username),
+            user_bubble(LiveState.live_question, LiveState.username),
             bot_bubble(
-                steps_panel(ChatState.live_steps, open_=True),
-                rx.cond(ChatState.live_answer != "", safe_markdown(ChatState.live_answer)),
+                steps_panel(LiveState.live_steps, open_=True),
+                rx.cond(LiveState.live_answer != "", safe_markdown(LiveState.live_answer)),
                 rx.cond(
-                    ChatState.live_error == "",
+                    LiveState.live_error == "",
                     rx.hstack(rx.spinner(size="1"),
-                              rx.text(rx.match(ChatState.live_status, ("pending", "Waiting for the bot worker…"),
-                                               rx.cond(ChatState.live_answer != "", "Writing…", "Thinking…")),
+                              rx.text(rx.match(LiveState.live_status, ("pending", "Waiting for the bot worker…"),
+                                               rx.cond(LiveState.live_answer != "", "Writing…", "Thinking…")),
                                       size="2", color=rx.color("gray", 11)),
                               spacing="2", align="center", data_testid="answer-progress"),
-                    rx.cond(ChatState.live_stopped, stopped_text(ChatState.live_error), error_text(ChatState.live_error)),
+                    rx.cond(LiveState.live_stopped, stopped_text(LiveState.live_error), error_text(LiveState.live_error)),
                 ),
                 testid="live-answer",
             ),
-            rx.cond(ChatState.waiting_for_worker, waiting_notice()),
+            rx.cond(LiveState.waiting_for_worker, waiting_notice()),
             spacing="3",
             width="100%",
         ),
@@ -394,7 +427,7 @@ def composer() -> rx.Component:
             rx.cond(
                 ChatState.live_id > 0,
                 rx.button(rx.icon("square", size=14), "Stop", type="button", color_scheme="red", variant="soft",
-                          size="3", on_click=ChatState.stop, loading=ChatState.stopping),
+                          size="3", on_click=LiveState.stop, loading=LiveState.stopping),
                 rx.button(rx.icon("send-horizontal", size=16), "Send", type="submit", loading=ChatState.sending,
                           size="3"),
             ),

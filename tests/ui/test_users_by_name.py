@@ -71,19 +71,25 @@ def test_knowledge_base_names_users_links_to_them_and_updates_live(admin_page) -
     assert page.get_by_text(BOB, exact=True).count() == 0  # never the raw id instead of the name
 
 
-def test_knowledge_base_fits_a_narrow_screen(browser, web_app, ui_admin) -> None:
+def test_knowledge_base_and_conversations_fit_a_narrow_screen(browser, web_app, ui_admin) -> None:
     context = browser.new_context(viewport={"width": 420, "height": 900}, base_url=web_app.url)
     page = context.new_page()
     try:
         sign_in(page, ui_admin)
         bot_id = add_bot(unique("Narrow"))
-        _say(bot_id, "guild:902", "#general", ALICE, "Alice Liddell", "hi")
+        conv = _say(bot_id, "guild:902", "#a-rather-long-channel-name-for-a-narrow-screen", ALICE, "Alice Liddell",
+                    "hi " + "x" * 120, "An answer with a long word: " + "y" * 120)
         _note(bot_id, ALICE, "A note long enough to wrap on a narrow screen: " + "tea " * 30)
         page.goto(f"/bots/{bot_id}/knowledge?user={ALICE}")
         expect(page.get_by_role("heading", level=2)).to_have_text("Alice Liddell", timeout=PAGE_TIMEOUT_MS)
         expect(page.get_by_role("button", name="Add note")).to_be_visible()
         page.screenshot(path="/tmp/ui-knowledge-420.png", full_page=True)
         assert _width(page) <= 420, f"the Knowledge Base is {_width(page)} px wide at 420 px"
+
+        page.goto(f"/bots/{bot_id}/conversations?c={conv}")
+        expect(page.get_by_test_id("conversation-line")).to_have_count(2, timeout=PAGE_TIMEOUT_MS)
+        page.screenshot(path="/tmp/ui-conversations-420.png", full_page=True)
+        assert _width(page) <= 420, f"the Conversations tab is {_width(page)} px wide at 420 px"
     finally:
         context.close()
 
