@@ -12,11 +12,12 @@ export REFLEX_USE_NPM := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install install-dev system-deps npm-deps worker web bench clean help
+.PHONY: run test lint install install-dev system-deps npm-deps worker web bench clean help
 
 help:
 	@echo "make run    set up, then start the bot worker and the web app (http://localhost:3000)"
 	@echo "make test   set up, then run every test (SQLite and a throwaway PostgreSQL)"
+	@echo "make lint   ruff and mypy (make test runs them first)"
 	@echo "make bench  run the benchmarks in bench/"
 
 $(VENV)/bin/python:
@@ -65,8 +66,13 @@ run: install
 	$(PY) -m grobot admin create --username admin --if-none </dev/null
 	bash scripts/run.sh
 
-test: install-dev system-deps npm-deps
+test: install-dev system-deps npm-deps lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Style and types (configured in pyproject.toml): ruff on the tree, mypy on grobot/core.
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: install-dev
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -24,11 +24,22 @@ from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown
 from grobot.core import test_chat_link
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_chat_runs import (OPEN_STATUSES, STOPPED_BY_YOU, ChatStep, ChatTurn, ChatView, RunUpdate,
-                                        cancel_pending, forget_chat, load_chat, locate_run, poll_run, send_message,
-                                        step_of)
-from grobot.pages.bot_chat_view import (bot_bubble, error_text, no_messages, steps_panel, stopped_text, user_bubble,
-                                        waiting_notice)
+from grobot.pages.bot_chat_runs import (
+    OPEN_STATUSES,
+    STOPPED_BY_YOU,
+    ChatStep,
+    ChatTurn,
+    ChatView,
+    RunUpdate,
+    cancel_pending,
+    forget_chat,
+    load_chat,
+    locate_run,
+    poll_run,
+    send_message,
+    step_of,
+)
+from grobot.pages.bot_chat_view import bot_bubble, error_text, no_messages, steps_panel, stopped_text, user_bubble, waiting_notice
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, user_message
 

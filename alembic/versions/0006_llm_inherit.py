@@ -1,8 +1,8 @@
 """llm inherit: a bot's LLM override stores only the values the admin set (model, context window and
 temperature may be NULL: inherited from the global default, or the provider's default)
 
-Revision ID: 0005_llm_inherit
-Revises: 0004
+Revision ID: 0006_llm_inherit
+Revises: 0005_council
 Create Date: 2026-11-24 20:30:00
 """
 from typing import Sequence, Union
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision: str = '0005_llm_inherit'
+revision: str = '0006_llm_inherit'
 down_revision: Union[str, None] = '0005_council'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None

@@ -1,8 +1,8 @@
 """costs and budgets: prices per model, an estimated cost per LLM call and per day, monthly and cost budgets,
 and the budget alerts already given
 
-Revision ID: 0005_costs
-Revises: 0004
+Revision ID: 0007_costs
+Revises: 0006_llm_inherit
 Create Date: 2026-11-24 20:15:00
 """
 from typing import Sequence, Union
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision: str = '0005_costs'
-down_revision: Union[str, None] = '0005_llm_inherit'
+revision: str = '0007_costs'
+down_revision: Union[str, None] = '0006_llm_inherit'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
