@@ -154,6 +154,8 @@ class LogsState(BotPageState):
     @rx.var
     def page_label(self) -> str:
         first = self.page * PAGE_SIZE + 1
+        if len(self.rows) == 1:  # never "Entries 1-1"
+            return "1 entry" if self.page == 0 else f"Entry {first:,}"
         return f"Entries {first:,}-{first + len(self.rows) - 1:,}, newest first" if self.rows else ""
 
     def _query(self) -> LogQuery:

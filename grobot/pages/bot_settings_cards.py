@@ -119,7 +119,7 @@ def token_section() -> rx.Component:
 
 def _edited(category: rx.Var) -> Any:
     """The on_change of an LLM card's field: a check result about other values is cleared."""
-    return lambda _value: BotSettingsState.edited(category).throttle(300)
+    return lambda _value: BotSettingsState.edited(category)  # every change: a throttle could drop the one that matters
 
 
 def labelled(label: str, control: rx.Component, hint: rx.Var | str = "") -> rx.Component:

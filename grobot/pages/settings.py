@@ -37,7 +37,7 @@ def _input(form_key: str, name: str, value: rx.Var, **props: Any) -> rx.Componen
 
 def _edited(category: str) -> Any:
     """The on_change of an LLM form's field: a check result about other values is cleared."""
-    return lambda _value: SettingsState.edited(category).throttle(300)
+    return lambda _value: SettingsState.edited(category)  # every change: a throttle could drop the one that matters
 
 
 PROVIDER_HELP = ("mistral, xai (Grok), deepseek, groq, openrouter: their own service and default model, with an "
