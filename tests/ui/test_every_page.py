@@ -13,6 +13,7 @@ import logging
 import pytest
 from playwright.sync_api import expect
 
+from grobot.components.bot_tabs import BOT_TABS as TAB_BAR
 from grobot.core.db import session_scope
 from grobot.core.models import BotStatus, LogEntry
 from grobot.core.services import council, discord_users, files, user_notes
@@ -28,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 SCREENSHOTS = ROOT / "test-artifacts" / "pages"
 GLOBAL_PAGES = (("/", "Bots"), ("/mcp", "MCP servers"), ("/usage", "Usage"), ("/users", "Users"),
                 ("/settings", "Settings"))
-BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory", "council")
+BOT_TABS = tuple(tab.key for tab in TAB_BAR)  # every tab of the bar, the ones added later too
 WALKED_USER = "1574564006750846976"
 
 
