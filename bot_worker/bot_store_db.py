@@ -21,6 +21,7 @@ from bot_worker.bot_store import BotSettings, MessageData
 from grobot.core.agents.db_store import DatabaseStore, load_for_run, save_calls, write_run
 from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.store import RunWrite, message_from_key, records_from
+from grobot.core.agents.tool_router import precomputable
 from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 from grobot.core.llm.service import CallRecord
@@ -110,7 +111,6 @@ class LocalBotStore(DatabaseStore):
     async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
                           route_texts: list[str] | None = None) -> MessageData:
         from grobot.core.agents.chain import start_memory_lookup
-        from grobot.core.agents.tool_router import precomputable
 
         memory = process_memory()
         embedding = getattr(memory, "embedding", None)

@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import LOGS
+from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import switch_label
 from grobot.components.safe_text import safe_text
@@ -423,20 +424,7 @@ def no_logs() -> rx.Component:
 
 
 def alerts_banner() -> rx.Component:
-    return rx.cond(
-        LogsState.alerts.length() > 0,
-        rx.callout.root(
-            rx.callout.icon(rx.icon("gauge")),
-            rx.vstack(
-                rx.text("Budget alert", weight="bold"),
-                rx.foreach(LogsState.alerts, lambda line: rx.text(line, size="2")),
-                spacing="1",
-            ),
-            color_scheme="amber",
-            width="100%",
-            data_testid="budget-alert",
-        ),
-    )
+    return budget_alert_banner(LogsState.alerts, title="Budget alert", testid="budget-alert")
 
 
 def logs_tab() -> rx.Component:

@@ -244,18 +244,8 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         category = str(form_data.get("category") or "")
         if category not in self.models:
             return
-        intent = self._take_intent(category)
-        if intent == "check":
-            async for event in self._check(category, form_data):
-                yield event
-            return
-        if intent != "force" and str(form_data.get("api_key") or "").strip():
-            self.checking = category  # the key is tried first: the form shows it is busy
-            yield
-        try:
-            yield await self._save_llm(category, form_data, check_key=intent != "force")
-        finally:
-            self.checking = ""
+        async for event in self._submit(category, form_data):
+            yield event
 
     async def _check(self, category: str, form_data: dict[str, Any]):
         """Ask the server typed in the card (not the saved one) for its models."""

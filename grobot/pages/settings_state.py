@@ -208,18 +208,8 @@ class SettingsState(LLMFormChecks, AdminState):
         if category not in {c.key for c in CATEGORIES}:
             yield rx.toast.error("Unknown category")
             return
-        intent = self._take_intent(category)
-        if intent == "check":
-            async for event in self._check(category, form):
-                yield event
-            return
-        if intent != "force" and str(form.get("api_key") or "").strip():
-            self.checking = category  # the key is tried first: the form shows it is busy
-            yield
-        try:
-            yield await self._save_llm(category, form, check_key=intent != "force")
-        finally:
-            self.checking = ""
+        async for event in self._submit(category, form):
+            yield event
 
     async def _check(self, category: str, form: dict[str, Any]):
         """List the models of the server typed in the form (not the saved one): no agent chain."""

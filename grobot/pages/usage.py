@@ -11,6 +11,7 @@ from typing import Any
 
 import reflex as rx
 
+from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
 from grobot.components.layout import page_layout
@@ -226,20 +227,7 @@ def usage_table(first: str, lines: rx.Var, testid: str) -> rx.Component:
 
 
 def alerts_banner() -> rx.Component:
-    return rx.cond(
-        UsageState.alerts.length() > 0,
-        rx.callout.root(
-            rx.callout.icon(rx.icon("gauge")),
-            rx.vstack(
-                rx.text("Budget alerts", weight="bold"),
-                rx.foreach(UsageState.alerts, lambda line: rx.text(line, size="2")),
-                spacing="1",
-            ),
-            color_scheme="amber",
-            width="100%",
-            data_testid="budget-alerts",
-        ),
-    )
+    return budget_alert_banner(UsageState.alerts, title="Budget alerts", testid="budget-alerts")
 
 
 def grid(*children: rx.Component) -> rx.Component:

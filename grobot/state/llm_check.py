@@ -119,6 +119,22 @@ class LLMFormChecks(rx.State, mixin=True):
         self.intent = {k: v for k, v in self.intent.items() if k != category}
         return intent
 
+    async def _submit(self, category: str, form: dict[str, Any]):
+        """A category's form submitted: "Check connection", "Save anyway" or Save, by the intent of its
+        button. The page provides ``_check(category, form)`` and ``_save_llm(category, form, check_key=)``."""
+        intent = self._take_intent(category)
+        if intent == "check":
+            async for event in self._check(category, form):  # type: ignore[attr-defined]
+                yield event
+            return
+        if intent != "force" and str(form.get("api_key") or "").strip():
+            self.checking = category  # the key is tried first: the form shows it is busy
+            yield
+        try:
+            yield await self._save_llm(category, form, check_key=intent != "force")  # type: ignore[attr-defined]
+        finally:
+            self.checking = ""
+
     def _forget_checks(self) -> None:
         """No check result outlives the page (it is not about what the form shows any more)."""
         self.check_result, self.check_failed, self.unverified, self.intent, self.checking = {}, {}, {}, {}, ""

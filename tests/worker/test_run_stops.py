@@ -13,7 +13,7 @@ async def _answer(stops: RunStops, channel: str, author: str, started: asyncio.E
     assert running is not None
     running.message_ids.add(f"reply-{author}")
     started.set()
-    await asyncio.sleep(60)
+    await asyncio.Event().wait()  # an answer that runs until it is stopped
 
 
 async def test_only_the_asker_stops_an_answer() -> None:

@@ -39,7 +39,7 @@ class UsageRow:
         return {**asdict(self), "cost": round(self.cost, 6)}
 
 
-def _call_totals() -> tuple[Any, ...]:
+def call_totals() -> tuple[Any, ...]:
     """Calls, tokens in, tokens out, errors, mean latency and cost of a group of ``llm_call`` rows."""
     return (
         func.count(LLMCall.id),
@@ -52,8 +52,8 @@ def _call_totals() -> tuple[Any, ...]:
     )
 
 
-def _totals(row: Any) -> dict[str, Any]:
-    """The fields of :func:`_call_totals` from the last seven columns of ``row``."""
+def totals_of(row: Any) -> dict[str, Any]:
+    """The fields of :func:`call_totals` from the last seven columns of ``row``."""
     calls, tokens_in, tokens_out, errors, latency, cost, priced = row[-7:]
     return {"calls": int(calls), "tokens_in": int(tokens_in), "tokens_out": int(tokens_out), "errors": int(errors),
             "avg_latency_ms": round(float(latency), 1), "cost": float(cost), "priced_calls": int(priced)}
@@ -63,14 +63,14 @@ def usage_by_bot(*, session: Session, days: int = 7) -> list[UsageRow]:
     """Calls, tokens, errors and mean latency per bot over the last ``days`` days."""
     since = utcnow() - timedelta(days=days)
     stmt = (
-        select(LLMCall.bot_id, func.coalesce(Bot.name, "(deleted or none)"), *_call_totals())
+        select(LLMCall.bot_id, func.coalesce(Bot.name, "(deleted or none)"), *call_totals())
         .join(Bot, Bot.id == LLMCall.bot_id, isouter=True)
         .where(LLMCall.created_at >= since)
         .group_by(LLMCall.bot_id, Bot.name)
         .order_by(func.count(LLMCall.id).desc())
         .limit(500)
     )
-    return [UsageRow(bot_id=r[0], bot_name=r[1], **_totals(r)) for r in session.exec(stmt).all()]
+    return [UsageRow(bot_id=r[0], bot_name=r[1], **totals_of(r)) for r in session.exec(stmt).all()]
 
 
 @dataclass(frozen=True)
@@ -89,13 +89,13 @@ def usage_by_role(*, session: Session, days: int = 7) -> list[RoleUsageRow]:
     """Calls, tokens, errors and mean latency per agent role (whole fleet) over the last ``days`` days."""
     since = utcnow() - timedelta(days=days)
     stmt = (
-        select(LLMCall.agent_role, *_call_totals())
+        select(LLMCall.agent_role, *call_totals())
         .where(LLMCall.created_at >= since)
         .group_by(LLMCall.agent_role)
         .order_by(func.count(LLMCall.id).desc())
         .limit(100)
     )
-    return [RoleUsageRow(agent_role=r[0], **_totals(r)) for r in session.exec(stmt).all()]
+    return [RoleUsageRow(agent_role=r[0], **totals_of(r)) for r in session.exec(stmt).all()]
 
 
 # --------------------------------------------------------------------------- usage vs limits

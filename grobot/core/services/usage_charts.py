@@ -15,6 +15,7 @@ from sqlalchemy import case, func
 from sqlmodel import Session, select
 
 from grobot.core.models import Bot, Conversation, LLMCall, Message, UsageDaily, UserProfile, utcnow
+from grobot.core.services.usage import call_totals, totals_of
 
 logger = logging.getLogger(__name__)
 
@@ -48,23 +49,9 @@ def _since(days: int, now: datetime | None) -> datetime:
     return (now or utcnow()) - timedelta(days=max(1, min(int(days), MAX_DAYS)))
 
 
-def _totals() -> tuple[Any, ...]:
-    return (
-        func.count(LLMCall.id),
-        func.coalesce(func.sum(LLMCall.tokens_in), 0),
-        func.coalesce(func.sum(LLMCall.tokens_out), 0),
-        func.coalesce(func.sum(case((LLMCall.error != "", 1), else_=0)), 0),
-        func.coalesce(func.avg(LLMCall.latency_ms), 0.0),
-        func.coalesce(func.sum(LLMCall.cost), 0.0),
-        func.count(LLMCall.cost),
-    )
-
-
 def _point(key: Any, label: Any, row: Any) -> Point:
-    calls, tokens_in, tokens_out, errors, latency, cost, priced = row[-7:]
     return Point(key=str(key if key is not None else ""), label=str(label if label is not None else ""),
-                 calls=int(calls), tokens_in=int(tokens_in), tokens_out=int(tokens_out), errors=int(errors),
-                 avg_latency_ms=round(float(latency), 1), cost=float(cost), priced_calls=int(priced))
+                 **totals_of(row))
 
 
 def _day_of(column: Any, dialect: str) -> Any:
@@ -77,7 +64,7 @@ def _day_of(column: Any, dialect: str) -> Any:
 def by_day(*, session: Session, days: int = 30, bot_id: int | None = None, now: datetime | None = None) -> list[Point]:
     """Calls, tokens, mean latency and cost per UTC day over the last ``days`` days, oldest first."""
     day = _day_of(LLMCall.created_at, session.get_bind().dialect.name).label("day")
-    stmt = select(day, *_totals()).where(LLMCall.created_at >= _since(days, now))
+    stmt = select(day, *call_totals()).where(LLMCall.created_at >= _since(days, now))
     if bot_id is not None:
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = stmt.group_by(day).order_by(day).limit(MAX_DAYS)
@@ -87,7 +74,7 @@ def by_day(*, session: Session, days: int = 30, bot_id: int | None = None, now: 
 def by_model(*, session: Session, days: int = 30, bot_id: int | None = None, now: datetime | None = None,
              limit: int = 20) -> list[Point]:
     """Totals per provider and model, the most used first."""
-    stmt = select(LLMCall.provider, LLMCall.model, *_totals()).where(LLMCall.created_at >= _since(days, now))
+    stmt = select(LLMCall.provider, LLMCall.model, *call_totals()).where(LLMCall.created_at >= _since(days, now))
     if bot_id is not None:
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = (stmt.group_by(LLMCall.provider, LLMCall.model).order_by(func.count(LLMCall.id).desc())
@@ -98,7 +85,7 @@ def by_model(*, session: Session, days: int = 30, bot_id: int | None = None, now
 def by_bot(*, session: Session, days: int = 30, now: datetime | None = None, limit: int = 20) -> list[Point]:
     """Totals per bot, the most used first."""
     stmt = (
-        select(LLMCall.bot_id, func.coalesce(Bot.name, "(deleted or none)"), *_totals())
+        select(LLMCall.bot_id, func.coalesce(Bot.name, "(deleted or none)"), *call_totals())
         .join(Bot, Bot.id == LLMCall.bot_id, isouter=True)
         .where(LLMCall.created_at >= _since(days, now))
         .group_by(LLMCall.bot_id, Bot.name)
@@ -116,7 +103,7 @@ def by_user(*, session: Session, days: int = 30, bot_id: int | None = None, now:
     """
     name = func.max(Message.author_name)
     stmt = (
-        select(Message.author_id, name, *_totals())
+        select(Message.author_id, name, *call_totals())
         .join(Message, Message.id == LLMCall.run_id)
         .join(Conversation, Conversation.id == Message.conversation_id)
         .where(LLMCall.created_at >= _since(days, now), Conversation.kind.in_(("guild", "dm", "thread")),  # type: ignore[attr-defined]
@@ -142,7 +129,7 @@ def by_source(*, session: Session, days: int = 30, bot_id: int | None = None,
                   (Conversation.kind.in_(tuple(SOURCES)), Conversation.kind),  # type: ignore[attr-defined]
                   else_="discord").label("source")
     stmt = (
-        select(source, *_totals())
+        select(source, *call_totals())
         .join(Message, Message.id == LLMCall.run_id, isouter=True)
         .join(Conversation, Conversation.id == Message.conversation_id, isouter=True)
         .where(LLMCall.created_at >= _since(days, now))
