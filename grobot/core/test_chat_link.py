@@ -29,7 +29,9 @@ logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "test_chat:"
 API = "/v1/test-chat"
-CONNECT_TIMEOUT = 0.5
+# A refused connection on 127.0.0.1 fails at once; this only bites when a loop stalls (a busy
+# worker under load), which must not drop a live run to the stored-events fallback.
+CONNECT_TIMEOUT = 3.0
 CALL_TIMEOUT = 2.0
 
 ROWS = AdvertisedRows(KEY_PREFIX)
