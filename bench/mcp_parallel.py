@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from grobot.core.agents.db_store import DatabaseStore  # noqa: E402
 from grobot.core.agents.events import RunRecorder  # noqa: E402
 from grobot.core.agents.executor import PlannedCall, execute  # noqa: E402
 from grobot.core.agents.run import Run  # noqa: E402
@@ -44,14 +45,15 @@ def _run() -> Run:
                           platform="test_chat")
     bot = BotConfig(id=1, name="bench", personality="", agent_mode="native", max_tool_rounds=5)
     # No acknowledgement (it would ask an LLM): only the tools are measured.
-    return Run(msg=msg, bot=bot, llms={}, recorder=RunRecorder(None), acknowledge_after=3600.0)
+    return Run(msg=msg, bot=bot, llms={}, recorder=RunRecorder(None, None),  # type: ignore[arg-type]
+               acknowledge_after=3600.0)
 
 
 async def _time(hub: McpHub, names: list[str], settings: dict[str, dict[str, str]], runs: int) -> tuple[float, list[str]]:
     """Median seconds to execute ``names`` in one round, and the calls' errors (none expected)."""
     link = Link(config=stdio_config("bench", "flaky"), name="bench", allowed_tools=None, timeout_seconds=30.0,
                 tool_settings=settings)
-    catalog = await catalog_for_bot(1, hub=hub, links=[link])
+    catalog = await catalog_for_bot(1, store=DatabaseStore(), hub=hub, links=[link])
     specs = {s.name: s for s in await catalog.list_tools()}
     times, errors = [], []
     for _ in range(runs):

@@ -95,8 +95,8 @@ def bot_like_rss(url: str | None) -> float:
     code = (
         "import asyncio, os, sys\n"
         "import bot_worker.bot_process, grobot.core.agents.chain, grobot.core.tools.catalog\n"
-        "from grobot.core.memory.runtime import process_memory\n"
-        "memory = process_memory()\n"
+        "from grobot.core.memory.runtime import memory_from_env\n"
+        "memory = memory_from_env()\n"
         "print(asyncio.run(memory.search(1, 'who likes tea?')) is not None, file=sys.stderr)\n"
         "print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])\n"
     )

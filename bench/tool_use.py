@@ -195,25 +195,23 @@ def _make_bot(name: str, mode: str, args: argparse.Namespace) -> int:
     return bot_id
 
 
-async def _run_task(bot_id: int, mode: str, index: int, task: Task, memory: Any) -> Outcome:
+async def _run_task(bot_id: int, mode: str, index: int, task: Task, deps: Any) -> Outcome:
     from sqlmodel import select
 
     from grobot.core.agents.chain import run_chain, wait_for_background
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.models import LLMCall
-    from grobot.core.tools.catalog import catalog_for_bot
-
     events: list[Any] = []
 
     async def sink(event: Any) -> None:
         events.append(event)
 
-    catalog = await catalog_for_bot(bot_id, memory=memory)
+    catalog = await deps.catalog(bot_id)
     msg = IncomingMessage(bot_id=bot_id, conversation_key=f"bench:{mode}:{index}", content=task.text, author_id="42",
                           author_name="ada", platform="test_chat")
     started = time.perf_counter()
-    result = await run_chain(msg, sink=sink, tools=catalog, memory=memory)
+    result = await run_chain(msg, deps, sink=sink, tools=catalog)
     seconds = time.perf_counter() - started
     await wait_for_background(timeout=120)
     results = {e.data.get("id"): e.data for e in events if e.kind.value == "tool_result"}
@@ -241,11 +239,11 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _evaluate(args: argparse.Namespace) -> list[Outcome]:
+    from grobot.core.agents.deps import ChainDeps
     from grobot.core.llm import embedded
     from grobot.core.llm.llama_servers import LlamaServers
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.local import LocalMemory
-    from grobot.core.tools.mcp_hub import get_hub
 
     servers = None
     if args.provider == embedded.PROVIDER:
@@ -256,20 +254,21 @@ async def _evaluate(args: argparse.Namespace) -> list[Outcome]:
             raise SystemExit(f"the embedded model cannot run: {info.error}")
     memory = LocalMemory()
     await memory.warm()
+    deps = ChainDeps.local(memory)
     tasks = [t for t in TASKS if not args.only or t.kind in args.only.split(",")]
     outcomes: list[Outcome] = []
     try:
         for mode in args.modes.split(","):
             bot_id = _make_bot(f"eval-{mode}", mode, args)
             for index, task in enumerate(tasks):
-                outcome = await _run_task(bot_id, mode, index, task, memory)
+                outcome = await _run_task(bot_id, mode, index, task, deps)
                 outcomes.append(outcome)
                 if args.verbose:
                     mark = "ok  " if outcome.ok else "FAIL"
                     print(f"{mode:6} {mark} {outcome.seconds:5.1f}s {outcome.calls} calls {task.text[:50]:50} "
                           f"{outcome.why}", flush=True)
     finally:
-        await get_hub().aclose()
+        await deps.aclose()
         await close_all()
         memory.close()
         if servers is not None:

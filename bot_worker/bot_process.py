@@ -1,7 +1,8 @@
 """One bot: ``python -m bot_worker.bot_process --bot-id N``.
 
 Holds the bot's Discord token, keeps the gateway connection, reports its status to its
-supervisor, and answers messages through the agent chain. The bot's configuration is read
+supervisor, and answers messages on the one path of :mod:`grobot.core.answering` (this module
+is the Discord glue: mapping, notices, streaming the reply, slash commands). The bot's configuration is read
 for every message, so personality, LLM, rules and tools change without a restart. Every
 read and write goes through its supervisor over the bot link (:mod:`bot_worker.bot_store`):
 a bot process imports no database layer and holds no database connection. Exit codes tell
@@ -31,18 +32,17 @@ from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report, initi
 from bot_worker.bot_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
-from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from bot_worker.mapping import to_incoming
 from bot_worker.run_stops import RunStops
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import split_message
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.gatekeeper import rules_decision
-from grobot.core.agents.store import set_store
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
+from grobot.core.answering import Admission, FloodGate, admit, answer, answer_message
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
-from grobot.core.limits import check as limit_hit
-from grobot.core.limits import warn_once
+from grobot.core.memory import MemoryPort
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -92,13 +92,6 @@ def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | 
     return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
 
 
-def _run_chain() -> Any:
-    """The agent chain, imported on the first message (an idle bot does not load it)."""
-    from grobot.core.agents.chain import run_chain
-
-    return run_chain
-
-
 def _privileged(bot: BotSettings) -> list[str]:
     return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
 
@@ -107,7 +100,7 @@ class FleetBot(discord.Client):
     """The discord.py client of one GroBot bot."""
 
     def __init__(self, bot: BotSettings, config: ProcessConfig, store: BotStore,
-                 link: BotLinkClient | None = None) -> None:
+                 link: BotLinkClient | None = None, memory: MemoryPort | None = None) -> None:
         super().__init__(
             intents=build_intents(message_content=bot.message_content_intent, members=bot.members_intent),
             guild_ready_timeout=config.guild_ready_timeout,
@@ -122,11 +115,11 @@ class FleetBot(discord.Client):
         self.config = config
         self.pid = os.getpid()
         self.exit_code = EXIT_OK
-        self.cooldowns = Cooldowns()
-        self.limiter = RunLimiter()
-        self.limit_notices = NoticeGate()
+        self.gate = FloodGate()  # cooldowns, runs at once, notices
         self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
         self.actions = BotDiscordActions(self)
+        # What its runs use: the supervisor's store, its memory service, MCP sessions of its own.
+        self.deps = ChainDeps(store=store, discord=self.actions, **({"memory": memory} if memory is not None else {}))
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._answers: set[asyncio.Task[Any]] = set()  # the answers in progress (also in _tasks)
@@ -389,35 +382,32 @@ class FleetBot(discord.Client):
             if addressed:  # addressed to the bot: say so rather than stay silent
                 await self._notice(message, UNAVAILABLE_NOTICE)
             return
-        bot, links, preloaded = data.settings, data.links, data.loaded
+        bot, links, loaded = data.settings, data.links, data.loaded
         if bot is not None:
             self._ignore_cache = (bot, time.monotonic(), bot.version)
         decision = rules_decision(bot.rules, incoming) if bot is not None and bot.enabled else False
         if decision is False:
             return
-        limits = preloaded.limits if preloaded is not None else None
-        hit = limit_hit(limits) if limits is not None else None
-        if hit is not None:  # over a daily limit: no LLM call, and at most one notice an hour
-            warn_once(limits, hit, incoming.author_id)
-            if decision is True and self.limit_notices.allow(incoming.author_id, hit.reason):
-                await self._notice(message, hit.text)
-            return
-        wait = self.cooldowns.remaining(incoming.author_id, float(bot.user_cooldown_seconds or 0))
-        if wait > 0:
-            if decision is True and self.cooldowns.should_notice(incoming.author_id, bot.user_cooldown_seconds):
-                await self._notice(message, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)))
-            return
-        if not self.limiter.try_acquire(int(bot.max_concurrent_runs or 1)):
-            if decision is True:
-                await self._notice(message, BUSY_NOTICE)
+        if loaded is None:  # the supervisor could not read the run with the settings: ask once more
+            try:
+                loaded = await self.store.load(incoming)
+            except Exception as exc:
+                logger.error("Cannot read the run: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                             else type(exc).__name__)
+                if decision is True:
+                    await self._notice(message, UNAVAILABLE_NOTICE)
+                return
+        admission = admit(incoming, loaded, self.gate, decision=decision)
+        if not admission.admitted:  # over a limit, in a cooldown or busy: said at most once a window
+            if admission.notify:
+                await self._notice(message, admission.refusal)
             return
         marks = {"received": received, "config": time.perf_counter()}
-        answer = self._spawn(self._answer(message, incoming, skip_gatekeeper=decision is True, links=links,
-                                          preloaded=preloaded, marks=marks, memories=data.memories,
-                                          similarities=_scored(route_texts, data.similarities)))
-        self._answers.add(answer)
-        answer.add_done_callback(self._answers.discard)
-        self.stops.add(answer, channel_id=str(message.channel.id), author_id=incoming.author_id)
+        task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
+                                        memories=data.memories, similarities=_scored(route_texts, data.similarities)))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+        self.stops.add(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """🛑 on a streaming answer, from the user it answers, stops it."""
@@ -430,14 +420,14 @@ class FleetBot(discord.Client):
         except discord.HTTPException as exc:
             logger.warning("Could not send a notice: %s", exc)
 
-    async def _answer(self, message: discord.Message, incoming: IncomingMessage, *, skip_gatekeeper: bool,
-                      links: Any = None, preloaded: Any = None, marks: dict[str, float] | None = None,
+    async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
+                      links: Any = None, marks: dict[str, float] | None = None,
                       memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
+        """Answer an admitted message: its attachments, then the chain, streamed into a reply."""
         marks = marks if marks is not None else {"received": time.perf_counter()}
         try:
             if message.attachments:
-                images = (preloaded.llms["output"].supports_images if preloaded is not None
-                          else await self.store.output_takes_images(self.bot_id))
+                images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             running = self.stops.current()
 
@@ -478,8 +468,8 @@ class FleetBot(discord.Client):
             async with typing(self, message.channel.id):
                 tools = await self._tools(links)
                 marks["tools"] = time.perf_counter()
-                result = await _run_chain()(incoming, sink=sink, tools=tools, skip_gatekeeper=skip_gatekeeper,
-                                               preloaded=preloaded, memories=memories, similarities=similarities)
+                result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
+                                      memories=memories, similarities=similarities)
                 if result.route_texts is not None:  # scored with the next message's settings read
                     self._route_texts = result.route_texts
             if not ended:
@@ -494,7 +484,7 @@ class FleetBot(discord.Client):
             except Exception:
                 pass
         finally:
-            self.limiter.release()
+            admission.release()
             if timings_logger.isEnabledFor(logging.DEBUG):
                 start = marks.pop("received")
                 timings_logger.debug("message timings (ms from receipt): %s", ", ".join(
@@ -509,10 +499,7 @@ class FleetBot(discord.Client):
 
     async def _tools(self, links: Any = None) -> Any:
         try:
-            from grobot.core.memory.runtime import memory_or_none
-            from grobot.core.tools.catalog import catalog_for_bot
-
-            return await catalog_for_bot(self.bot_id, discord=self.actions, links=links, memory=memory_or_none())
+            return await self.deps.catalog(self.bot_id, links)
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog
@@ -563,7 +550,10 @@ class FleetBot(discord.Client):
                     final["error"] = str(event.data.get("message", "unknown error"))
 
             try:
-                result = await _run_chain()(incoming, sink=sink, tools=await self._tools(), skip_gatekeeper=True)
+                # The reply rules are for messages in channels: an explicit /ask is answered,
+                # within the limits, cooldown and runs at once like any message.
+                result = await answer_message(incoming, self.deps, self.gate, sink=sink, tools=await self._tools(),
+                                              decision=True)
                 text = final.get("text") or result.text
                 error = final.get("error") or result.error
             except Exception as exc:
@@ -579,8 +569,8 @@ class FleetBot(discord.Client):
         async def council(interaction: discord.Interaction, question: str) -> None:
             from bot_worker.council_command import answer_council
 
-            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.cooldowns,
-                                 limiter=self.limiter, stops=self.stops)
+            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.gate.cooldowns,
+                                 limiter=self.gate.runs, stops=self.stops)
 
 
 def _interaction_key(interaction: discord.Interaction) -> str:
@@ -630,24 +620,26 @@ def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
 async def run(bot_id: int, config: ProcessConfig, link: BotLinkClient | None) -> int:
     """Run the bot until it is stopped; returns the exit code. ``link``: to its supervisor
     (None: started by hand, the bot uses the database itself)."""
-    from grobot.core.memory.runtime import close_memory
-    from grobot.core.tools.lifecycle import close_process_hub
+    from grobot.core.memory.runtime import close_memory, memory_from_env
 
     store = _store_for(bot_id, link)
-    set_store(store)
+    memory = memory_from_env()
+    client: list[FleetBot] = []
     try:
-        return await _run(bot_id, config, store, link)
+        return await _run(bot_id, config, store, link, memory, client)
     except Exception as exc:
         logger.exception("Bot process failed")
         await _record_exit(store, bot_id, f"{type(exc).__name__}: {str(exc)[:300]}")
         return EXIT_CRASH
     finally:
-        await close_process_hub()
-        await close_memory()
-        await store.close()  # the process ends: the store stays set, closed (never the database instead)
+        if client:
+            await client[0].deps.aclose()  # its MCP sessions
+        await close_memory(memory)
+        await store.close()
 
 
-async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLinkClient | None) -> int:
+async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLinkClient | None,
+               memory: MemoryPort, started: list[FleetBot]) -> int:
     settings = get_settings()
     redirect(settings.discord_api_base, settings.discord_gateway_url)
     try:
@@ -660,7 +652,8 @@ async def _run(bot_id: int, config: ProcessConfig, store: BotStore, link: BotLin
         logger.info("Nothing to run (bot deleted, disabled or without a token)")
         return EXIT_OK
     token = bot.token
-    client = FleetBot(bot, config, store, link)
+    client = FleetBot(bot, config, store, link, memory)
+    started.append(client)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: loop.create_task(client.close()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from sqlmodel import Session, select
 from bot_worker.bot_link import StoreError
 from bot_worker.bot_store import BotSettings, MessageData
 from grobot.core.agents.db_store import DatabaseStore, load_for_run, save_calls, write_run
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.gatekeeper import rules_decision
 from grobot.core.agents.store import RunWrite, message_from_key, records_from
 from grobot.core.agents.tool_router import precomputable
@@ -26,7 +28,6 @@ from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
-from grobot.core.memory.runtime import process_memory
 from grobot.core.models import Bot, BotMcpServer, Conversation, Message
 from grobot.core.services import fleet
 from grobot.core.services.bots import get_token
@@ -99,7 +100,12 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
 
 
 class LocalBotStore(DatabaseStore):
-    """:class:`bot_worker.bot_store.BotStore` on the database of this process."""
+    """:class:`bot_worker.bot_store.BotStore` on the database of this process; ``deps``: the
+    supervisor's (its memory looks a message's memories up and scores it against the tools)."""
+
+    def __init__(self, executor: Executor | None = None, *, deps: ChainDeps | None = None) -> None:
+        super().__init__(executor)
+        self.deps = deps if deps is not None else ChainDeps(store=self)
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None:
         def read(session: Session) -> BotSettings | None:
@@ -112,7 +118,7 @@ class LocalBotStore(DatabaseStore):
                           route_texts: list[str] | None = None) -> MessageData:
         from grobot.core.agents.chain import start_memory_lookup
 
-        memory = process_memory()
+        memory = self.deps.memory
         embedding = getattr(memory, "embedding", None)
         routed = bool(route_texts) and embedding is not None and precomputable(msg.content)
         if routed:
@@ -125,7 +131,7 @@ class LocalBotStore(DatabaseStore):
         # After the read, and only for a message the bot answers. (At the same time, a Chroma query
         # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
         # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
-        lookup = start_memory_lookup(msg) if memories else None  # a query (and the embedding if not started)
+        lookup = start_memory_lookup(msg, memory) if memories else None  # a query (and the embedding if not started)
         scores = asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or []))) if routed else None
         if lookup is not None:
             data.memories = await lookup  # within the memory time budget

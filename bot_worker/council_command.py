@@ -13,10 +13,10 @@ from typing import Any
 
 import discord
 
-from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 from bot_worker.run_stops import RunStops
 from bot_worker.text import split_message
 from grobot.core.errors import GroBotError
+from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 
 logger = logging.getLogger(__name__)
 

@@ -32,13 +32,14 @@ from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECT
 from bot_worker.spawn import BotHandle, Spawner
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
+from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_llm, fleet, test_chat
 from grobot.core.settings import get_settings
-from grobot.core.tools.lifecycle import close_process_hub
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +152,10 @@ class Supervisor:
         self.last_renewal = time.monotonic()
         self.db_ok = True
         self.scheduler: AsyncIOScheduler | None = None
-        self.test_chat = TestChatRunner(self.supervisor_id, self.config.test_chat_concurrency)
+        # What this supervisor's own runs (Test Chat) use: the database, its memory once the memory
+        # service runs, and its MCP sessions (also those the tool-list refreshes open).
+        self.deps = ChainDeps(store=DatabaseStore())
+        self.test_chat = TestChatRunner(self.supervisor_id, self.config.test_chat_concurrency, deps=self.deps)
         self.test_chat_service = TestChatService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
@@ -162,7 +166,7 @@ class Supervisor:
         # The bots' data, served over the link, in threads of its own (as many as the database
         # pool's base size, which leaves the overflow to the supervisor's own work).
         self.bot_store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
-                                                          thread_name_prefix="grobot-bot-store"))
+                                                          thread_name_prefix="grobot-bot-store"), deps=self.deps)
         self.link = BotLinkServer(self._on_report, store=self._serve_store)
         self.heartbeats: dict[int, fleet.Heartbeat] = {}
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
@@ -309,7 +313,6 @@ class Supervisor:
         """
         from bot_worker.memory_service import MemoryService
         from grobot.core.memory.local import LocalMemory
-        from grobot.core.memory.runtime import set_process_memory
 
         if not self._lock_memory_store():
             return
@@ -324,7 +327,7 @@ class Supervisor:
                 self._memory_lock = None
             return
         self.memory_service = service
-        set_process_memory(local)
+        self.deps.memory = local
         try:
             await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
         except Exception as exc:
@@ -434,16 +437,16 @@ class Supervisor:
                 slot.proc.wait(2)
         await test_chat_stopped
         await self.test_chat_service.stop()
-        await close_process_hub()
+        await self.deps.aclose()
         await self.models.stop()
         await self.link.stop()
         if self.bot_store.executor is not None:
             self.bot_store.executor.shutdown(wait=False, cancel_futures=True)
         if self.memory_service is not None:
-            from grobot.core.memory.runtime import set_process_memory
+            from grobot.core.memory import NoopMemory
 
             await self.memory_service.stop()
-            set_process_memory(None)
+            self.deps.memory = NoopMemory()
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -708,10 +711,10 @@ class Supervisor:
 
     async def refresh_mcp_tools(self) -> None:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
-        from grobot.core.tools.mcp_hub import get_hub
+        from grobot.core.tools import mcp_store
 
         try:
-            errors = await get_hub().refresh_all()
+            errors = await mcp_store.refresh_all(self.deps.mcp.hub())
         except Exception as exc:
             logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
             return
@@ -721,10 +724,10 @@ class Supervisor:
 
     async def list_new_mcp_servers(self) -> None:
         """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
-        from grobot.core.tools.mcp_hub import get_hub
+        from grobot.core.tools import mcp_store
 
         try:
-            errors = await get_hub().refresh_new()
+            errors = await mcp_store.refresh_new(self.deps.mcp.hub())
         except Exception as exc:
             logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
             return

@@ -1,37 +1,44 @@
-"""One Test Chat job: run the chain for a stored pending user message (``run_id`` = its id)."""
+"""One Test Chat job: answer a stored pending user message (``run_id`` = its id) on the path a
+Discord message takes (:mod:`grobot.core.answering`): the same checks, then the chain, or the
+advisory council for ``/council QUESTION``."""
 
 from __future__ import annotations
 
 import logging
 
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import EventSink, IncomingMessage
+from grobot.core.answering import FloodGate, admit, answer_message, refuse
 
 logger = logging.getLogger(__name__)
 
 
 async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str, author_id: str,
-                            author_name: str, *, sink: EventSink | None = None) -> str | None:
+                            author_name: str, *, deps: ChainDeps, gate: FloodGate,
+                            sink: EventSink | None = None) -> str | None:
     """Answer one Test Chat message; returns an error text, or None when it went well.
 
-    The chain stores the answer and the events, and marks the message done, error or cancelled;
+    The run stores the answer and the events, and marks the message done, error or cancelled;
     ``sink`` gets the events as they come (the pages that follow the run).
     """
-    from grobot.core.agents.chain import run_chain
     from grobot.core.agents.council_run import council_question, run_council
-    from grobot.core.memory.runtime import memory_or_none
-    from grobot.core.tools.base import EmptyCatalog
-    from grobot.core.tools.catalog import catalog_for_bot
 
+    msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
+                          author_name=author_name, platform="test_chat", run_id=message_id)
     question = council_question(content)
-    if question is not None:  # "/council QUESTION": the bot's advisory council deliberates
-        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink)
-        return error
-    incoming = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
-                               author_name=author_name, platform="test_chat", run_id=message_id)
+    if question is None:
+        return (await answer_message(msg, deps, gate, sink=sink)).error
+    # "/council QUESTION": the same checks, then the bot's advisory council deliberates.
     try:
-        tools = await catalog_for_bot(bot_id, memory=memory_or_none())
+        loaded = await deps.store.load(msg)
     except Exception as exc:
-        logger.warning("Tools unavailable for Test Chat: %s", type(exc).__name__)
-        tools = EmptyCatalog()
-    result = await run_chain(incoming, tools=tools, sink=sink)
-    return result.error
+        return (await refuse(msg, f"{type(exc).__name__}: {exc}"[:500], deps, sink=sink)).error
+    admission = admit(msg, loaded, gate)
+    if admission.refusal:
+        return (await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)).error
+    try:
+        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
+                                     store=deps.store)
+    finally:
+        admission.release()
+    return error

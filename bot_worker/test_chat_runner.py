@@ -6,9 +6,9 @@ the run at once (``GET /v1/test-chat/runs/<id>/events?claim=1``: the runner clai
 streams the run's events as JSON lines as the chain emits them); ``POST /v1/test-chat/wake``
 claims without following, ``POST /v1/test-chat/runs/<id>/cancel`` stops a run. A poll
 every ``GROBOT_TEST_CHAT_POLL_SECONDS`` still claims what nobody woke it for (a message sent while
-no worker ran). Before the chain, a run passes the checks a Discord message passes in its bot
-process, with the same rule objects (:mod:`bot_worker.limits`): the user's cooldown and the bot's
-cap on runs at once; the daily limits are checked by the chain itself, as for Discord.
+no worker ran). A run takes the path of a Discord message (:mod:`grobot.core.answering`): the
+same checks (limits, the user's cooldown, the bot's cap on runs at once; one :class:`FloodGate`
+per bot), then the chain, with the supervisor's dependencies (its database, memory and MCP sessions).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bot_worker.limits import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 from bot_worker.local_http import LocalServer, bearer_token
 from bot_worker.test_chat_job import run_test_chat_job
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
+from grobot.core.answering import FloodGate
 from grobot.core.db import session_scope
 from grobot.core.services import test_chat
 
@@ -41,7 +42,7 @@ STOP_REASON = "stopped by the tester"
 
 @dataclass(frozen=True)
 class Job:
-    """A claimed Test Chat message and what its checks need of its bot."""
+    """A claimed Test Chat message."""
 
     message_id: int
     bot_id: int
@@ -49,8 +50,6 @@ class Job:
     content: str
     author_id: str
     author_name: str
-    cooldown_seconds: float
-    max_runs: int
 
 
 class RunFeed:
@@ -99,14 +98,14 @@ class TestChatRunner:
     concurrency: int = 4
     jobs: dict[int, asyncio.Task[Any]] = field(default_factory=dict)
     feeds: dict[int, RunFeed] = field(default_factory=dict)
+    deps: ChainDeps = field(default_factory=ChainDeps.local)
     answer: Callable[..., Awaitable[str | None]] = run_test_chat_job
 
     def __post_init__(self) -> None:
         # Its own threads for the claims and the ends of runs: the supervisor's default pool may be
         # busy (housekeeping, the memory store loading), and a tester waits on these.
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grobot-test-chat")
-        self.cooldowns: dict[int, Cooldowns] = {}
-        self.limiters: dict[int, RunLimiter] = {}
+        self.gates: dict[int, FloodGate] = {}  # per bot, like a bot process's
         self._claiming = asyncio.Lock()
         self.stopping = False
 
@@ -156,24 +155,11 @@ class TestChatRunner:
             if feed.ended_at is not None and now - feed.ended_at > FEED_KEEP_SECONDS:
                 del self.feeds[run_id]
 
-    def _refusal(self, job: Job) -> str:
-        """Why the job may not run now, as a Discord user would be told ("" when it may)."""
-        wait = self.cooldowns.setdefault(job.bot_id, Cooldowns()).remaining(job.author_id, job.cooldown_seconds)
-        if wait > 0:
-            return COOLDOWN_NOTICE.format(seconds=max(1.0, wait))
-        if not self.limiters.setdefault(job.bot_id, RunLimiter()).try_acquire(job.max_runs):
-            return BUSY_NOTICE
-        return ""
-
     async def _run(self, job: Job, feed: RunFeed) -> None:
-        refusal = self._refusal(job)
-        if refusal:
-            feed.end(refusal)
-            await _safe_write(test_chat.fail, job.message_id, refusal)
-            return
         try:
             error = await self.answer(job.message_id, job.bot_id, job.key, job.content, job.author_id,
-                                      job.author_name, sink=feed.sink)
+                                      job.author_name, deps=self.deps,
+                                      gate=self.gates.setdefault(job.bot_id, FloodGate()), sink=feed.sink)
         except asyncio.CancelledError as exc:
             reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else SHUTDOWN_REASON
             feed.end(f"the run was cancelled ({reason})", cancelled=True)  # unless the chain ended it already
@@ -182,8 +168,6 @@ class TestChatRunner:
         except Exception as exc:
             logger.exception("Test Chat job %s failed", job.message_id, extra={"bot_id": job.bot_id})
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
-        finally:
-            self.limiters[job.bot_id].release()
         if error:
             feed.end(error)
             await _safe_write(test_chat.fail, job.message_id, error)
@@ -192,18 +176,16 @@ class TestChatRunner:
 
 
 def _claim(supervisor_id: str, limit: int) -> list[Job]:
-    from grobot.core.models import Bot, Conversation
+    from grobot.core.models import Conversation
 
     with session_scope() as session:
         out = []
         for msg in test_chat.claim_pending(supervisor_id, session=session, limit=limit):
             conv = session.get(Conversation, msg.conversation_id)
-            bot = session.get(Bot, conv.bot_id) if conv is not None else None
-            if conv is None or bot is None:
+            if conv is None:
                 continue
             out.append(Job(msg.id or 0, conv.bot_id, conv.key, msg.content, msg.author_id or "tester",
-                           msg.author_name or "tester", float(bot.user_cooldown_seconds or 0),
-                           int(bot.max_concurrent_runs or 1)))
+                           msg.author_name or "tester"))
         return out
 
 

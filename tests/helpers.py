@@ -61,3 +61,16 @@ def pid_alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+async def answered(msg: Any, *, gate: Any = None, sink: Any = None, tools: Any = None, memory: Any = None) -> Any:
+    """Answer ``msg`` on the one path of every host (:func:`grobot.core.answering.answer_message`:
+    reply rules, limits, flood control, then the chain) with this process's database."""
+    from grobot.core.agents.deps import ChainDeps
+    from grobot.core.answering import FloodGate, answer_message
+
+    deps = ChainDeps.local(memory)
+    try:
+        return await answer_message(msg, deps, gate if gate is not None else FloodGate(), sink=sink, tools=tools)
+    finally:
+        await deps.aclose()

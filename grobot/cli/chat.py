@@ -1,4 +1,5 @@
-"""``chat BOT MESSAGE``: run the agent chain once and print the answer as it streams, with the events."""
+"""``chat BOT MESSAGE``: answer one message on the path Discord and Test Chat take
+(:mod:`grobot.core.answering`) and print the answer as it streams, with the events."""
 
 from __future__ import annotations
 
@@ -68,8 +69,10 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text: str) -> int:
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
+    from grobot.core.agents.deps import ChainDeps
     from grobot.core.agents.types import Event, IncomingMessage
+    from grobot.core.answering import FloodGate, answer_message
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.runtime import close_memory, discovered_memory
 
@@ -96,14 +99,15 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id=f"cli:{user}"[:32],
                           author_name=user, platform="cli")
-    memory = discovered_memory()
+    deps = ChainDeps.local(memory=discovered_memory())
     servers = await _own_embedded_servers(bot_id)
     try:
-        result = await run_chain(msg, sink=sink, memory=memory)
+        result = await answer_message(msg, deps, FloodGate(), sink=sink)
         await wait_for_background(timeout=30)
     finally:
         await close_all()
-        await close_memory(memory)
+        await deps.aclose()
+        await close_memory(deps.memory)
         if servers is not None:
             await servers.stop_all()
             embedded.set_local_directory(None)

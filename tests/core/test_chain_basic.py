@@ -7,12 +7,13 @@ import time
 import pytest
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, LLMCall, Message
 from grobot.core.services import bots
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
+from tests.helpers import answered
 
 
 def make_bot(name: str = "Helper", **fields) -> int:
@@ -34,7 +35,7 @@ async def test_plain_answer_streams_and_is_stored(grobot_env, fake_llm, provider
     fake_llm.script(Reply(text="Hello alice, nice to meet you!", chunks=5))
     sink = EventCollector()
 
-    result = await run_chain(message(bot_id, "hi there"), sink=sink, tools=FakeToolCatalog())
+    result = await answered(message(bot_id, "hi there"), sink=sink, tools=FakeToolCatalog())
 
     assert result.replied and result.error is None
     assert result.text == "Hello alice, nice to meet you!"
@@ -70,7 +71,7 @@ async def test_gatekeeper_asks_the_decision_model_only_when_rules_leave_it_open(
     fake_llm.script(Reply(json={"reason": "small talk between others", "reply": False}))
     sink = EventCollector()
 
-    silent = await run_chain(discord_message(bot_id, "lol did you see the game"), sink=sink, tools=FakeToolCatalog())
+    silent = await answered(discord_message(bot_id, "lol did you see the game"), sink=sink, tools=FakeToolCatalog())
 
     assert silent.replied is False and silent.run_id is None
     assert "done" not in sink.kinds() and "token" not in sink.kinds()
@@ -80,13 +81,13 @@ async def test_gatekeeper_asks_the_decision_model_only_when_rules_leave_it_open(
         assert [(c.agent_role, c.run_id) for c in session.exec(select(LLMCall)).all()] == [("gatekeeper", None)]
 
     fake_llm.script(Reply(json={"reason": "a question for the bot", "reply": True}), Reply(text="Here to help!"))
-    answered = await run_chain(discord_message(bot_id, "can someone explain dns?"), sink=sink, tools=FakeToolCatalog())
-    assert answered.replied and answered.text == "Here to help!" and answered.llm_calls == 2
+    reply = await answered(discord_message(bot_id, "can someone explain dns?"), sink=sink, tools=FakeToolCatalog())
+    assert reply.replied and reply.text == "Here to help!" and reply.llm_calls == 2
 
     fake_llm.reset()
-    mention = await run_chain(discord_message(bot_id, "@Helper hi", mentions_bot=True), tools=FakeToolCatalog())
+    mention = await answered(discord_message(bot_id, "@Helper hi", mentions_bot=True), tools=FakeToolCatalog())
     assert mention.replied and len(fake_llm.chat_requests()) == 1  # the rules decided: no decision call
-    other_bot = await run_chain(discord_message(bot_id, "beep", author_is_bot=True), tools=FakeToolCatalog())
+    other_bot = await answered(discord_message(bot_id, "beep", author_is_bot=True), tools=FakeToolCatalog())
     assert other_bot.replied is False and len(fake_llm.chat_requests()) == 1
     await wait_for_background()
 
@@ -97,7 +98,7 @@ async def test_llm_error_ends_the_run_with_one_clear_error_event(grobot_env, fak
     fake_llm.script(Reply(status=401, error="Incorrect API key provided"))
     sink = EventCollector()
 
-    result = await run_chain(message(bot_id, "hello"), sink=sink, tools=FakeToolCatalog())
+    result = await answered(message(bot_id, "hello"), sink=sink, tools=FakeToolCatalog())
 
     assert result.error and result.error.startswith("API key rejected by openai at http://127.0.0.1:")
     assert sink.kinds()[-1] == "error" and sink.kinds().count("error") == 1 and "done" not in sink.kinds()
@@ -113,7 +114,7 @@ async def test_llm_error_ends_the_run_with_one_clear_error_event(grobot_env, fak
 
 async def test_unknown_bot_is_an_error_event(grobot_env):
     sink = EventCollector()
-    result = await run_chain(message(999, "hello"), sink=sink)
+    result = await answered(message(999, "hello"), sink=sink)
     assert result.error == "no bot numbered 999" and sink.kinds() == ["error"]
 
 
@@ -131,7 +132,7 @@ async def test_history_is_trimmed_to_the_context_window(grobot_env, fake_llm):
                                               messages=[{"role": "assistant", "content": f"old answer {i} " + "y" * 100}])
     sink = EventCollector()
 
-    await run_chain(message(bot_id, "newest question"), sink=sink, tools=FakeToolCatalog())
+    await answered(message(bot_id, "newest question"), sink=sink, tools=FakeToolCatalog())
 
     sent = fake_llm.chat_requests()[0]["messages"]
     assert sent[0]["role"] == "system" and sent[-1]["content"] == "newest question"
@@ -151,7 +152,7 @@ async def test_tokens_stream_promptly_in_batches(grobot_env, fake_llm):
         arrivals.append(time.perf_counter())
         await sink(event)
 
-    result = await run_chain(message(bot_id, "talk"), sink=timed, tools=FakeToolCatalog())
+    result = await answered(message(bot_id, "talk"), sink=timed, tools=FakeToolCatalog())
 
     tokens = [i for i, e in enumerate(sink.events) if e.kind.value == "token"]
     assert 3 <= len(tokens) < 20  # batched, but several edits while the answer grows
@@ -174,7 +175,7 @@ async def test_profile_directives_and_notes_reach_the_system_prompt_and_the_arch
                                                                     {"note": "Alice plays chess", "reliability": 0.95},
                                                                     {"note": "Alice might like cats", "reliability": 0.3}]}))
 
-    result = await run_chain(message(bot_id, "I'm Alice and I live in Lyon"), tools=FakeToolCatalog())
+    result = await answered(message(bot_id, "I'm Alice and I live in Lyon"), tools=FakeToolCatalog())
     await wait_for_background()
 
     system = fake_llm.chat_requests()[0]["messages"][0]["content"]
@@ -187,7 +188,7 @@ async def test_profile_directives_and_notes_reach_the_system_prompt_and_the_arch
     assert roles == ["synthesizer", "archivist"]
 
     fake_llm.reset()
-    await run_chain(message(bot_id, "what's 2+2?"), tools=FakeToolCatalog())
+    await answered(message(bot_id, "what's 2+2?"), tools=FakeToolCatalog())
     await wait_for_background()
     assert len(fake_llm.chat_requests()) == 1  # nothing about the user: no note-taking call
     assert "Alice lives in Lyon" in fake_llm.chat_requests()[0]["messages"][0]["content"]
@@ -199,7 +200,7 @@ async def test_fallback_model_is_reported_in_the_events(grobot_env, fake_llm):
     fake_llm.script(Reply(status=500, error="out of memory"), Reply(text="from tiny"))
     sink = EventCollector()
 
-    result = await run_chain(message(bot_id, "hi"), sink=sink, tools=FakeToolCatalog())
+    result = await answered(message(bot_id, "hi"), sink=sink, tools=FakeToolCatalog())
 
     assert result.text == "from tiny"
     assert any("fallback model 'tiny'" in e.data["text"] for e in sink.of("thinking"))
@@ -222,13 +223,13 @@ async def test_memories_are_searched_and_remembered(grobot_env, fake_llm):
     memory = ListMemory()
     fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
         {"text": "alice said the launch code word is pineapple", "kind": "fact"}]}))
-    await run_chain(message(bot_id, "the launch code word is pineapple", discord_message_id="777", channel_id="55"),
+    await answered(message(bot_id, "the launch code word is pineapple", discord_message_id="777", channel_id="55"),
                     tools=FakeToolCatalog(), memory=memory)
     await wait_for_background()
     assert [t for _, t, _ in memory.items] == ["alice said the launch code word is pineapple"]
     meta = memory.items[0][2]
     assert (meta["user_id"], meta["channel_id"], meta["source_message_id"], meta["kind"]) == ("42", "55", "777", "fact")
-    await run_chain(message(bot_id, "what was the word?", conversation_key="test:other"), tools=FakeToolCatalog(), memory=memory)
+    await answered(message(bot_id, "what was the word?", conversation_key="test:other"), tools=FakeToolCatalog(), memory=memory)
     assert "pineapple" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
     await wait_for_background()
     # A question is not worth a memory: no Archivist call, nothing stored.
@@ -277,7 +278,7 @@ async def test_attachments_text_in_the_message_images_only_for_an_output_model_t
         return "ok"
 
     catalog.add("read_notes", read_notes)
-    await run_chain(msg, tools=catalog)
+    await answered(msg, tools=catalog)
 
     identifier, synthesizer = fake_llm.chat_requests()
     assert "images" not in identifier["messages"][-1]  # the tools model gets the text only

@@ -151,7 +151,7 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
         seen.append(event)
 
     from grobot.core.agents.db_store import DatabaseStore
-    from grobot.core.agents.store import RunEnd, set_store
+    from grobot.core.agents.store import RunEnd
 
     class FullDisk(DatabaseStore):
         """The final write (the one with the answer) fails; the others work."""
@@ -161,14 +161,10 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
                 raise RuntimeError("disk full")
             return await super().write_run(write)
 
-    recorder = RunRecorder(sink)
+    recorder = RunRecorder(sink, FullDisk())
     recorder.attach(run_id, conversation_id=conversation_id)
     await recorder.emit(EventKind.THINKING, {"why": "testing"})
-    set_store(FullDisk())
-    try:
-        final = await recorder.finish(EventKind.DONE, {"text": "hi"}, end=RunEnd(bot_id=bot_id, author_name="fragile"))
-    finally:
-        set_store(None)
+    final = await recorder.finish(EventKind.DONE, {"text": "hi"}, end=RunEnd(bot_id=bot_id, author_name="fragile"))
     assert final.kind == EventKind.ERROR and "could not be saved" in final.data["message"]
     assert [e.kind for e in seen][-1] == EventKind.ERROR
     with session_scope(readonly=True) as session:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from sqlmodel import select
 
 from grobot.cli.main import main
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.logs import DatabaseLogHandler
@@ -19,7 +19,7 @@ from grobot.core.models import Bot, BudgetAlert, LLMCall, LogEntry, UsageDaily, 
 from grobot.core.services import bots, costs, llm_calls, usage_accounting, usage_limits
 from grobot.core.services.budgets import reset_alerts
 from tests.fakes.llm import FakeToolCatalog, Reply, use_fake_llm
-from tests.helpers import wait_for
+from tests.helpers import answered, wait_for
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -137,7 +137,7 @@ async def test_the_chain_refuses_a_message_over_the_monthly_cost_budget(grobot_e
                                        cost=0.5)
     requests = len(fake_llm.chat_requests())
     fake_llm.script(Reply(text="never sent"))
-    result = await run_chain(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="hi", author_id="cli:me",
+    result = await answered(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="hi", author_id="cli:me",
                                              author_name="me", platform="cli"), tools=FakeToolCatalog())
     assert result.error == "Budget has reached its monthly limit; it will be back on the 1st (00:00 UTC)."
     assert len(fake_llm.chat_requests()) == requests
@@ -149,7 +149,7 @@ async def test_a_price_makes_the_chains_calls_cost_something(grobot_env, fake_ll
     with session_scope() as session:
         costs.set_price("openai", "fake-pro", "1000", "2000", session=session)
     fake_llm.script(Reply(text="hello", prompt_tokens=100, completion_tokens=10))
-    result = await run_chain(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="hi", author_id="cli:me",
+    result = await answered(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="hi", author_id="cli:me",
                                              author_name="me", platform="cli"), tools=FakeToolCatalog())
     assert result.error is None
     await wait_for_background()

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.models import McpServer
 from grobot.core.services import bots, mcp_servers
+from grobot.core.tools import mcp_store
 from grobot.core.tools.base import ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
@@ -55,7 +57,7 @@ def bot_id(grobot_env) -> int:
 
 
 async def test_catalog_merges_builtins_and_enabled_servers(bot_id, hub):
-    catalog = await catalog_for_bot(bot_id, hub=hub)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
     specs = {s.name: s for s in await catalog.list_tools()}
     mcp_names = sorted(n for n in specs if "__" in n)
     assert mcp_names == ["fake__crash", "fake__echo", "fake__sleep", "fake__whoami", "time__get_current_time"]
@@ -82,7 +84,7 @@ async def test_catalog_merges_builtins_and_enabled_servers(bot_id, hub):
 
 
 async def test_scheduled_refresh_stores_tool_lists_and_errors(bot_id, hub):
-    errors = await hub.refresh_all()
+    errors = await mcp_store.refresh_all(hub)
     assert errors["time"] == "" and errors["fake"] == ""
     assert "FAKE_API_KEY" in errors["broken"]
     assert "off" not in errors  # disabled servers are not asked
@@ -96,12 +98,12 @@ async def test_scheduled_refresh_stores_tool_lists_and_errors(bot_id, hub):
 
 async def test_changed_server_settings_give_a_new_session(bot_id, hub):
     ctx = ToolContext(bot_id=bot_id)
-    first = await catalog_for_bot(bot_id, hub=hub)
+    first = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
     pid1 = (await first.call_tool("fake__whoami", {}, context=ctx, timeout=10)).content
     with session_scope() as session:
         server = mcp_servers.get_server("fake", session=session)
         mcp_servers.update_server(server, {"env": {**stdio_config("fake", "ok").env, "EXTRA": "1"}}, session=session)
-    second = await catalog_for_bot(bot_id, hub=hub)
+    second = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
     pid2 = (await second.call_tool("fake__whoami", {}, context=ctx, timeout=10)).content
     assert pid1 != pid2
 

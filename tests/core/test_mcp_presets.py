@@ -15,10 +15,12 @@ import pytest
 from sqlalchemy import text
 
 from grobot.cli.main import main
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import bots, mcp_presets, mcp_servers
 from grobot.core.services.files import bot_root
+from grobot.core.tools import mcp_store
 from grobot.core.tools.base import ToolContext
 from grobot.core.tools.catalog import catalog_for_bot, read_links
 from grobot.core.tools.mcp_hub import McpHub
@@ -76,7 +78,7 @@ def _call(bot_id: int, tool: str, arguments: dict[str, Any]) -> Any:
         try:
             with session_scope(readonly=True) as session:
                 links = read_links(bot_id, session=session)
-            catalog = await catalog_for_bot(bot_id, hub=hub, links=links)
+            catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub, links=links)
             assert tool in {spec.name for spec in await catalog.list_tools()}, catalog.unavailable()
             return await catalog.call_tool(tool, arguments, context=ToolContext(bot_id=bot_id), timeout=30)
         finally:
@@ -208,7 +210,7 @@ def test_one_hub_gives_each_bot_its_own_folder(preset_env):
     async def allowed(hub: McpHub, bot_id: int) -> str:
         with session_scope(readonly=True) as session:
             links = read_links(bot_id, session=session)
-        catalog = await catalog_for_bot(bot_id, hub=hub, links=links)
+        catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub, links=links)
         result = await catalog.call_tool("filesystem__list_allowed_directories", {},
                                          context=ToolContext(bot_id=bot_id), timeout=30)
         return result.content
@@ -251,7 +253,7 @@ def test_the_worker_lists_servers_added_without_a_test(preset_env, capsys):
     async def refresh_new() -> dict[str, str]:
         hub = McpHub()
         try:
-            return await hub.refresh_new()
+            return await mcp_store.refresh_new(hub)
         finally:
             await hub.aclose()
 

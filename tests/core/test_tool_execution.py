@@ -16,6 +16,7 @@ import pytest_asyncio
 from grobot.cli.main import main
 from grobot.core.agents import executor
 from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.agents.executor import PlannedCall
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
@@ -74,7 +75,7 @@ def _calls(*calls: tuple[str, dict]) -> Reply:
 
 async def _ask(bot_id: int, hub: McpHub, text: str) -> tuple[EventCollector, object]:
     sink = EventCollector()
-    catalog = await catalog_for_bot(bot_id, hub=hub)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
     result = await run_chain(_message(bot_id, text), sink=sink, tools=catalog)
     await wait_for_background()
     return sink, result
@@ -268,7 +269,7 @@ async def test_the_catalog_gives_each_tool_its_fallback_and_access_and_bot_proce
     # A bot process gets its links from its supervisor as JSON.
     links = [Link.from_dict(json.loads(json.dumps(link.as_dict()))) for link in links]
 
-    specs = {s.name: s for s in await (await catalog_for_bot(bot, hub=hub, links=links)).list_tools()}
+    specs = {s.name: s for s in await (await catalog_for_bot(bot, store=DatabaseStore(), hub=hub, links=links)).list_tools()}
 
     assert specs["weather__forecast"].fallback == "weather__backup_forecast"
     assert specs["weather__flaky_time"].fallback == "datetime_now"

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.services import bots, user_notes
 from grobot.core.tools.base import DiscordActions, ToolCatalog, ToolContext, ToolError
@@ -49,7 +50,7 @@ class ListMemory:
 
 
 async def test_catalog_of_a_bot_without_servers(bot_id):
-    catalog = await catalog_for_bot(bot_id)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore())
     assert isinstance(catalog, ToolCatalog)
     specs = {s.name: s for s in await catalog.list_tools()}
     assert set(specs) == {"datetime_now", "files_list", "files_read", "user_notes_read", "user_notes_add",
@@ -62,7 +63,7 @@ async def test_catalog_of_a_bot_without_servers(bot_id):
 
 
 async def test_datetime_in_a_time_zone(bot_id):
-    catalog = await catalog_for_bot(bot_id)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore())
     ctx = ToolContext(bot_id=bot_id)
     result = await catalog.call_tool("datetime_now", {"timezone": "Asia/Kolkata"}, context=ctx, timeout=5)
     stamp = datetime.fromisoformat(result.structured["datetime"])
@@ -73,7 +74,7 @@ async def test_datetime_in_a_time_zone(bot_id):
 
 
 async def test_user_notes_tools_work_on_the_current_user_only(bot_id):
-    catalog = await catalog_for_bot(bot_id)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore())
     ann = ToolContext(bot_id=bot_id, user_id="1001")
     bob = ToolContext(bot_id=bot_id, user_id="2002")
     added = await catalog.call_tool("user_notes_add", {"note": "Prefers French", "reliability": 0.6}, context=ann, timeout=5)
@@ -96,7 +97,7 @@ async def test_user_notes_tools_work_on_the_current_user_only(bot_id):
 
 async def test_memory_tools_use_the_given_memory(bot_id):
     memory = ListMemory()
-    catalog = await catalog_for_bot(bot_id, memory=memory)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), memory=memory)
     ctx = ToolContext(bot_id=bot_id, user_id="1001", channel_id="55")
     await catalog.call_tool("memory_remember", {"text": "The wifi password is on the fridge"}, context=ctx, timeout=5)
     found = await catalog.call_tool("memory_search", {"query": "wifi"}, context=ctx, timeout=5)
@@ -105,12 +106,12 @@ async def test_memory_tools_use_the_given_memory(bot_id):
 
 
 async def test_discord_tools_only_inside_a_bot_process(bot_id):
-    without = {s.name for s in await (await catalog_for_bot(bot_id)).list_tools()}
+    without = {s.name for s in await (await catalog_for_bot(bot_id, store=DatabaseStore())).list_tools()}
     assert not any(name.startswith("discord_") for name in without)
 
     discord = RecordingDiscord()
     assert isinstance(discord, DiscordActions)
-    catalog = await catalog_for_bot(bot_id, discord=discord)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), discord=discord)
     ctx = ToolContext(bot_id=bot_id, user_id="1001", channel_id="10", message_id="20")
     await catalog.call_tool("discord_react", {"emoji": "👍"}, context=ctx, timeout=5)
     thread = await catalog.call_tool("discord_reply_in_thread", {"text": "Details here", "thread_name": "Help"},

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers
 from grobot.core.tools.catalog import catalog_for_bot
-from grobot.core.tools.mcp_hub import get_hub
+from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, Reply, use_fake_llm
 
 TIME_COMMAND = str(Path(sys.executable).parent / "mcp-server-time")
@@ -44,11 +45,12 @@ async def test_the_answer_contains_the_time_from_mcp_server_time(grobot_env, fak
     msg = IncomingMessage(bot_id=bot_id, conversation_key="test:clock", content="What time is it in Tokyo?",
                           author_id="7", author_name="bob", platform="test_chat")
     sink = EventCollector()
+    hub = McpHub()
     try:
-        result = await run_chain(msg, sink=sink, tools=await catalog_for_bot(bot_id))
+        result = await run_chain(msg, sink=sink, tools=await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub))
         await wait_for_background()
     finally:
-        await get_hub().aclose()
+        await hub.aclose()
 
     assert result.error is None, result.error
     tool_results = sink.of("tool_result")

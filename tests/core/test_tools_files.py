@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import app_settings, bots, files
@@ -83,7 +84,7 @@ def test_size_limit_comes_from_the_settings(bot_id):
 async def test_files_tools_list_and_read_text_only(bot_id):
     _write(bot_id, "faq.txt", "Opening hours: 9-17 ☀".encode())
     _write(bot_id, "logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary")
-    catalog = await catalog_for_bot(bot_id)
+    catalog = await catalog_for_bot(bot_id, store=DatabaseStore())
     ctx = ToolContext(bot_id=bot_id, user_id="42")
     listed = await catalog.call_tool("files_list", {}, context=ctx, timeout=10)
     assert [f["path"] for f in listed.structured] == ["faq.txt", "logo.png"]

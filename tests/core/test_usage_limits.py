@@ -7,13 +7,14 @@ from datetime import timedelta
 
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.db_store import load_for_run
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, LLMCall, Message, UsageDaily, UserUsageDaily, utcnow
 from grobot.core.services import app_settings, bots, test_chat, usage_accounting, usage_limits
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+from tests.helpers import answered
 
 
 def _bot(name: str = "Penny", **fields) -> int:
@@ -38,13 +39,13 @@ async def test_counters_match_the_llm_calls_and_the_answered_discord_messages(gr
     fake_llm.script(Reply(text="one", prompt_tokens=100, completion_tokens=7),
                     Reply(text="two", prompt_tokens=50, completion_tokens=3))
     for text in ("first", "second"):
-        result = await run_chain(_discord(bot_id, text), tools=FakeToolCatalog())
+        result = await answered(_discord(bot_id, text), tools=FakeToolCatalog())
         assert result.text in ("one", "two")
     # Test Chat messages are not counted per user (only Discord users have a message limit).
     test = IncomingMessage(bot_id=bot_id, conversation_key="test:x", content="hi", author_id="42", author_name="t",
                            platform="test_chat")
     fake_llm.script(Reply(text="three", prompt_tokens=10, completion_tokens=1))
-    await run_chain(test, tools=FakeToolCatalog())
+    await answered(test, tools=FakeToolCatalog())
     await wait_for_background()
     with session_scope(readonly=True) as session:
         calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
@@ -95,7 +96,7 @@ async def test_over_the_budget_no_llm_call_and_test_chat_gets_the_error_event(gr
     bot_id = _bot(daily_token_limit=50)
     use_fake_llm(fake_llm, bot_id=bot_id)
     fake_llm.script(Reply(text="a long answer", prompt_tokens=40, completion_tokens=20))
-    first = await run_chain(_discord(bot_id, "hello"), tools=FakeToolCatalog())
+    first = await answered(_discord(bot_id, "hello"), tools=FakeToolCatalog())
     assert first.error is None and first.text == "a long answer"  # started under the budget: finished
     await wait_for_background()
     requests = len(fake_llm.chat_requests())
@@ -106,10 +107,10 @@ async def test_over_the_budget_no_llm_call_and_test_chat_gets_the_error_event(gr
         run_id, key = pending.id, conv.key
     sink = EventCollector()
     with caplog.at_level(logging.WARNING, logger="grobot.core.services.usage_limits"):
-        result = await run_chain(IncomingMessage(bot_id=bot_id, conversation_key=key, content="are you there?",
+        result = await answered(IncomingMessage(bot_id=bot_id, conversation_key=key, content="are you there?",
                                                  author_id="tester", author_name="t", platform="test_chat",
                                                  run_id=run_id), sink=sink, tools=FakeToolCatalog())
-        cli = await run_chain(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="and now?",
+        cli = await answered(IncomingMessage(bot_id=bot_id, conversation_key="cli:me", content="and now?",
                                               author_id="cli:me", author_name="me", platform="cli"),
                               tools=FakeToolCatalog())
     text = "Penny has reached its daily limit; it will be back after 00:00 UTC."

@@ -13,6 +13,7 @@ from sqlmodel import select
 
 from grobot.core.agents import prompts
 from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.gatekeeper import GATEKEEPER_SCHEMA
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
@@ -88,8 +89,8 @@ async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directo
     memory = LocalMemory()  # the embedder the Tool Router ranks tools with (the supervisor's, in the product)
     await memory.warm()  # as the supervisor does at start
     try:
-        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), sink=sink, tools=catalog,
-                                 memory=memory)
+        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), ChainDeps.local(memory), sink=sink,
+                                 tools=catalog)
         await wait_for_background()
     finally:
         memory.close()

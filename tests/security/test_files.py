@@ -39,10 +39,11 @@ def bot_with_outside(grobot_env) -> tuple[int, Path, Path]:
 
 def files_read(bot_id: int, path: str) -> str:
     """What the bot's ``files_read`` tool answers when a Discord user asks for ``path``."""
+    from grobot.core.agents.db_store import DatabaseStore
     from grobot.core.tools.base import ToolError
-    from grobot.core.tools.builtins import _files_tools
+    from grobot.core.tools.builtins import builtin_tools
 
-    read = next(tool for tool in _files_tools(bot_id) if tool.spec.name == "files_read")
+    read = next(tool for tool in builtin_tools(bot_id, store=DatabaseStore()) if tool.spec.name == "files_read")
     try:
         return asyncio.run(read.call({"path": path}, ToolContext(bot_id=bot_id, user_id="666"))).content
     except ToolError as exc:  # what the model is told

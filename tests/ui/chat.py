@@ -36,7 +36,8 @@ def claim(supervisor_id: str | None = None) -> int:
 def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | None:
     """What a supervisor does with a claimed message: the real Test Chat job, then done or error."""
     from bot_worker.test_chat_job import run_test_chat_job
-    from grobot.core.tools.mcp_hub import get_hub
+    from grobot.core.agents.deps import ChainDeps
+    from grobot.core.answering import FloodGate
 
     with session_scope(readonly=True) as session:
         message = session.get(Message, run_id)
@@ -44,10 +45,11 @@ def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | No
         content = message.content
 
     async def job() -> str | None:
+        deps = ChainDeps.local()
         try:
-            return await run_test_chat_job(run_id, bot_id, key, content, "tester", author)
+            return await run_test_chat_job(run_id, bot_id, key, content, "tester", author, deps=deps, gate=FloodGate())
         finally:
-            await get_hub().aclose()
+            await deps.aclose()
 
     with ThreadPoolExecutor(max_workers=1) as pool:  # Playwright's sync API holds this thread's loop
         error = pool.submit(lambda: asyncio.run(job())).result(timeout=90)

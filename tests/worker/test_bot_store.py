@@ -31,8 +31,10 @@ def _bot(name: str = "linked", **fields) -> int:
         return bots.create_bot(session=session, name=name, token=_token(name), **fields).id
 
 
-async def _with_link(check) -> None:
+async def _with_link(check, memory=None) -> None:
     store = LocalBotStore()
+    if memory is not None:  # the supervisor's memory
+        store.deps.memory = memory
     server = BotLinkServer(lambda report: Answer(ok=True),
                            store=lambda bot_id, op, payload: serve(store, bot_id, op, payload))
     await server.start()
@@ -67,12 +69,9 @@ class OneMemory:
         return ["alice likes bananas"]
 
 
-def test_a_run_is_read_and_written_through_the_supervisor(any_db_env, monkeypatch):
-    from grobot.core.memory import runtime
-
+def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
     bot_id = _bot(keywords=["banana"], personality="cheerful")
     searched: list = []
-    monkeypatch.setattr(runtime, "_process_memory", OneMemory(searched))
 
     async def check(client_for, server) -> None:
         remote = client_for(bot_id)
@@ -123,7 +122,7 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env, monkeypatc
         assert await remote.forget(bot_id, "guild:55", "42") == 2
         assert (await remote.load(_message(bot_id, "again"))).history == []
 
-    asyncio.run(_with_link(check))
+    asyncio.run(_with_link(check, OneMemory(searched)))
 
 
 class ScoringMemory(OneMemory):
@@ -141,12 +140,9 @@ class ScoringMemory(OneMemory):
         return [0.5 if "time" in c else 0.1 for c in candidates]
 
 
-def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env, monkeypatch):
-    from grobot.core.memory import runtime
-
+def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env):
     bot_id = _bot(keywords=["banana"])
     memory = ScoringMemory([])
-    monkeypatch.setattr(runtime, "_process_memory", memory)
     texts = ["get current time: the time in a zone", "files list: the bot's files"]
 
     async def check(client_for, server) -> None:
@@ -160,7 +156,7 @@ def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(g
         assert several.loaded is not None and several.similarities is None
         assert (await remote.for_message(bot_id, _message(bot_id, "a banana?"))).similarities is None
 
-    asyncio.run(_with_link(check))
+    asyncio.run(_with_link(check, memory))
 
 
 def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):

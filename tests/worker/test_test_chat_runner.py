@@ -10,13 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlmodel import select
 
-from bot_worker.limits import COOLDOWN_NOTICE
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
 from grobot.core.db import session_scope
+from grobot.core.flood import COOLDOWN_NOTICE
 from grobot.core.models import AgentEvent, AppUser, Message, MessageStatus
 from grobot.core.services import bots, test_chat, users
-from grobot.core.tools.mcp_hub import get_hub
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import async_wait_for
 
@@ -33,7 +32,7 @@ async def service(grobot_env) -> AsyncIterator[tuple[TestChatRunner, test_chat_l
     finally:
         await runner.shutdown()
         await server.stop()
-        await get_hub().aclose()
+        await runner.deps.aclose()
 
 
 def _bot(name: str, **fields: object) -> int:

@@ -82,7 +82,7 @@ class Exchange:
     source_message_id: str | None = None
 
 
-def schedule(*, bot_id: int, bot_name: str, run_id: int | None, author_id: str, author_name: str, conversation_key: str,
+def schedule(*, store: Any, bot_id: int, bot_name: str, run_id: int | None, author_id: str, author_name: str, conversation_key: str,
              user_text: str, answer: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None,
              channel_id: str | None = None, guild_id: str | None = None,
              source_message_id: str | None = None) -> asyncio.Task[None]:
@@ -90,7 +90,7 @@ def schedule(*, bot_id: int, bot_name: str, run_id: int | None, author_id: str, 
     exchange = Exchange(bot_id=bot_id, bot_name=bot_name, run_id=run_id, author_id=author_id, author_name=author_name,
                         conversation_key=conversation_key, user_text=user_text, answer=answer, channel_id=channel_id,
                         guild_id=guild_id, source_message_id=source_message_id)
-    task = asyncio.create_task(_archive(exchange, decision_llm=decision_llm, known_notes=known_notes, memory=memory))
+    task = asyncio.create_task(_archive(exchange, store, decision_llm=decision_llm, known_notes=known_notes, memory=memory))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
     return task
@@ -112,12 +112,12 @@ def worth_a_look(user_text: str, *, with_memory: bool) -> bool:
             and not SMALL_TALK.match(text))
 
 
-async def _archive(exchange: Exchange, *, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> None:
+async def _archive(exchange: Exchange, store: Any, *, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> None:
     with_memory = memory is not None and not isinstance(memory, NoopMemory)
     try:
         if not worth_a_look(exchange.user_text, with_memory=with_memory):
             return
-        memories = await _review(exchange, decision_llm, known_notes, with_memory=with_memory)
+        memories = await _review(exchange, store, decision_llm, known_notes, with_memory=with_memory)
         if memories and memory is not None:
             await _remember(memory, exchange, memories)
     except asyncio.CancelledError:
@@ -147,10 +147,10 @@ async def _remember(memory: MemoryPort, exchange: Exchange, memories: list[tuple
     logger.info("The Archivist offered %d memory(ies) for bot %s", sum(map(len, by_kind.values())), exchange.bot_id)
 
 
-async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory: bool) -> list[tuple[str, str]]:
-    """One LLM call: store the notes it finds; return the memories ``(text, kind)`` worth keeping."""
-    from grobot.core.agents.store import get_store
-
+async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
+                  with_memory: bool) -> list[tuple[str, str]]:
+    """One LLM call: store the notes it finds (in ``store``, the run's RunStore); return the
+    memories ``(text, kind)`` worth keeping."""
     prompt = prompts.ARCHIVIST_WITH_MEMORY if with_memory else prompts.ARCHIVIST
     system = prompt.format(known="\n".join(f"- {n}" for n in known) or "(none)", author=exchange.author_name)
     messages = [{"role": "system", "content": system},
@@ -172,7 +172,7 @@ async def _review(exchange: Exchange, llm: Any, known: list[str], *, with_memory
         records = exc.records
         logger.warning("The Archivist's LLM call failed: %s", exc)
 
-    await get_store().save_calls(exchange.bot_id, exchange.run_id, records,
+    await store.save_calls(exchange.bot_id, exchange.run_id, records,
                                  [(exchange.author_id, text[:1000], reliability) for text, reliability in notes[:MAX_NOTES_PER_RUN]])
     if notes:
         logger.info("The Archivist kept %d note(s) for bot %s", len(notes[:MAX_NOTES_PER_RUN]), exchange.bot_id)

@@ -2,9 +2,11 @@
 
 Gatekeeper -> Context -> (Tool Identifier -> Parameter Extractor / Clarifier -> Executor)*
 -> Synthesizer -> Archivist (background). ``native`` bots run one tool-calling loop on the
-output model instead. Everything about the bot is read per message from the process's
-:class:`~grobot.core.agents.store.RunStore` (the database, or a bot's supervisor); nothing
-is kept between messages except the shared HTTP clients.
+output model instead. Everything about the bot is read per message from the host's
+:class:`~grobot.core.agents.store.RunStore` (the database, or a bot's supervisor), passed in
+with its memory and MCP sessions (:class:`~grobot.core.agents.deps.ChainDeps`); nothing is
+kept between messages except the shared HTTP clients. The checks before a run (reply rules,
+limits, flood control) are :mod:`grobot.core.answering`'s.
 """
 
 from __future__ import annotations
@@ -18,32 +20,26 @@ from typing import Any
 
 from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router
 from grobot.core.agents.clarifier import clarify
+from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
 from grobot.core.agents.run import Run
-from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn, get_store
+from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one
-from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage
+from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
 from grobot.core.errors import GroBotError
-from grobot.core.limits import check as limit_hit
-from grobot.core.limits import warn_once
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.memory.runtime import memory_failed, memory_worked, process_memory
+from grobot.core.memory.runtime import memory_failed, memory_worked
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 
 MEMORIES_PER_MESSAGE = 5
-
-
-def _limited_user(msg: IncomingMessage) -> str | None:
-    """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
-    return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
 def _user_message(msg: IncomingMessage) -> UserMessageIn:
@@ -55,7 +51,7 @@ def _user_message(msg: IncomingMessage) -> UserMessageIn:
         title=(f"#{msg.channel_name}" if msg.channel_name else msg.author_name) or msg.conversation_key,
         content=context.user_text(msg), author_id=msg.author_id, author_name=msg.author_name,
         guild_id=msg.guild_id, channel_id=msg.channel_id, discord_message_id=msg.discord_message_id,
-        attachments=attachments, counted_user=_limited_user(msg))
+        attachments=attachments, counted_user=limited_user(msg))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -69,27 +65,37 @@ def _one_line(exc: BaseException) -> str:
 
 async def run_chain(
     msg: IncomingMessage,
+    deps: ChainDeps | None = None,
     *,
     sink: EventSink | None = None,
     tools: ToolCatalog | None = None,
-    memory: MemoryPort | None = None,
-    skip_gatekeeper: bool = False,
+    decision: bool | None = True,
     preloaded: Loaded | None = None,
     memories: Awaitable[list[str]] | list[str] | None = None,
     similarities: dict[str, float] | None = None,
 ) -> ChainResult:
-    """Answer one message: emit its events to ``sink``, store them and the answer, return the result.
+    """Answer one message the checks admitted (:mod:`grobot.core.answering`): emit its events to
+    ``sink``, store them and the answer, return the result.
 
-    ``preloaded``: what :func:`load_for_run` read for this very message (else it is read now).
-    ``memories``: this message's memories, or their retrieval started early by the caller
-    (:func:`start_memory_lookup`); else they are retrieved now. ``similarities``: the message
-    against tool texts, computed already (see :func:`tool_router.route`).
+    ``deps``: the host's store, memory and MCP sessions (None: this process's database, no
+    memory, MCP sessions of this call only). ``decision``: the reply rules' word (None: the
+    Gatekeeper model decides). ``preloaded``: what :func:`load_for_run` read for this very
+    message (else it is read now). ``memories``: this message's memories, or their retrieval
+    started early by the caller (:func:`start_memory_lookup`); else they are retrieved now.
+    ``similarities``: the message against tool texts, computed already (see :func:`tool_router.route`).
     """
-    recorder = RunRecorder(sink)
+    if deps is None:
+        deps = ChainDeps.local()
+        try:
+            return await run_chain(msg, deps, sink=sink, tools=tools, decision=decision, preloaded=preloaded,
+                                   memories=memories, similarities=similarities)
+        finally:
+            await deps.aclose()
+    store = deps.store
+    recorder = RunRecorder(sink, store)
     started = time.perf_counter()
     run: Run | None = None
     try:
-        store = get_store()
         loaded = preloaded if preloaded is not None and preloaded.is_for(msg) else await store.load(msg)
         with_names = not msg.is_dm and msg.platform == "discord"
         output_llm = loaded.llms["output"]
@@ -101,18 +107,8 @@ async def run_chain(
         run.started = started
         run.known_similarities = similarities
 
-        # -- Gatekeeper (rules), then the usage limits: no LLM call over a limit
-        decision = None if skip_gatekeeper or loaded.rules is None else gatekeeper.rules_decision(loaded.rules, msg)
-        if decision is False:
-            recorder.discard()
-            return ChainResult(replied=False, timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
-        hit = limit_hit(loaded.limits) if loaded.limits is not None else None
-        if hit is not None:
-            warn_once(loaded.limits, hit, _limited_user(msg))  # type: ignore[arg-type]
-            if msg.run_id is not None:  # a stored message (Test Chat): its error event is stored too
-                recorder.attach(msg.run_id, conversation_id=loaded.conversation_id)
-            return await _fail(recorder, run, hit.text, started)
-        if decision is None and not skip_gatekeeper:
+        # -- Gatekeeper: the decision model, when the reply rules left it open
+        if decision is None:
             reply, reason = await gatekeeper.llm_decision(run, run.history)
             await run.think("gatekeeper", f"{'answer' if reply else 'stay silent'}: {reason}".strip(), decision=reply)
             if not reply:
@@ -129,9 +125,9 @@ async def run_chain(
 
         # -- Context (tools and memories at once)
         catalog = tools
-        memory = memory or process_memory()
+        memory = deps.memory
         if catalog is None:
-            catalog = await _catalog(run)
+            catalog = await _catalog(run, deps)
         lookup = _found(memories) if isinstance(memories, list) else memories if memories is not None \
             else _memories(memory, msg)
         specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
@@ -165,7 +161,7 @@ async def run_chain(
         if event.kind is EventKind.ERROR:
             return ChainResult(replied=True, run_id=run_id, error=event.data.get("message"), llm_calls=len(run.records), timings=timings)
         _log_answered(msg, run_id, total, len(run.records), usage)
-        archivist.schedule(bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
+        archivist.schedule(store=store, bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            answer=final_text, decision_llm=loaded.llms["decision"],
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
@@ -324,13 +320,11 @@ def _assistant_calls(calls: list[PlannedCall]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- helpers
 
 
-async def _catalog(run: Run) -> ToolCatalog:
+async def _catalog(run: Run, deps: ChainDeps) -> ToolCatalog:
     from grobot.core.tools.base import EmptyCatalog
 
     try:
-        from grobot.core.tools.catalog import catalog_for_bot
-
-        return await catalog_for_bot(run.msg.bot_id)
+        return await deps.catalog(run.msg.bot_id)
     except Exception as exc:
         logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, _one_line(exc))
         await run.think("tools", f"the tools could not be loaded ({_one_line(exc)}); answering without them")
@@ -354,7 +348,7 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
     return specs
 
 
-def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort | None = None) -> asyncio.Task[list[str]] | None:
+def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Task[list[str]] | None:
     """Start retrieving the memories of ``msg`` now (None: this process has no memory).
 
     A bot starts it as soon as a message addressed to it arrives, so that the retrieval
@@ -362,7 +356,6 @@ def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort | None = None) 
     its configuration; pass the task to :func:`run_chain` (or cancel it when not answering).
     Like the lookup in the chain, it never raises and stays within the memory time limit.
     """
-    memory = memory or process_memory()
     if isinstance(memory, NoopMemory) or not msg.content.strip():
         return None
     return asyncio.get_running_loop().create_task(_memories(memory, msg))
@@ -409,7 +402,7 @@ def _run_end(run: Run | None, error: str | None) -> RunEnd | None:
 async def _save_orphan_calls(run: Run) -> None:
     """Accounting of a run that ended before it had a stored message (the Gatekeeper said no)."""
     if run.records:
-        await get_store().save_calls(run.msg.bot_id, None, run.records)
+        await run.recorder.store.save_calls(run.msg.bot_id, None, run.records)
 
 
 async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,

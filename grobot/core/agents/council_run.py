@@ -74,11 +74,16 @@ def step_text(answer: AdvisorAnswer) -> str:
 
 async def run_council(bot_id: int, question: str, *, run_id: int | None = None, asked_by: str = "tester",
                       platform: str = "test_chat", sink: EventSink | None = None,
-                      port: Any = None) -> tuple[str, str | None]:
+                      port: Any = None, store: Any = None) -> tuple[str, str | None]:
     """Deliberate on ``question`` as a run (``run_id``: the stored Test Chat message it answers, whose events and
-    answer are stored); returns ``(answer text, error)``."""
+    answer are stored in ``store``, the host's RunStore, by default this process's database); returns
+    ``(answer text, error)``."""
     port = port or DatabaseCouncilPort()
-    recorder = RunRecorder(sink)
+    if store is None:
+        from grobot.core.agents.db_store import DatabaseStore
+
+        store = DatabaseStore()
+    recorder = RunRecorder(sink, store)
     if run_id is not None:
         recorder.attach(run_id, conversation_id=await port.conversation_of(run_id))
     started = time.perf_counter()

@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.store import Loaded, RunWrite, UserMessageIn
-from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
+from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError
 from grobot.core.llm.service import CallRecord
@@ -34,11 +34,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def limited_user(msg: IncomingMessage) -> str | None:
-    """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
-    return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
-
-
 def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> Loaded:
     """Everything a run of ``msg`` needs, read in the caller's session (``bot``: its ``Bot``, or a
     row of its columns, when just read).
@@ -50,7 +45,9 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     if bot is None:
         raise NotFoundError(f"no bot numbered {msg.bot_id}")
     config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
-                       max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant)
+                       max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
+                       user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
+                       max_concurrent_runs=int(bot.max_concurrent_runs or 1))
     llms = effective_llms(session=session, bot_id=bot.id)
     run_status = None
     if msg.run_id is not None:

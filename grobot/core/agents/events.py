@@ -12,7 +12,7 @@ import logging
 import time
 from typing import Any
 
-from grobot.core.agents.store import RunEnd, RunWrite, UserMessageIn, get_store
+from grobot.core.agents.store import RunEnd, RunStore, RunWrite, UserMessageIn
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
 
 logger = logging.getLogger(__name__)
@@ -25,8 +25,9 @@ DB_FLUSH_SECONDS = 0.25
 class RunRecorder:
     """Emits the events of one run and stores them once the run has an id."""
 
-    def __init__(self, sink: EventSink | None) -> None:
+    def __init__(self, sink: EventSink | None, store: RunStore) -> None:
         self.sink = sink
+        self.store = store
         self.run_id: int | None = None
         self.conversation_id: int | None = None
         self._user_message: UserMessageIn | None = None
@@ -142,7 +143,7 @@ class RunRecorder:
                              user_message=self._user_message if self.run_id is None else None, events=events, end=end,
                              retry=self._failed)
             try:
-                self.conversation_id, self.run_id = await get_store().write_run(write)
+                self.conversation_id, self.run_id = await self.store.write_run(write)
                 self._seq, self._user_message = seq, None
             except Exception:  # not stored, or (a timeout) stored unbeknown to us: the next write says so
                 self._failed = True
@@ -169,7 +170,7 @@ class RunRecorder:
                 self._unsaved.append((kind.value, data))
                 await self._save(end)
             elif end is not None and end.records:
-                await get_store().save_calls(end.bot_id, None, end.records)
+                await self.store.save_calls(end.bot_id, None, end.records)
         except Exception as exc:
             logger.exception("Storing the end of run %s failed", self.run_id)
             first_line = str(exc).splitlines()[0] if str(exc) else ""

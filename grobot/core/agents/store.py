@@ -177,21 +177,3 @@ class RunStore(Protocol):
     async def update_note(self, bot_id: int, user: str, note_id: int, note: str | None,
                           reliability: float | None) -> dict[str, Any]: ...
 
-
-_store: RunStore | None = None
-
-
-def get_store() -> RunStore:
-    """The store of this process: the one set with :func:`set_store`, else the database in this process."""
-    global _store
-    if _store is None:
-        from grobot.core.agents.db_store import DatabaseStore
-
-        _store = DatabaseStore()
-    return _store
-
-
-def set_store(store: RunStore | None) -> None:
-    """Use ``store`` for every run of this process (a bot process: its supervisor); None: the default."""
-    global _store
-    _store = store

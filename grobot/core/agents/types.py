@@ -82,6 +82,8 @@ class BotConfig:
     agent_mode: str
     max_tool_rounds: int
     reply_when_relevant: bool = False
+    user_cooldown_seconds: float = 0.0  # flood control (see grobot.core.flood)
+    max_concurrent_runs: int = 1
 
 
 @dataclass
@@ -93,6 +95,11 @@ class ChainResult:
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
+
+
+def limited_user(msg: IncomingMessage) -> str | None:
+    """The Discord user whose daily messages count (Test Chat and CLI messages are not counted)."""
+    return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
 RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",

@@ -1,18 +1,18 @@
-"""The memory of this process, for the chain and the memory tools.
+"""Where a host's memory comes from, and how a memory failure is logged.
 
-- the supervisor sets its :class:`~grobot.core.memory.local.LocalMemory` (Test Chat jobs);
+- the supervisor owns its :class:`~grobot.core.memory.local.LocalMemory` (and serves it);
 - a bot process gets ``GROBOT_MEMORY_URL`` from its supervisor and uses
-  :class:`~grobot.core.memory.remote.RemoteMemory`;
-- anything else has no memory (:class:`~grobot.core.memory.NoopMemory`) unless it asks
-  the database for a supervisor's service (:func:`discovered_memory`).
+  :class:`~grobot.core.memory.remote.RemoteMemory` (:func:`memory_from_env`);
+- the CLI asks the database for a live supervisor's service (:func:`discovered_memory`);
+- anything else has no memory (:class:`~grobot.core.memory.NoopMemory`).
+
+The host passes its memory to the chain (:class:`~grobot.core.agents.deps.ChainDeps`) and closes it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-from typing import Any
 
 from grobot.core.memory import MemoryPort, NoopMemory
 
@@ -20,40 +20,23 @@ logger = logging.getLogger(__name__)
 
 URL_ENV = "GROBOT_MEMORY_URL"
 
-_lock = threading.Lock()
-_process_memory: Any = None
-_from_env: tuple[str, Any] | None = None
+
+def memory_at(url: str | None) -> MemoryPort:
+    """A client of the memory service at ``url`` (no URL: no memory)."""
+    if not url:
+        return NoopMemory()
+    from grobot.core.memory.remote import RemoteMemory
+
+    return RemoteMemory(url)
 
 
-def set_process_memory(memory: MemoryPort | None) -> None:
-    """Make ``memory`` the memory of this process (None: back to the default)."""
-    global _process_memory
-    with _lock:
-        _process_memory = memory
+def memory_from_env() -> MemoryPort:
+    """A bot process's memory: its supervisor's service, whose address it was given at start."""
+    return memory_at(os.environ.get(URL_ENV, "").strip())
 
 
-def process_memory() -> MemoryPort:
-    """The memory of this process (see the module doc)."""
-    global _from_env
-    with _lock:
-        if _process_memory is not None:
-            return _process_memory
-        url = os.environ.get(URL_ENV, "").strip()
-        if not url:
-            return NoopMemory()
-        if _from_env is None or _from_env[0] != url:
-            from grobot.core.memory.remote import RemoteMemory
-
-            _from_env = (url, RemoteMemory(url))
-        return _from_env[1]
-
-
-async def close_memory(memory: MemoryPort | None = None) -> None:
-    """Close a memory client's connections (``None``: this process's own, from the environment)."""
-    global _from_env
-    if memory is None:
-        with _lock:
-            memory, _from_env = (_from_env[1] if _from_env else None), None
+async def close_memory(memory: MemoryPort | None) -> None:
+    """Close a memory client's connections (never fails)."""
     close = getattr(memory, "aclose", None)
     if close is not None:
         try:
@@ -62,20 +45,10 @@ async def close_memory(memory: MemoryPort | None = None) -> None:
             logger.debug("Closing the memory client failed: %s", type(exc).__name__)
 
 
-def memory_or_none() -> MemoryPort | None:
-    """The memory of this process, or None when it has none (the memory tools are then left out)."""
-    memory = process_memory()
-    return None if isinstance(memory, NoopMemory) else memory
-
-
 def discovered_memory() -> MemoryPort:
     """A live supervisor's memory service found in the database (the CLI's ``chat``), else no memory."""
-    memory = memory_or_none()
-    if memory is not None:
-        return memory
     from grobot.core.db import session_scope
     from grobot.core.memory.registry import find_url
-    from grobot.core.memory.remote import RemoteMemory
 
     try:
         with session_scope(readonly=True) as session:
@@ -83,7 +56,7 @@ def discovered_memory() -> MemoryPort:
     except Exception as exc:
         logger.warning("Could not look up the memory service: %s", type(exc).__name__)
         url = None
-    return RemoteMemory(url) if url else NoopMemory()
+    return memory_at(url)
 
 
 _failing = False

@@ -101,12 +101,12 @@ DATETIME = BuiltinTool(
 # --------------------------------------------------------------------------- files
 
 
-def _files_tools(bot_id: int) -> list[BuiltinTool]:
+def _files_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
     async def list_(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return _json_result(await _store().list_files(bot_id))
+        return _json_result(await store.list_files(bot_id))
 
     async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        text, cut = await _store().read_file(bot_id, args["path"], MODEL_TEXT_LIMIT)
+        text, cut = await store.read_file(bot_id, args["path"], MODEL_TEXT_LIMIT)
         if cut:
             text += f"\n[... cut at {MODEL_TEXT_LIMIT} characters]"
         return ToolResult(content=text, meta={"truncated": cut})
@@ -130,24 +130,17 @@ def _files_tools(bot_id: int) -> list[BuiltinTool]:
 # --------------------------------------------------------------------------- user notes
 
 
-def _store() -> Any:
-    """Where the bot's files and notes are (the database, or the bot's supervisor)."""
-    from grobot.core.agents.store import get_store
-
-    return get_store()
-
-
-def _notes_tools(bot_id: int) -> list[BuiltinTool]:
+def _notes_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
     async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return _json_result(await _store().list_notes(bot_id, _need_user(context)))
+        return _json_result(await store.list_notes(bot_id, _need_user(context)))
 
     async def add(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return _json_result(await _store().add_note(bot_id, _need_user(context), args["note"],
+        return _json_result(await store.add_note(bot_id, _need_user(context), args["note"],
                                                     float(args.get("reliability", 0.5)), "tool"))
 
     async def update(args: dict[str, Any], context: ToolContext) -> ToolResult:
         reliability = args.get("reliability")
-        return _json_result(await _store().update_note(bot_id, _need_user(context), int(args["note_id"]),
+        return _json_result(await store.update_note(bot_id, _need_user(context), int(args["note_id"]),
                                                        args.get("note"),
                                                        float(reliability) if reliability is not None else None))
 
@@ -297,9 +290,11 @@ def _discord_tools(discord: Any) -> list[BuiltinTool]:
     ]
 
 
-def builtin_tools(bot_id: int, *, discord: Any = None, memory: Any = None) -> list[BuiltinTool]:
-    """The built-in tools of a bot: Discord actions only with ``discord``, memory only with ``memory``."""
-    tools = [DATETIME, *_files_tools(bot_id), *_notes_tools(bot_id)]
+def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any = None) -> list[BuiltinTool]:
+    """The built-in tools of a bot: its files and notes through ``store`` (its
+    :class:`~grobot.core.agents.store.RunStore`), Discord actions only with ``discord``, memory only
+    with ``memory``."""
+    tools = [DATETIME, *_files_tools(bot_id, store), *_notes_tools(bot_id, store)]
     if memory is not None:
         tools += _memory_tools(bot_id, memory)
     if discord is not None:
@@ -310,4 +305,4 @@ def builtin_tools(bot_id: int, *, discord: Any = None, memory: Any = None) -> li
 def builtin_names() -> list[str]:
     """The name of every built-in tool a bot may have (the Discord and memory ones included)."""
     placeholder = object()  # the tools are only built, never called
-    return [t.spec.name for t in builtin_tools(0, discord=placeholder, memory=placeholder)]
+    return [t.spec.name for t in builtin_tools(0, store=placeholder, discord=placeholder, memory=placeholder)]

@@ -11,13 +11,13 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 from grobot.core.tools.builtins import BuiltinTool, builtin_tools
+from grobot.core.tools.lifecycle import McpSessions
 from grobot.core.tools.mcp_config import McpServerConfig
 
 # The MCP SDK (``mcp_results`` imports it: ~20 MiB and half a second) is imported only when a
@@ -144,28 +144,29 @@ def _unique(name: str, used: set[str], server: str, tool: str) -> str:
     return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
-async def catalog_for_bot(bot_id: int, *, hub: Any = None, discord: Any = None, memory: Any = None,
+async def catalog_for_bot(bot_id: int, *, store: Any, hub: Any = None, discord: Any = None, memory: Any = None,
                           links: list[Link] | None = None) -> BotCatalog:
     """The tools bot ``bot_id`` may use now.
 
-    ``hub``: the process's MCP hub (default :func:`get_hub`, created only when the bot has
-    MCP servers); ``discord``: a ``DiscordActions`` inside a bot process (adds the Discord
-    tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the
+    ``store``: where its data is (a :class:`~grobot.core.agents.store.RunStore`); ``hub``: the
+    host's :class:`~grobot.core.tools.lifecycle.McpSessions` (or an ``McpHub``; None: no MCP
+    sessions); ``discord``: a ``DiscordActions`` inside a bot process (adds the
+    Discord tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the
     bot's MCP associations when the caller has just read them (:func:`read_links`).
     """
-    builtins = builtin_tools(bot_id, discord=discord, memory=memory)
+    builtins = builtin_tools(bot_id, store=store, discord=discord, memory=memory)
     if links is None:
-        from grobot.core.agents.store import get_store
-
-        links = await get_store().mcp_links(bot_id)
+        links = await store.mcp_links(bot_id)
     unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}
     usable = [link for link in links if link.config is not None]
     if usable:
         from grobot.core.tools.mcp_results import tool_spec
-    if hub is None and (usable or "grobot.core.tools.mcp_hub" in sys.modules):
-        from grobot.core.tools.mcp_hub import get_hub
-
-        hub = get_hub()
+    if isinstance(hub, McpSessions):
+        hub = hub.hub() if usable else None
+    if hub is None:  # a host without MCP sessions
+        for link in usable:
+            unavailable[link.name] = f"MCP server '{link.name}' cannot be used here (no MCP sessions in this process)"
+        usable = []
 
     async def tools_of(link: Link) -> Any:
         assert link.config is not None

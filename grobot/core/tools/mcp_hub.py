@@ -450,38 +450,6 @@ class McpHub:
         finally:
             await conn.aclose()
 
-    async def refresh(self, configs: list[McpServerConfig]) -> dict[str, str]:
-        """Ask each server for its tools again and store them (or the error) in the database.
-
-        Returns server name -> error ("" when fine). A scheduler calls this periodically.
-        """
-        from grobot.core.tools.mcp_store import store_refresh
-
-        async def one(cfg: McpServerConfig) -> tuple[McpServerConfig, list[mcp_types.Tool] | None, str]:
-            try:
-                return cfg, await self.list_tools(cfg, refresh=True), ""
-            except ToolError as exc:
-                return cfg, None, str(exc)
-
-        outcomes = await asyncio.gather(*(one(cfg) for cfg in configs))
-        await asyncio.to_thread(store_refresh, outcomes)
-        return {cfg.name: error for cfg, _, error in outcomes}
-
-    async def refresh_all(self) -> dict[str, str]:
-        """:meth:`refresh` every enabled server of the registry, and close sessions of the others."""
-        from grobot.core.tools.mcp_store import load_enabled_configs
-
-        configs = await asyncio.to_thread(load_enabled_configs)
-        await self.prune({cfg.name for cfg in configs})
-        return await self.refresh(configs)
-
-    async def refresh_new(self) -> dict[str, str]:
-        """:meth:`refresh` the enabled servers never listed nor failed yet (a cheap query when there are none)."""
-        from grobot.core.tools.mcp_store import load_unchecked_configs
-
-        configs = await asyncio.to_thread(load_unchecked_configs)
-        return await self.refresh(configs) if configs else {}
-
     async def prune(self, keep: set[str]) -> None:
         """Close the sessions of servers not in ``keep`` (deleted or disabled)."""
         for key in [k for k, c in self._connections.items() if c.name not in keep]:
@@ -501,18 +469,3 @@ class McpHub:
             await asyncio.gather(*list(self._closing), return_exceptions=True)
         logger.info("MCP hub closed (%d sessions)", len(connections))
 
-
-_hub: McpHub | None = None
-
-
-def get_hub() -> McpHub:
-    """The hub of this process (a new one when the event loop changed, e.g. between tests)."""
-    global _hub
-    try:
-        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    if _hub is None or (loop is not None and _hub.loop is not None and _hub.loop is not loop):
-        _hub = McpHub()
-        _hub.loop = loop
-    return _hub

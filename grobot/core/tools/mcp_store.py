@@ -1,14 +1,19 @@
-"""Database side of the hub: which servers to refresh, and where their tool lists go."""
+"""Database side of the MCP hub: which servers to refresh, where their tool lists go, and
+trying a server now (`check_and_store`)."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grobot.core.db import session_scope
 from grobot.core.services import mcp_servers
+from grobot.core.tools.base import ToolError
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_results import tool_as_dict
+
+if TYPE_CHECKING:
+    from grobot.core.tools.mcp_hub import McpHub
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +63,41 @@ async def check_and_store(ref: int | str, *, timeout: float = 20.0, bot_id: int 
     await asyncio.to_thread(store_refresh, [(config, report.tools if report.ok else None, report.error)])
     logger.info("MCP server %r tested: %s", config.name, "ok" if report.ok else "failed")
     return report
+
+
+async def refresh(hub: McpHub, configs: list[McpServerConfig]) -> dict[str, str]:
+    """Ask each server for its tools again (through ``hub``) and store them, or the error.
+
+    Returns server name -> error ("" when fine). The supervisor calls this periodically.
+    """
+    import asyncio
+
+    async def one(cfg: McpServerConfig) -> tuple[McpServerConfig, list[Any] | None, str]:
+        try:
+            return cfg, await hub.list_tools(cfg, refresh=True), ""
+        except ToolError as exc:
+            return cfg, None, str(exc)
+
+    outcomes = await asyncio.gather(*(one(cfg) for cfg in configs))
+    await asyncio.to_thread(store_refresh, outcomes)
+    return {cfg.name: error for cfg, _, error in outcomes}
+
+
+async def refresh_all(hub: McpHub) -> dict[str, str]:
+    """:func:`refresh` every enabled server of the registry, and close ``hub``'s sessions of the others."""
+    import asyncio
+
+    configs = await asyncio.to_thread(load_enabled_configs)
+    await hub.prune({cfg.name for cfg in configs})
+    return await refresh(hub, configs)
+
+
+async def refresh_new(hub: McpHub) -> dict[str, str]:
+    """:func:`refresh` the enabled servers never listed nor failed yet (a cheap query when there are none)."""
+    import asyncio
+
+    configs = await asyncio.to_thread(load_unchecked_configs)
+    return await refresh(hub, configs) if configs else {}
 
 
 def tools_line(names: list[str], *, max_names: int = 8) -> str:

@@ -1,4 +1,5 @@
-"""Flood protection of one bot: a per-user cooldown, a cap on concurrent runs, rate-limited notices."""
+"""Flood control of one bot (not the daily usage limits): a per-user cooldown, a cap on concurrent runs,
+rate-limited notices."""
 
 from __future__ import annotations
 
