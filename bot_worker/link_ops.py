@@ -186,6 +186,9 @@ class Op:
 
 
 def _ops(*ops: Op) -> dict[str, Op]:
+    """The table by name; each name and each bot-side method once."""
+    if len({op.name for op in ops}) != len(ops) or len({op.method for op in ops}) != len(ops):
+        raise ValueError("two operations of the bot link share a name or a method")
     return {op.name: op for op in ops}
 
 
