@@ -9,7 +9,7 @@ PostgreSQL a fleet of 100 bots no longer holds 100 connections (``max_connection
 100 by default), and the database takes one write per poll instead of one per bot.
 
 The link also carries everything else a bot reads and writes (``/store/{op}``, see
-:mod:`bot_worker.bot_store`): bot processes import no database layer at all.
+:mod:`bot_worker.link_ops`): bot processes import no database layer at all.
 
 The server listens on an ephemeral port. Each bot gets its own bearer token, derived
 from a random secret made at each start, and may only use its own paths; the address and

@@ -385,7 +385,7 @@ class FleetBot(discord.Client):
         bot, links, loaded = data.settings, data.links, data.loaded
         if bot is not None:
             self._ignore_cache = (bot, time.monotonic(), bot.version)
-        decision = rules_decision(bot.rules, incoming) if bot is not None and bot.enabled else False
+        decision = data.decision if bot is not None else False  # the rules, evaluated with the read
         if decision is False:
             return
         if loaded is None:  # the supervisor could not read the run with the settings: ask once more

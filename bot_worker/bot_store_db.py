@@ -1,7 +1,7 @@
 """A bot's data on the database: what the supervisor serves its bots over the bot link.
 
 :class:`LocalBotStore` is :class:`bot_worker.bot_store.BotStore` on the service functions
-in this process. The supervisor runs it for its bots (:func:`serve`, behind
+in this process. The supervisor runs it for its bots (:func:`bot_worker.link_ops.dispatch`, behind
 ``/v1/bots/{id}/store/{op}``); a bot started by hand, without a supervisor, uses it
 directly. Every rule stays in the services; this module only translates.
 """
@@ -14,26 +14,25 @@ from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, exists
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from bot_worker.bot_link import StoreError
-from bot_worker.bot_store import BotSettings, MessageData
-from grobot.core.agents.db_store import DatabaseStore, load_for_run, save_calls, write_run
+from bot_worker.link_data import BotSettings, MessageData
+from bot_worker.link_ops import dispatch
+from grobot.core.agents.db_store import DatabaseStore, save_calls, write_run
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.gatekeeper import rules_decision
-from grobot.core.agents.store import RunWrite, message_from_key, records_from
+from grobot.core.agents.store import RunWrite
 from grobot.core.agents.tool_router import precomputable
-from grobot.core.agents.types import Attachment, IncomingMessage, ReplyRules
-from grobot.core.errors import GroBotError, NotFoundError, ValidationError
+from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
-from grobot.core.models import Bot, BotMcpServer, Conversation, Message
-from grobot.core.services import fleet
+from grobot.core.models import Bot
+from grobot.core.services import bot_runs, conversations, fleet
 from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
+
+serve = dispatch  # one operation a bot asked for over the bot link (:func:`bot_worker.link_ops.dispatch`)
 
 
 def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
@@ -47,46 +46,12 @@ def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
     )
 
 
-_BOT_QUERY: Any = None
-
-
-def _bot_with_links_flag() -> Any:
-    """``SELECT bot.*, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once).
-
-    Core, not the ORM: the row's columns read like a ``Bot``'s attributes, without an
-    entity to build and track (read for every message a bot may answer)."""
-    global _BOT_QUERY
-    if _BOT_QUERY is None:
-        has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
-        _BOT_QUERY = select(*Bot.__table__.columns, has_links).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
-    return _BOT_QUERY
-
-
 def read_for_message(bot_id: int, msg: IncomingMessage, *, session: Session) -> MessageData:
-    """The bot's settings; for a message its reply rules may answer, also its MCP associations
-    (queried only when it has any: the bot's row says so in the same query) and what the
-    chain reads at its start. A part that cannot be read is None."""
-    bot = session.connection().execute(_bot_with_links_flag(), {"bot_id": bot_id}).first()
-    if bot is None:
+    """What ``msg`` reads (:func:`grobot.core.services.bot_runs.read_for_message`), as the bot's data."""
+    read = bot_runs.read_for_message(bot_id, msg, session=session)
+    if read is None:
         return MessageData(settings=None)
-    links_exist = bot.has_links
-    data = MessageData(settings=bot_settings(bot))
-    if bot.enabled and rules_decision(bot, msg) is not False:
-        try:
-            from grobot.core.tools.catalog import read_links
-
-            data.links = read_links(bot_id, session=session) if links_exist else []
-        except Exception as exc:
-            logger.warning("Could not read the MCP servers of bot %s: %s", bot_id, type(exc).__name__,
-                           extra={"bot_id": bot_id})
-        try:
-            data.loaded = load_for_run(msg, session=session, bot=bot)
-        except Exception as exc:  # the chain reads again and reports it
-            logger.debug("Preloading the run of bot %s failed: %s", bot_id, type(exc).__name__)
-    return data
-
-
-MAX_ROUTE_TEXTS = 256  # tool descriptions a message may be scored against
+    return MessageData(settings=bot_settings(read.bot), decision=read.decision, links=read.links, loaded=read.loaded)
 
 
 async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[float] | None:
@@ -152,9 +117,8 @@ class LocalBotStore(DatabaseStore):
                                                            rejected_revision=rejected_revision, pid=pid))
 
     async def forget(self, bot_id: int, key: str, user_id: str) -> int:
-        from bot_worker.conversations import forget
-
-        return await self._write(lambda session: forget(bot_id, key, user_id, session=session))
+        return await self._write(lambda session: conversations.forget_user(session=session, bot_id=bot_id, key=key,
+                                                                           user_id=user_id))
 
     async def output_takes_images(self, bot_id: int) -> bool:
         from grobot.core.services.llm_settings import effective_llm
@@ -174,26 +138,13 @@ class LocalBotStore(DatabaseStore):
 
     async def write_own_run(self, bot_id: int, write: RunWrite) -> tuple[int | None, int | None]:
         """:meth:`write_run` for bot ``bot_id`` only: its conversation and its run, or NotFoundError."""
-        def work(session: Session) -> tuple[int | None, int | None]:
-            if write.conversation_id is not None:
-                conversation = session.get(Conversation, write.conversation_id)
-                if conversation is None or conversation.bot_id != bot_id:
-                    raise NotFoundError(f"bot {bot_id} has no conversation numbered {write.conversation_id}")
-            _check_run(session, bot_id, write.run_id)
-            if write.user_message is not None:
-                write.user_message.bot_id = bot_id
-            if write.end is not None:
-                write.end.bot_id = bot_id
-                write.end.stored_run = False  # stored runs are the supervisor's Test Chat jobs
-            return write_run(session, write)
-
-        return await self._write(work)
+        return await self._write(lambda session: write_run(session, bot_runs.own_write(bot_id, write, session=session)))
 
     async def save_own_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                              notes: list[tuple[str, str, float]]) -> None:
         """:meth:`save_calls` for bot ``bot_id`` only (its run, or NotFoundError), in one transaction."""
         def work(session: Session) -> None:
-            _check_run(session, bot_id, run_id)
+            bot_runs.check_run(bot_id, run_id, session=session)
             save_calls(session, bot_id, run_id, records, notes)
 
         await self._write(work)
@@ -217,98 +168,3 @@ class LocalBotStore(DatabaseStore):
 
     async def close(self) -> None:
         return None
-
-
-def _check_run(session: Session, bot_id: int, run_id: int | None) -> None:
-    """NotFoundError unless run ``run_id`` (a stored user message) is one of bot ``bot_id``'s."""
-    if run_id is None:
-        return
-    stored = session.get(Message, run_id)
-    owner = session.get(Conversation, stored.conversation_id) if stored is not None else None
-    if owner is None or owner.bot_id != bot_id:
-        raise NotFoundError(f"bot {bot_id} has no run numbered {run_id}")
-
-
-def _incoming(data: dict[str, Any], bot_id: int) -> IncomingMessage:
-    fields = {k: v for k, v in data.items() if k in IncomingMessage.__dataclass_fields__}
-    fields["attachments"] = [Attachment(**a) for a in fields.get("attachments") or []]
-    return IncomingMessage(**{**fields, "bot_id": bot_id, "run_id": None})
-
-
-async def serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
-    """One operation a bot asked for over the bot link: its JSON-ready result.
-
-    Every operation acts on the bot of the request's path only (what a payload says about
-    the bot is overridden). Domain errors reach the bot with their kind and message.
-    """
-    try:
-        return await _serve(store, bot_id, op, payload)
-    except NotFoundError as exc:
-        raise StoreError("not_found", str(exc), 404) from None
-    except ValidationError as exc:
-        raise StoreError("validation", str(exc), 422) from None
-    except GroBotError as exc:
-        raise StoreError("error", str(exc), 409) from None
-
-
-async def _serve(store: LocalBotStore, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
-    if op == "message":
-        data = await store.for_message(bot_id, _incoming(payload["message"], bot_id),
-                                       memories=bool(payload.get("memories")),
-                                       route_texts=[str(t) for t in payload.get("route_texts") or []][:MAX_ROUTE_TEXTS])
-        return {"settings": data.settings.as_dict() if data.settings else None,
-                "links": [link.as_dict() for link in data.links] if data.links is not None else None,
-                "loaded": data.loaded.as_dict() if data.loaded is not None else None, "memories": data.memories,
-                "similarities": data.similarities}
-    if op == "load":
-        # A bot's runs answer Discord messages: stored runs (run_id) are the supervisor's Test Chat jobs.
-        msg = message_from_key({**payload["message"], "bot_id": bot_id, "run_id": None})
-        return (await store.load(msg)).as_dict()
-    if op == "write_run":
-        return list(await store.write_own_run(bot_id, RunWrite.from_dict(payload)))
-    if op == "save_calls":
-        notes = [(str(u), str(n), float(r)) for u, n, r in payload.get("notes") or []]
-        await store.save_own_calls(bot_id, payload.get("run_id"), records_from(payload.get("records")), notes)
-        return None
-    if op == "tool_settings":
-        return list(await store.tool_settings())
-    if op == "mcp_links":
-        return [link.as_dict() for link in await store.mcp_links(bot_id)]
-    if op == "list_files":
-        return await store.list_files(bot_id)
-    if op == "read_file":
-        return list(await store.read_file(bot_id, str(payload["path"]), int(payload["max_chars"])))
-    if op == "list_notes":
-        return await store.list_notes(bot_id, str(payload["user"]))
-    if op == "add_note":
-        return await store.add_note(bot_id, str(payload["user"]), str(payload["note"]), float(payload["reliability"]),
-                                    str(payload.get("source") or "tool"))
-    if op == "update_note":
-        reliability = payload.get("reliability")
-        return await store.update_note(bot_id, str(payload["user"]), int(payload["note_id"]), payload.get("note"),
-                                       float(reliability) if reliability is not None else None)
-    if op == "start":
-        settings = await store.settings_at_start(bot_id)
-        return settings.as_dict() if settings is not None else None
-    if op == "online":
-        return await store.mark_online(bot_id, pid=int(payload["pid"]), user_id=str(payload["user_id"]),
-                                       user_name=str(payload["user_name"]), guild_count=int(payload["guild_count"]),
-                                       revision=int(payload["revision"]))
-    if op == "exit":
-        await store.record_exit(bot_id, str(payload["detail"]), pid=int(payload["pid"]),
-                                rejected_revision=payload.get("rejected_revision"))
-        return None
-    if op == "forget":
-        return await store.forget(bot_id, str(payload["key"]), str(payload["user_id"]))
-    if op == "images":
-        return await store.output_takes_images(bot_id)
-    if op == "council_plan":
-        return (await store.council_plan(bot_id, payload.get("asker"))).as_dict()
-    if op == "council_save":
-        return await store.save_deliberation(bot_id, dict(payload["deliberation"]), asked_by=str(payload["asked_by"]),
-                                             platform="discord")
-    if op == "logs":
-        rows = [{"bot_id": bot_id, "created_at": datetime.fromisoformat(r["created_at"]), "level": str(r["level"]),
-                 "logger": str(r["logger"])[:200], "message": str(r["message"])[:10_000]} for r in payload["rows"]]
-        return await store.write_logs(rows)
-    raise StoreError("bad_request", f"unknown operation {op!r}", 404)

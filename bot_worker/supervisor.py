@@ -4,7 +4,8 @@ An APScheduler ``AsyncIOScheduler`` runs the reconcile loop every ``GROBOT_POLL_
 (coalesced, one instance at a time), a fast reaper that notices dead bot processes, and
 the Test Chat job runner. Leases (``grobot.core.services.fleet``) make sure one bot runs
 in one place only; on PostgreSQL a supervisor that cannot renew its leases stops its bots
-before they can expire (fencing), so another supervisor may take them over safely.
+before they can expire (fencing), so another supervisor may take them over safely. Its
+bots reach it over the bot link (:mod:`bot_worker.link_server`): their heartbeats, their data.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import signal
 import socket
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,11 +24,10 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot_worker.bot_link import LEASE_ENV, Answer, BotLinkServer, Report
-from bot_worker.bot_store_db import LocalBotStore
-from bot_worker.bot_store_db import serve as serve_bot_store
+from bot_worker.bot_link import LEASE_ENV
 from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
+from bot_worker.link_server import SupervisorLink
 from bot_worker.spawn import BotHandle, Spawner
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
@@ -162,13 +161,8 @@ class Supervisor:
         self._last_sweep = 0.0
         self.memory_service: Any = None
         self.models = EmbeddedModels(self.supervisor_id, self._write)
-        # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
-        # The bots' data, served over the link, in threads of its own (as many as the database
-        # pool's base size, which leaves the overflow to the supervisor's own work).
-        self.bot_store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
-                                                          thread_name_prefix="grobot-bot-store"), deps=self.deps)
-        self.link = BotLinkServer(self._on_report, store=self._serve_store)
-        self.heartbeats: dict[int, fleet.Heartbeat] = {}
+        # The bot link: the bots' heartbeats (written at the next reconcile) and their data.
+        self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps)
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
@@ -276,33 +270,10 @@ class Supervisor:
             logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
                          type(exc).__name__)
 
-    async def _serve_store(self, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
-        """A bot's read or write, over the bot link (bots import no database layer)."""
-        return await serve_bot_store(self.bot_store, bot_id, op, payload)
-
-    def _runs(self, bot_id: int, pid: int) -> bool:
-        """Is process ``pid`` the one this supervisor runs for bot ``bot_id``?"""
+    def runs(self, bot_id: int, pid: int) -> bool:
+        """Is process ``pid`` the one this supervisor runs for bot ``bot_id``? (The bot link asks.)"""
         slot = self.slots.get(bot_id)
         return slot is not None and slot.proc is not None and slot.proc.pid == pid
-
-    def _take_heartbeats(self) -> dict[int, fleet.Heartbeat]:
-        """The heartbeats to write now, of processes still running (a late write must not show
-        an exited one online)."""
-        beats, self.heartbeats = self.heartbeats, {}
-        return {bot_id: beat for bot_id, beat in beats.items() if self._runs(bot_id, beat.pid)}
-
-    def _on_report(self, report: Report) -> Answer:
-        """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""
-        if not self._runs(report.bot_id, report.pid):
-            return Answer(ok=False)  # not (or no longer) the process this supervisor runs for the bot
-        self.heartbeats[report.bot_id] = fleet.Heartbeat(report.bot_id, report.pid, utcnow(), report.guild_count,
-                                                         report.online)
-        # The settings version is as of the last poll: not vouched for once polls fail.
-        fresh = time.monotonic() - self.last_renewal < 3 * self.config.poll_seconds + 1
-        config = self.config_versions.get(report.bot_id, "") if fresh else ""
-        if report.bot_id not in self.held:
-            return Answer(ok=True, config=config)
-        return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires, config=config)
 
     async def _start_memory_service(self) -> None:
         """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
@@ -440,8 +411,6 @@ class Supervisor:
         await self.deps.aclose()
         await self.models.stop()
         await self.link.stop()
-        if self.bot_store.executor is not None:
-            self.bot_store.executor.shutdown(wait=False, cancel_futures=True)
         if self.memory_service is not None:
             from grobot.core.memory import NoopMemory
 
@@ -467,11 +436,11 @@ class Supervisor:
         if self._stopping.is_set():
             return
         started_at, written_at = time.monotonic(), utcnow()
-        beats = self._take_heartbeats()
+        beats = self.link.take_heartbeats()
         try:
             rows, held = await asyncio.to_thread(self._read_and_lease, list(beats.values()))
         except Exception as exc:
-            self.heartbeats = {**beats, **self.heartbeats}  # written next time (the newer ones win)
+            self.link.put_back(beats)  # written next time (the newer ones win)
             if self.db_ok:
                 logger.warning("Database unreachable (%s): bots keep running; retrying", type(exc).__name__)
             self.db_ok = False

@@ -141,22 +141,23 @@ def test_the_supervisor_answers_the_heartbeats_of_its_own_processes_only(grobot_
     supervisor = Supervisor(config=SupervisorConfig())
     supervisor.slots[7] = Slot(7, proc=_Process(pid=4242))  # type: ignore[arg-type]
     supervisor.held, supervisor.lease_expires = {7}, EXPIRES
+    link = supervisor.link  # the supervisor's end of the bot link reads its reconcile state
 
-    assert supervisor._on_report(Report(7, 4242, 2, True)) == Answer(ok=True, holder=supervisor.supervisor_id,
+    assert link.on_report(Report(7, 4242, 2, True)) == Answer(ok=True, holder=supervisor.supervisor_id,
                                                                       expires=EXPIRES)
-    assert supervisor._on_report(Report(7, 4241, 2, True)) == Answer(ok=False)  # a replaced process: stop
-    assert supervisor._on_report(Report(8, 4242, 2, True)) == Answer(ok=False)  # not a bot it runs
-    assert [(b.bot_id, b.pid, b.guild_count) for b in supervisor.heartbeats.values()] == [(7, 4242, 2)]
+    assert link.on_report(Report(7, 4241, 2, True)) == Answer(ok=False)  # a replaced process: stop
+    assert link.on_report(Report(8, 4242, 2, True)) == Answer(ok=False)  # not a bot it runs
+    assert [(b.bot_id, b.pid, b.guild_count) for b in link.heartbeats.values()] == [(7, 4242, 2)]
 
     supervisor.held = set()  # the lease was lost: no holder, and the bot stops itself
-    assert supervisor._on_report(Report(7, 4242, 2, True)) == Answer(ok=True)
+    assert link.on_report(Report(7, 4242, 2, True)) == Answer(ok=True)
 
     supervisor.held, supervisor.config_versions = {7}, {7: "v1"}
-    assert supervisor._on_report(Report(7, 4242, 2, True)).config == "v1"  # its settings, as of the last poll
+    assert link.on_report(Report(7, 4242, 2, True)).config == "v1"  # its settings, as of the last poll
     supervisor.last_renewal -= 60  # the polls fail: it no longer vouches for them
-    assert supervisor._on_report(Report(7, 4242, 2, True)).config == ""
+    assert link.on_report(Report(7, 4242, 2, True)).config == ""
 
-    assert list(supervisor._take_heartbeats()) == [7]  # written at the poll
-    supervisor._on_report(Report(7, 4242, 2, True))
+    assert list(link.take_heartbeats()) == [7]  # written at the poll
+    link.on_report(Report(7, 4242, 2, True))
     supervisor.slots[7].proc = None  # its process exits before the poll: a late write must not show it online
-    assert supervisor._take_heartbeats() == {}
+    assert link.take_heartbeats() == {}

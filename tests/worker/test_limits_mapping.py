@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from bot_worker.conversations import messages_to_forget
 from bot_worker.mapping import attachment_kind, to_incoming
 from grobot.core.flood import Cooldowns, NoticeGate, RunLimiter
+from grobot.core.services.conversations import messages_to_forget
 
 
 def test_cooldown_per_user():

@@ -180,6 +180,36 @@ def reset_conversation(*, session: Session, bot_id: int, key: str) -> int:
     return deleted
 
 
+def messages_to_forget(rows: list[tuple[int, str, str | None]], user_id: str) -> list[int]:
+    """Ids of the user's messages and of everything that answered them (until the next user message).
+
+    ``rows`` are (id, role, author id), oldest first.
+    """
+    ids: list[int] = []
+    following = False
+    for mid, role, author in rows:
+        if role == "user":
+            following = author == user_id
+        if following:
+            ids.append(mid)
+    return ids
+
+
+def forget_user(*, session: Session, bot_id: int, key: str, user_id: str) -> int:
+    """``/reset``: delete what one user said in conversation ``key`` of a bot, and the bot's answers
+    to it; returns how many messages went."""
+    conv = find_conversation(session=session, bot_id=bot_id, key=key)
+    if conv is None:
+        return 0
+    rows = session.exec(select(Message.id, Message.role, Message.author_id)
+                        .where(Message.conversation_id == conv.id).order_by(col(Message.created_at), col(Message.id))).all()
+    ids = messages_to_forget([(int(r[0] or 0), r[1], r[2]) for r in rows], user_id)
+    if ids:
+        session.execute(delete(Message).where(col(Message.id).in_(ids)))
+    logger.info("Forgot %d message(s) of a user in conversation %s", len(ids), conv.id, extra={"bot_id": bot_id})
+    return len(ids)
+
+
 def run_events(*, session: Session, run_id: int, after_seq: int = 0) -> list[AgentEvent]:
     """The stored events of one run after ``after_seq``, in order (the Test Chat polls this)."""
     stmt = select(AgentEvent).where(AgentEvent.run_id == run_id, AgentEvent.seq > after_seq).order_by(col(AgentEvent.seq))
