@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.gatekeeper import rules_decision
+from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.store import Loaded, RunEnd
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
 from grobot.core.errors import GroBotError

@@ -1,55 +1,19 @@
-"""Gatekeeper: answer or stay silent. Reply rules first; an LLM call only where they cannot decide."""
+"""Gatekeeper: answer or stay silent. The reply rules first (:mod:`.reply_rules`); an LLM call only
+where they cannot decide."""
 
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from grobot.core.agents import prompts
+from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.structured import BadJSON, parse_object
-from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.llm.errors import LLMError
 
 logger = logging.getLogger(__name__)
 
-
-def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
-    """True: answer; False: stay silent; None: the rules leave it open (ask the decision model).
-
-    Order: never other bots or itself; the allowed-channel list; DMs; mentions; replies
-    to the bot; always-on channels; keywords; then "when relevant" leaves it open. ``bot``:
-    its :class:`ReplyRules`, or anything with those fields (a ``Bot`` row).
-    """
-    if msg.author_is_bot:
-        return False
-    if msg.platform != "discord":
-        return True  # Test Chat and CLI always get an answer
-    if msg.is_dm:
-        return bool(bot.reply_in_dms)
-    channel = msg.channel_id or ""
-    if bot.allowed_channel_ids and channel not in bot.allowed_channel_ids:
-        return False
-    if msg.mentions_bot and bot.reply_to_mentions:
-        return True
-    if msg.is_reply_to_bot and bot.reply_to_replies:
-        return True
-    if channel and channel in (bot.always_on_channel_ids or []):
-        return True
-    if bot.keywords and _has_keyword(msg.content, bot.keywords):
-        return True
-    if bot.reply_when_relevant:
-        return None
-    return False
-
-
-def _has_keyword(text: str, keywords: list[str]) -> bool:
-    lowered = text.lower()
-    for keyword in keywords:
-        keyword = keyword.strip().lower()
-        if keyword and re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", lowered):
-            return True
-    return False
+__all__ = ["llm_decision", "rules_decision"]
 
 
 GATEKEEPER_SCHEMA = {

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
 from grobot.core.limits import LimitState
+from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.llm.service import CallRecord
 
 
 @dataclass

@@ -142,3 +142,19 @@ class LLMProvider(abc.ABC):
 
     def describe(self) -> str:
         return f"{self.name} server at {self.base_url}"
+
+
+@dataclass
+class CallRecord:
+    """One attempt at one LLM call, as ``llm_call`` stores it."""
+
+    role: str
+    provider: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    error: str = ""
+    estimated: bool = False
+    capped: bool = False  # the answer stopped at its output cap (finish reason "length")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.llm import errors
-from grobot.core.llm.base import ChatRequest, ChatResponse, ToolCall, Usage
+from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, ToolCall, Usage
 from grobot.core.llm.budget import estimate_tokens, input_budget, messages_tokens, trim_history
 from grobot.core.llm.registry import get_provider
 
@@ -30,22 +30,6 @@ EMPTY_RETRY_TEMPERATURE_STEP = 0.4
 
 TextCallback = Callable[[str], Awaitable[None]]
 NoticeCallback = Callable[[str], Awaitable[None]]
-
-
-@dataclass
-class CallRecord:
-    """One attempt at one LLM call, as ``llm_call`` stores it."""
-
-    role: str
-    provider: str
-    model: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    ttft_ms: float | None = None
-    latency_ms: float = 0.0
-    error: str = ""
-    estimated: bool = False
-    capped: bool = False  # the answer stopped at its output cap (finish reason "length")
 
 
 @dataclass
