@@ -34,12 +34,13 @@ from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachm
 from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.mapping import to_incoming
 from bot_worker.run_stops import RunStops
+from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
-from bot_worker.text import split_message
+from bot_worker.text import ERROR_REPLY
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.gatekeeper import rules_decision
+from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
-from grobot.core.answering import Admission, FloodGate, admit, answer, answer_message
+from grobot.core.answering import Admission, FloodGate, admit, answer
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort
@@ -50,7 +51,6 @@ logger = logging.getLogger(__name__)
 timings_logger = logging.getLogger("bot_worker.timings")
 
 
-ERROR_REPLY = "Sorry, I could not answer that: {error}"
 IGNORE_CACHE_SECONDS = 1.0
 IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
 LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
@@ -140,7 +140,7 @@ class FleetBot(discord.Client):
         self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \
             if config.supervisor_id and config.fencing else None
         self._confirming = False
-        self._register_commands()
+        register_commands(self)
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
@@ -466,7 +466,7 @@ class FleetBot(discord.Client):
                         await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
 
             async with typing(self, message.channel.id):
-                tools = await self._tools(links)
+                tools = await self.tools_for_message(links)
                 marks["tools"] = time.perf_counter()
                 result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
                                       memories=memories, similarities=similarities)
@@ -497,7 +497,8 @@ class FleetBot(discord.Client):
             await streamer.abort()
             await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)
 
-    async def _tools(self, links: Any = None) -> Any:
+    async def tools_for_message(self, links: Any = None) -> Any:
+        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""
         try:
             return await self.deps.catalog(self.bot_id, links)
         except Exception as exc:
@@ -505,81 +506,6 @@ class FleetBot(discord.Client):
             from grobot.core.tools.base import EmptyCatalog
 
             return EmptyCatalog()
-
-    # ------------------------------------------------------------------ slash commands
-    def _register_commands(self) -> None:
-        @self.tree.command(name="reset", description="Forget our conversation in this channel")
-        async def reset(interaction: discord.Interaction) -> None:
-            key = _interaction_key(interaction)
-            try:
-                removed = await self.store.forget(self.bot_id, key, str(interaction.user.id))
-                text = "Done: I forgot our conversation here." if removed else "There was nothing to forget here."
-            except Exception as exc:
-                logger.error("/reset failed: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
-                             else type(exc).__name__)
-                text = "Sorry, I could not reset the conversation right now."
-            await interaction.response.send_message(text, ephemeral=True)
-
-        @self.tree.command(name="stop", description="Stop my answer to you in this channel")
-        async def stop(interaction: discord.Interaction) -> None:
-            stopped = self.stops.stop_asked(str(interaction.channel_id), str(interaction.user.id),
-                                            f"stopped by {interaction.user.display_name} with /stop")
-            await interaction.response.send_message("Stopped." if stopped else "I'm not answering you here right now.",
-                                                    ephemeral=True)
-
-        @self.tree.command(name="ask", description="Ask me privately: only you see the answer")
-        @app_commands.describe(question="What do you want to ask?")
-        async def ask(interaction: discord.Interaction, question: str) -> None:
-            await interaction.response.defer(ephemeral=True, thinking=True)
-            channel = interaction.channel
-            incoming = IncomingMessage(
-                bot_id=self.bot_id, conversation_key=f"ask:{interaction.user.id}", content=question,
-                author_id=str(interaction.user.id), author_name=interaction.user.display_name,
-                guild_id=str(interaction.guild_id) if interaction.guild_id else None,
-                guild_name=interaction.guild.name if interaction.guild else None,
-                channel_id=str(interaction.channel_id) if interaction.channel_id else None,
-                channel_name=getattr(channel, "name", None), is_dm=interaction.guild_id is None,
-                mentions_bot=True,
-            )
-            final: dict[str, str] = {}
-
-            async def sink(event: Event) -> None:
-                if event.kind == EventKind.DONE:
-                    final["text"] = str(event.data.get("text", ""))
-                elif event.kind == EventKind.ERROR:
-                    final["error"] = str(event.data.get("message", "unknown error"))
-
-            try:
-                # The reply rules are for messages in channels: an explicit /ask is answered,
-                # within the limits, cooldown and runs at once like any message.
-                result = await answer_message(incoming, self.deps, self.gate, sink=sink, tools=await self._tools(),
-                                              decision=True)
-                text = final.get("text") or result.text
-                error = final.get("error") or result.error
-            except Exception as exc:
-                logger.exception("/ask failed")
-                text, error = "", type(exc).__name__
-            if error and not text:
-                text = ERROR_REPLY.format(error=error[:1500])
-            for part in split_message(text or "(no answer)"):
-                await interaction.followup.send(part, ephemeral=True)
-
-        @self.tree.command(name="council", description="Put a question to my advisory council")
-        @app_commands.describe(question="What should the council deliberate on?")
-        async def council(interaction: discord.Interaction, question: str) -> None:
-            from bot_worker.council_command import answer_council
-
-            await answer_council(self.store, self.bot_id, interaction, question, cooldowns=self.gate.cooldowns,
-                                 limiter=self.gate.runs, stops=self.stops)
-
-
-def _interaction_key(interaction: discord.Interaction) -> str:
-    channel = interaction.channel
-    if interaction.guild_id is None:
-        return f"dm:{interaction.channel_id}"
-    if isinstance(channel, discord.Thread):
-        return f"thread:{channel.id}"
-    return f"guild:{interaction.channel_id}"
 
 
 # --------------------------------------------------------------------------- entry

@@ -15,8 +15,9 @@ import discord
 
 from bot_worker.run_stops import RunStops
 from bot_worker.text import split_message
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.answering import FloodGate, admit
 from grobot.core.errors import GroBotError
-from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, RunLimiter
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +32,14 @@ def _quote(question: str) -> str:
 
 
 async def answer_council(store: Any, bot_id: int, interaction: discord.Interaction, question: str, *,
-                         cooldowns: Cooldowns | None = None, limiter: RunLimiter | None = None,
+                         incoming: IncomingMessage | None = None, gate: FloodGate | None = None,
                          stops: RunStops | None = None) -> None:
-    """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: a council port).
+    """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: the bot's store).
 
-    ``cooldowns`` and ``limiter``: the bot's flood protection; a deliberation counts as one run of the asker.
-    ``stops``: the bot's answers in progress (the asker stops the council with /stop or a 🛑 on a section).
+    ``incoming`` and ``gate``: the command as a message, and the bot's flood state: a deliberation
+    passes the checks of any message (:func:`grobot.core.answering.admit`: limits, cooldown, runs
+    at once) and counts as one run of the asker. ``stops``: the bot's answers in progress (the
+    asker stops the council with /stop or a 🛑 on a section).
     """
     from grobot.core.agents.council import CouncilError, check_plan
 
@@ -55,21 +58,28 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         await interaction.response.send_message("Sorry, the council cannot meet right now; please try again shortly.",
                                                 ephemeral=True)
         return
-    wait = cooldowns.remaining(str(interaction.user.id), plan.cooldown_seconds) if cooldowns is not None else 0.0
-    if wait > 0:
-        await interaction.response.send_message(COOLDOWN_NOTICE.format(seconds=max(1.0, wait)), ephemeral=True)
-        return
-    if limiter is not None and not limiter.try_acquire(plan.max_concurrent_runs):
-        await interaction.response.send_message(BUSY_NOTICE, ephemeral=True)
-        return
+    admission = None
+    if incoming is not None and gate is not None:
+        try:
+            loaded = await asyncio.wait_for(store.load(incoming), PLAN_TIMEOUT_SECONDS)
+        except Exception as exc:
+            logger.error("/council could not read the bot: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                         else type(exc).__name__)
+            await interaction.response.send_message("Sorry, the council cannot meet right now; please try again "
+                                                    "shortly.", ephemeral=True)
+            return
+        admission = admit(incoming, loaded, gate, decision=True)
+        if admission.refusal:
+            await interaction.response.send_message(admission.refusal, ephemeral=True)
+            return
     task = asyncio.current_task()
     running = (stops.add(task, channel_id=str(interaction.channel_id), author_id=str(interaction.user.id))
                if stops is not None and task is not None else None)
     try:
         await _deliberate(store, plan, interaction, question, running)
     finally:
-        if limiter is not None:
-            limiter.release()
+        if admission is not None:
+            admission.release()
 
 
 async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str, running: Any) -> None:

@@ -1,4 +1,5 @@
-"""Splitting an answer into Discord messages (2000 characters each), never inside a code block."""
+"""Text a bot sends: an answer split into Discord messages (2000 characters each, never inside a
+code block), and the reply to a failed answer."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 logger = logging.getLogger(__name__)
 
 DISCORD_LIMIT = 2000
+ERROR_REPLY = "Sorry, I could not answer that: {error}"
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _CLOSE = "\n```"
 

@@ -141,7 +141,9 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
     if admission.decision is False:
         return ChainResult(replied=False)
     if admission.refusal:
-        return await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
+        result = await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
+        result.refusal = admission.refusal
+        return result
     return await answer(msg, admission, loaded, deps, sink=sink, tools=tools)
 
 
