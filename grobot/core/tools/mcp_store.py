@@ -3,6 +3,7 @@ trying a server now (`check_and_store`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,6 @@ async def check_and_store(ref: int | str, *, timeout: float = 20.0, bot_id: int 
     """Connect to server ``ref`` now (a fresh session, closed after), list its tools, and store the
     list or the error where the registry and the pages read them. Returns the hub's ``TestReport``.
     ``bot_id``: fill the server's placeholders (``{bot_files}``) as for that bot."""
-    import asyncio
-
     from grobot.core.tools.mcp_hub import McpHub
 
     config = await asyncio.to_thread(load_config, ref, bot_id)
@@ -70,8 +69,6 @@ async def refresh(hub: McpHub, configs: list[McpServerConfig]) -> dict[str, str]
 
     Returns server name -> error ("" when fine). The supervisor calls this periodically.
     """
-    import asyncio
-
     async def one(cfg: McpServerConfig) -> tuple[McpServerConfig, list[Any] | None, str]:
         try:
             return cfg, await hub.list_tools(cfg, refresh=True), ""
@@ -85,8 +82,6 @@ async def refresh(hub: McpHub, configs: list[McpServerConfig]) -> dict[str, str]
 
 async def refresh_all(hub: McpHub) -> dict[str, str]:
     """:func:`refresh` every enabled server of the registry, and close ``hub``'s sessions of the others."""
-    import asyncio
-
     configs = await asyncio.to_thread(load_enabled_configs)
     await hub.prune({cfg.name for cfg in configs})
     return await refresh(hub, configs)
@@ -94,8 +89,6 @@ async def refresh_all(hub: McpHub) -> dict[str, str]:
 
 async def refresh_new(hub: McpHub) -> dict[str, str]:
     """:func:`refresh` the enabled servers never listed nor failed yet (a cheap query when there are none)."""
-    import asyncio
-
     configs = await asyncio.to_thread(load_unchecked_configs)
     return await refresh(hub, configs) if configs else {}
 
