@@ -30,6 +30,7 @@ from bot_worker.bot_store_db import serve as serve_bot_store
 from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.spawn import BotHandle, Spawner
+from bot_worker.supervisor_jobs import SupervisorJobs
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
 from grobot.core.db import session_scope
@@ -156,7 +157,6 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
-        self.memory_service: Any = None
         self.models = EmbeddedModels(self.supervisor_id, self._write)
         # Heartbeats reported by the bot processes (bot_link), written at the next reconcile.
         # The bots' data, served over the link, in threads of its own (as many as the database
@@ -167,9 +167,7 @@ class Supervisor:
         self.heartbeats: dict[int, fleet.Heartbeat] = {}
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
-        self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
-        self._prune_task: asyncio.Task[None] | None = None
-        self._warm_task: asyncio.Task[None] | None = None
+        self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write)  # memory service, housekeeping, MCP
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -210,7 +208,7 @@ class Supervisor:
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
         await self._start_link()
-        await self._start_memory_service()
+        await self.jobs.start_memory_service()
         await self._start_test_chat_service()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
@@ -222,12 +220,7 @@ class Supervisor:
         self.scheduler.add_job(self.test_chat.poll, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
                                id="test_chat", next_run_time=now)
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
-        self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
-                               id="housekeeping")
-        self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
-                               id="mcp_refresh", next_run_time=now)
-        self.scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
-                               id="mcp_new")
+        self.jobs.schedule(self.scheduler, now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
                     "PostgreSQL" if self.is_postgres else "SQLite")
@@ -300,92 +293,10 @@ class Supervisor:
             return Answer(ok=True, config=config)
         return Answer(ok=True, holder=self.supervisor_id, expires=self.lease_expires, config=config)
 
-    async def _start_memory_service(self) -> None:
-        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
-
-        The embedder and Chroma load in the background on the store's own threads
-        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the service the bots
-        still answer, with no memory.
-        """
-        from bot_worker.memory_service import MemoryService
-        from grobot.core.memory.local import LocalMemory
-        from grobot.core.memory.runtime import set_process_memory
-
-        if not self._lock_memory_store():
-            return
-        local = LocalMemory()
-        service = MemoryService(local)
-        try:
-            url = await service.start()
-        except OSError as exc:
-            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
-            if self._memory_lock:
-                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
-                self._memory_lock = None
-            return
-        self.memory_service = service
-        set_process_memory(local)
-        try:
-            await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
-        except Exception as exc:
-            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
-                           "cannot reach it", type(exc).__name__)
-        self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
-        if os.environ.get("GROBOT_MEMORY_PRELOAD", "1") != "0":
-            self._warm_task = asyncio.get_running_loop().create_task(local.warm())
-
     def _bot_env(self, bot_id: int) -> dict[str, str]:
         """Per-start environment of a bot: where its memory lives (nothing: no memory), and the bot link."""
-        from grobot.core.memory.runtime import URL_ENV
-
         lease = self.lease_expires.isoformat() if self.lease_expires is not None else ""
-        return {URL_ENV: self.memory_service.url if self.memory_service is not None else "", **self.link.env(bot_id),
-                LEASE_ENV: lease}
-
-    def _lock_memory_store(self) -> bool:
-        """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
-        settings = get_settings()
-        if settings.chroma_url or self._memory_lock:
-            return True  # a Chroma server: every supervisor may serve it (or we hold the lock already)
-        import fcntl
-
-        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(settings.chroma_dir / "supervisor.lock", "a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            if self._memory_lock is False:
-                return False  # said so already
-            self._memory_lock = False
-            logger.error("Another supervisor holds the embedded memory store in %s: this one's bots run without "
-                         "long-term memory (set CHROMA_URL to a Chroma server shared by every supervisor)",
-                         settings.chroma_dir)
-            return False
-        self._memory_lock = handle
-        return True
-
-    async def prune_memories(self) -> None:
-        """Drop the memory collections of bots deleted while no memory service ran, and keep
-        each bot within ``memory_max_per_bot`` (the oldest memories go).
-
-        A supervisor that could not serve memory (another one held the embedded store) tries
-        again here: bots started from then on get it.
-        """
-        if self.memory_service is None:
-            await self._start_memory_service()
-        if self.memory_service is None:
-            return
-        try:
-            existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
-            gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
-        except Exception as exc:
-            logger.warning("Pruning memories failed: %s", type(exc).__name__)
-            return
-        if gone:
-            logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
-        if trimmed:
-            logger.info("Deleted the %d oldest memories beyond %d per bot", trimmed, keep)
+        return {**self.jobs.memory_env(), **self.link.env(bot_id), LEASE_ENV: lease}
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -439,11 +350,7 @@ class Supervisor:
         await self.link.stop()
         if self.bot_store.executor is not None:
             self.bot_store.executor.shutdown(wait=False, cancel_futures=True)
-        if self.memory_service is not None:
-            from grobot.core.memory.runtime import set_process_memory
-
-            await self.memory_service.stop()
-            set_process_memory(None)
+        await self.jobs.stop()
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -691,59 +598,6 @@ class Supervisor:
             await asyncio.to_thread(self._write, fn, *args, **kwargs)
         except Exception as exc:
             logger.warning("Could not write the bot status (%s)", type(exc).__name__)
-
-    # ------------------------------------------------------------------ housekeeping
-    async def housekeeping(self) -> None:
-        """Log and event retention, usage repair (idempotent: several supervisors may run them)."""
-        try:
-            from grobot.core.services import maintenance
-        except ImportError:  # pragma: no cover - an install without the maintenance service
-            return
-        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
-            try:
-                await asyncio.to_thread(self._write, job)
-            except Exception as exc:
-                logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
-        await self.prune_memories()
-
-    async def refresh_mcp_tools(self) -> None:
-        """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
-        from grobot.core.tools.mcp_hub import get_hub
-
-        try:
-            errors = await get_hub().refresh_all()
-        except Exception as exc:
-            logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
-            if error:
-                logger.warning("MCP server %s: %s", name, error)
-
-    async def list_new_mcp_servers(self) -> None:
-        """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
-        from grobot.core.tools.mcp_hub import get_hub
-
-        try:
-            errors = await get_hub().refresh_new()
-        except Exception as exc:
-            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
-            logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
-
-
-# --------------------------------------------------------------------------- memory service address
-
-
-def _bot_ids_and_memory_cap(*, session: Any) -> tuple[list[int], int]:
-    from sqlmodel import select
-
-    from grobot.core.models import Bot
-    from grobot.core.services import app_settings
-
-    cap = int(app_settings.get_values(("memory_max_per_bot",), session=session)["memory_max_per_bot"])
-    return [int(i) for i in session.exec(select(Bot.id)).all()], cap
-
 
 # --------------------------------------------------------------------------- OS helpers
 

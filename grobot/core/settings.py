@@ -29,6 +29,7 @@ class Settings:
     memory_budget_seconds: float = 0.3  # the most memory retrieval may add to an answer
     ollama_host_set: bool = False  # OLLAMA_HOST is set: with no LLM configured, Ollama there is the default
     embedded_llm: bool = True  # with no LLM configured and no OLLAMA_HOST, the embedded demo model answers
+    memory_preload: bool = True  # the supervisor loads the embedder and Chroma at start (0: on first use)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -57,6 +58,7 @@ class Settings:
             memory_budget_seconds=max(0.01, memory_budget),
             ollama_host_set=bool(env.get("OLLAMA_HOST")),
             embedded_llm=env.get("GROBOT_EMBEDDED_LLM", "1").strip().lower() not in ("0", "false", "no", "off"),
+            memory_preload=env.get("GROBOT_MEMORY_PRELOAD", "1") != "0",
         )
 
     @property
