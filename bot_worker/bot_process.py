@@ -42,7 +42,7 @@ from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
 from grobot.core.limits import check as limit_hit
 from grobot.core.limits import warn_once
-from grobot.core.settings import get_settings
+from grobot.core.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 # Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
@@ -57,7 +57,7 @@ UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be rea
 
 @dataclass(frozen=True)
 class ProcessConfig:
-    """Timings of a bot process (environment; short values in tests)."""
+    """Timings of a bot process (from :class:`~grobot.core.settings.Settings`; short values in tests)."""
 
     heartbeat_seconds: float = 5.0
     guild_ready_timeout: float = 2.0
@@ -66,14 +66,11 @@ class ProcessConfig:
     fencing: bool = False  # PostgreSQL: several supervisors may exist
 
     @classmethod
-    def from_env(cls) -> ProcessConfig:
-        return cls(
-            supervisor_id=os.environ.get("GROBOT_SUPERVISOR_ID") or None,
-            fencing=get_settings().database_url.startswith("postgresql"),
-            heartbeat_seconds=float(os.environ.get("GROBOT_HEARTBEAT_SECONDS", "5")),
-            guild_ready_timeout=float(os.environ.get("GROBOT_GUILD_READY_TIMEOUT", "2")),
-            stream_edit_seconds=float(os.environ.get("GROBOT_STREAM_EDIT_SECONDS", "1")),
-        )
+    def from_settings(cls, settings: Settings) -> ProcessConfig:
+        worker = settings.worker
+        return cls(supervisor_id=worker.supervisor_id, fencing=settings.database_url.startswith("postgresql"),
+                   heartbeat_seconds=worker.heartbeat_seconds, guild_ready_timeout=worker.guild_ready_timeout,
+                   stream_edit_seconds=worker.stream_edit_seconds)
 
 
 def _die_with_parent() -> None:
@@ -586,11 +583,11 @@ def main(argv: list[str] | None = None) -> int:
     set_process_bot_id(args.bot_id)
     handler = configure_logging(level=settings.log_level, to_database=True,
                                 writer=LinkLogWriter(args.bot_id, link) if link is not None else None)
-    if os.environ.get("GROBOT_TRACE_TIMINGS"):
+    if settings.worker.trace_timings:
         timings_logger.setLevel(logging.DEBUG)
     started = time.monotonic()
     try:
-        code = asyncio.run(run(args.bot_id, ProcessConfig.from_env(), link))
+        code = asyncio.run(run(args.bot_id, ProcessConfig.from_settings(settings), link))
     except Exception:
         logger.exception("Bot process failed")
         code = EXIT_CRASH

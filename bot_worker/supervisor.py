@@ -16,8 +16,9 @@ import signal
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,7 +39,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_llm, fleet, test_chat
-from grobot.core.settings import get_settings
+from grobot.core.settings import Settings, get_settings
 from grobot.core.tools.lifecycle import close_process_hub
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SupervisorConfig:
-    """Timings of the supervisor (environment variables; short values in tests)."""
+    """Timings of the supervisor (:class:`~grobot.core.settings.WorkerSettings`; short values in tests)."""
 
     poll_seconds: float = 2.0
     heartbeat_seconds: float = 5.0  # bot heartbeats and lease renewal
@@ -64,32 +65,12 @@ class SupervisorConfig:
     mcp_refresh_seconds: float = 300.0
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> SupervisorConfig:
-        env = dict(os.environ if env is None else env)
-
-        def num(name: str, default: float) -> float:
-            value = float(env.get(name, default))
-            if value <= 0:
-                raise ValueError(f"{name} must be positive")
-            return value
-
-        heartbeat = num("GROBOT_HEARTBEAT_SECONDS", 5.0)
-        return cls(
-            poll_seconds=get_settings().poll_seconds,
-            heartbeat_seconds=heartbeat,
-            lease_seconds=num("GROBOT_LEASE_SECONDS", 3 * heartbeat),
-            stop_grace_seconds=num("GROBOT_STOP_GRACE_SECONDS", 3.0),
-            # Forked bots start cheaply; a fresh interpreter per bot costs about a second of CPU.
-            start_interval=num("GROBOT_START_INTERVAL", 0.25 if env.get("GROBOT_SPAWN", "fork") == "exec" else 0.08),
-            backoff_initial=num("GROBOT_BACKOFF_INITIAL", 1.0),
-            backoff_max=num("GROBOT_BACKOFF_MAX", 300.0),
-            healthy_reset=num("GROBOT_HEALTHY_RESET", 600.0),
-            intent_retry_seconds=num("GROBOT_INTENT_RETRY_SECONDS", 60.0),
-            test_chat_poll_seconds=num("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
-            test_chat_concurrency=int(num("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
-            housekeeping_seconds=num("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
-            mcp_refresh_seconds=num("GROBOT_MCP_REFRESH_SECONDS", 300.0),
-        )
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:
+        """Read afresh (``env``: instead of the process environment), through :class:`Settings`."""
+        settings = Settings.from_env(env)
+        worker = settings.worker
+        return cls(poll_seconds=settings.poll_seconds, **{f.name: getattr(worker, f.name) for f in fields(cls)
+                                                          if f.name != "poll_seconds"})
 
     @property
     def fence_after(self) -> float:

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import Any
 
 from grobot.core.memory import MemoryPort, NoopMemory
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def process_memory() -> MemoryPort:
     with _lock:
         if _process_memory is not None:
             return _process_memory
-        url = os.environ.get(URL_ENV, "").strip()
+        url = get_settings().worker.memory_url
         if not url:
             return NoopMemory()
         if _from_env is None or _from_env[0] != url:
