@@ -81,7 +81,7 @@ class SupervisorJobs:
             logger.warning("Could not record the memory service address (%s): the web app and the CLI "
                            "cannot reach it", type(exc).__name__)
         self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
-        if get_settings().memory_preload:
+        if get_settings().worker.memory_preload:
             self._warm_task = asyncio.get_running_loop().create_task(local.warm())
 
     def memory_env(self) -> dict[str, str]:
