@@ -24,7 +24,6 @@ import asyncio
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ import orjson
 from aiohttp import web
 
 from bot_worker.local_http import LocalServer, bearer_token
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def _dumps(value: Any) -> str:
 
 def initial_lease() -> datetime | None:
     """The lease expiry the supervisor gave this bot process at its start (None: unknown)."""
-    value = os.environ.get(LEASE_ENV, "").strip()
+    value = get_settings().worker.lease_expires
     try:
         return datetime.fromisoformat(value) if value else None
     except ValueError:
@@ -180,7 +180,8 @@ class BotLinkClient:
 
     @classmethod
     def from_env(cls) -> BotLinkClient | None:
-        url, token = os.environ.get(URL_ENV, "").strip(), os.environ.get(TOKEN_ENV, "").strip()
+        worker = get_settings().worker
+        url, token = worker.supervisor_url, worker.supervisor_token
         return cls(url, token) if url and token else None
 
     async def call(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float) -> tuple[int, dict[str, Any]]:

@@ -16,22 +16,21 @@ import asyncio
 import ctypes
 import logging
 import os
-import random
 import signal
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import aiohttp
 import discord
 from discord import app_commands
 
-from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report, initial_lease, seconds_until
+from bot_worker.bot_link import BotLinkClient, initial_lease
 from bot_worker.bot_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, redirect, typing
 from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
+from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
 from bot_worker.run_stops import RunStops
 from bot_worker.slash_commands import register_commands
@@ -44,7 +43,7 @@ from grobot.core.answering import Admission, FloodGate, admit, answer
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort
-from grobot.core.settings import get_settings
+from grobot.core.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 # Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
@@ -53,13 +52,12 @@ timings_logger = logging.getLogger("bot_worker.timings")
 
 IGNORE_CACHE_SECONDS = 1.0
 IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
-LINK_TIMEOUT_SECONDS = 2.0  # the supervisor is on this host: an answer takes milliseconds
 UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
 
 
 @dataclass(frozen=True)
 class ProcessConfig:
-    """Timings of a bot process (environment; short values in tests)."""
+    """Timings of a bot process (from :class:`~grobot.core.settings.Settings`; short values in tests)."""
 
     heartbeat_seconds: float = 5.0
     guild_ready_timeout: float = 2.0
@@ -68,14 +66,11 @@ class ProcessConfig:
     fencing: bool = False  # PostgreSQL: several supervisors may exist
 
     @classmethod
-    def from_env(cls) -> ProcessConfig:
-        return cls(
-            supervisor_id=os.environ.get("GROBOT_SUPERVISOR_ID") or None,
-            fencing=get_settings().database_url.startswith("postgresql"),
-            heartbeat_seconds=float(os.environ.get("GROBOT_HEARTBEAT_SECONDS", "5")),
-            guild_ready_timeout=float(os.environ.get("GROBOT_GUILD_READY_TIMEOUT", "2")),
-            stream_edit_seconds=float(os.environ.get("GROBOT_STREAM_EDIT_SECONDS", "1")),
-        )
+    def from_settings(cls, settings: Settings) -> ProcessConfig:
+        worker = settings.worker
+        return cls(supervisor_id=worker.supervisor_id, fencing=settings.database_url.startswith("postgresql"),
+                   heartbeat_seconds=worker.heartbeat_seconds, guild_ready_timeout=worker.guild_ready_timeout,
+                   stream_edit_seconds=worker.stream_edit_seconds)
 
 
 def _die_with_parent() -> None:
@@ -130,38 +125,32 @@ class FleetBot(discord.Client):
         # The tool texts the Tool Router scored last: the supervisor scores the next message
         # against them while it reads that message's settings (no request of the router's own).
         self._route_texts: list[str] = []
-        # The version of the bot's settings, as its supervisor last read them, and when it said so
-        # (monotonic). The first word is the read at start: a fleet that starts in a busy guild
-        # does not ask for every message until its first heartbeat answers.
-        self._config_version = bot.version if link is not None else ""
-        self._config_seen_at = time.monotonic()
-        self._link = link  # None: started by hand, the heartbeats go to the database
-        # PostgreSQL fencing: stop before the lease can pass to another supervisor.
-        self.fence = LeaseWatch(margin=config.heartbeat_seconds + 2.0, on_lapse=self._lease_lapsed) \
-            if config.supervisor_id and config.fencing else None
-        self._confirming = False
+        # Heartbeats, lease fencing and the supervisor's word on the settings version. Its first
+        # word is the read at start: a fleet that starts in a busy guild does not ask for every
+        # message until its first heartbeat answers. Started by hand: heartbeats go to the database.
+        self.lease = LeaseKeeper(self, link if link is not None else DatabaseHeartbeats(store), bot_id=bot.id,
+                                 heartbeat_seconds=config.heartbeat_seconds, supervisor_id=config.supervisor_id,
+                                 fencing=config.fencing, config_version=bot.version if link is not None else "",
+                                 pid=self.pid)
         register_commands(self)
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
-        initial = initial_lease()
-        if self.fence is not None and initial is not None:
-            # A supervisor frozen from the start is fenced too; a bot that took long to start
-            # confirms its lease before it connects to the gateway.
-            self.fence.expires = initial
-            if seconds_until(initial) <= self.fence.margin:
-                await self._confirm_lease_or_stop()
-                if self.is_closed():
-                    return
-            else:
-                self.fence.renewed(initial)
-        self._spawn(self._heartbeat_loop())
-        self._spawn(self._watch_parent())
+        await self.lease.start(initial_lease())  # may stop a bot that took long to start
 
     async def close(self) -> None:
-        if self.fence is not None:
-            self.fence.cancel()
+        self.lease.close()
         await super().close()
+
+    async def stop(self, exit_code: int | None = None) -> None:
+        """Close the client; ``exit_code`` becomes the process's (None: keep it)."""
+        if exit_code is not None:
+            self.exit_code = exit_code
+        await self.close()
+
+    def gateway_state(self) -> tuple[int, bool]:
+        """``(guild count, connected)``: what the heartbeats report."""
+        return len(self.guilds), self._connected
 
     async def run_until_closed(self, token: str) -> None:
         """Connect and run until closed (a signal, fencing, the supervisor gone); then end the
@@ -228,117 +217,6 @@ class FleetBot(discord.Client):
         except Exception as exc:
             logger.warning("Could not register the slash commands: %s", exc)
 
-    async def _heartbeat_loop(self) -> None:
-        failures = 0
-        while not self.is_closed():
-            await asyncio.sleep(self.config.heartbeat_seconds)
-            if self.is_closed():
-                return
-            try:
-                # Bounded: a call that hangs must count as a failure (fencing does not wait on it).
-                answer = await asyncio.wait_for(self._heartbeat(), timeout=self.config.heartbeat_seconds + 1)
-                if failures:
-                    logger.info("Heartbeat delivered again")
-                failures = 0
-            except Exception as exc:
-                failures += 1
-                if failures == 1:
-                    logger.warning("Heartbeat failed (%s); retrying", exc if isinstance(exc, ConnectionError)
-                                   else type(exc).__name__)
-                continue  # the lease watch stops the bot in time if this lasts
-            if self.is_closed():
-                return
-            refusal = self._refusal(answer)
-            if refusal:
-                await self._stop_fenced(refusal)
-                return
-            self._config_version, self._config_seen_at = answer.config, time.monotonic()
-            if self.fence is not None and answer.expires is not None:
-                self.fence.renewed(answer.expires)
-
-    def _refusal(self, answer: Answer) -> str:
-        """Why an answer to a heartbeat means this process must stop ("": it may go on)."""
-        if not answer.ok:
-            return "another process is registered for this bot"
-        if self.fence is not None and answer.holder != self.config.supervisor_id:
-            return ("the bot's lease is held by another supervisor" if answer.holder
-                    else "the supervisor no longer holds the bot's lease")
-        return ""
-
-    async def _heartbeat(self) -> Answer:
-        """Report to the supervisor through the bot link; a bot run by hand writes the database."""
-        if self._link is None:
-            ok, holder, expires = await self.store.heartbeat(self.bot_id, pid=self.pid,  # type: ignore[attr-defined]
-                                                             guild_count=len(self.guilds), online=self._connected)
-            return Answer(ok=ok, holder=holder, expires=expires)
-        return await self._link.heartbeat(Report(self.bot_id, self.pid, len(self.guilds), self._connected),
-                                          timeout=min(self.config.heartbeat_seconds, LINK_TIMEOUT_SECONDS))
-
-    def _lease_lapsed(self) -> None:
-        if not self._confirming:
-            self._spawn(self._confirm_lease_or_stop())
-
-    async def _confirm_lease_or_stop(self) -> None:
-        """The lease is about to run out: ask the supervisor until it is renewed, or stop in time.
-
-        A supervisor that is only busy for a moment (a batch of starts, a slow poll) keeps
-        its bots; one frozen, dead or unable to renew loses them a little before the lease
-        can pass to another supervisor.
-        """
-        fence = self.fence
-        assert fence is not None and fence.expires is not None
-        # Seconds before the expiry: time to close the gateway connection, and room for the clocks
-        # of two supervisor hosts to differ a little (leases are written with each host's clock).
-        stop_before = min(fence.margin / 2, 3.0)
-        self._confirming = True
-        try:
-            while not self.is_closed():
-                left = seconds_until(fence.expires)
-                if left > fence.margin:
-                    return  # renewed meanwhile (by the heartbeats, which re-armed the watch)
-                if left <= stop_before:
-                    break
-                try:
-                    answer = await asyncio.wait_for(self._heartbeat(),
-                                                    timeout=min(LINK_TIMEOUT_SECONDS, left - stop_before))
-                except Exception:
-                    await asyncio.sleep(self._confirm_pause(fence.expires, stop_before))
-                    continue
-                if self.is_closed():
-                    return
-                refusal = self._refusal(answer)
-                if refusal:
-                    await self._stop_fenced(refusal)
-                    return
-                if answer.expires is not None and seconds_until(answer.expires) > fence.margin:
-                    fence.renewed(answer.expires)
-                    return
-                await asyncio.sleep(self._confirm_pause(fence.expires, stop_before))  # not renewed yet
-            if not self.is_closed():
-                await self._stop_fenced("the supervisor stopped renewing the lease")
-        finally:
-            self._confirming = False
-
-    @staticmethod
-    def _confirm_pause(expires: datetime, stop_before: float) -> float:
-        """Between two questions: a fraction of the time left, jittered (a fleet asks together)."""
-        left = max(0.0, seconds_until(expires) - stop_before)
-        return min(1.0, left / 4) * random.uniform(0.5, 1.0)
-
-    async def _stop_fenced(self, why: str) -> None:
-        logger.error("Stopping: %s", why)
-        self.exit_code = EXIT_REPLACED
-        await self.close()
-
-    async def _watch_parent(self) -> None:
-        parent = os.getppid()
-        while not self.is_closed():
-            await asyncio.sleep(1.0)
-            if os.getppid() != parent:
-                logger.warning("The supervisor is gone: stopping")
-                await self.close()
-                return
-
     # ------------------------------------------------------------------ messages
     def _cached_rules(self) -> BotSettings | None:
         """The settings last read, while they may decide to ignore a message (None: read them).
@@ -356,8 +234,7 @@ class FleetBot(discord.Client):
         if age < IGNORE_CACHE_SECONDS:
             return bot
         # The supervisor's word counts while it is recent (a failing link or poll ends the trust).
-        confirmed = now - self._config_seen_at < 2 * self.config.heartbeat_seconds
-        return bot if version and version == self._config_version and confirmed else None
+        return bot if self.lease.vouches_for(version) else None
 
     async def on_message(self, message: discord.Message) -> None:
         received = time.perf_counter()
@@ -625,11 +502,11 @@ def main(argv: list[str] | None = None) -> int:
     set_process_bot_id(args.bot_id)
     handler = configure_logging(level=settings.log_level, to_database=True,
                                 writer=LinkLogWriter(args.bot_id, link) if link is not None else None)
-    if os.environ.get("GROBOT_TRACE_TIMINGS"):
+    if settings.worker.trace_timings:
         timings_logger.setLevel(logging.DEBUG)
     started = time.monotonic()
     try:
-        code = asyncio.run(run(args.bot_id, ProcessConfig.from_env(), link))
+        code = asyncio.run(run(args.bot_id, ProcessConfig.from_settings(settings), link))
     except Exception:
         logger.exception("Bot process failed")
         code = EXIT_CRASH

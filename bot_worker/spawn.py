@@ -17,6 +17,8 @@ import subprocess
 import sys
 from typing import Any, Protocol
 
+from grobot.core.settings import get_settings
+
 logger = logging.getLogger(__name__)
 
 # Imported once by the fork server; the last one freezes them for the garbage collector so
@@ -69,7 +71,7 @@ class Spawner:
     """Starts ``bot_worker.bot_process`` for a bot, by exec or from the fork server."""
 
     def __init__(self, mode: str | None = None) -> None:
-        self.mode = (mode or os.environ.get("GROBOT_SPAWN", "fork")).lower()
+        self.mode = (mode or get_settings().worker.spawn).lower()
         if self.mode not in ("fork", "exec"):
             raise ValueError("GROBOT_SPAWN must be 'fork' or 'exec'")
         self._context: Any = None

@@ -17,7 +17,8 @@ import signal
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.link_server import SupervisorLink
 from bot_worker.spawn import BotHandle, Spawner
+from bot_worker.supervisor_jobs import SupervisorJobs
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
 from grobot.core.agents.db_store import DatabaseStore
@@ -38,7 +40,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_llm, fleet, test_chat
-from grobot.core.settings import get_settings
+from grobot.core.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SupervisorConfig:
-    """Timings of the supervisor (environment variables; short values in tests)."""
+    """Timings of the supervisor (:class:`~grobot.core.settings.WorkerSettings`; short values in tests)."""
 
     poll_seconds: float = 2.0
     heartbeat_seconds: float = 5.0  # bot heartbeats and lease renewal
@@ -63,32 +65,12 @@ class SupervisorConfig:
     mcp_refresh_seconds: float = 300.0
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> SupervisorConfig:
-        env = dict(os.environ if env is None else env)
-
-        def num(name: str, default: float) -> float:
-            value = float(env.get(name, default))
-            if value <= 0:
-                raise ValueError(f"{name} must be positive")
-            return value
-
-        heartbeat = num("GROBOT_HEARTBEAT_SECONDS", 5.0)
-        return cls(
-            poll_seconds=get_settings().poll_seconds,
-            heartbeat_seconds=heartbeat,
-            lease_seconds=num("GROBOT_LEASE_SECONDS", 3 * heartbeat),
-            stop_grace_seconds=num("GROBOT_STOP_GRACE_SECONDS", 3.0),
-            # Forked bots start cheaply; a fresh interpreter per bot costs about a second of CPU.
-            start_interval=num("GROBOT_START_INTERVAL", 0.25 if env.get("GROBOT_SPAWN", "fork") == "exec" else 0.08),
-            backoff_initial=num("GROBOT_BACKOFF_INITIAL", 1.0),
-            backoff_max=num("GROBOT_BACKOFF_MAX", 300.0),
-            healthy_reset=num("GROBOT_HEALTHY_RESET", 600.0),
-            intent_retry_seconds=num("GROBOT_INTENT_RETRY_SECONDS", 60.0),
-            test_chat_poll_seconds=num("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
-            test_chat_concurrency=int(num("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
-            housekeeping_seconds=num("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
-            mcp_refresh_seconds=num("GROBOT_MCP_REFRESH_SECONDS", 300.0),
-        )
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:
+        """Read afresh (``env``: instead of the process environment), through :class:`Settings`."""
+        settings = Settings.from_env(env)
+        worker = settings.worker
+        return cls(poll_seconds=settings.poll_seconds, **{f.name: getattr(worker, f.name) for f in fields(cls)
+                                                          if f.name != "poll_seconds"})
 
     @property
     def fence_after(self) -> float:
@@ -159,15 +141,12 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
-        self.memory_service: Any = None
         self.models = EmbeddedModels(self.supervisor_id, self._write)
         # The bot link: the bots' heartbeats (written at the next reconcile) and their data.
         self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps)
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
-        self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
-        self._prune_task: asyncio.Task[None] | None = None
-        self._warm_task: asyncio.Task[None] | None = None
+        self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory service, housekeeping, MCP
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -208,7 +187,7 @@ class Supervisor:
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
         await self._start_link()
-        await self._start_memory_service()
+        await self.jobs.start_memory_service()
         await self._start_test_chat_service()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
@@ -220,12 +199,7 @@ class Supervisor:
         self.scheduler.add_job(self.test_chat.poll, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
                                id="test_chat", next_run_time=now)
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
-        self.scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
-                               id="housekeeping")
-        self.scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
-                               id="mcp_refresh", next_run_time=now)
-        self.scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
-                               id="mcp_new")
+        self.jobs.schedule(self.scheduler, now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
                     "PostgreSQL" if self.is_postgres else "SQLite")
@@ -275,91 +249,11 @@ class Supervisor:
         slot = self.slots.get(bot_id)
         return slot is not None and slot.proc is not None and slot.proc.pid == pid
 
-    async def _start_memory_service(self) -> None:
-        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
-
-        The embedder and Chroma load in the background on the store's own threads
-        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the service the bots
-        still answer, with no memory.
-        """
-        from bot_worker.memory_service import MemoryService
-        from grobot.core.memory.local import LocalMemory
-
-        if not self._lock_memory_store():
-            return
-        local = LocalMemory()
-        service = MemoryService(local)
-        try:
-            url = await service.start()
-        except OSError as exc:
-            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
-            if self._memory_lock:
-                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
-                self._memory_lock = None
-            return
-        self.memory_service = service
-        self.deps.memory = local
-        try:
-            await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
-        except Exception as exc:
-            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
-                           "cannot reach it", type(exc).__name__)
-        self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
-        if os.environ.get("GROBOT_MEMORY_PRELOAD", "1") != "0":
-            self._warm_task = asyncio.get_running_loop().create_task(local.warm())
 
     def _bot_env(self, bot_id: int) -> dict[str, str]:
         """Per-start environment of a bot: where its memory lives (nothing: no memory), and the bot link."""
-        from grobot.core.memory.runtime import URL_ENV
-
         lease = self.lease_expires.isoformat() if self.lease_expires is not None else ""
-        return {URL_ENV: self.memory_service.url if self.memory_service is not None else "", **self.link.env(bot_id),
-                LEASE_ENV: lease}
-
-    def _lock_memory_store(self) -> bool:
-        """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
-        settings = get_settings()
-        if settings.chroma_url or self._memory_lock:
-            return True  # a Chroma server: every supervisor may serve it (or we hold the lock already)
-        import fcntl
-
-        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(settings.chroma_dir / "supervisor.lock", "a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            if self._memory_lock is False:
-                return False  # said so already
-            self._memory_lock = False
-            logger.error("Another supervisor holds the embedded memory store in %s: this one's bots run without "
-                         "long-term memory (set CHROMA_URL to a Chroma server shared by every supervisor)",
-                         settings.chroma_dir)
-            return False
-        self._memory_lock = handle
-        return True
-
-    async def prune_memories(self) -> None:
-        """Drop the memory collections of bots deleted while no memory service ran, and keep
-        each bot within ``memory_max_per_bot`` (the oldest memories go).
-
-        A supervisor that could not serve memory (another one held the embedded store) tries
-        again here: bots started from then on get it.
-        """
-        if self.memory_service is None:
-            await self._start_memory_service()
-        if self.memory_service is None:
-            return
-        try:
-            existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
-            gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
-        except Exception as exc:
-            logger.warning("Pruning memories failed: %s", type(exc).__name__)
-            return
-        if gone:
-            logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
-        if trimmed:
-            logger.info("Deleted the %d oldest memories beyond %d per bot", trimmed, keep)
+        return {**self.jobs.memory_env(), **self.link.env(bot_id), LEASE_ENV: lease}
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -411,11 +305,7 @@ class Supervisor:
         await self.deps.aclose()
         await self.models.stop()
         await self.link.stop()
-        if self.memory_service is not None:
-            from grobot.core.memory import NoopMemory
-
-            await self.memory_service.stop()
-            self.deps.memory = NoopMemory()
+        await self.jobs.stop()
         try:
             await asyncio.wait_for(asyncio.to_thread(self._release_everything), timeout=2.5)
         except Exception as exc:
@@ -663,59 +553,6 @@ class Supervisor:
             await asyncio.to_thread(self._write, fn, *args, **kwargs)
         except Exception as exc:
             logger.warning("Could not write the bot status (%s)", type(exc).__name__)
-
-    # ------------------------------------------------------------------ housekeeping
-    async def housekeeping(self) -> None:
-        """Log and event retention, usage repair (idempotent: several supervisors may run them)."""
-        try:
-            from grobot.core.services import maintenance
-        except ImportError:  # pragma: no cover - an install without the maintenance service
-            return
-        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
-            try:
-                await asyncio.to_thread(self._write, job)
-            except Exception as exc:
-                logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
-        await self.prune_memories()
-
-    async def refresh_mcp_tools(self) -> None:
-        """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
-        from grobot.core.tools import mcp_store
-
-        try:
-            errors = await mcp_store.refresh_all(self.deps.mcp.hub())
-        except Exception as exc:
-            logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
-            if error:
-                logger.warning("MCP server %s: %s", name, error)
-
-    async def list_new_mcp_servers(self) -> None:
-        """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
-        from grobot.core.tools import mcp_store
-
-        try:
-            errors = await mcp_store.refresh_new(self.deps.mcp.hub())
-        except Exception as exc:
-            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
-            logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
-
-
-# --------------------------------------------------------------------------- memory service address
-
-
-def _bot_ids_and_memory_cap(*, session: Any) -> tuple[list[int], int]:
-    from sqlmodel import select
-
-    from grobot.core.models import Bot
-    from grobot.core.services import app_settings
-
-    cap = int(app_settings.get_values(("memory_max_per_bot",), session=session)["memory_max_per_bot"])
-    return [int(i) for i in session.exec(select(Bot.id)).all()], cap
-
 
 # --------------------------------------------------------------------------- OS helpers
 

@@ -57,6 +57,17 @@ def _reset_process_state() -> None:
     reset_warnings()
 
 
+@pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    """Every test reads the settings from its own environment (``get_settings`` caches them per
+    process; a test that changes the environment mid-way clears the cache itself)."""
+    from grobot.core.settings import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PgCluster]:
     """One throwaway PostgreSQL server for the whole test session."""

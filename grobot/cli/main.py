@@ -42,6 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _debug() -> bool:
+    """GROBOT_DEBUG is set: show the traceback (False when the settings themselves are invalid)."""
+    from grobot.core.settings import get_settings
+
+    try:
+        return get_settings().debug
+    except ValueError:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -71,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot use the database {url}: {reason}", file=sys.stderr)
         return 2
     except Exception as exc:  # never a traceback for the user
-        if os.environ.get("GROBOT_DEBUG"):
+        if _debug():
             raise
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {type(exc).__name__}: {message} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)

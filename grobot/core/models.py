@@ -2,83 +2,31 @@
 
 Alembic (``alembic/versions``) is the only authority over the schema; a test fails when
 these classes and the migrations disagree. Times are aware UTC datetimes (see :func:`utcnow`).
+The enums and column shorthands live in :mod:`grobot.core.model_types` (re-exported here).
 Secret columns end in ``_enc`` and hold Fernet tokens (:mod:`grobot.core.security`).
 """
 
 from __future__ import annotations
 
-import enum
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-
-def utcnow() -> datetime:
-    """Now, as an aware UTC datetime (SQLModel's ``UTCDateTime`` columns require it)."""
-    return datetime.now(UTC)
-
-
-def _fk(target: str, *, nullable: bool = False, index: bool = True, ondelete: str = "CASCADE") -> Any:
-    return Field(
-        default=None if nullable else ...,
-        sa_column=Column(Integer, ForeignKey(target, ondelete=ondelete), nullable=nullable, index=index),
-    )
-
-
-def _json(default_factory: Any = dict, *, nullable: bool = False) -> Any:
-    if nullable:
-        return Field(default=None, sa_column=Column(JSON(none_as_null=True), nullable=True))
-    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
-
-
-def _text(*, nullable: bool = False, default: str | None = "") -> Any:
-    return Field(default=None if nullable else default, sa_column=Column(Text, nullable=nullable))
-
-
-class StrEnum(str, enum.Enum):
-    def __str__(self) -> str:  # pragma: no cover - trivial
-        return self.value
-
-
-class AgentMode(StrEnum):
-    CHAIN = "chain"
-    NATIVE = "native"
-
-
-class LLMCategory(StrEnum):
-    DECISION = "decision"
-    TOOLS = "tools"
-    OUTPUT = "output"
-
-
-class BotState(StrEnum):
-    STARTING = "starting"
-    ONLINE = "online"
-    OFFLINE = "offline"
-    ERROR = "error"
-    STOPPED = "stopped"
-
-
-class McpTransport(StrEnum):
-    STDIO = "stdio"
-    STREAMABLE_HTTP = "streamable_http"
-    SSE = "sse"
-
-
-class MessageStatus(StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    DONE = "done"
-    ERROR = "error"
-    CANCELLED = "cancelled"  # stopped by the tester (Stop) before it ended
-
-
-class Role(StrEnum):
-    ADMIN = "admin"
-    TESTER = "tester"
-
+from grobot.core.model_types import (  # noqa: F401 - the enums and utcnow are re-exported
+    AgentMode,
+    BotState,
+    LLMCategory,
+    McpTransport,
+    MessageStatus,
+    Role,
+    StrEnum,
+    fk_column,
+    json_column,
+    text_column,
+    utcnow,
+)
 
 # --------------------------------------------------------------------------- bots
 
@@ -91,21 +39,21 @@ class Bot(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
     enabled: bool = Field(default=True)
-    discord_token_enc: str | None = _text(nullable=True)
+    discord_token_enc: str | None = text_column(nullable=True)
     # Bumped whenever the token or the intents change: the supervisor restarts the bot
     # process when the revision it runs differs from this one.
     gateway_revision: int = Field(default=1)
     message_content_intent: bool = Field(default=True)
     members_intent: bool = Field(default=False)
-    personality: str = _text()
+    personality: str = text_column()
     agent_mode: str = Field(default=AgentMode.CHAIN.value, max_length=16)
     reply_to_mentions: bool = Field(default=True)
     reply_in_dms: bool = Field(default=True)
     reply_to_replies: bool = Field(default=True)
     reply_when_relevant: bool = Field(default=False)
-    allowed_channel_ids: list[str] = _json(list)
-    always_on_channel_ids: list[str] = _json(list)
-    keywords: list[str] = _json(list)
+    allowed_channel_ids: list[str] = json_column(list)
+    always_on_channel_ids: list[str] = json_column(list)
+    keywords: list[str] = json_column(list)
     max_tool_rounds: int = Field(default=5)
     user_cooldown_seconds: float = Field(default=2.0)
     max_concurrent_runs: int = Field(default=4)
@@ -131,7 +79,7 @@ class LLMSetting(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "category", name="uq_llm_setting_bot_category"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int | None = _fk("bot.id", nullable=True)
+    bot_id: int | None = fk_column("bot.id", nullable=True)
     category: str = Field(max_length=16)
     provider: str = Field(max_length=32)
     base_url: str = Field(default="", max_length=500)
@@ -139,7 +87,7 @@ class LLMSetting(SQLModel, table=True):
     model: str | None = Field(default=None, max_length=200)
     context_window: int | None = Field(default=None)
     temperature: float | None = Field(default=None)
-    api_key_enc: str | None = _text(nullable=True)
+    api_key_enc: str | None = text_column(nullable=True)
     fallback_model: str | None = Field(default=None, max_length=200)
     supports_images: bool = Field(default=False)
     updated_at: datetime = Field(default_factory=utcnow)
@@ -154,7 +102,7 @@ class BotStatus(SQLModel, table=True):
         default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
     )
     state: str = Field(default=BotState.STOPPED.value, max_length=16)
-    detail: str = _text()
+    detail: str = text_column()
     pid: int | None = None
     supervisor_id: str | None = Field(default=None, max_length=100, index=True)
     lease_expires_at: datetime | None = None
@@ -165,7 +113,7 @@ class BotStatus(SQLModel, table=True):
     discord_user_name: str | None = Field(default=None, max_length=100)
     guild_count: int = Field(default=0)
     crash_count: int = Field(default=0)
-    last_error: str = _text()
+    last_error: str = text_column()
     last_error_at: datetime | None = None
     # The token revision that Discord rejected: no retry until the revision changes.
     rejected_revision: int | None = None
@@ -196,15 +144,15 @@ class McpServer(SQLModel, table=True):
     name: str = Field(max_length=64, sa_column_kwargs={"unique": True}, nullable=False)
     transport: str = Field(default=McpTransport.STDIO.value, max_length=32)
     command: str | None = Field(default=None, max_length=500)
-    args: list[str] = _json(list)
-    env_enc: str | None = _text(nullable=True)
+    args: list[str] = json_column(list)
+    env_enc: str | None = text_column(nullable=True)
     cwd: str | None = Field(default=None, max_length=500)
     url: str | None = Field(default=None, max_length=1000)
-    headers_enc: str | None = _text(nullable=True)
+    headers_enc: str | None = text_column(nullable=True)
     enabled: bool = Field(default=True)
-    tools_cache: list[dict[str, Any]] | None = _json(nullable=True)
+    tools_cache: list[dict[str, Any]] | None = json_column(nullable=True)
     tools_refreshed_at: datetime | None = None
-    last_error: str = _text()
+    last_error: str = text_column()
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -223,11 +171,11 @@ class BotMcpServer(SQLModel, table=True):
     )
     enabled: bool = Field(default=True)
     # None: every tool of the server; otherwise the allowed tool names.
-    allowed_tools: list[str] | None = _json(nullable=True)
+    allowed_tools: list[str] | None = json_column(nullable=True)
     timeout_seconds: float = Field(default=30.0)
     # None, or per tool of the server (its own name): {"fallback": "<tool>", "access": "read_only"|"writes"}.
     # A fallback is another tool of this server, "<server>__<tool>" of another one, or a built-in.
-    tool_settings: dict[str, dict[str, str]] | None = _json(nullable=True)
+    tool_settings: dict[str, dict[str, str]] | None = json_column(nullable=True)
 
 
 # --------------------------------------------------------------------------- conversations
@@ -240,14 +188,14 @@ class Conversation(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "key", name="uq_conversation_bot_key"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id")
+    bot_id: int = fk_column("bot.id")
     # "guild:<channel>", "dm:<channel>", "thread:<id>", "test:<uuid>" ...
     key: str = Field(max_length=200)
     kind: str = Field(default="guild", max_length=16)
     title: str = Field(default="", max_length=200)
     discord_guild_id: str | None = Field(default=None, max_length=32)
     discord_channel_id: str | None = Field(default=None, max_length=32)
-    app_user_id: int | None = _fk("app_user.id", nullable=True, ondelete="SET NULL")
+    app_user_id: int | None = fk_column("app_user.id", nullable=True, ondelete="SET NULL")
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow, index=True)
 
@@ -266,18 +214,18 @@ class Message(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    conversation_id: int = _fk("conversation.id", index=False)
+    conversation_id: int = fk_column("conversation.id", index=False)
     role: str = Field(max_length=16)
-    content: str = _text()
-    tool_calls: list[dict[str, Any]] | None = _json(nullable=True)
+    content: str = text_column()
+    tool_calls: list[dict[str, Any]] | None = json_column(nullable=True)
     tool_call_id: str | None = Field(default=None, max_length=100)
     name: str | None = Field(default=None, max_length=200)
     author_id: str | None = Field(default=None, max_length=32)
     author_name: str | None = Field(default=None, max_length=100)
     discord_message_id: str | None = Field(default=None, max_length=32)
-    attachments: list[dict[str, Any]] | None = _json(nullable=True)
+    attachments: list[dict[str, Any]] | None = json_column(nullable=True)
     status: str | None = Field(default=None, max_length=16)
-    error: str = _text()
+    error: str = text_column()
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
@@ -290,10 +238,10 @@ class AgentEvent(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_agent_event_run_seq"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = _fk("message.id", index=False)
+    run_id: int = fk_column("message.id", index=False)
     seq: int
     kind: str = Field(max_length=32)
-    data: dict[str, Any] = _json(dict)
+    data: dict[str, Any] = json_column(dict)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -304,8 +252,8 @@ class LLMCall(SQLModel, table=True):
     __table_args__ = (Index("ix_llm_call_bot_created", "bot_id", "created_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int | None = _fk("bot.id", nullable=True, index=False)
-    run_id: int | None = _fk("message.id", nullable=True, ondelete="SET NULL")
+    bot_id: int | None = fk_column("bot.id", nullable=True, index=False)
+    run_id: int | None = fk_column("message.id", nullable=True, ondelete="SET NULL")
     agent_role: str = Field(max_length=32)
     provider: str = Field(max_length=32)
     model: str = Field(max_length=200)
@@ -313,7 +261,7 @@ class LLMCall(SQLModel, table=True):
     tokens_out: int = Field(default=0)
     ttft_ms: float | None = None
     latency_ms: float = Field(default=0.0)
-    error: str = _text()
+    error: str = text_column()
     cost: float | None = None  # estimated, in the admin's currency; NULL: no price known
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -325,7 +273,7 @@ class UsageDaily(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "day", name="uq_usage_daily_bot_day"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
+    bot_id: int = fk_column("bot.id", index=False)
     day: str = Field(max_length=10)  # YYYY-MM-DD
     calls: int = Field(default=0)
     tokens_in: int = Field(default=0)
@@ -383,11 +331,11 @@ class LogEntry(SQLModel, table=True):
     __table_args__ = (Index("ix_log_entry_bot_created", "bot_id", "created_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int | None = _fk("bot.id", nullable=True, index=False)
+    bot_id: int | None = fk_column("bot.id", nullable=True, index=False)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     level: str = Field(max_length=10)
     logger: str = Field(max_length=200)
-    message: str = _text()
+    message: str = text_column()
 
 
 # --------------------------------------------------------------------------- users of a bot
@@ -400,10 +348,10 @@ class UserProfile(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "discord_user_id", name="uq_user_profile_bot_user"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
+    bot_id: int = fk_column("bot.id", index=False)
     discord_user_id: str = Field(max_length=32)
     display_name: str = Field(default="", max_length=100)
-    directives: str = _text()
+    directives: str = text_column()
     updated_at: datetime = Field(default_factory=utcnow)
 
 
@@ -414,9 +362,9 @@ class UserNote(SQLModel, table=True):
     __table_args__ = (Index("ix_user_note_bot_user", "bot_id", "discord_user_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
+    bot_id: int = fk_column("bot.id", index=False)
     discord_user_id: str = Field(max_length=32)
-    note: str = _text()
+    note: str = text_column()
     reliability: float = Field(default=0.5)
     source: str = Field(default="admin", max_length=16)  # admin | tool | archivist
     # active: the bot knows it; suggested: an Archivist note waiting for an admin; dismissed: refused (never suggested again)
@@ -432,7 +380,7 @@ class BotFile(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "path", name="uq_bot_file_bot_path"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
+    bot_id: int = fk_column("bot.id", index=False)
     path: str = Field(max_length=500)
     size: int = Field(default=0)
     content_type: str = Field(default="application/octet-stream", max_length=100)
@@ -512,10 +460,10 @@ class CouncilAdvisor(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("bot_id", "name", name="uq_council_advisor_bot_name"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
+    bot_id: int = fk_column("bot.id", index=False)
     position: int = Field(default=0)
     name: str = Field(max_length=64)
-    role: str = _text()
+    role: str = text_column()
     category: str = Field(default=LLMCategory.OUTPUT.value, max_length=16)
     provider: str = Field(default="", max_length=32)
     model: str = Field(default="", max_length=200)
@@ -529,20 +477,20 @@ class Deliberation(SQLModel, table=True):
     __table_args__ = (Index("ix_deliberation_bot_created", "bot_id", "created_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    bot_id: int = _fk("bot.id", index=False)
-    question: str = _text()
+    bot_id: int = fk_column("bot.id", index=False)
+    question: str = text_column()
     asked_by: str = Field(default="", max_length=100)
     platform: str = Field(default="discord", max_length=16)
     # [{name, role, provider, model, answer, error, tokens_in, tokens_out, seconds}] in finishing order
-    advisors: list[dict[str, Any]] = _json(list)
-    synthesis: str = _text()
-    consensus: str = _text()
-    disagreements: list[str] = _json(list)
-    recommendation: str = _text()
+    advisors: list[dict[str, Any]] = json_column(list)
+    synthesis: str = text_column()
+    consensus: str = text_column()
+    disagreements: list[str] = json_column(list)
+    recommendation: str = text_column()
     confidence: int | None = None  # 0-100; None: no synthesis
     tokens_in: int = Field(default=0)
     tokens_out: int = Field(default=0)
     cost: float | None = None  # estimated, where prices are known
     seconds: float = Field(default=0.0)
-    error: str = _text()
+    error: str = text_column()
     created_at: datetime = Field(default_factory=utcnow)

@@ -14,6 +14,7 @@ from grobot.core.llm.registry import close_all, get_provider
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.services import llm_settings
 from grobot.core.services.llm_settings import EffectiveLLM
+from grobot.core.settings import get_settings
 from tests.fakes.llm import Reply
 
 PROVIDERS = ["ollama", "openai"]
@@ -155,6 +156,7 @@ async def test_server_down_names_the_url():
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_timeout_is_retried_once(fake_llm, provider, monkeypatch):
     monkeypatch.setenv("GROBOT_LLM_TIMEOUT_SECONDS", "0.3")
+    get_settings.cache_clear()  # the settings fixture clears it again after the test
     fake_llm.script(Reply(delay=0.8), Reply(text="second try"))
     result = await call_llm(settings(fake_llm, provider), USER, role="test")
     assert result.text == "second try" and "did not answer within 0.3 s" in result.records[0].error

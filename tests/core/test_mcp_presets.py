@@ -20,6 +20,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import bots, mcp_presets, mcp_servers
 from grobot.core.services.files import bot_root
+from grobot.core.settings import get_settings
 from grobot.core.tools import mcp_store
 from grobot.core.tools.base import ToolContext
 from grobot.core.tools.catalog import catalog_for_bot, read_links
@@ -34,6 +35,7 @@ NPM_MODULES = Path(__file__).resolve().parents[1] / "npm" / "node_modules"
 def preset_env(grobot_env, monkeypatch):
     """The npm presets are found where ``make test`` installs them (tests/npm)."""
     monkeypatch.setenv("GROBOT_MCP_NODE_MODULES", str(NPM_MODULES))
+    get_settings.cache_clear()  # grobot_env clears it again afterwards
     return grobot_env
 
 

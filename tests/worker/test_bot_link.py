@@ -11,6 +11,7 @@ import pytest
 
 from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer, LeaseWatch, Report
 from bot_worker.supervisor import Slot, Supervisor, SupervisorConfig
+from grobot.core.settings import get_settings
 
 EXPIRES = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -85,6 +86,7 @@ def test_a_wrong_token_or_a_silent_supervisor_is_a_connection_error():
 def test_a_bot_started_by_hand_has_no_link(monkeypatch):
     monkeypatch.delenv("GROBOT_SUPERVISOR_URL", raising=False)
     monkeypatch.delenv("GROBOT_SUPERVISOR_TOKEN", raising=False)
+    get_settings.cache_clear()
     assert BotLinkClient.from_env() is None  # it uses the database itself
 
 
@@ -138,6 +140,7 @@ def test_the_supervisor_answers_the_heartbeats_of_its_own_processes_only(grobot_
     for name in ("GROBOT_SUPERVISOR_ID", "GROBOT_HEARTBEAT_SECONDS"):
         monkeypatch.setenv(name, "")  # the supervisor sets them for its bots: restored after the test
     monkeypatch.setenv("GROBOT_SPAWN", "exec")
+    get_settings.cache_clear()
     supervisor = Supervisor(config=SupervisorConfig())
     supervisor.slots[7] = Slot(7, proc=_Process(pid=4242))  # type: ignore[arg-type]
     supervisor.held, supervisor.lease_expires = {7}, EXPIRES

@@ -52,9 +52,9 @@ def _in(seconds: float) -> datetime:
 
 async def _lapse(client: FleetBot, expires: datetime) -> None:
     """The lease watch fired (margin: 3 s before ``expires``)."""
-    assert client.fence is not None
-    client.fence.expires = expires
-    await client._confirm_lease_or_stop()
+    assert client.lease.fence is not None
+    client.lease.fence.expires = expires
+    await client.lease.confirm_or_stop()
 
 
 def test_a_supervisor_busy_for_a_moment_keeps_its_bot():
@@ -65,7 +65,7 @@ def test_a_supervisor_busy_for_a_moment_keeps_its_bot():
         client = _bot(link)
         await _lapse(client, _in(2.9))
         assert not client.is_closed() and client.exit_code == EXIT_OK
-        assert client.fence is not None and client.fence.expires == renewed and link.calls == 2
+        assert client.lease.fence is not None and client.lease.fence.expires == renewed and link.calls == 2
         await client.close()
 
     asyncio.run(scenario())
@@ -114,16 +114,16 @@ def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouche
         client._ignore_cache = (bot, time.monotonic() - 5, "v1")
         assert client._cached_rules() is None  # older, and nobody said they are current
 
-        client._config_version, client._config_seen_at = "v1", time.monotonic()
+        client.lease.config_version, client.lease.config_seen_at = "v1", time.monotonic()
         assert client._cached_rules() is bot  # the supervisor's last poll saw the same version
 
-        client._config_version = "v2"
+        client.lease.config_version = "v2"
         assert client._cached_rules() is None  # changed since: read again
 
-        client._config_version, client._config_seen_at = "v1", time.monotonic() - 10
+        client.lease.config_version, client.lease.config_seen_at = "v1", time.monotonic() - 10
         assert client._cached_rules() is None  # said too long ago (the link or the polls fail)
 
-        client._config_seen_at = time.monotonic()
+        client.lease.config_seen_at = time.monotonic()
         client._ignore_cache = (bot, time.monotonic() - 61, "v1")
         assert client._cached_rules() is None  # never longer than a minute
         await client.close()
@@ -134,7 +134,7 @@ def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouche
         bot = started._ignore_cache[0]
         started._ignore_cache = (bot, time.monotonic() - 1.5, "v0")
         assert started._cached_rules() is bot
-        started._config_version = "v1"  # the first answer: changed since the start
+        started.lease.config_version = "v1"  # the first answer: changed since the start
         assert started._cached_rules() is None
         await started.close()
 
@@ -148,7 +148,7 @@ def test_a_fenced_bot_ends_with_its_exit_code_while_closing_takes_a_moment():
     class Fenced(FleetBot):
         async def start(self, token: str, *, reconnect: bool = True) -> None:
             self.closed = asyncio.Event()
-            self._spawn(self._stop_fenced("the lease was lost"))
+            self._spawn(self.lease.stop_fenced("the lease was lost"))
             await self.closed.wait()  # like discord.py's connect(): returns once closed
 
         async def close(self) -> None:

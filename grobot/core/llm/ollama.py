@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ from urllib.parse import urlsplit
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
 from grobot.core.llm.http_client import LLMHttpClient, iter_lines, loads
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class OllamaProvider(LLMProvider):
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 120.0) -> None:
         super().__init__(normalize_host(base_url), api_key, timeout=timeout)
-        api_key = api_key or os.environ.get("OLLAMA_API_KEY")  # like the official client (Ollama's cloud)
+        api_key = api_key or get_settings().ollama_api_key  # like the official client (Ollama's cloud)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = LLMHttpClient(self.base_url, self._headers, timeout, provider=self.name)
 

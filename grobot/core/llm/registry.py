@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 import weakref
 from collections.abc import AsyncGenerator
 
@@ -70,10 +69,9 @@ class _LoopProviders(dict[tuple[str, str, str, float], LLMProvider]):
 
 def default_timeout() -> float:
     """Seconds an LLM call may stay silent (``GROBOT_LLM_TIMEOUT_SECONDS``, default 120)."""
-    try:
-        return max(0.05, float(os.environ.get("GROBOT_LLM_TIMEOUT_SECONDS", "120")))
-    except ValueError:
-        return 120.0
+    from grobot.core.settings import get_settings
+
+    return get_settings().llm_timeout_seconds
 
 
 def get_provider(provider: str, base_url: str, api_key: str | None = None, *, timeout: float | None = None) -> LLMProvider:

@@ -12,9 +12,9 @@ The host passes its memory to the chain (:class:`~grobot.core.agents.deps.ChainD
 from __future__ import annotations
 
 import logging
-import os
 
 from grobot.core.memory import MemoryPort, NoopMemory
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def memory_at(url: str | None) -> MemoryPort:
 
 def memory_from_env() -> MemoryPort:
     """A bot process's memory: its supervisor's service, whose address it was given at start."""
-    return memory_at(os.environ.get(URL_ENV, "").strip())
+    return memory_at(get_settings().worker.memory_url)
 
 
 async def close_memory(memory: MemoryPort | None) -> None:

@@ -14,7 +14,6 @@ npm folders searched: ``GROBOT_MCP_NODE_MODULES`` (paths separated by ``:``), th
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -139,11 +138,10 @@ def get_preset(name: str) -> McpPreset:
 
 def node_modules_roots() -> list[Path]:
     """Where installed npm packages are looked for, in order."""
-    roots = [Path(p).expanduser() for p in os.environ.get("GROBOT_MCP_NODE_MODULES", "").split(os.pathsep) if p]
     from grobot.core.settings import get_settings
 
-    roots.append(get_settings().data_dir / "mcp" / "node_modules")
-    return roots
+    settings = get_settings()
+    return [*settings.mcp_node_modules, settings.data_dir / "mcp" / "node_modules"]
 
 
 def node_binary() -> str | None:

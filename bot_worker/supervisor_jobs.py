@@ -1,0 +1,192 @@
+"""What a supervisor hosts besides its bot processes: the bots' memory service and the periodic
+jobs (housekeeping, memory pruning, MCP tool lists).
+
+:class:`SupervisorJobs` is owned by :class:`~bot_worker.supervisor.Supervisor`, which starts the
+memory service, schedules the jobs on its scheduler and stops the service at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from grobot.core.agents.deps import ChainDeps
+from grobot.core.memory import NoopMemory
+from grobot.core.memory import registry as memory_registry
+from grobot.core.settings import get_settings
+
+if TYPE_CHECKING:
+    from bot_worker.memory_service import MemoryService
+    from bot_worker.supervisor import SupervisorConfig
+
+logger = logging.getLogger(__name__)
+
+Write = Callable[..., Any]  # ``write(fn, *args, **kwargs)``: ``fn(..., session=...)`` in a transaction of its own
+
+
+class SupervisorJobs:
+    """The memory service of one supervisor, and its housekeeping and MCP jobs."""
+
+    def __init__(self, supervisor_id: str, config: SupervisorConfig, write: Write, deps: ChainDeps) -> None:
+        self.supervisor_id = supervisor_id
+        self.deps = deps  # the supervisor's: its memory is set here, its MCP sessions refresh the tool lists
+        self.config = config
+        self._write = write
+        self.memory_service: MemoryService | None = None
+        self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
+        self._prune_task: asyncio.Task[None] | None = None
+        self._warm_task: asyncio.Task[None] | None = None
+
+    def schedule(self, scheduler: AsyncIOScheduler, now: datetime) -> None:
+        """Add the periodic jobs to the supervisor's scheduler."""
+        scheduler.add_job(self.housekeeping, IntervalTrigger(seconds=self.config.housekeeping_seconds),
+                          id="housekeeping")
+        scheduler.add_job(self.refresh_mcp_tools, IntervalTrigger(seconds=self.config.mcp_refresh_seconds),
+                          id="mcp_refresh", next_run_time=now)
+        scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
+                          id="mcp_new")
+
+    # ------------------------------------------------------------------ memory service
+    async def start_memory_service(self) -> None:
+        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
+
+        The embedder and Chroma load in the background on the store's own threads
+        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the service the bots
+        still answer, with no memory.
+        """
+        from bot_worker.memory_service import MemoryService
+        from grobot.core.memory.local import LocalMemory
+        if not self._lock_memory_store():
+            return
+        local = LocalMemory()
+        service = MemoryService(local)
+        try:
+            url = await service.start()
+        except OSError as exc:
+            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
+            if self._memory_lock:
+                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
+                self._memory_lock = None
+            return
+        self.memory_service = service
+        self.deps.memory = local
+        try:
+            await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
+        except Exception as exc:
+            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
+                           "cannot reach it", type(exc).__name__)
+        self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
+        if get_settings().worker.memory_preload:
+            self._warm_task = asyncio.get_running_loop().create_task(local.warm())
+
+    def memory_env(self) -> dict[str, str]:
+        """What a bot process needs to reach the memory service (a blank address: no memory)."""
+        from grobot.core.memory.runtime import URL_ENV
+
+        return {URL_ENV: self.memory_service.url if self.memory_service is not None else ""}
+
+    def _lock_memory_store(self) -> bool:
+        """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
+        settings = get_settings()
+        if settings.chroma_url or self._memory_lock:
+            return True  # a Chroma server: every supervisor may serve it (or we hold the lock already)
+        import fcntl
+
+        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(settings.chroma_dir / "supervisor.lock", "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            if self._memory_lock is False:
+                return False  # said so already
+            self._memory_lock = False
+            logger.error("Another supervisor holds the embedded memory store in %s: this one's bots run without "
+                         "long-term memory (set CHROMA_URL to a Chroma server shared by every supervisor)",
+                         settings.chroma_dir)
+            return False
+        self._memory_lock = handle
+        return True
+
+    async def stop(self) -> None:
+        """Stop the memory service (the supervisor withdraws its address with its other rows)."""
+        if self.memory_service is not None:
+            await self.memory_service.stop()
+            self.deps.memory = NoopMemory()
+
+    async def prune_memories(self) -> None:
+        """Drop the memory collections of bots deleted while no memory service ran, and keep
+        each bot within ``memory_max_per_bot`` (the oldest memories go).
+
+        A supervisor that could not serve memory (another one held the embedded store) tries
+        again here: bots started from then on get it.
+        """
+        if self.memory_service is None:
+            await self.start_memory_service()
+        if self.memory_service is None:
+            return
+        try:
+            existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
+            gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
+        except Exception as exc:
+            logger.warning("Pruning memories failed: %s", type(exc).__name__)
+            return
+        if gone:
+            logger.info("Dropped the memories of %d deleted bot(s)", len(gone))
+        if trimmed:
+            logger.info("Deleted the %d oldest memories beyond %d per bot", trimmed, keep)
+
+    # ------------------------------------------------------------------ periodic jobs
+    async def housekeeping(self) -> None:
+        """Log and event retention, usage repair (idempotent: several supervisors may run them)."""
+        try:
+            from grobot.core.services import maintenance
+        except ImportError:  # pragma: no cover - an install without the maintenance service
+            return
+        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
+            try:
+                await asyncio.to_thread(self._write, job)
+            except Exception as exc:
+                logger.warning("Housekeeping %s failed: %s", job.__name__, type(exc).__name__)
+        await self.prune_memories()
+
+    async def refresh_mcp_tools(self) -> None:
+        """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
+        from grobot.core.tools import mcp_store
+
+        try:
+            errors = await mcp_store.refresh_all(self.deps.mcp.hub())
+        except Exception as exc:
+            logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
+            return
+        for name, error in errors.items():
+            if error:
+                logger.warning("MCP server %s: %s", name, error)
+
+    async def list_new_mcp_servers(self) -> None:
+        """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
+        from grobot.core.tools import mcp_store
+
+        try:
+            errors = await mcp_store.refresh_new(self.deps.mcp.hub())
+        except Exception as exc:
+            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
+            return
+        for name, error in errors.items():
+            logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
+
+
+def _bot_ids_and_memory_cap(*, session: Any) -> tuple[list[int], int]:
+    from sqlmodel import select
+
+    from grobot.core.models import Bot
+    from grobot.core.services import app_settings
+
+    cap = int(app_settings.get_values(("memory_max_per_bot",), session=session)["memory_max_per_bot"])
+    return [int(i) for i in session.exec(select(Bot.id)).all()], cap
