@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>`: where is it stuck?
-    from bot_worker.supervisor import Supervisor, SupervisorConfig
+    from bot_worker.supervisor import Supervisor
+    from bot_worker.supervisor_config import SupervisorConfig
     from grobot.core.db import set_application_name
     from grobot.core.errors import GroBotError
     from grobot.core.logs import configure_logging

@@ -15,7 +15,7 @@ from grobot.core.answering import answer_message
 from grobot.core.errors import GroBotError
 
 if TYPE_CHECKING:
-    from bot_worker.bot_process import FleetBot
+    from bot_worker.fleet_bot import FleetBot
 
 logger = logging.getLogger(__name__)
 

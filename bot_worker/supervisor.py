@@ -17,8 +17,7 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,7 +28,9 @@ from bot_worker.bot_link import LEASE_ENV
 from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.link_server import SupervisorLink
-from bot_worker.spawn import BotHandle, Spawner
+from bot_worker.os_processes import is_bot_process, pid_alive, terminate
+from bot_worker.spawn import Spawner
+from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
 from bot_worker.test_chat_runner import TestChatRunner, TestChatService
 from grobot.core import test_chat_link
@@ -40,82 +41,10 @@ from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_llm, fleet, test_chat
-from grobot.core.settings import Settings, get_settings
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
-
-
-@dataclass(frozen=True)
-class SupervisorConfig:
-    """Timings of the supervisor (:class:`~grobot.core.settings.WorkerSettings`; short values in tests)."""
-
-    poll_seconds: float = 2.0
-    heartbeat_seconds: float = 5.0  # bot heartbeats and lease renewal
-    lease_seconds: float = 15.0
-    stop_grace_seconds: float = 3.0  # SIGTERM, then SIGKILL
-    start_interval: float = 0.25  # stagger between two bot starts
-    backoff_initial: float = 1.0
-    backoff_max: float = 300.0
-    healthy_reset: float = 600.0  # a process up this long resets its backoff
-    intent_retry_seconds: float = 60.0
-    test_chat_poll_seconds: float = 0.5
-    test_chat_concurrency: int = 4
-    housekeeping_seconds: float = 300.0
-    mcp_refresh_seconds: float = 300.0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:
-        """Read afresh (``env``: instead of the process environment), through :class:`Settings`."""
-        settings = Settings.from_env(env)
-        worker = settings.worker
-        return cls(poll_seconds=settings.poll_seconds, **{f.name: getattr(worker, f.name) for f in fields(cls)
-                                                          if f.name != "poll_seconds"})
-
-    @property
-    def fence_after(self) -> float:
-        """Seconds without a renewal after which our bots are stopped (before the lease can pass)."""
-        return max(self.lease_seconds - self.stop_grace_seconds - 1.0 - self.poll_seconds, self.lease_seconds / 3)
-
-
-def next_backoff(current: float | None, *, ran_for: float, config: SupervisorConfig) -> float:
-    """The wait before restarting a crashed bot: 1 s doubling to 5 min, reset after a healthy run."""
-    if current is None or ran_for >= config.healthy_reset:
-        return config.backoff_initial
-    return min(current * 2, config.backoff_max)
-
-
-UNREACHABLE_ERROR = "cannot reach Discord (network, DNS or proxy: see the bot's logs)"
-
-
-def describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the bot process was killed ({name})"
-    return f"the bot process exited with code {code}"
-
-
-@dataclass
-class Slot:
-    """What the supervisor knows of one bot it runs (or ran)."""
-
-    bot_id: int
-    proc: BotHandle | None = None
-    revision: int = 0
-    started_at: float = 0.0
-    stopping: bool = False
-    stop_reason: str = ""
-    kill_at: float = 0.0
-    backoff: float | None = None
-    next_start: float = 0.0
-    failures: int = 0
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None
 
 
 @dataclass
@@ -260,7 +189,7 @@ class Supervisor:
             supervisors = fleet.all_supervisors(session=session)
             known = {sup.id for sup in supervisors}
             dead = {sup.id for sup in supervisors if sup.hostname == self.hostname and sup.id != self.supervisor_id
-                    and not _pid_alive(sup.pid)}
+                    and not pid_alive(sup.pid)}
             mine = f"{self.hostname}:"
             orphans = []
             for row in fleet.fleet_view(session=session):
@@ -279,10 +208,10 @@ class Supervisor:
                 fleet.remove_supervisor(sup_id, session=session)
             fleet.register_supervisor(self.supervisor_id, hostname=self.hostname, pid=os.getpid(), session=session)
         for bot_id, pid in orphans:
-            if _is_bot_process(pid, bot_id):
+            if is_bot_process(pid, bot_id):
                 logger.warning("Stopping bot %s process %s left by a previous supervisor", bot_id, pid,
                                extra={"bot_id": bot_id})
-                _terminate(pid, grace=self.config.stop_grace_seconds)
+                terminate(pid, grace=self.config.stop_grace_seconds)
 
     async def shutdown(self) -> None:
         """Stop every bot process (SIGTERM, SIGKILL after the grace period) and release the leases."""
@@ -553,51 +482,3 @@ class Supervisor:
             await asyncio.to_thread(self._write, fn, *args, **kwargs)
         except Exception as exc:
             logger.warning("Could not write the bot status (%s)", type(exc).__name__)
-
-# --------------------------------------------------------------------------- OS helpers
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _is_bot_process(pid: int, bot_id: int) -> bool:
-    """Is ``pid`` a ``bot_worker.bot_process --bot-id <bot_id>`` process on this host?"""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            args = handle.read().split(b"\0")
-    except OSError:
-        return False
-    return b"bot_worker.bot_process" in args and str(bot_id).encode() in args
-
-
-def _terminate(pid: int, *, grace: float) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not _pid_alive(pid) or _is_zombie(pid):
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] == "Z"
-    except OSError:
-        return True

@@ -23,7 +23,7 @@ from grobot.core.settings import get_settings
 
 if TYPE_CHECKING:
     from bot_worker.memory_service import MemoryService
-    from bot_worker.supervisor import SupervisorConfig
+    from bot_worker.supervisor_config import SupervisorConfig
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer, LeaseWatch, Report
-from bot_worker.supervisor import Slot, Supervisor, SupervisorConfig
+from bot_worker.supervisor import Supervisor
+from bot_worker.supervisor_config import Slot, SupervisorConfig
 from grobot.core.settings import get_settings
 
 EXPIRES = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)

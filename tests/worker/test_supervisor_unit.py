@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from bot_worker.supervisor import SupervisorConfig, describe_exit, next_backoff
+from bot_worker.supervisor_config import SupervisorConfig, describe_exit, next_backoff
 
 
 def test_backoff_doubles_to_five_minutes_and_resets_after_a_healthy_run():

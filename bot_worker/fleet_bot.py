@@ -1,0 +1,370 @@
+"""The discord.py client of one GroBot bot (the Discord glue of a bot process).
+
+It keeps the gateway connection and maps each message: a recent settings read may ignore it;
+one the bot may answer is read with the supervisor (settings, run, memories, tool scores in
+one request), checked and answered on the one path of :mod:`grobot.core.answering`, and the
+answer is streamed into a reply. Heartbeats and lease fencing are :mod:`bot_worker.lease`'s,
+the slash commands :mod:`bot_worker.slash_commands`'.
+"""
+
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot_worker.bot_link import BotLinkClient, initial_lease
+from bot_worker.bot_store import BotSettings, BotStore
+from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, typing
+from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
+from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
+from bot_worker.mapping import to_incoming
+from bot_worker.run_stops import RunStops
+from bot_worker.slash_commands import register_commands
+from bot_worker.streaming import ReplyStreamer
+from bot_worker.text import ERROR_REPLY
+from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.reply_rules import rules_decision
+from grobot.core.agents.types import Event, EventKind, IncomingMessage
+from grobot.core.answering import Admission, FloodGate, admit, answer
+from grobot.core.errors import GroBotError
+from grobot.core.memory import MemoryPort
+from grobot.core.settings import Settings
+
+logger = logging.getLogger(__name__)
+# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
+timings_logger = logging.getLogger("bot_worker.timings")
+
+
+IGNORE_CACHE_SECONDS = 1.0
+IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
+UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
+
+
+@dataclass(frozen=True)
+class ProcessConfig:
+    """Timings of a bot process (from :class:`~grobot.core.settings.Settings`; short values in tests)."""
+
+    heartbeat_seconds: float = 5.0
+    guild_ready_timeout: float = 2.0
+    stream_edit_seconds: float = 1.0
+    supervisor_id: str | None = None
+    fencing: bool = False  # PostgreSQL: several supervisors may exist
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProcessConfig:
+        worker = settings.worker
+        return cls(supervisor_id=worker.supervisor_id, fencing=settings.database_url.startswith("postgresql"),
+                   heartbeat_seconds=worker.heartbeat_seconds, guild_ready_timeout=worker.guild_ready_timeout,
+                   stream_edit_seconds=worker.stream_edit_seconds)
+
+
+def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | None:
+    """The supervisor's similarities of a message, by tool text (None: none computed)."""
+    return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
+
+
+def _privileged(bot: BotSettings) -> list[str]:
+    return [name for name, on in (("message_content", bot.message_content_intent), ("members", bot.members_intent)) if on]
+
+
+class FleetBot(discord.Client):
+    """The discord.py client of one GroBot bot."""
+
+    def __init__(self, bot: BotSettings, config: ProcessConfig, store: BotStore,
+                 link: BotLinkClient | None = None, memory: MemoryPort | None = None) -> None:
+        super().__init__(
+            intents=build_intents(message_content=bot.message_content_intent, members=bot.members_intent),
+            guild_ready_timeout=config.guild_ready_timeout,
+            max_messages=None,
+            chunk_guilds_at_startup=False,
+            allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=True),
+        )
+        self.bot_id = bot.id
+        self.store = store
+        self.revision = bot.gateway_revision
+        self.privileged = _privileged(bot)
+        self.config = config
+        self.pid = os.getpid()
+        self.exit_code = EXIT_OK
+        self.gate = FloodGate()  # cooldowns, runs at once, notices
+        self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
+        self.actions = BotDiscordActions(self)
+        # What its runs use: the supervisor's store, its memory service, MCP sessions of its own.
+        self.deps = ChainDeps(store=store, discord=self.actions, **({"memory": memory} if memory is not None else {}))
+        self.tree = app_commands.CommandTree(self)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._answers: set[asyncio.Task[Any]] = set()  # the answers in progress (also in _tasks)
+        self._synced = False
+        self._connected = False
+        # The settings read at the start serve until they change (see _cached_rules).
+        self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
+        # The tool texts the Tool Router scored last: the supervisor scores the next message
+        # against them while it reads that message's settings (no request of the router's own).
+        self._route_texts: list[str] = []
+        # Heartbeats, lease fencing and the supervisor's word on the settings version. Its first
+        # word is the read at start: a fleet that starts in a busy guild does not ask for every
+        # message until its first heartbeat answers. Started by hand: heartbeats go to the database.
+        self.lease = LeaseKeeper(self, link if link is not None else DatabaseHeartbeats(store), bot_id=bot.id,
+                                 heartbeat_seconds=config.heartbeat_seconds, supervisor_id=config.supervisor_id,
+                                 fencing=config.fencing, config_version=bot.version if link is not None else "",
+                                 pid=self.pid)
+        register_commands(self)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def setup_hook(self) -> None:
+        await self.lease.start(initial_lease())  # may stop a bot that took long to start
+
+    async def close(self) -> None:
+        self.lease.close()
+        await super().close()
+
+    async def stop(self, exit_code: int | None = None) -> None:
+        """Close the client; ``exit_code`` becomes the process's (None: keep it)."""
+        if exit_code is not None:
+            self.exit_code = exit_code
+        await self.close()
+
+    def gateway_state(self) -> tuple[int, bool]:
+        """``(guild count, connected)``: what the heartbeats report."""
+        return len(self.guilds), self._connected
+
+    async def run_until_closed(self, token: str) -> None:
+        """Connect and run until closed (a signal, fencing, the supervisor gone); then end the
+        answers in progress while the store is still open."""
+        async with self:
+            try:
+                await self.start(token)
+            finally:
+                await self.finish_answers()
+
+    async def finish_answers(self, timeout: float = 1.5) -> None:
+        """At the end: stop the answers in progress (each one stores its end) and give the
+        Archivist a moment, while the bot's store is still open (within the supervisor's 3 s
+        grace period before SIGKILL)."""
+        from grobot.core.agents.chain import wait_for_background
+
+        answers = [t for t in self._answers if not t.done()]
+        for task in answers:
+            task.cancel()
+        if answers:
+            await asyncio.wait(answers, timeout=timeout)
+        if "grobot.core.agents.archivist" in sys.modules:
+            await wait_for_background(timeout=0.5)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def on_connect(self) -> None:
+        """READY (a new gateway session): the bot is online; guilds keep arriving after this."""
+        assert self.user is not None
+        self._connected = True
+        try:
+            ok = await self.store.mark_online(self.bot_id, pid=self.pid, user_id=str(self.user.id),
+                                              user_name=self.user.name, guild_count=len(self.guilds),
+                                              revision=self.revision)
+        except Exception as exc:
+            logger.warning("Could not record the online status: %s", exc if isinstance(exc, ConnectionError)
+                           else type(exc).__name__)
+            ok = True
+        if not ok:
+            logger.error("Another process is registered for this bot: stopping")
+            self.exit_code = EXIT_REPLACED
+            await self.close()
+            return
+        logger.info("Online as %s (gateway session started)", self.user.name)
+
+    async def on_disconnect(self) -> None:
+        self._connected = False
+
+    async def on_resumed(self) -> None:
+        self._connected = True
+
+    async def on_ready(self) -> None:
+        if not self._synced:
+            self._synced = True
+            self._spawn(self._sync_commands())
+
+    async def _sync_commands(self) -> None:
+        try:
+            await self.tree.sync()
+        except Exception as exc:
+            logger.warning("Could not register the slash commands: %s", exc)
+
+    # ------------------------------------------------------------------ messages
+    def _cached_rules(self) -> BotSettings | None:
+        """The settings last read, while they may decide to ignore a message (None: read them).
+
+        A read is trusted for IGNORE_CACHE_SECONDS; longer while the supervisor's heartbeat
+        answers say the settings have not changed since (up to IGNORE_CACHE_MAX_SECONDS). So in
+        a guild with many bots, a message for one of them does not make every other bot read
+        the database; a changed rule reaches them within a poll and a heartbeat period.
+        """
+        bot, read_at, version = self._ignore_cache
+        now = time.monotonic()
+        age = now - read_at
+        if bot is None or age >= IGNORE_CACHE_MAX_SECONDS:
+            return None
+        if age < IGNORE_CACHE_SECONDS:
+            return bot
+        # The supervisor's word counts while it is recent (a failing link or poll ends the trust).
+        return bot if self.lease.vouches_for(version) else None
+
+    async def on_message(self, message: discord.Message) -> None:
+        received = time.perf_counter()
+        if self.user is None or message.author.id == self.user.id or message.author.bot:
+            return
+        incoming = to_incoming(message, bot_id=self.bot_id, bot_user_id=self.user.id)
+        # Most guild messages are not for this bot: a recent config read (see _cached_rules) may
+        # decide to ignore one; anything that may be answered reads it fresh.
+        cached = self._cached_rules()
+        if cached is not None and rules_decision(cached.rules, incoming) is False:
+            return
+        addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
+        try:
+            # One request for the whole message: the settings, and for a message it may answer,
+            # its MCP servers and what the chain reads first. A message addressed to the bot is
+            # almost always answered: the supervisor also looks its memories up (one request).
+            route_texts = self._route_texts if addressed else []
+            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts)
+        except Exception as exc:
+            logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                         else type(exc).__name__)
+            if addressed:  # addressed to the bot: say so rather than stay silent
+                await self._notice(message, UNAVAILABLE_NOTICE)
+            return
+        bot, links, loaded = data.settings, data.links, data.loaded
+        if bot is not None:
+            self._ignore_cache = (bot, time.monotonic(), bot.version)
+        decision = data.decision if bot is not None else False  # the rules, evaluated with the read
+        if decision is False:
+            return
+        if loaded is None:  # the supervisor could not read the run with the settings: ask once more
+            try:
+                loaded = await self.store.load(incoming)
+            except Exception as exc:
+                logger.error("Cannot read the run: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
+                             else type(exc).__name__)
+                if decision is True:
+                    await self._notice(message, UNAVAILABLE_NOTICE)
+                return
+        admission = admit(incoming, loaded, self.gate, decision=decision)
+        if not admission.admitted:  # over a limit, in a cooldown or busy: said at most once a window
+            if admission.notify:
+                await self._notice(message, admission.refusal)
+            return
+        marks = {"received": received, "config": time.perf_counter()}
+        task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
+                                        memories=data.memories, similarities=_scored(route_texts, data.similarities)))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+        self.stops.add(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """🛑 on a streaming answer, from the user it answers, stops it."""
+        if self.user is not None and payload.user_id != self.user.id:
+            self.stops.stop_by_reaction(str(payload.message_id), str(payload.user_id), str(payload.emoji))
+
+    async def _notice(self, message: discord.Message, text: str) -> None:
+        try:
+            await message.reply(text, mention_author=False)
+        except discord.HTTPException as exc:
+            logger.warning("Could not send a notice: %s", exc)
+
+    async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
+                      links: Any = None, marks: dict[str, float] | None = None,
+                      memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
+        """Answer an admitted message: its attachments, then the chain, streamed into a reply."""
+        marks = marks if marks is not None else {"received": time.perf_counter()}
+        try:
+            if message.attachments:
+                images = loaded.llms["output"].supports_images
+                incoming.attachments = await read_attachments(message, images_allowed=images)
+            running = self.stops.current()
+
+            async def send(text: str, index: int) -> discord.Message:
+                sent = await (message.reply(text, mention_author=False) if index == 0 else message.channel.send(text))
+                if running is not None:  # a 🛑 reaction to it stops the answer
+                    running.message_ids.add(str(sent.id))
+                return sent
+
+            streamer = ReplyStreamer(
+                send=send,
+                edit=lambda handle, text: handle.edit(content=text),
+                interval=self.config.stream_edit_seconds,
+            )
+            ended = False
+
+            async def sink(event: Event) -> None:
+                nonlocal ended
+                if event.kind == EventKind.TOKEN:
+                    marks.setdefault("first_token", time.perf_counter())
+                    streamer.feed(str(event.data.get("text", "")))
+                elif event.kind == EventKind.PROGRESS and event.data.get("acknowledgement"):
+                    await message.channel.send(str(event.data["acknowledgement"])[:2000])
+                elif event.kind == EventKind.DONE and not ended:
+                    ended = True
+                    text = event.data.get("text")
+                    marks["done_event"] = time.perf_counter()
+                    await streamer.finish(str(text) if text is not None else None)
+                    marks["completed"] = time.perf_counter()
+                elif event.kind == EventKind.ERROR and not ended:
+                    ended = True
+                    if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
+                        await (streamer.finish(streamer.text + "\n\n(stopped)") if streamer.started
+                               else streamer.abort())
+                    else:
+                        await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
+
+            async with typing(self, message.channel.id):
+                tools = await self.tools_for_message(links)
+                marks["tools"] = time.perf_counter()
+                result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
+                                      memories=memories, similarities=similarities)
+                if result.route_texts is not None:  # scored with the next message's settings read
+                    self._route_texts = result.route_texts
+            if not ended:
+                if result.error:
+                    await self._send_error(message, streamer, result.error)
+                elif result.replied and (result.text or streamer.text):
+                    await streamer.finish(result.text or None)
+        except Exception as exc:
+            logger.exception("Answering a message failed")
+            try:
+                await message.reply(ERROR_REPLY.format(error=type(exc).__name__), mention_author=False)
+            except Exception:
+                pass
+        finally:
+            admission.release()
+            if timings_logger.isEnabledFor(logging.DEBUG):
+                start = marks.pop("received")
+                timings_logger.debug("message timings (ms from receipt): %s", ", ".join(
+                    f"{k} {1000 * (v - start):.1f}" for k, v in sorted(marks.items(), key=lambda kv: kv[1])))
+
+    async def _send_error(self, message: discord.Message, streamer: ReplyStreamer, error: str) -> None:
+        if streamer.started:
+            await streamer.finish(streamer.text + f"\n\n({error[:300]})")
+        else:
+            await streamer.abort()
+            await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)
+
+    async def tools_for_message(self, links: Any = None) -> Any:
+        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""
+        try:
+            return await self.deps.catalog(self.bot_id, links)
+        except Exception as exc:
+            logger.warning("Tools unavailable for this message: %s", exc)
+            from grobot.core.tools.base import EmptyCatalog
+
+            return EmptyCatalog()
