@@ -140,7 +140,7 @@ class Bench:
 
     def store_memories(self, bot_id: int, count: int) -> None:
         """``count`` memories for ``bot_id``, stored by a short-lived process (before the supervisor opens Chroma)."""
-        code = ("import sys; from grobot.core.memory.store import get_memory; "
+        code = ("import sys; from grobot.core.memory.vector_store import get_memory; "
                 "get_memory().add(int(sys.argv[1]), [f'alice mentioned fact number {i} about her garden' "
                 "for i in range(int(sys.argv[2]))], {'user_id': '1'})")
         subprocess.run([sys.executable, "-c", code, str(bot_id), str(count)], env=self.env(), cwd=ROOT, check=True)

@@ -73,19 +73,19 @@ def pct(values: list[float], q: float) -> float:
 
 def first_token_at(run_id: int) -> float:
     """The worker's wall time (s) of the run's first answer text, read back from its runner."""
-    from grobot.core import test_chat_link
+    from grobot.core import tester_chat_link
     from grobot.core.db import session_scope
 
     with session_scope(readonly=True) as session:
-        runners = test_chat_link.live_runners(session=session)
+        runners = tester_chat_link.live_runners(session=session)
 
     async def read() -> float:
         for runner in runners:
             try:
-                async for event in test_chat_link.follow(runner, run_id):
+                async for event in tester_chat_link.follow(runner, run_id):
                     if event.kind == "token":
                         return event.at
-            except test_chat_link.NotHere:
+            except tester_chat_link.NotHere:
                 continue
         raise RuntimeError(f"no runner has run {run_id}")
 
@@ -108,7 +108,7 @@ def main() -> int:
 
     from playwright.sync_api import expect, sync_playwright
 
-    from grobot.core import migrations, test_chat_link
+    from grobot.core import migrations, tester_chat_link
     from grobot.core.db import session_scope
     from grobot.core.models import Message, Role
     from grobot.core.services import bots
@@ -132,7 +132,7 @@ def main() -> int:
     try:
         def ready() -> bool:
             with session_scope(readonly=True) as session:
-                return bool(test_chat_link.live_runners(session=session))
+                return bool(tester_chat_link.live_runners(session=session))
 
         wait_for(ready, timeout=60, interval=0.1, message="the worker's Test Chat service")
         with sync_playwright() as playwright:

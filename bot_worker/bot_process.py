@@ -1,7 +1,7 @@
 """One bot: ``python -m bot_worker.bot_process --bot-id N``.
 
 Runs the bot's client (:class:`bot_worker.fleet_bot.FleetBot`) with its dependencies: its store
-(its supervisor over the bot link, :mod:`bot_worker.bot_store`; a bot process imports no database
+(its supervisor over the bot link, :mod:`bot_worker.remote_store`; a bot process imports no database
 layer and holds no database connection), its memory client and its MCP sessions, closed when it
 ends. The bot's configuration is read for every message, so personality, LLM, rules and tools
 change without a restart. Exit codes tell the supervisor what happened.
@@ -23,10 +23,10 @@ import aiohttp
 import discord
 
 from bot_worker.bot_link import BotLinkClient
-from bot_worker.bot_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from bot_worker.discord_io import redirect
 from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.fleet_bot import FleetBot, ProcessConfig
+from bot_worker.remote_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort
@@ -81,7 +81,7 @@ def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
     """The bot's data: through its supervisor, or (started by hand) the database itself."""
     if link is not None:
         return RemoteBotStore(bot_id, link)
-    from bot_worker.bot_store_db import LocalBotStore
+    from bot_worker.local_store import LocalBotStore
 
     return LocalBotStore()
 

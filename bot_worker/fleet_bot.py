@@ -22,11 +22,11 @@ import discord
 from discord import app_commands
 
 from bot_worker.bot_link import BotLinkClient, initial_lease
-from bot_worker.bot_store import BotSettings, BotStore
 from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, typing
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
+from bot_worker.remote_store import BotSettings, BotStore
 from bot_worker.run_stops import RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer

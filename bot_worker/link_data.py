@@ -1,7 +1,7 @@
 """Plain data a bot process reads over the bot link: its settings, and what one message reads.
 
-Both ends import it (the bot's :mod:`bot_worker.bot_store`, the supervisor's
-:mod:`bot_worker.bot_store_db`); it imports no database layer.
+Both ends import it (the bot's :mod:`bot_worker.remote_store`, the supervisor's
+:mod:`bot_worker.local_store`); it imports no database layer.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents.store import Loaded
+from grobot.core.agents.run_store import Loaded
 from grobot.core.agents.types import IncomingMessage, ReplyRules
 
 logger = logging.getLogger(__name__)

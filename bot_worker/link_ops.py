@@ -1,12 +1,12 @@
 """The bot link's operations, declared once: what a bot process may ask of its supervisor.
 
 Each :class:`Op` names the operation on the wire (``POST /v1/bots/{id}/store/{name}``), the
-:class:`bot_worker.bot_store.BotStore` method the bot calls, the
-:class:`bot_worker.bot_store_db.LocalBotStore` method that serves it, and how each argument
+:class:`bot_worker.remote_store.BotStore` method the bot calls, the
+:class:`bot_worker.local_store.LocalBotStore` method that serves it, and how each argument
 and the result cross as JSON (:class:`Codec`). Both ends read the table:
 
-- the bot's :class:`bot_worker.bot_store.RemoteBotStore` has one method per entry, made
-  from it (and a generic :meth:`~bot_worker.bot_store.RemoteBotStore.call`);
+- the bot's :class:`bot_worker.remote_store.RemoteBotStore` has one method per entry, made
+  from it (and a generic :meth:`~bot_worker.remote_store.RemoteBotStore.call`);
 - the supervisor's :func:`dispatch` decodes a request, calls the store, encodes the result.
 
 Adding an operation is one entry in :data:`OPS` (and the ``LocalBotStore`` method).
@@ -27,7 +27,7 @@ from typing import Any
 
 from bot_worker.bot_link import StoreError
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
-from grobot.core.agents.store import Loaded, RunWrite, message_from_key, message_key, records_from
+from grobot.core.agents.run_store import Loaded, RunWrite, message_from_key, message_key, records_from
 from grobot.core.agents.types import Attachment, IncomingMessage
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 

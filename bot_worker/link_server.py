@@ -4,7 +4,7 @@
 supervisor. It keeps the heartbeats its bot processes report until the next reconcile
 writes them (:meth:`SupervisorLink.take_heartbeats`), answers each with what the bot needs
 to fence itself, and serves the bots' reads and writes (:func:`bot_worker.link_ops.dispatch`
-on a :class:`bot_worker.bot_store_db.LocalBotStore` with threads of its own). What it
+on a :class:`bot_worker.local_store.LocalBotStore` with threads of its own). What it
 knows of the fleet (which processes run, which leases are held) it reads from the
 reconcile loop (:class:`FleetState`).
 """
@@ -18,8 +18,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot_worker.bot_link import Answer, BotLinkServer, Report
-from bot_worker.bot_store_db import LocalBotStore
 from bot_worker.link_ops import dispatch
+from bot_worker.local_store import LocalBotStore
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.models import utcnow
 from grobot.core.services import fleet

@@ -32,15 +32,15 @@ from bot_worker.os_processes import is_bot_process, pid_alive, terminate
 from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
-from bot_worker.test_chat_runner import TestChatRunner, TestChatService
-from grobot.core import test_chat_link
-from grobot.core.agents.db_store import DatabaseStore
+from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
+from grobot.core import tester_chat_link
 from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
-from grobot.core.services import embedded_llm, fleet, test_chat
+from grobot.core.services import embedded_llm, fleet, tester_chat
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -65,8 +65,8 @@ class Supervisor:
         # What this supervisor's own runs (Test Chat) use: the database, its memory once the memory
         # service runs, and its MCP sessions (also those the tool-list refreshes open).
         self.deps = ChainDeps(store=DatabaseStore())
-        self.test_chat = TestChatRunner(self.supervisor_id, self.config.test_chat_concurrency, deps=self.deps)
-        self.test_chat_service = TestChatService(self.test_chat)
+        self.test_chat = ChatRunner(self.supervisor_id, self.config.test_chat_concurrency, deps=self.deps)
+        self.test_chat_service = ChatRunnerService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._last_sweep = 0.0
@@ -168,7 +168,7 @@ class Supervisor:
         """Serve Test Chat to the web app (wake, live events, cancel); without it the web app reads the database."""
         try:
             url = await self.test_chat_service.start()
-            await asyncio.to_thread(self._write, test_chat_link.advertise, self.supervisor_id, url)
+            await asyncio.to_thread(self._write, tester_chat_link.advertise, self.supervisor_id, url)
         except Exception as exc:
             logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
                          type(exc).__name__)
@@ -247,7 +247,7 @@ class Supervisor:
             fleet.remove_supervisor(self.supervisor_id, session=session)
             memory_registry.withdraw(self.supervisor_id, session=session)
             embedded_llm.withdraw(self.supervisor_id, session=session)
-            test_chat_link.withdraw(self.supervisor_id, session=session)
+            tester_chat_link.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -352,13 +352,13 @@ class Supervisor:
         with session_scope() as session:
             stale_after = self.config.lease_seconds
             live = {s.id for s in fleet.live_supervisors(stale_after=stale_after, session=session)}
-            test_chat.recover_abandoned(session=session, live_supervisor_ids=live | {self.supervisor_id},
+            tester_chat.recover_abandoned(session=session, live_supervisor_ids=live | {self.supervisor_id},
                                         older_than=stale_after)
             fleet.mark_stale_offline(max_age=3 * self.config.heartbeat_seconds + 10, session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             memory_registry.prune_orphans(session=session)
             embedded_llm.prune_orphans(session=session)
-            test_chat_link.ROWS.prune_orphans(session=session)
+            tester_chat_link.ROWS.prune_orphans(session=session)
 
     def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope() as session:

@@ -158,10 +158,10 @@ class SupervisorJobs:
 
     async def refresh_mcp_tools(self) -> None:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
-        from grobot.core.tools import mcp_store
+        from grobot.core.tools import mcp_tool_lists
 
         try:
-            errors = await mcp_store.refresh_all(self.deps.mcp.hub())
+            errors = await mcp_tool_lists.refresh_all(self.deps.mcp.hub())
         except Exception as exc:
             logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
             return
@@ -171,10 +171,10 @@ class SupervisorJobs:
 
     async def list_new_mcp_servers(self) -> None:
         """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
-        from grobot.core.tools import mcp_store
+        from grobot.core.tools import mcp_tool_lists
 
         try:
-            errors = await mcp_store.refresh_new(self.deps.mcp.hub())
+            errors = await mcp_tool_lists.refresh_new(self.deps.mcp.hub())
         except Exception as exc:
             logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
             return

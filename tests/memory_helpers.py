@@ -14,7 +14,7 @@ from bot_worker.memory_service import MemoryService
 from grobot.core.db import session_scope
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.registry import advertise
-from grobot.core.memory.store import ChromaMemory
+from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.services import fleet
 
 

@@ -143,7 +143,7 @@ def _added(args: argparse.Namespace, summary: dict) -> int:
     """After ``mcp add``: connect to the new server (unless told not to) and say what it offers."""
     line = ""
     if not (args.no_test or args.disabled):
-        from grobot.core.tools.mcp_store import report_line
+        from grobot.core.tools.mcp_tool_lists import report_line
 
         report = asyncio.run(_run_test(summary["name"], 20.0))
         line = report_line(report)
@@ -224,7 +224,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 async def _run_test(name: str, timeout: float):
-    from grobot.core.tools.mcp_store import check_and_store
+    from grobot.core.tools.mcp_tool_lists import check_and_store
 
     return await check_and_store(name, timeout=timeout)
 

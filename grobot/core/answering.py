@@ -20,7 +20,7 @@ from typing import Literal
 
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
-from grobot.core.agents.store import Loaded, RunEnd
+from grobot.core.agents.run_store import Loaded, RunEnd
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
 from grobot.core.errors import GroBotError
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter

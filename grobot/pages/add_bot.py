@@ -17,7 +17,7 @@ from grobot.components.forms import field, form_dialog
 from grobot.core.errors import ConflictError, GroBotError, ValidationError
 from grobot.core.models import AppUser
 from grobot.core.services import bots as bots_service
-from grobot.core.services import test_chat
+from grobot.core.services import tester_chat
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def create(session: Session, user: AppUser, form: dict[str, Any]) -> tuple[int, 
                                   personality=str(form.get("personality") or ""),
                                   enabled=bool(form.get("enabled")))
     logger.info("User %s added bot %s in the web app", user.username, bot.id)
-    return bot.id or 0, test_chat.worker_running(session=session)
+    return bot.id or 0, tester_chat.worker_running(session=session)
 
 
 class AddBotState(AdminState):

@@ -22,7 +22,7 @@ from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CHAT
 from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown
-from grobot.core import test_chat_link
+from grobot.core import tester_chat_link
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_chat_runs import (
     OPEN_STATUSES,
@@ -255,16 +255,16 @@ class LiveState(ChatState):
                 self.live_id = 0
                 self.show(view)
 
-    async def _stream_first(self, runners: list[test_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
+    async def _stream_first(self, runners: list[tester_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
         """Follow the run at the first of ``runners`` that holds it (or claims it); True when it ended."""
         for runner in runners:
             try:
                 return await self._stream(runner, run_id, claim=claim)
-            except test_chat_link.NotHere:
+            except tester_chat_link.NotHere:
                 continue
         return False
 
-    async def _stream(self, runner: test_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
+    async def _stream(self, runner: tester_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
         """Show the run's events as the runner emits them; True when the run ended (False: the line
         broke). Raises ``NotHere`` when the runner does not hold the run.
 
@@ -272,14 +272,14 @@ class LiveState(ChatState):
         conversation) for each batch, not for each event."""
         async with self:
             after = self._live_index if self._source == "stream" else -1
-        queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
+        queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
         reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
         try:
             while True:
                 batch = [await queue.get()]
                 while not queue.empty():
                     batch.append(queue.get_nowait())
-                events = [item for item in batch if isinstance(item, test_chat_link.FeedEvent)]
+                events = [item for item in batch if isinstance(item, tester_chat_link.FeedEvent)]
                 if events:
                     async with self:
                         if self.live_id != run_id:
@@ -291,8 +291,8 @@ class LiveState(ChatState):
                             self._live_index = event.index
                     if any(event.kind in FINAL_KINDS for event in events):
                         return True
-                ended = next((item for item in batch if not isinstance(item, test_chat_link.FeedEvent)), False)
-                if isinstance(ended, test_chat_link.NotHere):
+                ended = next((item for item in batch if not isinstance(item, tester_chat_link.FeedEvent)), False)
+                if isinstance(ended, tester_chat_link.NotHere):
                     raise ended
                 if ended is not False:
                     if ended is not None:
@@ -342,7 +342,7 @@ class LiveState(ChatState):
         try:
             place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
             for runner in [place.holder] if place.holder else place.runners:
-                if await test_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
+                if await tester_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
                     stopped = True
                     break
             if not stopped and place.status == "pending":
@@ -356,14 +356,14 @@ class LiveState(ChatState):
             yield rx.toast.info("Nothing to stop: the answer has ended or its worker cannot be reached.")
 
 
-async def _read_feed(runner: test_chat_link.Runner, run_id: int, after: int, claim: bool,
-                     queue: asyncio.Queue[test_chat_link.FeedEvent | BaseException | None]) -> None:
+async def _read_feed(runner: tester_chat_link.Runner, run_id: int, after: int, claim: bool,
+                     queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None]) -> None:
     """Put the run's events on ``queue`` as they come, then None (the end), or the error that ended it."""
     try:
-        async for event in test_chat_link.follow(runner, run_id, after, claim=claim):
+        async for event in tester_chat_link.follow(runner, run_id, after, claim=claim):
             queue.put_nowait(event)
         queue.put_nowait(None)
-    except (test_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
+    except (tester_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
         queue.put_nowait(exc)
 
 

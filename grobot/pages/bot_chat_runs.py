@@ -1,6 +1,6 @@
 """What the Test Chat tab reads and writes: the conversation as turns, a run's steps and LLM calls,
 sending, stopping and forgetting (blocking: call them with ``asyncio.to_thread``), and where a run
-can be followed live (:mod:`grobot.core.test_chat_link`).
+can be followed live (:mod:`grobot.core.tester_chat_link`).
 
 Every function checks the session and the user's access to the bot (:func:`run_for_bot`).
 """
@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from grobot.core import test_chat_link
+from grobot.core import tester_chat_link
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message
-from grobot.core.services import conversations, test_chat
+from grobot.core.services import conversations, tester_chat
 from grobot.state.bot_page import run_for_bot
 
 logger = logging.getLogger(__name__)
@@ -147,12 +147,12 @@ def load_chat(token: str, bot_id: int) -> ChatView:
     """The signed-in user's conversation with the bot."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> ChatView:
-        conv = test_chat.latest_session(bot.id or 0, user.id or 0, session=session)
-        messages = test_chat.recent_messages(conv.id or 0, session=session, limit=HISTORY_LIMIT) if conv else []
+        conv = tester_chat.latest_session(bot.id or 0, user.id or 0, session=session)
+        messages = tester_chat.recent_messages(conv.id or 0, session=session, limit=HISTORY_LIMIT) if conv else []
         run_ids = [m.id or 0 for m in messages if m.role == "user"]
-        events = test_chat.run_steps(run_ids, session=session)
+        events = tester_chat.run_steps(run_ids, session=session)
         return ChatView(build_turns(messages, events, run_calls(run_ids, session=session)),
-                        test_chat.worker_running(session=session))
+                        tester_chat.worker_running(session=session))
 
     return run_for_bot(token, bot_id, work, admin=False)
 
@@ -161,9 +161,9 @@ def send_message(token: str, bot_id: int, content: str) -> int:
     """Store the user's message as pending in their conversation with the bot; returns its id."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> int:
-        conv = test_chat.open_session(bot.id or 0, user.id or 0, session=session)
+        conv = tester_chat.open_session(bot.id or 0, user.id or 0, session=session)
         # Each web user is their own "user" to the bot: notes and memories are not shared between testers.
-        message = test_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
+        message = tester_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
                                    author_id=f"app-user:{user.id}")
         logger.info("User %s sent a Test Chat message to bot %s", user.username, bot.id)
         return message.id or 0
@@ -175,7 +175,7 @@ def forget_chat(token: str, bot_id: int) -> int:
     """Forget the user's conversation with the bot; returns how many messages were removed."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> int:
-        conv = test_chat.latest_session(bot.id or 0, user.id or 0, session=session)
+        conv = tester_chat.latest_session(bot.id or 0, user.id or 0, session=session)
         if conv is None:
             return 0
         return conversations.reset_conversation(session=session, bot_id=bot.id or 0, key=conv.key)
@@ -197,10 +197,10 @@ def poll_run(token: str, bot_id: int, run_id: int, after_seq: int) -> RunUpdate:
     """The run's status and its stored events after ``after_seq``."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> RunUpdate:
-        status, error = test_chat.run_status(run_id, session=session)
+        status, error = tester_chat.run_status(run_id, session=session)
         events = [(e.seq, e.kind, dict(e.data or {})) for e in conversations.run_events(session=session, run_id=run_id,
                                                                                       after_seq=after_seq)]
-        running = test_chat.worker_running(session=session) if status == "pending" else True
+        running = tester_chat.worker_running(session=session) if status == "pending" else True
         return RunUpdate(status, error, events, running)
 
     return run_for_bot(token, bot_id, work, admin=False)
@@ -211,14 +211,14 @@ class RunPlace:
     """Where a run is: its status, the runner that holds it (if it advertises one) and every live runner."""
 
     status: str
-    holder: test_chat_link.Runner | None
-    runners: list[test_chat_link.Runner]
+    holder: tester_chat_link.Runner | None
+    runners: list[tester_chat_link.Runner]
 
 
 def locate_run(token: str, bot_id: int, run_id: int) -> RunPlace:
     def work(session: Session, user: AppUser, bot: Bot) -> RunPlace:
-        status, claimed_by = test_chat.run_holder(run_id, session=session)
-        runners = test_chat_link.live_runners(session=session) if status in OPEN_STATUSES else []
+        status, claimed_by = tester_chat.run_holder(run_id, session=session)
+        runners = tester_chat_link.live_runners(session=session) if status in OPEN_STATUSES else []
         holder = next((r for r in runners if claimed_by and r.supervisor_id == claimed_by), None)
         return RunPlace(status, holder, runners)
 
@@ -229,7 +229,7 @@ def cancel_pending(token: str, bot_id: int, run_id: int) -> bool:
     """Stop a message no worker has claimed yet; True when it was still waiting."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> bool:
-        return test_chat.cancel(run_id, f"the run was cancelled ({STOPPED_BY_YOU})", session=session,
+        return tester_chat.cancel(run_id, f"the run was cancelled ({STOPPED_BY_YOU})", session=session,
                                 pending_only=True)
 
     return run_for_bot(token, bot_id, work, admin=False, readonly=False)

@@ -20,7 +20,7 @@ import reflex as rx
 from grobot.core.errors import GroBotError
 from grobot.core.models import BotMcpServer, McpServer
 from grobot.core.services.users import NotSignedIn
-from grobot.core.tools.mcp_store import check_and_store
+from grobot.core.tools.mcp_tool_lists import check_and_store
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import run_for_bot, user_message
 

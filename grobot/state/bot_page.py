@@ -21,7 +21,7 @@ from sqlmodel import Session
 from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
-from grobot.core.services import test_chat
+from grobot.core.services import tester_chat
 from grobot.core.services.users import NotSignedIn, SignedInUser, signed_in, visible_bot
 from grobot.core.services.validation import sentences
 from grobot.state.app_state import AppState, login_route, run_authorized, sign_out_script
@@ -103,7 +103,7 @@ def _signed_in_with_header(bot_id: int) -> Callable[[Session, AppUser], tuple[Si
 
 
 def _header_and_worker(session: Session, user: AppUser, bot: Bot) -> tuple[dict[str, object], bool]:
-    return _header(session, user, bot), test_chat.worker_running(session=session)
+    return _header(session, user, bot), tester_chat.worker_running(session=session)
 
 
 def enabled_message(name: str, enabled: bool, *, worker_running: bool) -> str:

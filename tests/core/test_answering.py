@@ -7,14 +7,14 @@ import asyncio
 
 from sqlmodel import select
 
-from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer, answer_message
 from grobot.core.db import session_scope
 from grobot.core.flood import BUSY_NOTICE
 from grobot.core.models import AgentEvent, Message
-from grobot.core.services import bots, test_chat, users
+from grobot.core.services import bots, tester_chat, users
 from grobot.core.tools.base import EmptyCatalog
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import answered
@@ -68,8 +68,8 @@ async def test_a_refused_test_chat_message_ends_with_one_stored_error(grobot_env
     use_fake_llm(fake_llm, bot_id=bot_id)
     with session_scope() as session:
         user = users.create_user(session=session, username="tess", password=users.generate_password())
-        conv = test_chat.open_session(bot_id, user.id or 0, session=session)
-        ids = [test_chat.submit(conv.id or 0, text, session=session, author_id="app-user:1", author_name="tess").id
+        conv = tester_chat.open_session(bot_id, user.id or 0, session=session)
+        ids = [tester_chat.submit(conv.id or 0, text, session=session, author_id="app-user:1", author_name="tess").id
                for text in ("one", "two")]
     deps, gate = ChainDeps.local(), FloodGate()
     seen: list[str] = []

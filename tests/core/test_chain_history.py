@@ -8,7 +8,7 @@ from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Message
-from grobot.core.services import bots, conversations, test_chat
+from grobot.core.services import bots, conversations, tester_chat
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -65,12 +65,12 @@ async def test_stored_history_replays_in_openai_format(any_db_env, fake_llm):
 async def test_test_chat_run_uses_the_pending_message(grobot_env, fake_llm):
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Tester").id
-        conv = test_chat.create_session(bot_id, session=session)
-        earlier = test_chat.submit(conv.id, "first question", session=session)
+        conv = tester_chat.create_session(bot_id, session=session)
+        earlier = tester_chat.submit(conv.id, "first question", session=session)
         earlier.status = "done"
         session.add(earlier)
         session.add(Message(conversation_id=conv.id, role="assistant", content="first answer"))
-        pending = test_chat.submit(conv.id, "second question", session=session)
+        pending = tester_chat.submit(conv.id, "second question", session=session)
         key, run_id, conv_id = conv.key, pending.id, conv.id
     use_fake_llm(fake_llm, bot_id=bot_id)
     sink = EventCollector()
@@ -150,8 +150,8 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
     async def sink(event):
         seen.append(event)
 
-    from grobot.core.agents.db_store import DatabaseStore
-    from grobot.core.agents.store import RunEnd
+    from grobot.core.agents.run_store import RunEnd
+    from grobot.core.agents.run_store_db import DatabaseStore
 
     class FullDisk(DatabaseStore):
         """The final write (the one with the answer) fails; the others work."""

@@ -10,7 +10,7 @@ from grobot.core.agents.chain import run_chain
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import LLMCall, Message
-from grobot.core.services import bots, test_chat
+from grobot.core.services import bots, tester_chat
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -51,8 +51,8 @@ async def test_a_tools_model_failing_once_in_round_two_is_asked_again_with_the_e
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     with session_scope() as session:
-        conv = test_chat.create_session(bot_id, session=session)
-        run_id, key = test_chat.submit(conv.id, "do both steps", session=session).id, conv.key
+        conv = tester_chat.create_session(bot_id, session=session)
+        run_id, key = tester_chat.submit(conv.id, "do both steps", session=session).id, conv.key
     catalog = two_steps()
     fake_llm.script(Reply(json={"tools": ["step_one"]}),
                     Reply(status=500, error="model crashed: CUDA out of memory"),
@@ -76,8 +76,8 @@ async def test_a_tools_model_failing_once_in_round_two_is_asked_again_with_the_e
     assert [m.content for m in rows if m.role == "tool"] == ["step_one result", "step_two result"]
     assert rows[-1].content == "Both steps are done."
     with session_scope(readonly=True) as session:
-        assert test_chat.run_status(run_id, session=session) == ("done", "")
-        steps = [e.data.get("text", "") for e in test_chat.run_steps([run_id], session=session)]
+        assert tester_chat.run_status(run_id, session=session) == ("done", "")
+        steps = [e.data.get("text", "") for e in tester_chat.run_steps([run_id], session=session)]
     assert any("asking again with the error" in text for text in steps)
     failed = [c for c in stored_calls() if c.error]
     assert len(failed) == 1 and failed[0].agent_role == "tool_identifier" and "CUDA out of memory" in failed[0].error

@@ -8,7 +8,7 @@ from sqlalchemy import event
 
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError
-from grobot.core.services import bots, conversation_list, conversations, discord_users, test_chat, user_notes
+from grobot.core.services import bots, conversation_list, conversations, discord_users, tester_chat, user_notes
 
 
 def _say(session, bot_id: int, key: str, title: str, author_id: str, author_name: str, text: str,
@@ -36,8 +36,8 @@ def world(any_db_env):
                             source="admin")
         discord_users.set_directives(session=session, bot_id=bot, discord_user_id="55", directives="Be brief",
                                      display_name="Eve")
-        conv = test_chat.create_session(bot, session=session)
-        test_chat.submit(conv.id or 0, "from the web", session=session, author_id="app-user:1", author_name="tess")
+        conv = tester_chat.create_session(bot, session=session)
+        tester_chat.submit(conv.id or 0, "from the web", session=session, author_id="app-user:1", author_name="tess")
     return bot, general, dm
 
 

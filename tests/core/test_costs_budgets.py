@@ -208,7 +208,7 @@ def test_a_budget_at_80_percent_is_a_warning_in_the_bots_log_once_per_period(any
 
 
 def test_breakdowns_per_discord_user_and_source(any_db_env):
-    from grobot.core.services import conversations, test_chat, usage_charts
+    from grobot.core.services import conversations, tester_chat, usage_charts
 
     bot_id = _bot("Split")
     with session_scope() as session:
@@ -216,8 +216,8 @@ def test_breakdowns_per_discord_user_and_source(any_db_env):
                                                         guild_id="1", channel_id="9")
         run_id = conversations.insert_user_message(session=session, conversation_id=conv.id, content="hi",
                                                    author_id="77", author_name="bob_the_user")
-        tester = test_chat.create_session(bot_id, session=session)
-        test_run = test_chat.submit(tester.id, "hello", session=session).id
+        tester = tester_chat.create_session(bot_id, session=session)
+        test_run = tester_chat.submit(tester.id, "hello", session=session).id
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run_id,
                                records=[_call("openai", "gpt-4o-mini", 1000, 10)] * 2)
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,

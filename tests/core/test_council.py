@@ -13,7 +13,7 @@ from grobot.core.agents.council_run import council_question, run_council
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.models import AgentEvent, CouncilAdvisor, Deliberation, LLMCall, Message, UsageDaily
-from grobot.core.services import bots, costs, council, test_chat
+from grobot.core.services import bots, costs, council, tester_chat
 from tests.fakes.llm import EventCollector, FakeLLM, Reply, use_fake_llm
 
 
@@ -168,8 +168,8 @@ async def test_council_in_test_chat_stores_steps_answer_and_deliberation(any_db_
     assert council_question("/council Should we?") == "Should we?" and council_question("hello /council") is None
     with session_scope() as session:
         costs.set_price("ollama", "fake-model", 10.0, 20.0, session=session)  # per million tokens in / out
-        conv = test_chat.create_session(bot_id, session=session)
-        msg_id = test_chat.submit(conv.id, "/council Should we launch?", session=session).id
+        conv = tester_chat.create_session(bot_id, session=session)
+        msg_id = tester_chat.submit(conv.id, "/council Should we launch?", session=session).id
     sink = EventCollector()
 
     text, error = await run_council(bot_id, "Should we launch?", run_id=msg_id, sink=sink)
@@ -201,8 +201,8 @@ async def test_a_disabled_council_ends_the_test_chat_run_with_a_clear_error(grob
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     with session_scope() as session:
-        conv = test_chat.create_session(bot_id, session=session)
-        msg_id = test_chat.submit(conv.id, "/council Go?", session=session).id
+        conv = tester_chat.create_session(bot_id, session=session)
+        msg_id = tester_chat.submit(conv.id, "/council Go?", session=session).id
     text, error = await run_council(bot_id, "Go?", run_id=msg_id)
     assert text == "" and "not enabled" in (error or "")
     with session_scope(readonly=True) as session:
@@ -220,8 +220,8 @@ async def test_a_stopped_council_ends_once_as_cancelled_and_keeps_what_was_shown
     fake_llm.script_for(for_advisor("Strategist"), Reply(text="Quick take."), persistent=True)
     fake_llm.script_for(lambda body: True, Reply(text="Slow take.", delay=5.0), persistent=True)
     with session_scope() as session:
-        conv = test_chat.create_session(bot_id, session=session)
-        msg_id = test_chat.submit(conv.id, "/council Stop me?", session=session).id
+        conv = tester_chat.create_session(bot_id, session=session)
+        msg_id = tester_chat.submit(conv.id, "/council Stop me?", session=session).id
     first_section = asyncio.Event()
     events = []
 

@@ -9,7 +9,7 @@ from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
-from grobot.core.services import bots, discord_users, test_chat, user_notes
+from grobot.core.services import bots, discord_users, tester_chat, user_notes
 from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
 
 
@@ -27,8 +27,8 @@ def known(bot_id: int, search: str = "") -> dict[str, discord_users.KnownUser]:
 async def test_everyone_who_talked_to_the_bot_is_listed(grobot_env, fake_llm):
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Lister").id
-        conv = test_chat.create_session(bot_id, session=session)
-        test_chat.submit(conv.id, "a tester's message", session=session, author_id="tester-1")
+        conv = tester_chat.create_session(bot_id, session=session)
+        tester_chat.submit(conv.id, "a tester's message", session=session, author_id="tester-1")
         user_notes.add_note(session=session, bot_id=bot_id, discord_user_id="99", note="Zed likes jazz", reliability=0.8,
                             source="admin")
     use_fake_llm(fake_llm, bot_id=bot_id)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.models import McpServer
 from grobot.core.services import bots, mcp_servers
-from grobot.core.tools import mcp_store
+from grobot.core.tools import mcp_tool_lists
 from grobot.core.tools.base import ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
@@ -84,7 +84,7 @@ async def test_catalog_merges_builtins_and_enabled_servers(bot_id, hub):
 
 
 async def test_scheduled_refresh_stores_tool_lists_and_errors(bot_id, hub):
-    errors = await mcp_store.refresh_all(hub)
+    errors = await mcp_tool_lists.refresh_all(hub)
     assert errors["time"] == "" and errors["fake"] == ""
     assert "FAKE_API_KEY" in errors["broken"]
     assert "off" not in errors  # disabled servers are not asked

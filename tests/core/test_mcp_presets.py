@@ -15,18 +15,18 @@ import pytest
 from sqlalchemy import text
 
 from grobot.cli.main import main
-from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import bots, mcp_presets, mcp_servers
 from grobot.core.services.files import bot_root
 from grobot.core.settings import get_settings
-from grobot.core.tools import mcp_store
+from grobot.core.tools import mcp_tool_lists
 from grobot.core.tools.base import ToolContext
 from grobot.core.tools.catalog import catalog_for_bot, read_links
 from grobot.core.tools.mcp_hub import McpHub
 from grobot.core.tools.mcp_presets import KEYLESS, PRESETS, launch
-from grobot.core.tools.mcp_store import check_and_store, report_line
+from grobot.core.tools.mcp_tool_lists import check_and_store, report_line
 
 NPM_MODULES = Path(__file__).resolve().parents[1] / "npm" / "node_modules"
 
@@ -255,7 +255,7 @@ def test_the_worker_lists_servers_added_without_a_test(preset_env, capsys):
     async def refresh_new() -> dict[str, str]:
         hub = McpHub()
         try:
-            return await mcp_store.refresh_new(hub)
+            return await mcp_tool_lists.refresh_new(hub)
         finally:
             await hub.aclose()
 

@@ -150,7 +150,7 @@ async def test_store_work_runs_off_the_event_loop(grobot_env):
     import asyncio
 
     from grobot.core.memory.local import LocalMemory
-    from grobot.core.memory.store import ChromaMemory
+    from grobot.core.memory.vector_store import ChromaMemory
 
     local = LocalMemory(ChromaMemory())
     loop = asyncio.get_running_loop()

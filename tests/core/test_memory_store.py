@@ -5,7 +5,7 @@ from __future__ import annotations
 import chromadb
 
 from grobot.core.memory import RELEVANT_DISTANCE, MemoryPort
-from grobot.core.memory.store import ChromaMemory
+from grobot.core.memory.vector_store import ChromaMemory
 
 
 def test_remember_and_search_finds_the_closest_memory(grobot_env):

@@ -16,8 +16,8 @@ import pytest_asyncio
 from grobot.cli.main import main
 from grobot.core.agents import executor
 from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.db_store import DatabaseStore
 from grobot.core.agents.executor import PlannedCall
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers

@@ -8,9 +8,9 @@ import chromadb
 
 from grobot.core.agents import tool_router
 from grobot.core.memory import embeddings
-from grobot.core.memory import store as memory_store
+from grobot.core.memory import vector_store as memory_store
 from grobot.core.memory.local import LocalMemory
-from grobot.core.memory.store import ChromaMemory
+from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.tools.base import ToolSpec
 
 TIME = ToolSpec(name="time__get_current_time", description="Get the current time in a time zone.",

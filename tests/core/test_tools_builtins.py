@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.services import bots, user_notes
 from grobot.core.tools.base import DiscordActions, ToolCatalog, ToolContext, ToolError

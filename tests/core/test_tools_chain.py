@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from grobot.core.agents.db_store import DatabaseStore
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import app_settings, bots, files

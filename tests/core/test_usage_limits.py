@@ -8,11 +8,11 @@ from datetime import timedelta
 from sqlmodel import select
 
 from grobot.core.agents.chain import wait_for_background
-from grobot.core.agents.db_store import load_for_run
+from grobot.core.agents.run_store_db import load_for_run
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, LLMCall, Message, UsageDaily, UserUsageDaily, utcnow
-from grobot.core.services import app_settings, bots, test_chat, usage_accounting, usage_limits
+from grobot.core.services import app_settings, bots, tester_chat, usage_accounting, usage_limits
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 from tests.helpers import answered
 
@@ -102,8 +102,8 @@ async def test_over_the_budget_no_llm_call_and_test_chat_gets_the_error_event(gr
     requests = len(fake_llm.chat_requests())
 
     with session_scope() as session:
-        conv = test_chat.create_session(bot_id, session=session)
-        pending = test_chat.submit(conv.id, "are you there?", session=session)
+        conv = tester_chat.create_session(bot_id, session=session)
+        pending = tester_chat.submit(conv.id, "are you there?", session=session)
         run_id, key = pending.id, conv.key
     sink = EventCollector()
     with caplog.at_level(logging.WARNING, logger="grobot.core.services.usage_limits"):

@@ -9,7 +9,7 @@ import pytest
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import LogEntry, Role
-from grobot.core.services import bots, discord_users, log_entries, test_chat, user_notes, users
+from grobot.core.services import bots, discord_users, log_entries, tester_chat, user_notes, users
 
 logger = logging.getLogger(__name__)
 
@@ -67,11 +67,11 @@ def test_test_chat_session_per_user_and_bot_access(grobot_env) -> None:
         hidden_id = bots.create_bot(session=session, name="Hidden").id
         tester = users.create_user(session=session, username="tess", password="password123", role=Role.TESTER.value)
         users.grant_bot(tester, bot_id, session=session)
-        first = test_chat.open_session(bot_id, tester.id, session=session)
-        assert test_chat.open_session(bot_id, tester.id, session=session).id == first.id
-        message = test_chat.submit(first.id, "hello", session=session)
-        assert test_chat.run_status(message.id, session=session) == ("pending", "")
-        assert [m.content for m in test_chat.recent_messages(first.id, session=session)] == ["hello"]
+        first = tester_chat.open_session(bot_id, tester.id, session=session)
+        assert tester_chat.open_session(bot_id, tester.id, session=session).id == first.id
+        message = tester_chat.submit(first.id, "hello", session=session)
+        assert tester_chat.run_status(message.id, session=session) == ("pending", "")
+        assert [m.content for m in tester_chat.recent_messages(first.id, session=session)] == ["hello"]
         assert users.visible_bot(tester, bot_id, session=session).name == "Chatty"
         with pytest.raises(NotFoundError, match="may not see it"):
             users.visible_bot(tester, hidden_id, session=session)

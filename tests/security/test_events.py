@@ -14,7 +14,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AppUser, McpServer, Message, Role, UserNote
-from grobot.core.services import mcp_servers, test_chat, user_notes, users
+from grobot.core.services import mcp_servers, tester_chat, user_notes, users
 from grobot.pages.bot_chat import ChatState
 from grobot.pages.bot_knowledge import KnowledgeState
 from grobot.pages.login import LoginState
@@ -32,8 +32,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 def chat_messages(bot_id: int, user_id: int) -> list[str]:
     with session_scope(readonly=True) as session:
-        conv = test_chat.latest_session(bot_id, user_id, session=session)
-        return [m.content for m in test_chat.recent_messages(conv.id or 0, session=session)] if conv else []
+        conv = tester_chat.latest_session(bot_id, user_id, session=session)
+        return [m.content for m in tester_chat.recent_messages(conv.id or 0, session=session)] if conv else []
 
 
 def send_chat(bot_id: int, text: str) -> list[Sent]:
@@ -81,8 +81,8 @@ def test_a_testers_replayed_admin_events_are_refused_and_change_nothing(web_app,
     replay(web_app.url, *send_chat(s["granted"], "hello from the replay client"), session=token)
     assert chat_messages(s["granted"], tester.id) == ["hello from the replay client"]
     with session_scope() as session:  # no worker here: end it, so no other test claims it
-        for message in test_chat.claim_pending(unique("sup"), session=session):
-            test_chat.fail(message.id or 0, "not answered in this test", session=session)
+        for message in tester_chat.claim_pending(unique("sup"), session=session):
+            tester_chat.fail(message.id or 0, "not answered in this test", session=session)
 
     before = snapshot()
     knowledge = f"/bots/{s['granted']}/knowledge"
@@ -164,8 +164,8 @@ def test_a_websocket_from_another_origin_is_refused(web_app, tester_setup) -> No
     replay(web_app.url, *send_chat(s["granted"], "from the app itself"), session=s["token"], origin=web_app.url)
     assert chat_messages(s["granted"], s["tester"].id) == ["from the app itself"]
     with session_scope() as session:  # no worker here: end it, so no other test claims it
-        for message in test_chat.claim_pending(unique("sup"), session=session):
-            test_chat.fail(message.id or 0, "not answered in this test", session=session)
+        for message in tester_chat.claim_pending(unique("sup"), session=session):
+            tester_chat.fail(message.id or 0, "not answered in this test", session=session)
 
 
 def test_login_is_throttled_over_the_websocket(web_app, ui_env) -> None:

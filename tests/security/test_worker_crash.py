@@ -15,7 +15,7 @@ from sqlmodel import select, update
 
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, Message
-from grobot.core.services.test_chat import ABANDONED_ERROR
+from grobot.core.services.tester_chat import ABANDONED_ERROR
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from grobot.core.db import session_scope
 from grobot.core.models import Conversation, Message
-from grobot.core.services import bots, test_chat
+from grobot.core.services import bots, tester_chat
 
 logger = logging.getLogger(__name__)
 
@@ -28,14 +28,14 @@ def add_bot(name: str, **fields: object) -> int:
 def claim(supervisor_id: str | None = None) -> int:
     """Claim the one pending Test Chat message as a supervisor does; returns its id."""
     with session_scope() as session:
-        claimed = test_chat.claim_pending(supervisor_id or unique("sup"), session=session)
+        claimed = tester_chat.claim_pending(supervisor_id or unique("sup"), session=session)
         assert len(claimed) == 1, claimed
         return claimed[0].id or 0
 
 
 def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | None:
     """What a supervisor does with a claimed message: the real Test Chat job, then done or error."""
-    from bot_worker.test_chat_job import run_test_chat_job
+    from bot_worker.tester_chat_job import run_tester_chat_job
     from grobot.core.agents.deps import ChainDeps
     from grobot.core.answering import FloodGate
 
@@ -47,7 +47,7 @@ def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | No
     async def job() -> str | None:
         deps = ChainDeps.local()
         try:
-            return await run_test_chat_job(run_id, bot_id, key, content, "tester", author, deps=deps, gate=FloodGate())
+            return await run_tester_chat_job(run_id, bot_id, key, content, "tester", author, deps=deps, gate=FloodGate())
         finally:
             await deps.aclose()
 
@@ -55,9 +55,9 @@ def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | No
         error = pool.submit(lambda: asyncio.run(job())).result(timeout=90)
     with session_scope() as session:
         if error:
-            test_chat.fail(run_id, error, session=session)
+            tester_chat.fail(run_id, error, session=session)
         else:
-            test_chat.finish(run_id, session=session)
+            tester_chat.finish(run_id, session=session)
     return error
 
 

@@ -19,7 +19,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor
-from grobot.core.services import bots, conversations, discord_users, llm_settings, mcp_servers, test_chat, user_notes, users
+from grobot.core.services import bots, conversations, discord_users, llm_settings, mcp_servers, tester_chat, user_notes, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
@@ -195,7 +195,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
         error = "the output model is unreachable (connection refused at http://127.0.0.1:9)"
         _events(run_id, ("error", {"message": error}))
         with session_scope() as session:
-            test_chat.fail(run_id, error, session=session)
+            tester_chat.fail(run_id, error, session=session)
         expect(page.get_by_test_id("answer-error").last).to_contain_text(f"The bot could not answer: {error}",
                                                                          timeout=LIVE_TIMEOUT_MS)
     finally:
@@ -218,7 +218,7 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     page.get_by_role("alertdialog").get_by_role("button", name="Reset").click()
     expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
-        assert test_chat.recent_messages(test_chat.latest_session(bot_id, _admin_id(session), session=session).id,
+        assert tester_chat.recent_messages(tester_chat.latest_session(bot_id, _admin_id(session), session=session).id,
                                          session=session) == []
 
 

@@ -13,10 +13,10 @@ import pytest
 from playwright.sync_api import expect
 from sqlmodel import select, update
 
-from grobot.core import test_chat_link
+from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, Message
-from grobot.core.services import bots, test_chat
+from grobot.core.services import bots, tester_chat
 from tests.fakes.llm import FakeLLM, Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS
@@ -45,7 +45,7 @@ def worker(ui_env, live_llm, tmp_path_factory) -> Iterator[object]:
 
     def ready() -> bool:
         with session_scope(readonly=True) as session:
-            return bool(test_chat_link.live_runners(session=session))
+            return bool(tester_chat_link.live_runners(session=session))
 
     try:
         wait_for(ready, timeout=60, interval=0.1, message="the worker's Test Chat service")
@@ -97,8 +97,8 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     wait_for(lambda: live_llm.hangups > hangups, timeout=10, message="the model's stream was not closed")
     assert _running() == []
     with session_scope(readonly=True) as session:
-        conv = test_chat.latest_session(bot_id, _user_id(session), session=session)
-        stopped = [m for m in test_chat.messages(conv.id, session=session) if m.role == "user"][-1]
+        conv = tester_chat.latest_session(bot_id, _user_id(session), session=session)
+        stopped = [m for m in tester_chat.messages(conv.id, session=session) if m.role == "user"][-1]
         assert (stopped.status, stopped.error) == ("cancelled", "the run was cancelled (stopped by the tester)")
     page.screenshot(path="/tmp/ui-test-chat-stopped.png", full_page=True)
 
@@ -150,9 +150,9 @@ def test_the_input_stays_in_view_and_reset_asks_first(browser, web_app, ui_admin
         sign_in(page, ui_admin)
         bot_id = _bot(live_llm, "Longy")
         with session_scope() as session:  # a long conversation already
-            conv = test_chat.open_session(bot_id, _user_id(session), session=session)
+            conv = tester_chat.open_session(bot_id, _user_id(session), session=session)
             for i in range(25):
-                msg = test_chat.submit(conv.id or 0, f"question {i}", session=session, author_name="ui-admin")
+                msg = tester_chat.submit(conv.id or 0, f"question {i}", session=session, author_name="ui-admin")
                 msg.status = "done"
                 session.add(Message(conversation_id=conv.id, role="assistant", content=f"answer {i} " * 20))
         page.goto(f"/bots/{bot_id}/chat")

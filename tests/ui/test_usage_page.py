@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
 from grobot.core.models import utcnow
-from grobot.core.services import app_settings, conversations, costs, llm_calls, test_chat, usage_accounting
+from grobot.core.services import app_settings, conversations, costs, llm_calls, tester_chat, usage_accounting
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
 
@@ -43,8 +43,8 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
                                                         title="#general", guild_id="1", channel_id="700")
         discord_run = conversations.insert_user_message(session=session, conversation_id=conv.id, content="hi",
                                                         author_id="4242", author_name="alice_w")
-        tester = test_chat.create_session(bot_id, session=session)
-        test_run = test_chat.submit(tester.id, "hello", session=session).id
+        tester = tester_chat.create_session(bot_id, session=session)
+        test_run = tester_chat.submit(tester.id, "hello", session=session).id
         # Yesterday: one Discord run on gpt-4o (EUR 0.2300 for 100k tokens in); today: more on two models.
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=discord_run, now=now - timedelta(days=1),
                                records=[_call("openai", "gpt-4o", 100_000, 0, 900.0)])

@@ -11,7 +11,7 @@ from sqlmodel import col, select
 
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, LogEntry
-from grobot.core.services import bots, test_chat
+from grobot.core.services import bots, tester_chat
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
@@ -56,8 +56,8 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
 
         # A Test Chat run that fails on the LLM server.
         with session_scope() as session:
-            conv = test_chat.create_session(story, session=session)
-            test_chat.submit(conv.id, "please fail now", session=session)
+            conv = tester_chat.create_session(story, session=session)
+            tester_chat.submit(conv.id, "please fail now", session=session)
         wait_for(lambda: _has(story, rf"^The chain failed for bot {story}: .*500"), 30,
                  message=f"the failed Test Chat run in the bot's log: {_log(story)}")
 

@@ -11,9 +11,9 @@ import pytest
 from sqlmodel import select
 
 from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer
-from bot_worker.bot_store import LinkLogWriter, RemoteBotStore
-from bot_worker.bot_store_db import LocalBotStore, serve
-from grobot.core.agents.store import RunEnd, RunWrite, UserMessageIn
+from bot_worker.local_store import LocalBotStore, serve
+from bot_worker.remote_store import LinkLogWriter, RemoteBotStore
+from grobot.core.agents.run_store import RunEnd, RunWrite, UserMessageIn
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
@@ -212,7 +212,7 @@ def test_a_bot_process_imports_no_database_layer(grobot_env):
 
     code = ("import sys\n"
             f"for name in {PRELOAD!r}: __import__(name)\n"
-            "import bot_worker.bot_store, grobot.core.agents.store\n"
+            "import bot_worker.remote_store, grobot.core.agents.run_store\n"
             "heavy = ('sqlalchemy', 'sqlmodel', 'pydantic', 'pydantic_core', 'cryptography', 'psycopg2')\n"
             "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}\n"
             "             | {m for m in sys.modules if m in ('grobot.core.db', 'grobot.core.models')}))\n")
@@ -225,7 +225,7 @@ def test_a_bot_process_imports_no_database_layer(grobot_env):
 def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
     """A write the bot gave up on may have been stored. The recorder sends its events again
     with the newer ones (``retry``): what was stored is not stored twice, the rest is."""
-    from grobot.core.agents.db_store import DatabaseStore
+    from grobot.core.agents.run_store_db import DatabaseStore
 
     bot_id = _bot("retry")
     store = DatabaseStore()
@@ -262,7 +262,7 @@ def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
 def test_a_supervisor_that_cannot_do_it_is_unavailable_not_an_error(grobot_env):
     """A failure in the supervisor (its database down, say) is something to try again later;
     a domain error (a token encrypted with another key) is final."""
-    from bot_worker.bot_store import StoreUnavailable
+    from bot_worker.remote_store import StoreUnavailable
     from grobot.core.errors import GroBotError, SecretKeyError
 
     async def scenario() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from grobot.core.agents.council import DEFAULT_ROLES
 from grobot.core.db import session_scope
-from grobot.core.services import council, test_chat
+from grobot.core.services import council, tester_chat
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
@@ -114,8 +114,8 @@ def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
         bot = world.add_bot("sage", enabled=False)
         with session_scope() as session:
             council.set_council(bot, session=session, enabled=True)
-            conv = test_chat.create_session(bot, session=session)
-            mid = test_chat.submit(conv.id, "/council Which road?", session=session).id
+            conv = tester_chat.create_session(bot, session=session)
+            mid = tester_chat.submit(conv.id, "/council Which road?", session=session).id
         for role in DEFAULT_ROLES:
             world.llm.script_for(for_advisor(role.name), Reply(text=f"{role.name} picks the left road."),
                                  persistent=True)
@@ -126,7 +126,7 @@ def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
 
         def answered():
             with session_scope(readonly=True) as session:
-                rows = test_chat.messages(conv.id, session=session)
+                rows = tester_chat.messages(conv.id, session=session)
                 done = [m for m in rows if m.id == mid and m.status in ("done", "error")]
                 return rows if done else None
 

@@ -7,14 +7,14 @@ import sys
 
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
-from grobot.core.services import embedded_llm, test_chat
+from grobot.core.services import embedded_llm, tester_chat
 from tests.helpers import wait_for
 from tests.worker.harness import ROOT, fleet
 
 
 def _status(conversation_id: int, message_id: int) -> str | None:
     with session_scope(readonly=True) as session:
-        for m in test_chat.messages(conversation_id, session=session):
+        for m in tester_chat.messages(conversation_id, session=session):
             if m.id == message_id:
                 return m.status
     return None
@@ -39,12 +39,12 @@ def test_no_llm_configured_answers_with_the_demo_model(grobot_env, tmp_path):
 
         bot_id = world.add_bot("demo")
         with session_scope() as session:
-            conv = test_chat.create_session(bot_id, session=session)
-            mid = test_chat.submit(conv.id, "Hello! Who are you?", session=session).id
+            conv = tester_chat.create_session(bot_id, session=session)
+            mid = tester_chat.submit(conv.id, "Hello! Who are you?", session=session).id
         wait_for(lambda: _status(conv.id, mid) in ("done", "error"), 60, message=world._tail())
         assert _status(conv.id, mid) == "done"
         with session_scope(readonly=True) as session:
-            answers = [m.content for m in test_chat.messages(conv.id, session=session) if m.role == "assistant"]
+            answers = [m.content for m in tester_chat.messages(conv.id, session=session) if m.role == "assistant"]
         assert len(answers) == 1 and answers[0].strip()
 
         # A bot process gets the embedded server's address from its supervisor and answers on Discord.

@@ -13,7 +13,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.memory.registry import find_url
-from grobot.core.services import bots, conversations, mcp_servers, test_chat
+from grobot.core.services import bots, conversations, mcp_servers, tester_chat
 from tests.helpers import pid_alive, wait_for
 from tests.worker.harness import ROOT, fleet
 
@@ -141,11 +141,11 @@ def test_faults_crash_invalid_token_missing_intent(grobot_env, tmp_path):
 
         # Test Chat: a pending message is claimed and answered.
         with session_scope() as session:
-            conv = test_chat.create_session(good, session=session)
-            mid = test_chat.submit(conv.id, "from the web", session=session).id
+            conv = tester_chat.create_session(good, session=session)
+            mid = tester_chat.submit(conv.id, "from the web", session=session).id
         wait_for(lambda: _message_status(conv.id, mid) == "done", 20)
         with session_scope(readonly=True) as session:
-            answers = [m.content for m in test_chat.messages(conv.id, session=session) if m.role == "assistant"]
+            answers = [m.content for m in tester_chat.messages(conv.id, session=session) if m.role == "assistant"]
         assert len(answers) == 1 and "from the web" in answers[0]
 
 
@@ -195,7 +195,7 @@ def _token_of(bot_id: int) -> str:
 
 def _message_status(conversation_id: int, message_id: int) -> str | None:
     with session_scope(readonly=True) as session:
-        for m in test_chat.messages(conversation_id, session=session):
+        for m in tester_chat.messages(conversation_id, session=session):
             if m.id == message_id:
                 return m.status
     return None

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from grobot.core.db import session_scope
 from grobot.core.models import BotState, BotStatus, MessageStatus
-from grobot.core.services import bots, fleet, test_chat
+from grobot.core.services import bots, fleet, tester_chat
 from tests.helpers import make_token
 
 
@@ -132,14 +132,14 @@ def test_intent_error_names_the_intent():
 def test_test_chat_claims_are_atomic(any_db_env):
     a = _bot("a", token=False)
     with session_scope() as session:
-        conv = test_chat.create_session(a, session=session)
-        ids = [test_chat.submit(conv.id, f"q{i}", session=session).id for i in range(20)]
+        conv = tester_chat.create_session(a, session=session)
+        ids = [tester_chat.submit(conv.id, f"q{i}", session=session).id for i in range(20)]
     claimed: dict[str, list[int]] = {"s1": [], "s2": []}
 
     def worker(name: str) -> None:
         while True:
             with session_scope() as session:
-                got = test_chat.claim_pending(name, session=session, limit=3)
+                got = tester_chat.claim_pending(name, session=session, limit=3)
             if not got:
                 return
             claimed[name].extend(m.id for m in got)
@@ -151,12 +151,12 @@ def test_test_chat_claims_are_atomic(any_db_env):
         t.join(60)
     assert sorted(claimed["s1"] + claimed["s2"]) == ids  # every message once, none twice
     with session_scope() as session:
-        test_chat.finish(ids[0], session=session)
-        test_chat.fail(ids[1], "model down", session=session)
-        ended = test_chat.recover_abandoned(session=session, live_supervisor_ids={"s1"})
+        tester_chat.finish(ids[0], session=session)
+        tester_chat.fail(ids[1], "model down", session=session)
+        ended = tester_chat.recover_abandoned(session=session, live_supervisor_ids={"s1"})
     assert set(ended) == set(claimed["s2"]) - {ids[0], ids[1]}
     with session_scope(readonly=True) as session:
-        rows = {m.id: m for m in test_chat.messages(conv.id, session=session)}
+        rows = {m.id: m for m in tester_chat.messages(conv.id, session=session)}
     assert rows[ids[0]].status == MessageStatus.DONE.value
     assert rows[ids[1]].status == "error" and rows[ids[1]].error == "model down"
     for mid in ended:

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from bot_worker.bot_link import Answer
-from bot_worker.bot_store import BotSettings
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.fleet_bot import FleetBot, ProcessConfig
+from bot_worker.remote_store import BotSettings
 
 SUPERVISOR = "host:1:abc"
 

@@ -10,15 +10,15 @@ import pytest
 from sqlmodel import select
 
 from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer
-from bot_worker.bot_store import BotStore, RemoteBotStore
-from bot_worker.bot_store_db import LocalBotStore
 from bot_worker.link_ops import INT, OPS, Arg, Codec, Op, dispatch
+from bot_worker.local_store import LocalBotStore
+from bot_worker.remote_store import BotStore, RemoteBotStore
 from grobot.core.agents.council import CouncilPort
-from grobot.core.agents.store import RunStore
+from grobot.core.agents.run_store import RunStore
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.models import LogEntry
-from grobot.core.services import bots, files, test_chat, user_notes
+from grobot.core.services import bots, files, tester_chat, user_notes
 
 
 def _bot(name: str) -> int:
@@ -98,8 +98,8 @@ def test_a_payload_cannot_act_on_another_bot(any_db_env):
         files.write_file(session=session, bot_id=other, path="secret.txt", data=b"the other bot's file")
         user_notes.add_note(session=session, bot_id=other, discord_user_id="42", note="likes tea", reliability=0.9,
                             source="tool")
-        conversation = test_chat.create_session(other, session=session)
-        other_run = test_chat.submit(conversation.id, "hello", session=session).id
+        conversation = tester_chat.create_session(other, session=session)
+        other_run = tester_chat.submit(conversation.id, "hello", session=session).id
         key = {"bot_id": other, "conversation_key": conversation.key, "run_id": other_run, "author_id": "42"}
 
     async def check(client_for) -> None:

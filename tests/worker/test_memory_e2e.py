@@ -6,7 +6,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.models import Message
-from grobot.core.services import app_settings, memories, test_chat
+from grobot.core.services import app_settings, memories, tester_chat
 from tests.fakes.llm import Reply, is_archivist_request
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
@@ -58,8 +58,8 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
 
         # A Test Chat job in the supervisor uses the store directly: same memories.
         with session_scope() as s:
-            conv = test_chat.create_session(bot, session=s)
-            pending = test_chat.submit(conv.id, "tell me the launch code word", session=s).id
+            conv = tester_chat.create_session(bot, session=s)
+            pending = tester_chat.submit(conv.id, "tell me the launch code word", session=s).id
 
         def answered() -> bool:
             with session_scope(readonly=True) as s:

@@ -7,7 +7,7 @@ from sqlmodel import func, select
 
 from grobot.core.db import session_scope
 from grobot.core.models import LogEntry, Message, UsageDaily, UserUsageDaily
-from grobot.core.services import test_chat
+from grobot.core.services import tester_chat
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
 
@@ -67,8 +67,8 @@ def test_budgets_and_user_limits_stop_the_llm_and_notify_once(grobot_env, tmp_pa
 
         # Test Chat (answered by the supervisor): the tester sees the error, the model is not asked.
         with session_scope() as session:
-            conv = test_chat.create_session(budget, session=session)
-            run_id = test_chat.submit(conv.id, "test chat question", session=session).id
+            conv = tester_chat.create_session(budget, session=session)
+            run_id = tester_chat.submit(conv.id, "test chat question", session=session).id
 
         def ended() -> Message | None:
             with session_scope(readonly=True) as session:

@@ -3,7 +3,7 @@
 Gatekeeper -> Context -> (Tool Identifier -> Parameter Extractor / Clarifier -> Executor)*
 -> Synthesizer -> Archivist (background). ``native`` bots run one tool-calling loop on the
 output model instead. Everything about the bot is read per message from the host's
-:class:`~grobot.core.agents.store.RunStore` (the database, or a bot's supervisor), passed in
+:class:`~grobot.core.agents.run_store.RunStore` (the database, or a bot's supervisor), passed in
 with its memory and MCP sessions (:class:`~grobot.core.agents.deps.ChainDeps`); nothing is
 kept between messages except the shared HTTP clients. The checks before a run (reply rules,
 limits, flood control) are :mod:`grobot.core.answering`'s.
@@ -26,7 +26,7 @@ from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
 from grobot.core.agents.run import Run
-from grobot.core.agents.store import Loaded, RunEnd, UserMessageIn
+from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user

@@ -13,7 +13,7 @@ from typing import Any
 
 from grobot.core.agents.council import AdvisorAnswer, CouncilError, CouncilPlan, Deliberation, check_plan, deliberate
 from grobot.core.agents.events import RunRecorder
-from grobot.core.agents.store import RunEnd
+from grobot.core.agents.run_store import RunEnd
 from grobot.core.agents.types import EventKind, EventSink
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
     ``(answer text, error)``."""
     port = port or DatabaseCouncilPort()
     if store is None:
-        from grobot.core.agents.db_store import DatabaseStore
+        from grobot.core.agents.run_store_db import DatabaseStore
 
         store = DatabaseStore()
     recorder = RunRecorder(sink, store)

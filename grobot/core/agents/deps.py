@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents.store import RunStore
+from grobot.core.agents.run_store import RunStore
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.tools.base import ToolCatalog
 from grobot.core.tools.lifecycle import McpSessions
@@ -30,7 +30,7 @@ class ChainDeps:
     @classmethod
     def local(cls, memory: MemoryPort | None = None) -> ChainDeps:
         """Dependencies on this process's database (the CLI, scripts and tests)."""
-        from grobot.core.agents.db_store import DatabaseStore
+        from grobot.core.agents.run_store_db import DatabaseStore
 
         return cls(store=DatabaseStore(), memory=memory or NoopMemory())
 

@@ -1,5 +1,5 @@
 """The events of one run: passed to the caller's sink at once, stored in ``agent_event`` in batches
-(through the process's :class:`~grobot.core.agents.store.RunStore`).
+(through the process's :class:`~grobot.core.agents.run_store.RunStore`).
 
 Answer text is batched by time (the first words at once, then about every 60 ms) so that a Discord reply can be edited
 as it grows without one event per token; a run ends with exactly one ``done`` or ``error``.
@@ -12,7 +12,7 @@ import logging
 import time
 from typing import Any
 
-from grobot.core.agents.store import RunEnd, RunStore, RunWrite, UserMessageIn
+from grobot.core.agents.run_store import RunEnd, RunStore, RunWrite, UserMessageIn
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Long-term memory of a bot: the port the chain uses, and what a stored memory looks like.
 
-The store (:mod:`grobot.core.memory.store`, ChromaDB + the embedder) lives in the bot
+The store (:mod:`grobot.core.memory.vector_store`, ChromaDB + the embedder) lives in the bot
 worker's supervisor only; other processes reach it over HTTP
 (:mod:`grobot.core.memory.remote`). This module stays light: bot processes import it.
 """

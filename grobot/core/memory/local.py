@@ -36,7 +36,7 @@ class LocalMemory:
     @property
     def store(self) -> Any:
         if self._store is None:
-            from grobot.core.memory.store import get_memory
+            from grobot.core.memory.vector_store import get_memory
 
             self._store = get_memory()
         return self._store

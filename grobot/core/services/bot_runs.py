@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import bindparam, exists
 from sqlmodel import Session, select
 
-from grobot.core.agents.db_store import load_for_run
 from grobot.core.agents.reply_rules import rules_decision
-from grobot.core.agents.store import Loaded, RunWrite
+from grobot.core.agents.run_store import Loaded, RunWrite
+from grobot.core.agents.run_store_db import load_for_run
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.errors import NotFoundError
 from grobot.core.models import Bot, BotMcpServer, Conversation, Message

@@ -250,7 +250,7 @@ def describe_llms(bot_id: int, *, session: Session) -> dict[str, str]:
 def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], *, session: Session, asked_by: str = "",
                       platform: str = "discord", cost: float | None = None) -> Deliberation:
     """Store a finished deliberation and account for its LLM calls (daily usage included)."""
-    from grobot.core.agents.store import records_from
+    from grobot.core.agents.run_store import records_from
 
     _bot(bot_id, session)
     data = result.as_dict() if isinstance(result, DeliberationResult) else dict(result)

@@ -292,7 +292,7 @@ def _discord_tools(discord: Any) -> list[BuiltinTool]:
 
 def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any = None) -> list[BuiltinTool]:
     """The built-in tools of a bot: its files and notes through ``store`` (its
-    :class:`~grobot.core.agents.store.RunStore`), Discord actions only with ``discord``, memory only
+    :class:`~grobot.core.agents.run_store.RunStore`), Discord actions only with ``discord``, memory only
     with ``memory``."""
     tools = [DATETIME, *_files_tools(bot_id, store), *_notes_tools(bot_id, store)]
     if memory is not None:

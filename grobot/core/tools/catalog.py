@@ -148,7 +148,7 @@ async def catalog_for_bot(bot_id: int, *, store: Any, hub: Any = None, discord: 
                           links: list[Link] | None = None) -> BotCatalog:
     """The tools bot ``bot_id`` may use now.
 
-    ``store``: where its data is (a :class:`~grobot.core.agents.store.RunStore`); ``hub``: the
+    ``store``: where its data is (a :class:`~grobot.core.agents.run_store.RunStore`); ``hub``: the
     host's :class:`~grobot.core.tools.lifecycle.McpSessions` (or an ``McpHub``; None: no MCP
     sessions); ``discord``: a ``DiscordActions`` inside a bot process (adds the
     Discord tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the

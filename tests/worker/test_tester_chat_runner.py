@@ -1,5 +1,5 @@
 """The supervisor's Test Chat runner over its real HTTP service, as the web app uses it
-(:mod:`grobot.core.test_chat_link`): woken instead of polled, events streamed live, runs stopped
+(:mod:`grobot.core.tester_chat_link`): woken instead of polled, events streamed live, runs stopped
 (issue 15 item 6), and the checks a Discord message passes (cooldown, limits)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlmodel import select
 
-from bot_worker.test_chat_runner import TestChatRunner, TestChatService
-from grobot.core import test_chat_link
+from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
+from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
 from grobot.core.flood import COOLDOWN_NOTICE
 from grobot.core.models import AgentEvent, AppUser, Message, MessageStatus
-from grobot.core.services import bots, test_chat, users
+from grobot.core.services import bots, tester_chat, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import async_wait_for
 
@@ -23,12 +23,12 @@ pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture
-async def service(grobot_env) -> AsyncIterator[tuple[TestChatRunner, test_chat_link.Runner]]:
-    runner = TestChatRunner("sup-test", concurrency=4)
-    server = TestChatService(runner)
+async def service(grobot_env) -> AsyncIterator[tuple[ChatRunner, tester_chat_link.Runner]]:
+    runner = ChatRunner("sup-test", concurrency=4)
+    server = ChatRunnerService(runner)
     url = await server.start()
     try:
-        yield runner, test_chat_link.Runner("sup-test", url)
+        yield runner, tester_chat_link.Runner("sup-test", url)
     finally:
         await runner.shutdown()
         await server.stop()
@@ -44,13 +44,13 @@ def _send(bot_id: int, text: str, author: str = "app-user:1") -> int:
     with session_scope() as session:
         user = session.exec(select(AppUser)).first() or users.create_user(session=session, username="tess",
                                                                          password=users.generate_password())
-        conv = test_chat.open_session(bot_id, user.id or 0, session=session)
-        return test_chat.submit(conv.id or 0, text, session=session, author_id=author, author_name="tess").id or 0
+        conv = tester_chat.open_session(bot_id, user.id or 0, session=session)
+        return tester_chat.submit(conv.id or 0, text, session=session, author_id=author, author_name="tess").id or 0
 
 
 def _status(run_id: int) -> tuple[str, str]:
     with session_scope(readonly=True) as session:
-        return test_chat.run_status(run_id, session=session)
+        return tester_chat.run_status(run_id, session=session)
 
 
 def _stored_kinds(run_id: int) -> list[str]:
@@ -59,10 +59,10 @@ def _stored_kinds(run_id: int) -> list[str]:
                                  .order_by(AgentEvent.seq)).all())
 
 
-async def _events_until(link: test_chat_link.Runner, run_id: int, stop_at: str | None = None,
-                        on_stop: object = None) -> list[test_chat_link.FeedEvent]:
-    seen: list[test_chat_link.FeedEvent] = []
-    async for event in test_chat_link.follow(link, run_id):
+async def _events_until(link: tester_chat_link.Runner, run_id: int, stop_at: str | None = None,
+                        on_stop: object = None) -> list[tester_chat_link.FeedEvent]:
+    seen: list[tester_chat_link.FeedEvent] = []
+    async for event in tester_chat_link.follow(link, run_id):
         seen.append(event)
         if stop_at is not None and event.kind == stop_at and on_stop is not None:
             await on_stop()  # type: ignore[operator]
@@ -70,7 +70,7 @@ async def _events_until(link: test_chat_link.Runner, run_id: int, stop_at: str |
     return seen
 
 
-async def _collect(stream) -> list[test_chat_link.FeedEvent]:
+async def _collect(stream) -> list[tester_chat_link.FeedEvent]:
     return [event async for event in stream]
 
 
@@ -81,17 +81,17 @@ async def test_a_woken_runner_claims_at_once_and_streams_the_answer(service, fak
     fake_llm.script(Reply(text="Hello there, tester", chunks=4, chunk_delay=0.1))
     run_id = _send(bot_id, "hi")
     # No poll: following with claim=1 claims it, and the page listens from the run's start.
-    events = await asyncio.wait_for(_collect(test_chat_link.follow(link, run_id, claim=True)), 30)
+    events = await asyncio.wait_for(_collect(tester_chat_link.follow(link, run_id, claim=True)), 30)
     kinds = [e.kind for e in events]
     assert kinds.count("token") >= 2, kinds  # streamed in pieces, not in one go
     assert "".join(e.data["text"] for e in events if e.kind == "token") == "Hello there, tester"
     assert kinds[-1] == "done" and [e.index for e in events] == list(range(len(events)))
     await async_wait_for(lambda: _status(run_id)[0] == "done", timeout=10)
     # A page that reloads reads the rest from any index (here: only the end).
-    again = [e async for e in test_chat_link.follow(link, run_id, after=events[-2].index)]
+    again = [e async for e in tester_chat_link.follow(link, run_id, after=events[-2].index)]
     assert [e.kind for e in again] == ["done"]
-    with pytest.raises(test_chat_link.NotHere):
-        async for _ in test_chat_link.follow(link, run_id + 999):
+    with pytest.raises(tester_chat_link.NotHere):
+        async for _ in tester_chat_link.follow(link, run_id + 999):
             pass
 
 
@@ -101,10 +101,10 @@ async def test_stop_closes_the_llm_stream_and_ends_the_run_once_as_cancelled(ser
     use_fake_llm(fake_llm, bot_id=bot_id)
     fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(40)), chunks=40, chunk_delay=0.25))
     run_id = _send(bot_id, "tell me a long story")
-    assert await test_chat_link.wake(link) == [run_id]
+    assert await tester_chat_link.wake(link) == [run_id]
 
     async def stop() -> None:
-        assert await test_chat_link.cancel(link, run_id, "stopped by tess")
+        assert await tester_chat_link.cancel(link, run_id, "stopped by tess")
 
     events = await asyncio.wait_for(_events_until(link, run_id, stop_at="token", on_stop=stop), 30)
     final = [e for e in events if e.kind in ("done", "error")]
@@ -122,7 +122,7 @@ async def test_stop_closes_the_llm_stream_and_ends_the_run_once_as_cancelled(ser
         answer = session.exec(select(Message.content).where(Message.role == "assistant")
                               .order_by(Message.id.desc())).first()
         assert shown and answer == shown
-    assert await test_chat_link.cancel(link, run_id, "again") is False  # nothing left to stop
+    assert await tester_chat_link.cancel(link, run_id, "again") is False  # nothing left to stop
 
 
 async def test_stop_abandons_a_running_tool_call_and_the_server_keeps_working(service, fake_llm) -> None:
@@ -134,10 +134,10 @@ async def test_stop_abandons_a_running_tool_call_and_the_server_keeps_working(se
     server = await asyncio.to_thread(stdio_server, bot_id, "ok", "slow")
     fake_llm.script(Reply(tool_calls=[{"name": f"{server}__sleep", "arguments": {"seconds": 60}}]))
     run_id = _send(bot_id, "sleep a minute")
-    assert await test_chat_link.wake(link) == [run_id]
+    assert await tester_chat_link.wake(link) == [run_id]
 
     async def stop() -> None:
-        assert await test_chat_link.cancel(link, run_id, "stopped by tess")
+        assert await tester_chat_link.cancel(link, run_id, "stopped by tess")
 
     events = await asyncio.wait_for(_events_until(link, run_id, stop_at="tool_call", on_stop=stop), 30)
     results = [e for e in events if e.kind == "tool_result"]
@@ -150,7 +150,7 @@ async def test_stop_abandons_a_running_tool_call_and_the_server_keeps_working(se
     fake_llm.script(Reply(tool_calls=[{"name": f"{server}__echo", "arguments": {"text": "still here"}}]),
                     Reply(text="It said: still here"))
     second = _send(bot_id, "echo please")
-    await test_chat_link.wake(link)
+    await tester_chat_link.wake(link)
     events = await asyncio.wait_for(_events_until(link, second), 30)
     echo = [e for e in events if e.kind == "tool_result"]
     assert echo and echo[0].data["is_error"] is False and "still here" in echo[0].data["content"]
@@ -164,14 +164,14 @@ async def test_test_chat_keeps_the_bots_cooldown_like_discord(service, fake_llm)
         bots.update_bot(bots.get_bot(bot_id, session=session), {"user_cooldown_seconds": 60}, session=session)
     use_fake_llm(fake_llm, bot_id=bot_id)
     first = _send(bot_id, "one")
-    await test_chat_link.wake(link)
+    await tester_chat_link.wake(link)
     assert (await asyncio.wait_for(_events_until(link, first), 30))[-1].kind == "done"
     second = _send(bot_id, "two")
-    await test_chat_link.wake(link)
+    await tester_chat_link.wake(link)
     events = await asyncio.wait_for(_events_until(link, second), 30)
     assert [e.kind for e in events] == ["error"]
     assert events[0].data["message"].startswith(COOLDOWN_NOTICE.split("{")[0])
     await async_wait_for(lambda: _status(second)[0] == "error", timeout=10)
     other = _send(bot_id, "three", author="app-user:2")  # another tester is not held back
-    await test_chat_link.wake(link)
+    await tester_chat_link.wake(link)
     assert (await asyncio.wait_for(_events_until(link, other), 30))[-1].kind == "done"

@@ -2,15 +2,15 @@
 
 A bot process imports no database layer and holds no database connection. What it reads
 and writes goes to its supervisor over the bot link (:mod:`bot_worker.bot_link`), which
-runs the same service functions as everything else (:mod:`bot_worker.bot_store_db`):
+runs the same service functions as everything else (:mod:`bot_worker.local_store`):
 
 - the bot's own operations (:class:`BotStore`): its settings at start, the settings and
   run data for one message, the online and exit status, ``/reset``, its log records;
-- the chain's (:class:`grobot.core.agents.store.RunStore`): a run's reads and writes, the
+- the chain's (:class:`grobot.core.agents.run_store.RunStore`): a run's reads and writes, the
   Archivist's, and the built-in tools' files and notes.
 
 A bot started by hand (no supervisor in its environment) uses
-:class:`bot_worker.bot_store_db.LocalBotStore` instead: the same operations on the database.
+:class:`bot_worker.local_store.LocalBotStore` instead: the same operations on the database.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from bot_worker.bot_link import BotLinkClient
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
 from bot_worker.link_ops import OPS, Op
-from grobot.core.agents.store import RunStore
+from grobot.core.agents.run_store import RunStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 

@@ -1,6 +1,6 @@
 """A bot's data on the database: what the supervisor serves its bots over the bot link.
 
-:class:`LocalBotStore` is :class:`bot_worker.bot_store.BotStore` on the service functions
+:class:`LocalBotStore` is :class:`bot_worker.remote_store.BotStore` on the service functions
 in this process. The supervisor runs it for its bots (:func:`bot_worker.link_ops.dispatch`, behind
 ``/v1/bots/{id}/store/{op}``); a bot started by hand, without a supervisor, uses it
 directly. Every rule stays in the services; this module only translates.
@@ -18,9 +18,9 @@ from sqlmodel import Session
 
 from bot_worker.link_data import BotSettings, MessageData
 from bot_worker.link_ops import dispatch
-from grobot.core.agents.db_store import DatabaseStore, save_calls, write_run
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.store import RunWrite
+from grobot.core.agents.run_store import RunWrite
+from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
 from grobot.core.agents.tool_router import precomputable
 from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.llm.service import CallRecord
@@ -65,7 +65,7 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
 
 
 class LocalBotStore(DatabaseStore):
-    """:class:`bot_worker.bot_store.BotStore` on the database of this process; ``deps``: the
+    """:class:`bot_worker.remote_store.BotStore` on the database of this process; ``deps``: the
     supervisor's (its memory looks a message's memories up and scores it against the tools)."""
 
     def __init__(self, executor: Executor | None = None, *, deps: ChainDeps | None = None) -> None:

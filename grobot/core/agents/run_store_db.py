@@ -18,7 +18,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
-from grobot.core.agents.store import Loaded, RunWrite, UserMessageIn
+from grobot.core.agents.run_store import Loaded, RunWrite, UserMessageIn
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError
@@ -157,7 +157,7 @@ def note_dict(note: Any) -> dict[str, Any]:
 
 
 class DatabaseStore:
-    """:class:`grobot.core.agents.store.RunStore` on the database of this process.
+    """:class:`grobot.core.agents.run_store.RunStore` on the database of this process.
 
     ``executor``: the threads its database work runs in (default: the event loop's default
     executor). The supervisor gives the store it serves its bots with threads of its own, so

@@ -26,12 +26,12 @@ from typing import Any
 from aiohttp import web
 
 from bot_worker.local_http import LocalServer, bearer_token
-from bot_worker.test_chat_job import run_test_chat_job
+from bot_worker.tester_chat_job import run_tester_chat_job
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
 from grobot.core.answering import FloodGate
 from grobot.core.db import session_scope
-from grobot.core.services import test_chat
+from grobot.core.services import tester_chat
 
 logger = logging.getLogger(__name__)
 
@@ -89,17 +89,16 @@ class RunFeed:
 
 
 @dataclass
-class TestChatRunner:
+class ChatRunner:
     """Claims and answers Test Chat messages for one supervisor, a few at a time."""
 
-    __test__ = False  # not a pytest class
 
     supervisor_id: str
     concurrency: int = 4
     jobs: dict[int, asyncio.Task[Any]] = field(default_factory=dict)
     feeds: dict[int, RunFeed] = field(default_factory=dict)
     deps: ChainDeps = field(default_factory=ChainDeps.local)
-    answer: Callable[..., Awaitable[str | None]] = run_test_chat_job
+    answer: Callable[..., Awaitable[str | None]] = run_tester_chat_job
 
     def __post_init__(self) -> None:
         # Its own threads for the claims and the ends of runs: the supervisor's default pool may be
@@ -163,16 +162,16 @@ class TestChatRunner:
         except asyncio.CancelledError as exc:
             reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else SHUTDOWN_REASON
             feed.end(f"the run was cancelled ({reason})", cancelled=True)  # unless the chain ended it already
-            await _safe_write(test_chat.cancel, job.message_id, f"the run was cancelled ({reason})")
+            await _safe_write(tester_chat.cancel, job.message_id, f"the run was cancelled ({reason})")
             return  # the run is over; the task ends normally (a shutdown gathers it)
         except Exception as exc:
             logger.exception("Test Chat job %s failed", job.message_id, extra={"bot_id": job.bot_id})
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
         if error:
             feed.end(error)
-            await _safe_write(test_chat.fail, job.message_id, error)
+            await _safe_write(tester_chat.fail, job.message_id, error)
         else:
-            await _safe_write(test_chat.finish, job.message_id)
+            await _safe_write(tester_chat.finish, job.message_id)
 
 
 def _claim(supervisor_id: str, limit: int) -> list[Job]:
@@ -180,7 +179,7 @@ def _claim(supervisor_id: str, limit: int) -> list[Job]:
 
     with session_scope() as session:
         out = []
-        for msg in test_chat.claim_pending(supervisor_id, session=session, limit=limit):
+        for msg in tester_chat.claim_pending(supervisor_id, session=session, limit=limit):
             conv = session.get(Conversation, msg.conversation_id)
             if conv is None:
                 continue
@@ -200,14 +199,13 @@ async def _safe_write(fn: Any, *args: Any) -> None:
         logger.warning("Could not write the end of a Test Chat run (%s)", type(exc).__name__)
 
 
-class TestChatService(LocalServer):
+class ChatRunnerService(LocalServer):
     """The runner over HTTP: wake, follow a run's events, cancel (bearer token of the local services)."""
 
-    __test__ = False
 
     name = "Test Chat service"
 
-    def __init__(self, runner: TestChatRunner, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, runner: ChatRunner, *, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(host, port)
         self.runner = runner
 

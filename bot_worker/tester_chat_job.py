@@ -13,7 +13,7 @@ from grobot.core.answering import FloodGate, admit, answer_message, refuse
 logger = logging.getLogger(__name__)
 
 
-async def run_test_chat_job(message_id: int, bot_id: int, key: str, content: str, author_id: str,
+async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: str, author_id: str,
                             author_name: str, *, deps: ChainDeps, gate: FloodGate,
                             sink: EventSink | None = None) -> str | None:
     """Answer one Test Chat message; returns an error text, or None when it went well.
