@@ -1,4 +1,4 @@
-"""The chain's store in this process: the service functions on the database (see :mod:`.store`).
+"""The chain's store in this process: the service functions on the database (see :mod:`.run_store`).
 
 Used by the supervisor (its Test Chat jobs, and the bot link, where it serves its bots),
 the CLI and the tests. Reads on SQLite run on the event loop (WAL: a read never waits for
