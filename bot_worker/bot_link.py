@@ -11,7 +11,9 @@ PostgreSQL a fleet of 100 bots no longer holds 100 connections (``max_connection
 The link also carries everything else a bot reads and writes (``/store/{op}``, see
 :mod:`bot_worker.link_ops`): bot processes import no database layer at all.
 
-The server listens on an ephemeral port. Each bot gets its own bearer token, derived
+This module is the bot's end and what both ends share (the heartbeat and its answer, the
+lease watch); the server, :class:`bot_worker.link_server.BotLinkServer`, is the supervisor's
+(a bot process does not load aiohttp's server). It listens on an ephemeral port. Each bot gets its own bearer token, derived
 from a random secret made at each start, and may only use its own paths; the address and
 token reach the bot in its environment (``GROBOT_SUPERVISOR_URL`` and
 ``GROBOT_SUPERVISOR_TOKEN``). A bot started by hand, without them, uses the database
@@ -21,20 +23,15 @@ itself.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import logging
-import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import orjson
-from aiohttp import web
 
-from bot_worker.local_http import LocalServer, bearer_token
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -74,81 +71,12 @@ class Answer:
                    expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
 
 
-StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
-
-
 class StoreError(Exception):
     """An operation of the store failed in a way the bot should hear about: ``kind`` names it."""
 
     def __init__(self, kind: str, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.kind, self.status = kind, status
-
-
-class BotLinkServer(LocalServer):
-    """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop);
-    ``store`` serves the data operations, ``(bot id, op, payload) -> result``."""
-
-    name = "Bot link"
-
-    def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
-                 host: str = "127.0.0.1") -> None:
-        super().__init__(host)
-        self._on_report = on_report
-        self._store = store
-        self._secret = secrets.token_bytes(32)
-
-    async def start(self) -> str:
-        """Listen on an ephemeral port; returns the base URL."""
-        app = web.Application(client_max_size=32 * 1024 * 1024)  # a run's events, a batch of log records
-        app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat),
-                        web.post("/v1/bots/{bot_id:\\d+}/store/{op}", self._store_op)])
-        return await self.serve(app)
-
-    def token(self, bot_id: int) -> str:
-        """The bearer token of bot ``bot_id`` (valid for its own paths only)."""
-        return hmac.new(self._secret, f"bot:{bot_id}".encode(), hashlib.sha256).hexdigest()
-
-    def env(self, bot_id: int) -> dict[str, str]:
-        """What bot ``bot_id``'s process needs to reach this server (blank when it did not start)."""
-        return {URL_ENV: self.url, TOKEN_ENV: self.token(bot_id) if self.url else ""}
-
-    def _bot_id(self, request: web.Request) -> int | None:
-        """The bot of the path, when the request carries its token."""
-        bot_id = int(request.match_info["bot_id"])
-        return bot_id if hmac.compare_digest(bearer_token(request), self.token(bot_id)) else None
-
-    async def _store_op(self, request: web.Request) -> web.Response:
-        bot_id = self._bot_id(request)
-        if bot_id is None:
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
-        if self._store is None:
-            return web.json_response({"error": "this supervisor serves no data"}, status=404)
-        op = request.match_info["op"]
-        try:
-            payload = await request.json(loads=orjson.loads)
-        except ValueError as exc:
-            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
-        try:
-            result = await self._store(bot_id, op, payload if isinstance(payload, dict) else {})
-        except StoreError as exc:
-            return web.json_response({"error": str(exc), "kind": exc.kind}, status=exc.status)
-        except Exception as exc:  # the bot reports it (and tries again later); the supervisor keeps the traceback
-            logger.exception("Bot %s: the store operation %r failed", bot_id, op, extra={"bot_id": bot_id})
-            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
-            return web.json_response({"error": message[:500], "kind": "error"}, status=500)
-        return web.Response(body=orjson.dumps({"result": result}, default=str), content_type="application/json")
-
-    async def _heartbeat(self, request: web.Request) -> web.Response:
-        if self._bot_id(request) is None:
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
-        try:
-            data = await request.json()
-            report = Report(bot_id=int(request.match_info["bot_id"]), pid=int(data["pid"]),
-                            guild_count=int(data.get("guild_count") or 0), online=bool(data.get("online")))
-        except (ValueError, TypeError, KeyError) as exc:
-            return web.json_response({"error": f"bad heartbeat: {exc}"}, status=400)
-        return web.json_response(self._on_report(report).as_dict())
 
 
 def _dumps(value: Any) -> str:

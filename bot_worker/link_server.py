@@ -11,14 +11,22 @@ reconcile loop (:class:`FleetState`).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot_worker.bot_link import Answer, BotLinkServer, Report
+import orjson
+from aiohttp import web
+
+from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, Report, StoreError
 from bot_worker.link_ops import dispatch
+from bot_worker.local_http import LocalServer, bearer_token
 from bot_worker.local_store import LocalBotStore
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.models import utcnow
@@ -26,6 +34,75 @@ from grobot.core.services import fleet
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
+
+
+StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
+
+
+class BotLinkServer(LocalServer):
+    """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop);
+    ``store`` serves the data operations, ``(bot id, op, payload) -> result``."""
+
+    name = "Bot link"
+
+    def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
+                 host: str = "127.0.0.1") -> None:
+        super().__init__(host)
+        self._on_report = on_report
+        self._store = store
+        self._secret = secrets.token_bytes(32)
+
+    async def start(self) -> str:
+        """Listen on an ephemeral port; returns the base URL."""
+        app = web.Application(client_max_size=32 * 1024 * 1024)  # a run's events, a batch of log records
+        app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat),
+                        web.post("/v1/bots/{bot_id:\\d+}/store/{op}", self._store_op)])
+        return await self.serve(app)
+
+    def token(self, bot_id: int) -> str:
+        """The bearer token of bot ``bot_id`` (valid for its own paths only)."""
+        return hmac.new(self._secret, f"bot:{bot_id}".encode(), hashlib.sha256).hexdigest()
+
+    def env(self, bot_id: int) -> dict[str, str]:
+        """What bot ``bot_id``'s process needs to reach this server (blank when it did not start)."""
+        return {URL_ENV: self.url, TOKEN_ENV: self.token(bot_id) if self.url else ""}
+
+    def _bot_id(self, request: web.Request) -> int | None:
+        """The bot of the path, when the request carries its token."""
+        bot_id = int(request.match_info["bot_id"])
+        return bot_id if hmac.compare_digest(bearer_token(request), self.token(bot_id)) else None
+
+    async def _store_op(self, request: web.Request) -> web.Response:
+        bot_id = self._bot_id(request)
+        if bot_id is None:
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+        if self._store is None:
+            return web.json_response({"error": "this supervisor serves no data"}, status=404)
+        op = request.match_info["op"]
+        try:
+            payload = await request.json(loads=orjson.loads)
+        except ValueError as exc:
+            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
+        try:
+            result = await self._store(bot_id, op, payload if isinstance(payload, dict) else {})
+        except StoreError as exc:
+            return web.json_response({"error": str(exc), "kind": exc.kind}, status=exc.status)
+        except Exception as exc:  # the bot reports it (and tries again later); the supervisor keeps the traceback
+            logger.exception("Bot %s: the store operation %r failed", bot_id, op, extra={"bot_id": bot_id})
+            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
+            return web.json_response({"error": message[:500], "kind": "error"}, status=500)
+        return web.Response(body=orjson.dumps({"result": result}, default=str), content_type="application/json")
+
+    async def _heartbeat(self, request: web.Request) -> web.Response:
+        if self._bot_id(request) is None:
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+        try:
+            data = await request.json()
+            report = Report(bot_id=int(request.match_info["bot_id"]), pid=int(data["pid"]),
+                            guild_count=int(data.get("guild_count") or 0), online=bool(data.get("online")))
+        except (ValueError, TypeError, KeyError) as exc:
+            return web.json_response({"error": f"bad heartbeat: {exc}"}, status=400)
+        return web.json_response(self._on_report(report).as_dict())
 
 
 class FleetState(Protocol):

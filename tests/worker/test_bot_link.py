@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer, LeaseWatch, Report
+from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report
+from bot_worker.link_server import BotLinkServer
 from bot_worker.supervisor import Supervisor
 from bot_worker.supervisor_config import Slot, SupervisorConfig
 from grobot.core.settings import get_settings

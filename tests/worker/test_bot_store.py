@@ -10,7 +10,8 @@ from datetime import UTC
 import pytest
 from sqlmodel import select
 
-from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer
+from bot_worker.bot_link import Answer, BotLinkClient
+from bot_worker.link_server import BotLinkServer
 from bot_worker.local_store import LocalBotStore, serve
 from bot_worker.remote_store import LinkLogWriter, RemoteBotStore
 from grobot.core.agents.run_store import RunEnd, RunWrite, UserMessageIn

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlmodel import select
 
-from bot_worker.bot_link import Answer, BotLinkClient, BotLinkServer
+from bot_worker.bot_link import Answer, BotLinkClient
 from bot_worker.link_ops import INT, OPS, Arg, Codec, Op, dispatch
+from bot_worker.link_server import BotLinkServer
 from bot_worker.local_store import LocalBotStore
 from bot_worker.remote_store import BotStore, RemoteBotStore
 from grobot.core.agents.council import CouncilPort
