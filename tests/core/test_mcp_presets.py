@@ -293,3 +293,19 @@ def test_a_deleted_bot_takes_its_mcp_state_along(preset_env):
     with session_scope() as session:
         bots.delete_bot(bots.get_bot(bot_id, session=session), session=session)
     assert not graph.exists() and not graph.parent.exists()
+
+
+def test_a_stdio_server_finds_a_recent_node_whatever_comes_first_on_path(preset_env, capsys, web_page, monkeypatch):
+    """The fetch server runs ``node`` from ``PATH`` (readabilipy): a worker started with only the
+    system's folders on ``PATH`` (an old or no Node there) still gets the virtualenv's Node first."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, out, err = _cli(capsys, "mcp", "add", "--preset", "fetch")
+    assert code == 0, err
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="bot-node-path")
+        server = mcp_servers.get_server("fetch", session=session)
+        mcp_servers.update_server(server, {"args": [*server.args, "--allow-private-ips"]}, session=session)
+        mcp_servers.enable_for_bot(session=session, bot_id=bot.id, server=server)
+        bot_id = bot.id
+    result = _call(bot_id, "fetch__fetch", {"url": web_page})
+    assert not result.is_error and "Soup of the day: tomato." in result.content, result.content

@@ -25,7 +25,7 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp import types as mcp_types
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -38,6 +38,7 @@ from grobot.core.tools.mcp_errors import (
     describe_failure,
     server_error,
 )
+from grobot.core.tools.mcp_presets import path_with_node_first
 from grobot.core.tools.mcp_results import tool_result
 
 logger = logging.getLogger(__name__)
@@ -111,9 +112,10 @@ class _Connection:
         cfg = self.config
         if cfg.transport == "stdio":
             self._stderr = StderrCapture(cfg.name)
-            params = StdioServerParameters(
-                command=cfg.command or "", args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd or None
-            )
+            env = dict(cfg.env)
+            if "PATH" not in env:  # the server's own tools (``node``) resolve as ours do, recent Node first
+                env["PATH"] = path_with_node_first(get_default_environment().get("PATH", ""))
+            params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args), env=env, cwd=cfg.cwd or None)
             return stdio_client(params, errlog=self._stderr.file)
         if cfg.transport == "streamable_http":
             return self._streamable_http(cfg)

@@ -14,6 +14,7 @@ npm folders searched: ``GROBOT_MCP_NODE_MODULES`` (paths separated by ``:``), th
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -155,6 +156,18 @@ def node_binary() -> str | None:
     except ImportError:
         pass
     return shutil.which("node")
+
+
+def path_with_node_first(path: str) -> str:
+    """``path`` with the folder of :func:`node_binary` first: a stdio server that runs ``node``
+    itself (the fetch server's readabilipy does) gets the virtualenv's recent Node, not an old
+    system one that happens to come first."""
+    node = node_binary()
+    folder = str(Path(node).parent) if node else ""
+    parts = [p for p in path.split(os.pathsep) if p]
+    if not folder or (parts and parts[0] == folder):
+        return path
+    return os.pathsep.join([folder, *(p for p in parts if p != folder)])
 
 
 def _script(name: str) -> str | None:
