@@ -21,7 +21,7 @@ from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load
 __all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]
 
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
-BAR_SECTIONS = ("General", "Reply rules", "Limits", "Daily limits", "Discord connection")
+BAR_SECTIONS = ("General", "Reply rules", "Limits", "Usage limits and budgets", "Discord connection")
 BAR_SAVES = "Saved with Save changes"
 
 
@@ -172,11 +172,18 @@ def today_panel() -> rx.Component:
 
 def daily_limits_section() -> rx.Component:
     return section(
-        "Daily limits", "Budgets per UTC day. When one is used up, the bot says so and waits for the next day.",
+        "Usage limits and budgets", "Per UTC day and month. At 80 % of a budget the bot's Logs and the Usage page warn; "
+        "when one is used up, the bot says so and waits for the next day or month. Costs are estimated from the "
+        "prices on the Usage page.",
         today_panel(),
         rx.grid(
             *[limit_field(name) for name in bots_service.LIMIT_FIELDS],
             columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
+        ),
+        rx.grid(
+            *[limit_field(name) for name in bots_service.BUDGET_FIELDS],
+            columns=rx.breakpoints(initial="1", sm="2", md="4"), spacing="4", width="100%",
+            data_testid="bot-budgets",
         ),
     )
 

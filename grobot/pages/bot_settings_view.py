@@ -15,7 +15,8 @@ from grobot.core.services import bots as bots_service
 from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
 
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
-               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS \
+    + bots_service.BUDGET_FIELDS
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
                "message_content_intent", "members_intent")
 FIELD_LABELS = {
@@ -24,6 +25,8 @@ FIELD_LABELS = {
     "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
     "daily_token_limit": "Tokens per day", "daily_call_limit": "LLM calls per day",
     "user_daily_message_limit": "Messages per user per day",
+    "daily_cost_limit": "Cost per day", "monthly_token_limit": "Tokens per month",
+    "monthly_call_limit": "LLM calls per month", "monthly_cost_limit": "Cost per month",
 }
 CATEGORY_HELP = {
     "decision": "Small, fast calls: whether to answer, what to do next.",
@@ -95,8 +98,11 @@ class SettingsView:
     today: TodayUsage
 
 
-def _limit_text(value: int) -> str:
-    return f"{value:,}" if value else "unlimited"
+def _limit_text(value: float) -> str:
+    """A limit as the page shows it: ``5,000``, ``12.50`` (a cost), or ``unlimited`` (0)."""
+    if not value:
+        return "unlimited"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def _percent(used: int, limit: int) -> int:
@@ -106,13 +112,14 @@ def _percent(used: int, limit: int) -> int:
 def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
     """Today's usage of the bot and the global default of each limit field (as text)."""
     day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
-    defaults = app_settings.get_values(app_settings.LIMIT_KEYS, session=session)
+    defaults = app_settings.get_values(app_settings.LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
     today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
                        token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
                        call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
                        user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
                        over_limit=day.over_limit)
-    return today, {name: _limit_text(int(defaults.get(name, 0))) for name in bots_service.LIMIT_FIELDS}
+    return today, {name: _limit_text(float(defaults.get(name, 0) or 0))
+                   for name in bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS}
 
 
 def _as_text(value: Any) -> str:

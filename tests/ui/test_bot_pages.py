@@ -509,8 +509,25 @@ def test_settings_daily_limits_persist_and_today_shows_the_usage(admin_page) -> 
     expect(today.get_by_test_id("today-calls")).to_have_text("12 / unlimited")
     expect(today.get_by_test_id("today-users")).to_have_text("1 user(s) at their limit of 5 messages today.")
 
+    # The monthly budgets and the daily cost are set on the same page (not only from the CLI).
+    budgets = page.get_by_test_id("bot-budgets")
+    expect(budgets.get_by_text("Empty: the global default").first).to_be_visible()
+    page.get_by_role("textbox", name="Cost per month").fill("12.5")
+    page.get_by_role("textbox", name="Tokens per month").fill("100000")
+    page.get_by_role("textbox", name="LLM calls per month").fill("-3")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_test_id("settings-error")).to_contain_text("LLM calls per month")
+    page.get_by_role("textbox", name="LLM calls per month").fill("")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        bot = session.get(Bot, bot_id)
+        assert (bot.monthly_cost_limit, bot.monthly_token_limit, bot.monthly_call_limit) == (12.5, 100000, None)
+
     page.reload()
     expect(page.get_by_role("textbox", name="Tokens per day")).to_have_value("5000", timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("textbox", name="LLM calls per day")).to_have_value("0")
     expect(page.get_by_role("textbox", name="Messages per user per day")).to_have_value("5")
+    expect(page.get_by_role("textbox", name="Cost per month")).to_have_value("12.5")
+    expect(page.get_by_role("textbox", name="Tokens per month")).to_have_value("100000")
     page.get_by_test_id("today-usage").locator("xpath=../..").screenshot(path="/tmp/ui-settings-limits.png")
