@@ -149,7 +149,8 @@ class SupervisorJobs:
             from grobot.core.services import maintenance
         except ImportError:  # pragma: no cover - an install without the maintenance service
             return
-        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events):
+        for job in (maintenance.repair_usage, maintenance.purge_old_logs, maintenance.purge_old_events,
+                    maintenance.purge_old_budget_alerts):
             try:
                 await asyncio.to_thread(self._write, job)
             except Exception as exc:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Conversation, LLMCall, LogEntry, Message, UsageDaily, UserUsageDaily, utcnow
+from grobot.core.models import AgentEvent, BudgetAlert, Conversation, LLMCall, LogEntry, Message, UsageDaily, UserUsageDaily, utcnow
 from grobot.core.services import bots, maintenance
 
 
@@ -21,6 +21,18 @@ def test_old_logs_are_purged_and_recent_ones_kept(any_db_env):
         assert maintenance.purge_old_logs(session=session) == 1
     with session_scope(readonly=True) as session:
         assert [e.message for e in session.exec(select(LogEntry)).all()] == ["fresh"]
+
+
+def test_budget_alerts_of_past_periods_are_purged(any_db_env):
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name="thrifty").id
+        session.add(BudgetAlert(bot_id=bot_id, budget="monthly_cost", period="2026-01", used=9, budget_limit=10,
+                                created_at=utcnow() - timedelta(days=maintenance.BUDGET_ALERT_KEEP_DAYS + 1)))
+        session.add(BudgetAlert(bot_id=bot_id, budget="monthly_cost", period="2026-11", used=8, budget_limit=10))
+    with session_scope() as session:
+        assert maintenance.purge_old_budget_alerts(session=session) == 1
+    with session_scope(readonly=True) as session:
+        assert [a.period for a in session.exec(select(BudgetAlert)).all()] == ["2026-11"]
 
 
 def test_old_events_are_purged_and_the_messages_kept(grobot_env):

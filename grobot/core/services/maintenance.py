@@ -1,4 +1,4 @@
-"""Scheduled housekeeping: log and event retention, usage repair.
+"""Scheduled housekeeping: log, event and budget-alert retention, usage repair.
 
 The supervisor runs these on a schedule; each is one short transaction of set-based SQL.
 """
@@ -11,13 +11,16 @@ from datetime import UTC, datetime, time, timedelta
 from sqlalchemy import case, func
 from sqlmodel import Session, delete, select
 
-from grobot.core.models import AgentEvent, Bot, LLMCall, LogEntry, UserUsageDaily, utcnow
+from grobot.core.models import AgentEvent, Bot, BudgetAlert, LLMCall, LogEntry, UserUsageDaily, utcnow
 from grobot.core.services import app_settings
 from grobot.core.services.usage_accounting import set_usage
 
 logger = logging.getLogger(__name__)
 
 USER_USAGE_KEEP_DAYS = 35  # per-user daily message counts are kept this long
+# A budget alert only stops a second alert in its own period (a day or a month): kept past the
+# current and the previous month, then deleted.
+BUDGET_ALERT_KEEP_DAYS = 62
 
 
 def _purge(model: type[LogEntry] | type[AgentEvent], setting: str, days: int | None, *, session: Session) -> int:
@@ -37,6 +40,15 @@ def purge_old_logs(*, session: Session, days: int | None = None) -> int:
 def purge_old_events(*, session: Session, days: int | None = None) -> int:
     """Delete agent events older than ``event_retention_days`` (the messages stay)."""
     return _purge(AgentEvent, "event_retention_days", days, session=session)
+
+
+def purge_old_budget_alerts(*, session: Session, days: int = BUDGET_ALERT_KEEP_DAYS) -> int:
+    """Delete the records of budget alerts older than ``days`` (their periods are over)."""
+    cutoff = utcnow() - timedelta(days=days)
+    deleted = session.exec(delete(BudgetAlert).where(BudgetAlert.created_at < cutoff)).rowcount or 0
+    if deleted:
+        logger.info("Retention: %s budget_alert rows older than %s days deleted", deleted, days)
+    return deleted
 
 
 def repair_usage(*, session: Session, days: int = 2, now: datetime | None = None) -> int:
