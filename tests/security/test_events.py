@@ -19,7 +19,7 @@ from grobot.pages.bot_chat import ChatState
 from grobot.pages.bot_knowledge import KnowledgeState
 from grobot.pages.login import LoginState
 from grobot.pages.mcp import McpState
-from grobot.pages.users import UsersState
+from grobot.pages.users_state import UsersState
 from grobot.state.bot_page import BotPageState
 from tests.security.replay import Sent, replay, with_session
 from tests.ui.auth import create_ui_user
