@@ -1,0 +1,356 @@
+"""The Test Chat tab's state: sending, following a run live (or reading it stored), Stop, Retry
+and Reset (the page: :mod:`grobot.pages.bot_chat`)."""
+
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx
+import reflex as rx
+
+from grobot.core import tester_chat_link
+from grobot.core.services.users import NotSignedIn
+from grobot.pages.bot_chat_runs import (
+    OPEN_STATUSES,
+    STOPPED_BY_YOU,
+    ChatStep,
+    ChatTurn,
+    ChatView,
+    RunUpdate,
+    cancel_pending,
+    forget_chat,
+    load_chat,
+    locate_run,
+    poll_run,
+    send_message,
+    step_of,
+)
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, user_message
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.3  # how often a running answer is read from the database (no runner reachable)
+PENDING_POLL_SECONDS = 1.0  # how often a message no worker has claimed yet is checked
+FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
+FINAL_KINDS = ("done", "error")
+
+
+class ChatState(BotPageState):
+    """The Test Chat of the open bot: the conversation so far and the message box. The run being
+    answered lives in :class:`LiveState`, so that the answer growing on screen does not re-render
+    the whole conversation at every step."""
+
+    turns: list[ChatTurn] = []
+    chat_loaded: bool = False
+    draft: str = ""
+    sending: bool = False
+    confirm_reset: bool = False
+    chat_error: str = ""
+    live_id: int = 0  # the run being followed (the user's last message while it is pending or running)
+
+    @rx.var
+    def has_turns(self) -> bool:
+        return len(self.turns) > 0 or self.live_id > 0
+
+    @rx.var
+    def can_retry(self) -> bool:
+        """The last message failed or was stopped, and nothing is being answered."""
+        return self.live_id == 0 and len(self.turns) > 0 and self.turns[-1].status in ("error", "cancelled")
+
+    @rx.var
+    def last_turn_id(self) -> int:
+        return self.turns[-1].id if self.turns else 0
+
+    @rx.event
+    def set_draft(self, value: str) -> None:
+        self.draft = value
+
+    @rx.event
+    def set_confirm_reset(self, value: bool) -> None:
+        self.confirm_reset = bool(value)
+
+    @rx.event
+    async def load(self):
+        """On load: the conversation so far; follow the last message while it is being answered."""
+        self.chat_loaded = False
+        self.chat_error = ""
+        if not self.bot_ready:
+            return None
+        try:
+            view = await asyncio.to_thread(load_chat, self.session_token, self.current_bot_id)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.chat_error = user_message(exc)
+            return None
+        (await self.get_state(LiveState)).show(view)
+        self.chat_loaded = True
+        return LiveState.follow if self.live_id else None
+
+    @rx.event
+    async def send(self, form_data: dict[str, Any] | None = None):
+        """Send the draft to the bot (stored as pending, then handed to a worker)."""
+        content = (self.draft or "").strip()
+        if not content or self.sending:
+            return
+        async for update in self._submit(content):
+            yield update
+
+    @rx.event
+    async def retry(self):
+        """Send the last message again (after an error or a stop)."""
+        if not self.can_retry:
+            return
+        async for update in self._submit(self.turns[-1].question):
+            yield update
+
+    async def _submit(self, content: str):
+        if self.live_id:
+            yield rx.toast.info("Wait for the bot to answer the last message first.")
+            return
+        self.sending = True
+        self.chat_error = ""
+        yield
+        try:
+            run_id = await asyncio.to_thread(send_message, self.session_token, self.current_bot_id, content)
+        except Exception as exc:
+            self.sending = False
+            self.chat_error = user_message(exc)  # the draft stays in the box
+            return
+        self.sending = False
+        if (self.draft or "").strip() == content:
+            self.draft = ""
+        (await self.get_state(LiveState)).start_live(run_id, "pending", content)  # the question shows at once
+        yield LiveState.follow
+
+    @rx.event
+    async def reset_chat(self):
+        """Forget this conversation with the bot and start a new one (after the user confirmed)."""
+        self.confirm_reset = False
+        try:
+            removed = await asyncio.to_thread(forget_chat, self.session_token, self.current_bot_id)
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self.turns = []
+        self.live_id = 0
+        self.chat_error = ""
+        return rx.toast.success(f"Conversation reset ({removed} message{'' if removed == 1 else 's'} removed).")
+
+
+class LiveState(ChatState):
+    """The run being answered: the question, the answer as it grows, the steps, the end."""
+
+    live_question: str = ""
+    live_status: str = ""
+    live_answer: str = ""
+    live_steps: list[ChatStep] = []
+    live_error: str = ""
+    live_stopped: bool = False
+    worker_running: bool = True
+    stopping: bool = False
+    _live_seq: int = 0  # the last stored event read (database)
+    _live_index: int = -1  # the last streamed event read (runner)
+    _source: str = ""  # where the live content came from: "stream" or "db"
+    _following: bool = False
+
+    @rx.var
+    def waiting_for_worker(self) -> bool:
+        return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
+
+    def show(self, view: ChatView) -> None:
+        """History turns, with a last unanswered message as the live run."""
+        turns = list(view.turns)
+        self.worker_running = view.worker_running
+        last = turns[-1] if turns else None
+        if last is not None and last.status in OPEN_STATUSES:
+            turns.pop()
+            if last.id != self.live_id:
+                self.start_live(last.id, last.status, last.question)
+        else:
+            self.live_id = 0
+        self.turns = turns
+
+    def start_live(self, run_id: int, status: str, question: str) -> None:
+        self.live_id = run_id
+        self.live_question = question
+        self.live_status = status
+        self._clear_live("")
+
+    def _clear_live(self, source: str) -> None:
+        """Forget the live run's content (before reading it again from another source)."""
+        self.live_answer = ""
+        self.live_steps = []
+        self.live_error = ""
+        self.live_stopped = False
+        self._live_seq, self._live_index, self._source = 0, -1, source
+
+    @rx.event(background=True)
+    async def follow(self):
+        """Follow the live run until it ends: streamed by the worker's runner when one holds it
+        (woken for a pending message), else read from the database; then show the stored turn."""
+        async with self:
+            if self._following or not self.live_id:
+                return
+            self._following = True
+            token, bot_id, run_id = self.session_token, self.current_bot_id, self.live_id
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < FOLLOW_LIMIT_SECONDS:
+                async with self:
+                    if self.live_id != run_id or self.current_bot_id != bot_id:
+                        return  # reset, another bot, or the run already ended
+                try:
+                    place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
+                except NotSignedIn:
+                    async with self:
+                        self._forget_session()
+                    return
+                except Exception as exc:  # the database is away for a moment: try again
+                    logger.debug("Test Chat locate failed: %s", type(exc).__name__)
+                    await asyncio.sleep(POLL_SECONDS * 5)
+                    continue
+                if place.status not in OPEN_STATUSES:
+                    break
+                # Followed where it runs; a pending message is claimed by the runner that streams it.
+                candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
+                if await self._stream_first(candidates, run_id, claim=place.holder is None):
+                    break
+                async with self:
+                    after = self._live_seq if self._source == "db" else 0
+                update = await asyncio.to_thread(poll_run, token, bot_id, run_id, after)
+                async with self:
+                    if self.live_id != run_id:
+                        return
+                    self._apply_stored(update)
+                if update.status not in OPEN_STATUSES:
+                    break
+                await asyncio.sleep(PENDING_POLL_SECONDS if update.status == "pending" else POLL_SECONDS)
+        finally:
+            async with self:
+                self._following = False
+        try:
+            view = await asyncio.to_thread(load_chat, token, bot_id)
+        except Exception as exc:
+            logger.debug("Test Chat reload failed: %s", type(exc).__name__)
+            return
+        async with self:
+            if self.live_id == run_id and self.current_bot_id == bot_id:
+                self.live_id = 0
+                self.show(view)
+
+    async def _stream_first(self, runners: list[tester_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
+        """Follow the run at the first of ``runners`` that holds it (or claims it); True when it ended."""
+        for runner in runners:
+            try:
+                return await self._stream(runner, run_id, claim=claim)
+            except tester_chat_link.NotHere:
+                continue
+        return False
+
+    async def _stream(self, runner: tester_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
+        """Show the run's events as the runner emits them; True when the run ended (False: the line
+        broke). Raises ``NotHere`` when the runner does not hold the run.
+
+        The events that arrive together are shown together: one page update (one render of the
+        conversation) for each batch, not for each event."""
+        async with self:
+            after = self._live_index if self._source == "stream" else -1
+        queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
+        reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
+        try:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                events = [item for item in batch if isinstance(item, tester_chat_link.FeedEvent)]
+                if events:
+                    async with self:
+                        if self.live_id != run_id:
+                            return True
+                        if self._source != "stream":
+                            self._clear_live("stream")  # the stored events read so far are replaced
+                        for event in events:
+                            self._apply_event(event.kind, event.data)
+                            self._live_index = event.index
+                    if any(event.kind in FINAL_KINDS for event in events):
+                        return True
+                ended = next((item for item in batch if not isinstance(item, tester_chat_link.FeedEvent)), False)
+                if isinstance(ended, tester_chat_link.NotHere):
+                    raise ended
+                if ended is not False:
+                    if ended is not None:
+                        logger.debug("Following Test Chat run %s from its runner failed: %s", run_id,
+                                     type(ended).__name__)
+                    return False
+        finally:
+            reader.cancel()
+
+    def _apply_stored(self, update: RunUpdate) -> None:
+        """The run as stored (every event from the start: the source may have been the stream)."""
+        self.worker_running = update.worker_running
+        self.live_status = update.status or self.live_status
+        if self._source != "db":
+            self._clear_live("db")
+        for seq, kind, data in update.events:
+            if seq > self._live_seq:
+                self._live_seq = seq
+                self._apply_event(kind, data)
+        if update.status in ("error", "cancelled") and update.error and not self.live_error:
+            self.live_error = update.error
+            self.live_stopped = update.status == "cancelled"
+
+    def _apply_event(self, kind: str, data: dict[str, Any]) -> None:
+        if self.live_status == "pending":
+            self.live_status = "running"
+            self.worker_running = True
+        if kind == "token":
+            self.live_answer += str(data.get("text") or "")
+        elif kind == "error":
+            self.live_error = str(data.get("message") or "the bot could not answer")
+            self.live_stopped = bool(data.get("cancelled"))
+        else:
+            step = step_of(kind, data)
+            if step is not None:
+                self.live_steps = [*self.live_steps, step]
+
+    @rx.event
+    async def stop(self):
+        """Stop the live run: the worker's runner cancels it (a message not claimed yet is withdrawn)."""
+        run_id, token, bot_id = self.live_id, self.session_token, self.current_bot_id
+        if not run_id or self.stopping:
+            return
+        self.stopping = True
+        yield
+        stopped = False
+        try:
+            place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
+            for runner in [place.holder] if place.holder else place.runners:
+                if await tester_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
+                    stopped = True
+                    break
+            if not stopped and place.status == "pending":
+                stopped = await asyncio.to_thread(cancel_pending, token, bot_id, run_id)
+        except Exception as exc:
+            self.stopping = False
+            yield rx.toast.error(user_message(exc))
+            return
+        self.stopping = False
+        if not stopped:
+            yield rx.toast.info("Nothing to stop: the answer has ended or its worker cannot be reached.")
+
+
+async def _read_feed(runner: tester_chat_link.Runner, run_id: int, after: int, claim: bool,
+                     queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None]) -> None:
+    """Put the run's events on ``queue`` as they come, then None (the end), or the error that ended it."""
+    try:
+        async for event in tester_chat_link.follow(runner, run_id, after, claim=claim):
+            queue.put_nowait(event)
+        queue.put_nowait(None)
+    except (tester_chat_link.NotHere, httpx.HTTPError, ValueError) as exc:
+        queue.put_nowait(exc)
