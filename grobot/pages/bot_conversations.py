@@ -295,7 +295,7 @@ def conversations_tab() -> rx.Component:
                 conversation_list_card(),
                 rx.cond(ConversationsState.selected > 0, conversation_view(),
                         empty_state("messages-square", "Pick a conversation",
-                                    "Choose a channel, thread or DM on the left to read what was said, "
+                                    "Choose a channel, thread or DM in the list to read what was said, "
                                     "or narrow the list to one person.")),
                 columns=rx.breakpoints(initial="minmax(0, 1fr)", md="20rem minmax(0, 1fr)"),
                 spacing="5",

@@ -480,7 +480,7 @@ def knowledge_tab() -> rx.Component:
                 KnowledgeState.selected != "",
                 user_detail(),
                 empty_state("book-user", "Pick a user",
-                            "Choose someone on the left to see what the bot knows about them, give the bot directives "
+                            "Choose someone in the list to see what the bot knows about them, give the bot directives "
                             "for them, or make it forget them."),
             ),
             columns=rx.breakpoints(initial="minmax(0, 1fr)", md="18rem minmax(0, 1fr)"),
