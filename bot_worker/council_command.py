@@ -106,10 +106,16 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
         except discord.HTTPException as exc:
             logger.warning("Could not send the section of advisor %s: %s", answer.name, exc)
 
+    records: list[Any] = []  # the LLM calls as they end: a stopped council still accounts for them
     try:
-        result = await deliberate(plan, question, on_advisor=shown)
+        result = await deliberate(plan, question, on_advisor=shown, records=records)
         await send(result.synthesis())
     except asyncio.CancelledError as exc:
+        if records:
+            try:
+                await asyncio.shield(store.save_calls(bot_id, None, list(records)))
+            except Exception as save_error:
+                logger.warning("Could not store the LLM calls of a stopped council: %s", type(save_error).__name__)
         reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "stopped"
         try:
             await interaction.followup.send(f"_The council was stopped ({reason}) before its synthesis._",

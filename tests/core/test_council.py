@@ -244,3 +244,6 @@ async def test_a_stopped_council_ends_once_as_cancelled_and_keeps_what_was_shown
         shown = session.exec(select(Message).where(Message.conversation_id == stored.conversation_id,
                                                    Message.role == "assistant")).one()
         assert "Quick take." in shown.content and "Slow take." not in shown.content
+        # The advisor that answered used the model: its call is accounted for (usage, cost, budgets).
+        calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
+        assert [c.agent_role for c in calls] == ["council_advisor"] and calls[0].run_id == msg_id

@@ -107,6 +107,8 @@ def test_the_asker_stops_the_council_with_stop(grobot_env, tmp_path):
         assert "with /stop" in stopped[0]["body"]["content"]
         assert not [p for p in _followups(world) if "Synthesis" in p["body"]["content"]]
         assert not _deliberations(bot)
+        # The advisor that answered used the model: its call is accounted for (usage, cost, budgets).
+        wait_for(lambda: _call_roles(bot) == ["council_advisor"], 20)
 
 
 def test_council_in_test_chat_through_the_worker(grobot_env, tmp_path):
@@ -145,3 +147,12 @@ def _squash(text: str) -> str:
 def _deliberations(bot_id: int) -> list[dict]:
     with session_scope(readonly=True) as session:
         return [row.model_dump() for row in council.list_deliberations(bot_id, session=session)]
+
+
+def _call_roles(bot_id: int) -> list[str]:
+    from sqlmodel import select
+
+    from grobot.core.models import LLMCall
+
+    with session_scope(readonly=True) as session:
+        return list(session.exec(select(LLMCall.agent_role).where(LLMCall.bot_id == bot_id)).all())

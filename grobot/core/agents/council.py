@@ -223,13 +223,15 @@ def check_plan(plan: CouncilPlan) -> None:
             raise CouncilError(hit.text)
 
 
-async def deliberate(plan: CouncilPlan, question: str, *, on_advisor: AdvisorCallback | None = None) -> Deliberation:
+async def deliberate(plan: CouncilPlan, question: str, *, on_advisor: AdvisorCallback | None = None,
+                     records: list[CallRecord] | None = None) -> Deliberation:
     """Put ``question`` to every advisor of ``plan`` at once, then synthesise. Never raises for an LLM failure:
-    an advisor's error is in its answer, the synthesis's in :attr:`Deliberation.error`."""
+    an advisor's error is in its answer, the synthesis's in :attr:`Deliberation.error`. ``records``: the list the
+    LLM calls are added to as they end (the caller's: a stopped council still accounts for what it used)."""
     check_plan(plan)
     question = question.strip()[:MAX_QUESTION_CHARS]
     started = time.perf_counter()
-    result = Deliberation(question=question)
+    result = Deliberation(question=question, records=records if records is not None else [])
     tasks = [asyncio.create_task(_ask(advisor, question, result.records)) for advisor in plan.advisors]
     try:
         for next_done in asyncio.as_completed(tasks):

@@ -88,6 +88,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
         recorder.attach(run_id, conversation_id=await port.conversation_of(run_id))
     started = time.perf_counter()
     deliberation: Deliberation | None = None
+    records: list[Any] = []  # the LLM calls as they end (a stopped council still accounts for them)
     bot_name = ""
     try:
         if not question:
@@ -105,7 +106,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
             await recorder.token(("\n\n" if sections else "") + answer.section())
             sections.append(answer.section())
 
-        deliberation = await deliberate(plan, question, on_advisor=shown)
+        deliberation = await deliberate(plan, question, on_advisor=shown, records=records)
         await recorder.token("\n\n" + deliberation.synthesis())
         deliberation_id = await port.save_deliberation(bot_id, deliberation, asked_by=asked_by, platform=platform)
         text = recorder.text
@@ -120,7 +121,9 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
     except asyncio.CancelledError as exc:  # Test Chat's Stop: what the tester saw stays, marked cancelled
         from grobot.core.agents.chain import cancel_reason
 
-        await asyncio.shield(_fail(recorder, bot_id, run_id, cancel_reason(exc), bot_name, cancelled=True))
+        # The LLM calls of the advisors that had answered are accounted for (usage, cost, budgets).
+        await asyncio.shield(_fail(recorder, bot_id, run_id, cancel_reason(exc), bot_name, cancelled=True,
+                                   records=records))
         raise
     except Exception as exc:
         message = str(exc) if isinstance(exc, CouncilError) else f"the council failed: {type(exc).__name__}: {exc}"
@@ -133,12 +136,14 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
 
 
 async def _fail(recorder: RunRecorder, bot_id: int, run_id: int | None, message: str, bot_name: str = "", *,
-                cancelled: bool = False) -> None:
+                cancelled: bool = False, records: list[Any] | None = None) -> None:
     end = None
     if run_id is not None:
         shown = [{"role": "assistant", "content": recorder.text}] if cancelled and recorder.text else []
         end = RunEnd(bot_id=bot_id, author_name=bot_name, new_messages=shown, stored_run=True, error=message,
-                     cancelled=cancelled)
+                     cancelled=cancelled, records=list(records or []))
+    elif records:
+        end = RunEnd(bot_id=bot_id, author_name=bot_name, records=list(records))
     try:
         await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {})},
                               end=end)
