@@ -10,9 +10,9 @@ import logging
 import sys
 from typing import Any
 
+from grobot.cli.local_models import serve_embedded, stop_embedded
 from grobot.cli.output import print_json
 from grobot.core.errors import ValidationError
-from grobot.core.llm import embedded
 from grobot.core.llm.llama_servers import LlamaServers
 
 logger = logging.getLogger(__name__)
@@ -108,9 +108,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
         await close_all()
         await deps.aclose()
         await close_memory(deps.memory)
-        if servers is not None:
-            await servers.stop_all()
-            embedded.set_local_directory(None)
+        await stop_embedded(servers)
     if args.json:
         print_json({"bot_id": bot_id, "replied": result.replied, "text": result.text, "error": result.error,
                     "run_id": result.run_id, "llm_calls": result.llm_calls, "timings": result.timings, "events": events})
@@ -120,19 +118,8 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
 async def _own_embedded_servers(bot_id: int) -> LlamaServers | None:
     """Run the bot's embedded models in this process when no bot worker serves them (None: not needed)."""
     from grobot.core.db import session_scope
-    from grobot.core.services import embedded_llm, llm_settings
-    from grobot.core.settings import get_settings
+    from grobot.core.services import llm_settings
 
     with session_scope(readonly=True) as session:
         llms = llm_settings.effective_llms(session=session, bot_id=bot_id)
-        served = {info.model for info in embedded_llm.advertised(session=session)}
-    wanted = {llm.model: llm.context_window for llm in llms.values()
-              if llm.provider == embedded.PROVIDER and llm.model not in served}
-    if not wanted:
-        return None
-    servers = LlamaServers(log_dir=get_settings().data_dir / "logs")
-    embedded.set_local_directory(servers)
-    for model, context in wanted.items():
-        print(f"[embedded] loading {embedded.display_name(model)} (no bot worker serves it)", file=sys.stderr, flush=True)
-        await servers.ensure(model, context)
-    return servers
+    return await serve_embedded(llms.values())

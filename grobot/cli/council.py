@@ -8,9 +8,10 @@ import logging
 import sys
 from typing import Any
 
+from grobot.cli.local_models import serve_embedded, stop_embedded
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
-from grobot.core.errors import ValidationError
+from grobot.core.errors import GroBotError, ValidationError
 from grobot.core.services import bots, council
 
 logger = logging.getLogger(__name__)
@@ -169,13 +170,30 @@ def _ask(args: argparse.Namespace) -> int:
         elif event.kind is EventKind.DONE:
             found.update(event.data)
 
-    _, error = asyncio.run(run_council(bot_id, args.question, asked_by="cli", platform="cli", sink=sink))
+    async def ask() -> str | None:
+        servers = await serve_embedded(_council_llms(bot_id))  # an embedded model no worker serves runs here
+        try:
+            return (await run_council(bot_id, args.question, asked_by="cli", platform="cli", sink=sink))[1]
+        finally:
+            await stop_embedded(servers)
+
+    error = asyncio.run(ask())
     if error:
         raise ValidationError(error)
     if args.json:
         return _view(argparse.Namespace(id=found.get("deliberation_id"), json=True))
     print()
     return 0
+
+
+def _council_llms(bot_id: int) -> list[Any]:
+    """The LLMs a deliberation of the bot would use (none when its council cannot meet: the run says why)."""
+    try:
+        with session_scope(readonly=True) as session:
+            plan = council.council_plan(bot_id, session=session)
+    except GroBotError:
+        return []
+    return [advisor.llm for advisor in plan.advisors] + [plan.synthesizer]
 
 
 def _list(args: argparse.Namespace) -> int:
