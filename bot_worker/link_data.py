@@ -28,8 +28,6 @@ class BotSettings:
     message_content_intent: bool = True
     members_intent: bool = False
     rules: ReplyRules = field(default_factory=ReplyRules)
-    user_cooldown_seconds: float = 0.0
-    max_concurrent_runs: int = 1
     token: str | None = field(default=None, repr=False)  # only in the answer at start
 
     def as_dict(self) -> dict[str, Any]:

@@ -41,7 +41,6 @@ def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
         id=bot.id or 0, name=bot.name, enabled=bool(bot.enabled), version=fleet.config_version(bot.updated_at),
         gateway_revision=int(bot.gateway_revision or 0), message_content_intent=bool(bot.message_content_intent),
         members_intent=bool(bot.members_intent), rules=ReplyRules.of(bot),
-        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0), max_concurrent_runs=int(bot.max_concurrent_runs or 1),
         token=get_token(bot) if with_token else None,
     )
 

@@ -8,34 +8,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from bot_worker.spawn import BotHandle
-from grobot.core.settings import Settings
+from grobot.core.settings import Settings, WorkerSettings
 
 
 @dataclass(frozen=True)
-class SupervisorConfig:
-    """Timings of the supervisor (:class:`~grobot.core.settings.WorkerSettings`; short values in tests)."""
+class SupervisorConfig(WorkerSettings):
+    """Timings of the supervisor: the worker's settings (:class:`~grobot.core.settings.WorkerSettings`,
+    one list of fields and defaults) and the database poll period; short values in tests."""
 
     poll_seconds: float = 2.0
-    heartbeat_seconds: float = 5.0  # bot heartbeats and lease renewal
-    lease_seconds: float = 15.0
-    stop_grace_seconds: float = 3.0  # SIGTERM, then SIGKILL
-    start_interval: float = 0.25  # stagger between two bot starts
-    backoff_initial: float = 1.0
-    backoff_max: float = 300.0
-    healthy_reset: float = 600.0  # a process up this long resets its backoff
-    intent_retry_seconds: float = 60.0
-    test_chat_poll_seconds: float = 0.5
-    test_chat_concurrency: int = 4
-    housekeeping_seconds: float = 300.0
-    mcp_refresh_seconds: float = 300.0
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:  # type: ignore[override]
         """Read afresh (``env``: instead of the process environment), through :class:`Settings`."""
         settings = Settings.from_env(env)
         worker = settings.worker
-        return cls(poll_seconds=settings.poll_seconds, **{f.name: getattr(worker, f.name) for f in fields(cls)
-                                                          if f.name != "poll_seconds"})
+        return cls(poll_seconds=settings.poll_seconds, **{f.name: getattr(worker, f.name) for f in fields(worker)})
 
     @property
     def fence_after(self) -> float:

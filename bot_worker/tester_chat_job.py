@@ -9,6 +9,7 @@ import logging
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import EventSink, IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer_message, refuse
+from grobot.core.errors import error_line
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
     try:
         loaded = await deps.store.load(msg)
     except Exception as exc:
-        return (await refuse(msg, f"{type(exc).__name__}: {exc}"[:500], deps, sink=sink)).error
+        return (await refuse(msg, error_line(exc), deps, sink=sink)).error
     admission = admit(msg, loaded, gate)
     if admission.refusal:
         return (await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)).error

@@ -22,7 +22,7 @@ from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.run_store import Loaded, RunEnd
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
-from grobot.core.errors import GroBotError
+from grobot.core.errors import GroBotError, error_line
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from grobot.core.limits import check as limit_hit
 from grobot.core.limits import warn_once
@@ -136,7 +136,7 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
     except Exception as exc:
         if not isinstance(exc, (GroBotError, ConnectionError)):
             logger.exception("Reading the run of bot %s failed", msg.bot_id, extra={"bot_id": msg.bot_id})
-        return await refuse(msg, _one_line(exc), deps, sink=sink)
+        return await refuse(msg, error_line(exc), deps, sink=sink)
     admission = admit(msg, loaded, gate, decision=decision)
     if admission.decision is False:
         return ChainResult(replied=False)
@@ -145,8 +145,3 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
         result.refusal = admission.refusal
         return result
     return await answer(msg, admission, loaded, deps, sink=sink, tools=tools)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) if isinstance(exc, GroBotError) else f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return " ".join(text.split())[:500] or "the run failed"

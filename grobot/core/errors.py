@@ -32,3 +32,12 @@ class MemoryUnavailable(GroBotError):
 
     def __init__(self, message: str = "memory service unavailable: is the bot worker running?") -> None:
         super().__init__(message)
+
+
+def error_line(exc: BaseException, limit: int = 500) -> str:
+    """An error in one line for a user: a domain error's own message, else its type and message."""
+    if isinstance(exc, GroBotError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())[:limit] or "the run failed"

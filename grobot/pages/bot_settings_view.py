@@ -12,6 +12,7 @@ from sqlmodel import Session
 from grobot.core.models import Bot, LLMCategory
 from grobot.core.services import app_settings, llm_settings, llm_sources, mcp_servers, usage
 from grobot.core.services import bots as bots_service
+from grobot.core.services.budgets import amount_text
 from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
 
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
@@ -100,9 +101,7 @@ class SettingsView:
 
 def _limit_text(value: float) -> str:
     """A limit as the page shows it: ``5,000``, ``12.50`` (a cost), or ``unlimited`` (0)."""
-    if not value:
-        return "unlimited"
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
+    return amount_text(value) if value else "unlimited"
 
 
 def _percent(used: int, limit: int) -> int:

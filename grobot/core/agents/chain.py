@@ -30,7 +30,7 @@ from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
-from grobot.core.errors import GroBotError
+from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.memory.runtime import memory_failed, memory_worked
@@ -52,15 +52,6 @@ def _user_message(msg: IncomingMessage) -> UserMessageIn:
         content=context.user_text(msg), author_id=msg.author_id, author_name=msg.author_name,
         guild_id=msg.guild_id, channel_id=msg.channel_id, discord_message_id=msg.discord_message_id,
         attachments=attachments, counted_user=limited_user(msg))
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, GroBotError):
-        text = str(exc)
-    else:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    line = " ".join(text.split())
-    return line[:500] or "the run failed"
 
 
 async def run_chain(
@@ -177,8 +168,8 @@ async def run_chain(
         if not isinstance(exc, GroBotError):
             logger.exception("The chain failed for bot %s", msg.bot_id, extra={"bot_id": msg.bot_id})
         else:
-            logger.warning("The chain failed for bot %s: %s", msg.bot_id, _one_line(exc), extra={"bot_id": msg.bot_id})
-        return await _fail(recorder, run, _one_line(exc), started)
+            logger.warning("The chain failed for bot %s: %s", msg.bot_id, error_line(exc), extra={"bot_id": msg.bot_id})
+        return await _fail(recorder, run, error_line(exc), started)
 
 
 def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, calls: int, usage: Any) -> None:
@@ -326,8 +317,8 @@ async def _catalog(run: Run, deps: ChainDeps) -> ToolCatalog:
     try:
         return await deps.catalog(run.msg.bot_id)
     except Exception as exc:
-        logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, _one_line(exc))
-        await run.think("tools", f"the tools could not be loaded ({_one_line(exc)}); answering without them")
+        logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, error_line(exc))
+        await run.think("tools", f"the tools could not be loaded ({error_line(exc)}); answering without them")
         return EmptyCatalog()
 
 
@@ -336,7 +327,7 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
         specs = list(await catalog.list_tools())
     except Exception as exc:
         logger.warning("Listing the tools of bot %s failed: %s", run.msg.bot_id, exc)
-        await run.think("tools", f"the tools could not be listed ({_one_line(exc)}); answering without them")
+        await run.think("tools", f"the tools could not be listed ({error_line(exc)}); answering without them")
         return []
     try:
         missing = catalog.unavailable() or {}

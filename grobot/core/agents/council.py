@@ -106,24 +106,18 @@ class CouncilPlan:
     advisors: list[Advisor]
     synthesizer: EffectiveLLM
     limits: LimitState | None = None
-    # The bot's flood protection (a deliberation counts as one run of the asker).
-    cooldown_seconds: float = 0.0
-    max_concurrent_runs: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         return {"bot_id": self.bot_id, "bot_name": self.bot_name, "enabled": self.enabled,
                 "advisors": [a.as_dict() for a in self.advisors], "synthesizer": self.synthesizer.as_dict(),
-                "limits": self.limits.as_dict() if self.limits is not None else None,
-                "cooldown_seconds": self.cooldown_seconds, "max_concurrent_runs": self.max_concurrent_runs}
+                "limits": self.limits.as_dict() if self.limits is not None else None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CouncilPlan:
         return cls(bot_id=int(data["bot_id"]), bot_name=str(data["bot_name"]), enabled=bool(data["enabled"]),
                    advisors=[Advisor.from_dict(a) for a in data["advisors"]],
                    synthesizer=EffectiveLLM.from_dict(data["synthesizer"]),
-                   limits=LimitState(**data["limits"]) if data.get("limits") else None,
-                   cooldown_seconds=float(data.get("cooldown_seconds") or 0.0),
-                   max_concurrent_runs=int(data.get("max_concurrent_runs") or 1))
+                   limits=LimitState(**data["limits"]) if data.get("limits") else None)
 
 
 @dataclass

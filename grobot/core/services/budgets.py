@@ -57,7 +57,7 @@ def _record(state: LimitState, fresh: list[Budget]) -> None:
         return
     for budget in new:
         logger.warning("Bot %s has used %.0f %% of its %s budget (%s of %s); at 100 %% it stops making LLM calls",
-                       state.bot_name, 100 * budget.ratio, budget.label, _number(budget.used), _number(budget.limit),
+                       state.bot_name, 100 * budget.ratio, budget.label, amount_text(budget.used), amount_text(budget.limit),
                        extra={"bot_id": state.bot_id})
 
 
@@ -71,7 +71,8 @@ def record_alert(bot_id: int, budget: Budget, *, session: Session) -> bool:
     return bool(connection.execute(stmt).rowcount)
 
 
-def _number(value: float) -> str:
+def amount_text(value: float) -> str:
+    """A count or a cost as a person reads it: ``5,000`` or ``12.50``."""
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
 
 

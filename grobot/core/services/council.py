@@ -221,9 +221,7 @@ def council_plan(bot_id: int, *, session: Session, discord_user_id: str | None =
                for a in advisors(bot_id, session=session) if a.enabled]
     return CouncilPlan(bot_id=bot_id, bot_name=bot.name, enabled=bool(council.enabled), advisors=members,
                        synthesizer=advisor_llm(council, llms, bot_id, session=session),
-                       limits=usage_limits.read_state(session=session, bot=bot, discord_user_id=discord_user_id),
-                       cooldown_seconds=float(bot.user_cooldown_seconds or 0.0),
-                       max_concurrent_runs=int(bot.max_concurrent_runs or 1))
+                       limits=usage_limits.read_state(session=session, bot=bot, discord_user_id=discord_user_id))
 
 
 def describe_llm(llm: EffectiveLLM) -> str:

@@ -1,0 +1,87 @@
+"""What the Tool Router costs the supervisor per message: its read for a message with and without the
+message's scores against the bot's tools, and one MiniLM embedding on its own.
+
+    .venv/bin/python bench/router_cost.py [--messages 200]
+
+Prints wall time and CPU time (all threads of this process) per message for the supervisor's
+``LocalBotStore.for_message`` (SQLite, the bot's built-in tools as the texts), with and without
+routing, and the CPU of one embedding of a chat-sized message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _setup() -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="grobot-router-bench-"))
+    os.environ["GROBOT_DATA_DIR"] = str(tmp)
+    os.environ["DATABASE_URL"] = f"sqlite:///{tmp / 'grobot.db'}"
+    os.environ.setdefault("GROBOT_SECRET_KEY", "bench-secret-key")
+    from grobot.core import migrations
+    from grobot.core.db import session_scope
+    from grobot.core.services import bots
+    from grobot.core.settings import get_settings
+
+    get_settings.cache_clear()
+    migrations.upgrade(os.environ["DATABASE_URL"])
+    with session_scope() as session:
+        return bots.create_bot(session=session, name="Router", personality="p").id or 0
+
+
+async def _bench(bot_id: int, messages: int) -> None:
+    from bot_worker.local_store import LocalBotStore
+    from grobot.core.agents import tool_router
+    from grobot.core.agents.deps import ChainDeps
+    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.agents.types import IncomingMessage
+    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.memory.local import LocalMemory
+    from grobot.core.tools.builtins import builtin_tools
+
+    texts = [tool_router.tool_text(t.spec) for t in builtin_tools(bot_id, store=DatabaseStore())]
+    memory = LocalMemory()
+    await memory.warm()
+    store = LocalBotStore(deps=ChainDeps(store=DatabaseStore(), memory=memory))
+
+    async def read(index: int, route: bool) -> None:
+        msg = IncomingMessage(bot_id=bot_id, conversation_key="guild:1", content=f"ping number {index}", author_id="1",
+                              author_name="bench", platform="discord", channel_id="1", mentions_bot=True)
+        await store.for_message(bot_id, msg, route_texts=texts if route else [])
+
+    for index in range(20):  # warm-up (the tool texts' vectors are cached after the first)
+        await read(index, True)
+    print(f"the supervisor's read of one message ({messages} messages, {len(texts)} tool texts):")
+    for route in (False, True):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for index in range(messages):
+            await read(10_000 * (2 if route else 1) + index, route)
+        print(f"  {'with' if route else 'without'} the router's scores: "
+              f"wall {1000 * (time.perf_counter() - wall) / messages:5.2f} ms   "
+              f"CPU {1000 * (time.process_time() - cpu) / messages:5.2f} ms")
+    embedder = get_embedder()
+    cpu = time.process_time()
+    for index in range(messages):
+        embedder.embed([f"ping number {index}"])
+    print(f"one MiniLM int8 embedding of a 6-token message: CPU {1000 * (time.process_time() - cpu) / messages:5.2f} ms")
+    memory.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(_bench(_setup(), args.messages))
+
+
+if __name__ == "__main__":
+    main()
