@@ -118,9 +118,11 @@ async def test_the_parameter_extractor_failing_once_in_round_two_is_asked_again(
 
     catalog.add("find_city", find_city, read_only=True)
     catalog.add("get_weather", get_weather, schema=CITY, read_only=True)
-    fake_llm.script(Reply(json={"tools": ["find_city"]}),
-                    Reply(json={"tools": ["get_weather"]}),
-                    Reply(status=500, error="extractor crashed"),
+    # The first round asks about each group of close tools at once: each reply goes to its question.
+    for tool in ("find_city", "get_weather"):
+        fake_llm.script_for(lambda body, tool=tool: "Which one of these tools" in body["messages"][0]["content"]
+                            and f"- {tool}:" in body["messages"][0]["content"], Reply(json={"tools": [tool]}))
+    fake_llm.script(Reply(status=500, error="extractor crashed"),
                     Reply(json={"arguments": {"city": "Oslo"}}),
                     Reply(text="Sunny in Oslo."))
 
