@@ -126,6 +126,7 @@ class Outcome:
     capped: bool
     tools_called: list[str] = field(default_factory=list)
     answer: str = ""
+    steps: list[str] = field(default_factory=list)  # the chain's steps, as Test Chat shows them
 
 
 def judge(task: Task, calls: list[tuple[str, dict[str, Any], bool]], answer: str, error: str | None) -> tuple[bool, str]:
@@ -225,7 +226,8 @@ async def _run_task(bot_id: int, mode: str, index: int, task: Task, deps: Any) -
     done = [e for e in events if e.kind.value == "done"]
     capped = bool(done and done[-1].data.get("usage", {}).get("capped_calls"))
     ok, why = judge(task, calls, result.text or "", result.error)
-    return Outcome(mode=mode, kind=task.kind, text=task.text, ok=ok, why=why, seconds=seconds,
+    steps = [f"{e.data.get('step')}: {e.data.get('text')}" for e in events if e.kind.value == "thinking"]
+    return Outcome(steps=steps, mode=mode, kind=task.kind, text=task.text, ok=ok, why=why, seconds=seconds,
                    calls=result.llm_calls, tokens_in=sum(r.tokens_in for r in rows),
                    tokens_out=sum(r.tokens_out for r in rows), capped=capped,
                    tools_called=[c[0] for c in calls], answer=(result.text or result.error or "")[:300])
@@ -267,6 +269,8 @@ async def _evaluate(args: argparse.Namespace) -> list[Outcome]:
                     mark = "ok  " if outcome.ok else "FAIL"
                     print(f"{mode:6} {mark} {outcome.seconds:5.1f}s {outcome.calls} calls {task.text[:50]:50} "
                           f"{outcome.why}", flush=True)
+                    if args.steps:
+                        print("".join(f"         {step[:150]}\n" for step in outcome.steps), end="", flush=True)
     finally:
         await deps.aclose()
         await close_all()
@@ -318,6 +322,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help="kinds of task, e.g. plain,tool")
     parser.add_argument("--json", default="", help="write every task's outcome to this file")
     parser.add_argument("--verbose", action="store_true", help="print each task as it ends")
+    parser.add_argument("--steps", action="store_true", help="with --verbose: and the chain's steps of each task")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
