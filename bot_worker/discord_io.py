@@ -18,6 +18,9 @@ from grobot.core.agents.types import Attachment
 logger = logging.getLogger(__name__)
 
 TYPING_EVERY = 8.0  # Discord shows "typing" for ~10 s per request
+# An answer that starts within this time needs no "typing" (and costs no request of the bot's
+# rate limits); a slower one shows it from then on.
+TYPING_AFTER = 0.5
 
 
 def redirect(api_base: str, gateway_url: str) -> None:
@@ -42,10 +45,12 @@ def build_intents(*, message_content: bool, members: bool) -> discord.Intents:
 
 
 @contextlib.asynccontextmanager
-async def typing(client: discord.Client, channel_id: int) -> AsyncIterator[None]:
-    """Show "typing" in a channel while the block runs (without delaying the block)."""
+async def typing(client: discord.Client, channel_id: int, *, after: float = TYPING_AFTER) -> AsyncIterator[None]:
+    """Show "typing" in a channel while the block runs, once it has run ``after`` seconds
+    (without delaying the block)."""
 
     async def loop() -> None:
+        await asyncio.sleep(after)
         while True:
             try:
                 await client.http.send_typing(channel_id)

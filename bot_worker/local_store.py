@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import Executor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +64,31 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
         return None
 
 
+# How long a read waits for the message's embedding to start (its thread may be busy).
+EMBEDDING_HEAD_START = 0.002
+
+
+async def _embedding_started(embedding: Callable[..., Future[Any]], text: str) -> None:
+    """Start the vector of ``text`` and return once the model runs on it (or it is done, or
+    :data:`EMBEDDING_HEAD_START` has passed).
+
+    The model runs without the GIL, the database read is Python: started in this order, they
+    run side by side. Started together, the embedding's thread waits for the GIL until the
+    read is over, and the two take their sum (measured: 3.9 ms against 1.3).
+    """
+    loop = asyncio.get_running_loop()
+    running = asyncio.Event()
+    future = embedding(text, on_run=lambda: loop.call_soon_threadsafe(running.set))
+    if future.done():
+        return
+    started = asyncio.ensure_future(running.wait())
+    try:
+        await asyncio.wait((started, asyncio.wrap_future(future)), timeout=EMBEDDING_HEAD_START,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        started.cancel()
+
+
 class LocalBotStore(DatabaseStore):
     """:class:`bot_worker.remote_store.BotStore` on the database of this process; ``deps``: the
     supervisor's (its memory looks a message's memories up and scores it against the tools)."""
@@ -87,8 +113,8 @@ class LocalBotStore(DatabaseStore):
         routed = bool(route_texts) and embedding is not None and precomputable(msg.content)
         if routed:
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
-            # threads while this one reads: the embedding releases the GIL while it runs.
-            embedding(msg.content)
+            # threads while this one reads the database.
+            await _embedding_started(embedding, msg.content)
         data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
         if data.loaded is None:
             return data

@@ -61,3 +61,43 @@ async def test_housekeeping_caps_each_bot_to_its_newest_memories_and_drops_delet
         assert await local.prune({1}, keep=3) == ([], 0)  # within the cap: nothing to do
     finally:
         local.close()
+
+
+async def test_a_bot_without_memories_is_looked_up_without_a_store_call_until_it_gets_one(grobot_env):
+    import asyncio
+    import threading
+
+    from grobot.core.memory.local import LocalMemory
+
+    chroma = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
+    counted: list[int] = []
+    adding = threading.Event()
+    release = threading.Event()
+
+    class Store:
+        def count(self, bot_id: int, user_id: str | None = None) -> int:
+            counted.append(bot_id)
+            return chroma.count(bot_id, user_id)
+
+        def add(self, *args, **kwargs):
+            adding.set()
+            release.wait(10)
+            return chroma.add(*args, **kwargs)
+
+        def __getattr__(self, name: str):
+            return getattr(chroma, name)
+
+    local = LocalMemory(Store())
+    try:
+        assert await local.search(5, "what does Alice drink?") == []
+        assert await local.search(5, "what does Alice drink?") == [] and counted == [5]  # no second store call
+        # A lookup while an add is still running finds nothing yet, and does not hide what the add stores.
+        add = asyncio.ensure_future(local.remember(5, ["Alice loves green tea"], {}))
+        await asyncio.to_thread(adding.wait, 10)
+        assert await local.search(5, "what does Alice drink?") == []
+        release.set()
+        await add
+        assert await local.search(5, "what does Alice like to drink?") == ["Alice loves green tea"]
+    finally:
+        release.set()
+        local.close()

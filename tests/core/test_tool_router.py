@@ -67,9 +67,9 @@ async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup
     real = embeddings.get_embedder()
 
     class Counting:
-        def embed(self, texts: list[str]) -> list[list[float]]:
+        def embed(self, texts: list[str], **options: object) -> list[list[float]]:
             embedded.extend(texts)
-            return real.embed(texts)
+            return real.embed(texts, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(embeddings, "get_embedder", lambda: Counting())
     monkeypatch.setattr(memory_store, "get_embedder", lambda: Counting())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from concurrent.futures import Future
 from datetime import UTC
 
 import pytest
@@ -133,9 +134,11 @@ class ScoringMemory(OneMemory):
         super().__init__(searched)
         self.started: list[str] = []
 
-    def embedding(self, text: str) -> object:
+    def embedding(self, text: str, *, on_run=None) -> Future:
         self.started.append(text)
-        return object()
+        if on_run is not None:
+            on_run()  # the model starts on it: the read goes ahead without waiting for the vector
+        return Future()
 
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
         return [0.5 if "time" in c else 0.1 for c in candidates]

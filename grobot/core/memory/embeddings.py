@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -130,13 +131,15 @@ class MiniLMEmbedder:
         self._tokenizer.no_padding()
         self._lock = threading.Lock()
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str], *, on_run: Callable[[], None] | None = None) -> list[list[float]]:
+        """The vectors of ``texts``; ``on_run`` is called as the model starts on them (from this
+        thread, just before the model runs without the GIL: other threads can run Python then)."""
         vectors: list[list[float]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            vectors.extend(self._embed_batch(texts[start : start + BATCH_SIZE]))
+            vectors.extend(self._embed_batch(texts[start : start + BATCH_SIZE], on_run if start == 0 else None))
         return vectors
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _embed_batch(self, texts: list[str], on_run: Callable[[], None] | None = None) -> list[list[float]]:
         if not texts:
             return []
         encodings = self._tokenizer.encode_batch([t or " " for t in texts])
@@ -147,6 +150,8 @@ class MiniLMEmbedder:
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = 1
         with self._lock:
+            if on_run is not None:
+                on_run()
             (hidden,) = self._session.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},

@@ -32,6 +32,11 @@ class LocalMemory:
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
         self._vectors: dict[str, Any] = {}  # candidate text -> its vector (tool descriptions)
         self._messages: OrderedDict[str, Future[Any]] = OrderedDict()  # recent message -> its vector
+        # Bots with no memory, as their last lookup found (most bots before their first talks):
+        # a message to one is looked up without a store call. Every add forgets it (``_writes``
+        # counts them, so that a lookup running while an add ends does not mark the bot).
+        self._without_memories: set[int] = set()
+        self._writes: dict[int, int] = {}
 
     @property
     def store(self) -> Any:
@@ -77,7 +82,15 @@ class LocalMemory:
     # -- the full API (the memory service serves these) -------------------------------------
     async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
                   dedupe: bool = False) -> list[str]:
-        return await self._run(self._call("add"), bot_id, texts, metadata, dedupe=dedupe)
+        self._wrote(bot_id)
+        try:
+            return await self._run(self._call("add"), bot_id, texts, metadata, dedupe=dedupe)
+        finally:
+            self._wrote(bot_id)
+
+    def _wrote(self, bot_id: int) -> None:
+        self._writes[bot_id] = self._writes.get(bot_id, 0) + 1
+        self._without_memories.discard(bot_id)
 
     async def query(self, bot_id: int, query: str, k: int = 5, *, max_distance: float | None = None,
                     user_id: str | None = None) -> list[Memory]:
@@ -113,19 +126,20 @@ class LocalMemory:
 
         return await self._run(work)
 
-    def embedding(self, text: str) -> Future[Any]:
+    def embedding(self, text: str, *, on_run: Callable[[], None] | None = None) -> Future[Any]:
         """The vector of a message, computed once for the memory lookup and the Tool Router.
 
         The first caller starts it on the store's threads (the supervisor does so when a message
         arrives, while it reads the database); later callers of the same text share it. (The
         executor runs its work in order: a store call submitted later never waits for a vector
-        that is still queued behind it.)
+        that is still queued behind it.) ``on_run``: called from the store's thread as the
+        model starts on the text (not for a text already started).
         """
         found = self._messages.get(text)
         if found is not None and not (found.done() and (found.cancelled() or found.exception() is not None)):
             self._messages.move_to_end(text)
             return found
-        future = self._executor.submit(_embed_one, text)
+        future = self._executor.submit(_embed_one, text, on_run)
         self._messages[text] = future
         while len(self._messages) > RECENT_MESSAGES:
             self._messages.popitem(last=False)
@@ -143,10 +157,21 @@ class LocalMemory:
         await self.add(bot_id, texts, metadata, dedupe=True)
 
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
-        started = self._messages.get(query)  # the message's vector, if the supervisor started it (used
-        found = await self._run(self._call("query"), bot_id, query, k, None, RELEVANT_DISTANCE,  # only when
-                                embedding=started)  # there are memories to compare it with)
-        return [m.text for m in found]
+        """The memories of ``bot_id`` relevant to ``query`` (a message's lookup)."""
+        if bot_id in self._without_memories:
+            return []
+        writes = self._writes.get(bot_id, 0)
+        started = self._messages.get(query)  # the message's vector, if the supervisor started it
+
+        def lookup() -> list[Memory] | None:
+            if self.store.count(bot_id) == 0:
+                return None
+            return self.store.query(bot_id, query, k, None, RELEVANT_DISTANCE, embedding=started)
+
+        found = await self._run(lookup)
+        if found is None and self._writes.get(bot_id, 0) == writes:
+            self._without_memories.add(bot_id)
+        return [m.text for m in found or []]
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -160,12 +185,12 @@ VECTOR_CACHE_SIZE = 4096
 RECENT_MESSAGES = 64
 
 
-def _embed_one(text: str) -> Any:
+def _embed_one(text: str, on_run: Callable[[], None] | None = None) -> Any:
     import numpy as np
 
     from grobot.core.memory.embeddings import get_embedder
 
-    return np.asarray(get_embedder().embed([text])[0], dtype=np.float32)
+    return np.asarray(get_embedder().embed([text], on_run=on_run)[0], dtype=np.float32)
 
 
 def _similarities(cache: dict[str, Any], vector: Any, candidates: list[str]) -> list[float]:
