@@ -151,7 +151,10 @@ class MiniLMEmbedder:
             mask[row, : len(enc.ids)] = 1
         with self._lock:
             if on_run is not None:
-                on_run()
+                try:
+                    on_run()
+                except Exception:  # e.g. the waiter's event loop closed: the vector is still wanted
+                    logger.debug("on_run callback failed", exc_info=True)
             (hidden,) = self._session.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
