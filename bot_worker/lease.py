@@ -146,11 +146,7 @@ class LeaseKeeper:
                     logger.warning("Heartbeat failed (%s); retrying", exc if isinstance(exc, ConnectionError)
                                    else type(exc).__name__)
                 continue
-            if self.client.is_closed():
-                return
-            refusal = self.refusal(answer)
-            if refusal:
-                await self.stop_fenced(refusal)
+            if await self.ends_with(answer):
                 return
             self.config_version, self.config_seen_at = answer.config, time.monotonic()
             if self.fence is not None and answer.expires is not None:
@@ -164,6 +160,16 @@ class LeaseKeeper:
             return ("the bot's lease is held by another supervisor" if answer.holder
                     else "the supervisor no longer holds the bot's lease")
         return ""
+
+    async def ends_with(self, answer: Answer) -> bool:
+        """Whether this process ends after ``answer``: it is closing already, or the answer refuses
+        it (then it stops, fenced)."""
+        if self.client.is_closed():
+            return True
+        refusal = self.refusal(answer)
+        if refusal:
+            await self.stop_fenced(refusal)
+        return bool(refusal)
 
     def vouches_for(self, version: str) -> bool:
         """Did the supervisor recently say the bot's settings are at ``version``? (A failing link
@@ -205,11 +211,7 @@ class LeaseKeeper:
                 except Exception:
                     await asyncio.sleep(confirm_pause(fence.expires, stop_before))
                     continue
-                if self.client.is_closed():
-                    return
-                refusal = self.refusal(answer)
-                if refusal:
-                    await self.stop_fenced(refusal)
+                if await self.ends_with(answer):
                     return
                 if answer.expires is not None and seconds_until(answer.expires) > fence.margin:
                     fence.renewed(answer.expires)

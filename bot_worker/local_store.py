@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session
 
 from bot_worker.link_data import BotSettings, MessageData
-from bot_worker.link_ops import dispatch
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import RunWrite
 from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
@@ -32,9 +30,6 @@ from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
-
-serve = dispatch  # one operation a bot asked for over the bot link (:func:`bot_worker.link_ops.dispatch`)
-
 
 def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
     """``bot``: a ``Bot``, or a row of its columns."""
@@ -64,31 +59,6 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
         return None
 
 
-# How long a read waits for the message's embedding to start (its thread may be busy).
-EMBEDDING_HEAD_START = 0.002
-
-
-async def _embedding_started(embedding: Callable[..., Future[Any]], text: str) -> None:
-    """Start the vector of ``text`` and return once the model runs on it (or it is done, or
-    :data:`EMBEDDING_HEAD_START` has passed).
-
-    The model runs without the GIL, the database read is Python: started in this order, they
-    run side by side. Started together, the embedding's thread waits for the GIL until the
-    read is over, and the two take their sum (measured: 3.9 ms against 1.3).
-    """
-    loop = asyncio.get_running_loop()
-    running = asyncio.Event()
-    future = embedding(text, on_run=lambda: loop.call_soon_threadsafe(running.set))
-    if future.done():
-        return
-    started = asyncio.ensure_future(running.wait())
-    try:
-        await asyncio.wait((started, asyncio.wrap_future(future)), timeout=EMBEDDING_HEAD_START,
-                           return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        started.cancel()
-
-
 class LocalBotStore(DatabaseStore):
     """:class:`bot_worker.remote_store.BotStore` on the database of this process; ``deps``: the
     supervisor's (its memory looks a message's memories up and scores it against the tools)."""
@@ -109,12 +79,12 @@ class LocalBotStore(DatabaseStore):
         from grobot.core.agents.chain import start_memory_lookup
 
         memory = self.deps.memory
-        embedding = getattr(memory, "embedding", None)
-        routed = bool(route_texts) and embedding is not None and precomputable(msg.content)
+        start_embedding = getattr(memory, "start_embedding", None)
+        routed = bool(route_texts) and start_embedding is not None and precomputable(msg.content)
         if routed:
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
             # threads while this one reads the database.
-            await _embedding_started(embedding, msg.content)
+            await start_embedding(msg.content)
         data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
         if data.loaded is None:
             return data

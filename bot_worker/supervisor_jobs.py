@@ -161,12 +161,7 @@ class SupervisorJobs:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
         from grobot.core.tools import mcp_tool_lists
 
-        try:
-            errors = await mcp_tool_lists.refresh_all(self.deps.mcp.hub())
-        except Exception as exc:
-            logger.warning("MCP tool-list refresh failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
+        for name, error in (await self._listed(mcp_tool_lists.refresh_all, "MCP tool-list refresh")).items():
             if error:
                 logger.warning("MCP server %s: %s", name, error)
 
@@ -174,13 +169,16 @@ class SupervisorJobs:
         """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
         from grobot.core.tools import mcp_tool_lists
 
-        try:
-            errors = await mcp_tool_lists.refresh_new(self.deps.mcp.hub())
-        except Exception as exc:
-            logger.warning("MCP tool listing of new servers failed: %s", type(exc).__name__)
-            return
-        for name, error in errors.items():
+        for name, error in (await self._listed(mcp_tool_lists.refresh_new, "MCP tool listing of new servers")).items():
             logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")
+
+    async def _listed(self, refresh: Any, what: str) -> dict[str, str]:
+        """``refresh(hub)``: each server's listing error ("": listed); none when it failed as a whole."""
+        try:
+            return await refresh(self.deps.mcp.hub())
+        except Exception as exc:
+            logger.warning("%s failed: %s", what, type(exc).__name__)
+            return {}
 
 
 def _bot_ids_and_memory_cap(*, session: Any) -> tuple[list[int], int]:

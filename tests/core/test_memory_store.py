@@ -75,9 +75,9 @@ async def test_a_bot_without_memories_is_looked_up_without_a_store_call_until_it
     release = threading.Event()
 
     class Store:
-        def count(self, bot_id: int, user_id: str | None = None) -> int:
+        def lookup(self, bot_id: int, *args, **kwargs):
             counted.append(bot_id)
-            return chroma.count(bot_id, user_id)
+            return chroma.lookup(bot_id, *args, **kwargs)
 
         def add(self, *args, **kwargs):
             adding.set()

@@ -5,15 +5,13 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from concurrent.futures import Future
 from datetime import UTC
 
 import pytest
 from sqlmodel import select
 
-from bot_worker.bot_link import Answer, BotLinkClient
-from bot_worker.link_server import BotLinkServer
-from bot_worker.local_store import LocalBotStore, serve
+from bot_worker.bot_link import BotLinkClient
+from bot_worker.local_store import LocalBotStore
 from bot_worker.remote_store import LinkLogWriter, RemoteBotStore
 from grobot.core.agents.run_store import RunEnd, RunWrite, UserMessageIn
 from grobot.core.agents.types import IncomingMessage
@@ -21,38 +19,15 @@ from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.llm.service import CallRecord
 from grobot.core.models import AgentEvent, LLMCall, LogEntry, Message, UserNote
-from grobot.core.services import bots, files, user_notes
-
-
-def _token(name: str) -> str:
-    return f"MTIzNDU2Nzg5MDEy{name}.GhIjKl.{name}MnOpQrStUvWxYz0123456789"
-
-
-def _bot(name: str = "linked", **fields) -> int:
-    with session_scope() as session:
-        return bots.create_bot(session=session, name=name, token=_token(name), **fields).id
+from grobot.core.services import files, user_notes
+from tests.worker.link_harness import bot_token, make_bot, with_link
 
 
 async def _with_link(check, memory=None) -> None:
     store = LocalBotStore()
     if memory is not None:  # the supervisor's memory
         store.deps.memory = memory
-    server = BotLinkServer(lambda report: Answer(ok=True),
-                           store=lambda bot_id, op, payload: serve(store, bot_id, op, payload))
-    await server.start()
-    clients: list[BotLinkClient] = []
-
-    def client_for(bot_id: int) -> RemoteBotStore:
-        env = server.env(bot_id)
-        clients.append(BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"]))
-        return RemoteBotStore(bot_id, clients[-1])
-
-    try:
-        await check(client_for, server)
-    finally:
-        for client in clients:
-            await client.close()
-        await server.stop()
+    await with_link(check, store)
 
 
 def _message(bot_id: int, text: str, **fields) -> IncomingMessage:
@@ -72,13 +47,13 @@ class OneMemory:
 
 
 def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
-    bot_id = _bot(keywords=["banana"], personality="cheerful")
+    bot_id = make_bot(keywords=["banana"], personality="cheerful")
     searched: list = []
 
     async def check(client_for, server) -> None:
         remote = client_for(bot_id)
         settings = await remote.settings_at_start(bot_id)
-        assert settings is not None and settings.token == _token("linked") and settings.rules.keywords == ["banana"]
+        assert settings is not None and settings.token == bot_token("linked") and settings.rules.keywords == ["banana"]
 
         # A message the rules ignore: the settings only. One they answer: the run's preload too,
         # and its memories when asked (looked up by the supervisor's memory).
@@ -114,7 +89,7 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
         assert [(c.bot_id, c.tokens_in, c.tokens_out) for c in calls] == [(bot_id, 5, 7)]
 
         # Another bot cannot write into this bot's run or conversation.
-        other = client_for(_bot("intruder"))
+        other = client_for(make_bot("intruder"))
         for write in (RunWrite(run_id=run_id, events=[(3, "thinking", {"step": "x"})]),
                       RunWrite(conversation_id=conversation_id, user_message=user)):
             with pytest.raises(NotFoundError, match="has no"):
@@ -134,18 +109,15 @@ class ScoringMemory(OneMemory):
         super().__init__(searched)
         self.started: list[str] = []
 
-    def embedding(self, text: str, *, on_run=None) -> Future:
-        self.started.append(text)
-        if on_run is not None:
-            on_run()  # the model starts on it: the read goes ahead without waiting for the vector
-        return Future()
+    async def start_embedding(self, text: str) -> None:
+        self.started.append(text)  # the model starts on it: the read goes ahead without the vector
 
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
         return [0.5 if "time" in c else 0.1 for c in candidates]
 
 
 def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env):
-    bot_id = _bot(keywords=["banana"])
+    bot_id = make_bot(keywords=["banana"])
     memory = ScoringMemory([])
     texts = ["get current time: the time in a zone", "files list: the bot's files"]
 
@@ -164,7 +136,7 @@ def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(g
 
 
 def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
-    bot_id, other_id = _bot("notes"), _bot("other")
+    bot_id, other_id = make_bot("notes"), make_bot("other")
     with session_scope() as session:
         files.write_file(session=session, bot_id=bot_id, path="docs/faq.txt", data=b"Opening hours: 9 to 5.")
         foreign = user_notes.add_note(session=session, bot_id=other_id, discord_user_id="42", note="likes tea",
@@ -231,7 +203,7 @@ def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
     with the newer ones (``retry``): what was stored is not stored twice, the rest is."""
     from grobot.core.agents.run_store_db import DatabaseStore
 
-    bot_id = _bot("retry")
+    bot_id = make_bot("retry")
     store = DatabaseStore()
     user = UserMessageIn(bot_id=bot_id, conversation_key="guild:55", title="#general", content="alice: hi",
                          author_id="42", author_name="alice", discord_message_id="900", counted_user="42")
@@ -277,21 +249,14 @@ def test_a_supervisor_that_cannot_do_it_is_unavailable_not_an_error(grobot_env):
             async def list_notes(self, bot_id: int, user: str):
                 raise RuntimeError("could not connect to server")
 
-        broken = Broken()
-        server = BotLinkServer(lambda report: Answer(ok=True),
-                               store=lambda bot_id, op, payload: serve(broken, bot_id, op, payload))
-        await server.start()
-        env = server.env(3)
-        client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
-        try:
-            remote = RemoteBotStore(3, client)
+        async def check(client_for, server) -> None:
+            remote = client_for(3)
             with pytest.raises(StoreUnavailable, match="could not connect to server"):
                 await remote.list_notes(3, "42")
             with pytest.raises(GroBotError, match="another secret key") as caught:
                 await remote.settings_at_start(3)
             assert not isinstance(caught.value, ConnectionError)
-        finally:
-            await client.close()
-            await server.stop()
+
+        await with_link(check, Broken())
 
     asyncio.run(scenario())

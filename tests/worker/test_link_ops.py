@@ -9,9 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlmodel import select
 
-from bot_worker.bot_link import Answer, BotLinkClient
-from bot_worker.link_ops import INT, OPS, Arg, Codec, Op, dispatch
-from bot_worker.link_server import BotLinkServer
+from bot_worker.link_ops import INT, OPS, Arg, Codec, Op
 from bot_worker.local_store import LocalBotStore
 from bot_worker.remote_store import BotStore, RemoteBotStore
 from grobot.core.agents.council import CouncilPort
@@ -19,32 +17,8 @@ from grobot.core.agents.run_store import RunStore
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.models import LogEntry
-from grobot.core.services import bots, files, tester_chat, user_notes
-
-
-def _bot(name: str) -> int:
-    with session_scope() as session:
-        token = f"MTIzNDU2Nzg5MDEy{name}.GhIjKl.{name}MnOpQrStUvWxYz0123456789"
-        return bots.create_bot(session=session, name=name, token=token).id
-
-
-async def _with_link(store: LocalBotStore, check) -> None:
-    """``check(client_for)`` against a real bot link serving ``store`` through the table."""
-    server = BotLinkServer(lambda report: Answer(ok=True), store=lambda bot_id, op, payload: dispatch(store, bot_id, op, payload))
-    await server.start()
-    clients: list[BotLinkClient] = []
-
-    def client_for(bot_id: int) -> RemoteBotStore:
-        env = server.env(bot_id)
-        clients.append(BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"]))
-        return RemoteBotStore(bot_id, clients[-1])
-
-    try:
-        await check(client_for)
-    finally:
-        for client in clients:
-            await client.close()
-        await server.stop()
+from grobot.core.services import files, tester_chat, user_notes
+from tests.worker.link_harness import make_bot, with_link
 
 
 class EchoStore(LocalBotStore):
@@ -65,7 +39,7 @@ def test_one_entry_in_the_table_serves_a_new_operation_end_to_end(grobot_env, mo
     monkeypatch.setitem(OPS, "echo", Op("echo", "echo", (Arg("text", shout), Arg("times", INT, 2)), result=result))
     store = EchoStore()
 
-    async def check(client_for) -> None:
+    async def check(client_for, server) -> None:
         remote = client_for(5)
         # The bot's arguments as its method takes them (its bot id ignored: the path's counts), each
         # encoded and decoded by its codec, the default filled in, the result decoded.
@@ -73,13 +47,13 @@ def test_one_entry_in_the_table_serves_a_new_operation_end_to_end(grobot_env, mo
         assert await remote.call("echo", 5, text="yo", times=1) == (5, "YO!")
         assert store.calls == [(5, "HI!", 2), (5, "YO!", 1)]
 
-    asyncio.run(_with_link(store, check))
+    asyncio.run(with_link(check, store))
 
 
 def test_an_unknown_operation_is_a_404_and_a_bad_payload_a_400(grobot_env):
     store = LocalBotStore()
 
-    async def check(client_for) -> None:
+    async def check(client_for, server) -> None:
         remote = client_for(5)
         status, data = await remote.link.call(5, "store/no_such_op", {}, timeout=5)
         assert (status, data["kind"]) == (404, "bad_request") and "unknown operation" in data["error"]
@@ -90,11 +64,11 @@ def test_an_unknown_operation_is_a_404_and_a_bad_payload_a_400(grobot_env):
         status, data = await remote.link.call(5, "store/read_file", {"path": "a.txt"}, timeout=5)  # no max_chars
         assert (status, data["kind"]) == (400, "bad_request") and "max_chars" in data["error"]
 
-    asyncio.run(_with_link(store, check))
+    asyncio.run(with_link(check, store))
 
 
-def test_a_payload_cannot_act_on_another_bot(any_db_env):
-    mine, other = _bot("mine"), _bot("other")
+def test_a_payload_cannot_act_on_anothermake_bot(any_db_env):
+    mine, other = make_bot("mine"), make_bot("other")
     with session_scope() as session:
         files.write_file(session=session, bot_id=other, path="secret.txt", data=b"the other bot's file")
         user_notes.add_note(session=session, bot_id=other, discord_user_id="42", note="likes tea", reliability=0.9,
@@ -103,7 +77,7 @@ def test_a_payload_cannot_act_on_another_bot(any_db_env):
         other_run = tester_chat.submit(conversation.id, "hello", session=session).id
         key = {"bot_id": other, "conversation_key": conversation.key, "run_id": other_run, "author_id": "42"}
 
-    async def check(client_for) -> None:
+    async def check(client_for, server) -> None:
         remote = client_for(mine)
         # Whatever bot a payload names, the operation acts on the bot of the path.
         assert await remote.request("list_notes", {"bot_id": other, "user": "42"}) == []
@@ -121,7 +95,7 @@ def test_a_payload_cannot_act_on_another_bot(any_db_env):
         with pytest.raises(ValueError, match="comes from the path"):
             Op("bad", "bad", (Arg("bot_id", INT),))
 
-    asyncio.run(_with_link(LocalBotStore(), check))
+    asyncio.run(with_link(check))
     with session_scope(readonly=True) as session:
         assert session.exec(select(LogEntry.bot_id).where(LogEntry.message == "whose log?")).all() == [mine]
 

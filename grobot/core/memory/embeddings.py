@@ -89,6 +89,8 @@ def integer_model(path: Path) -> bytes | None:
 
 def _int8_weight(node: Any, producer: dict[str, Any], initializers: dict[str, Any]) -> tuple[str, str] | None:
     """``(int8 weight, scale)`` initializer names of a ``MatMul`` on a dequantized weight, else None."""
+    from onnx import TensorProto
+
     if node.op_type != "MatMul":
         return None
     mul = producer.get(node.input[1])
@@ -99,7 +101,7 @@ def _int8_weight(node: Any, producer: dict[str, Any], initializers: dict[str, An
         return None
     weight, scale = initializers[cast.input[0]], initializers[mul.input[1]]
     columns = weight.dims[-1] if len(weight.dims) == 2 else None
-    if weight.data_type != 3 or columns is None or int(np.prod(scale.dims)) not in (1, columns):  # 3: INT8
+    if weight.data_type != TensorProto.INT8 or columns is None or int(np.prod(scale.dims)) not in (1, columns):
         return None
     return cast.input[0], mul.input[1]
 

@@ -154,9 +154,16 @@ class ChromaMemory:
               max_distance: float | None = None, *, embedding: Any = None) -> list[Memory]:
         """The ``k`` memories closest to ``query`` (closer than ``max_distance`` when given);
         ``embedding``: the query's vector when it is known already, or a future of it."""
+        return self.lookup(bot_id, query, k, where, max_distance, embedding=embedding) or []
+
+    def lookup(self, bot_id: int, query: str, k: int = 5, where: dict[str, Any] | None = None,
+               max_distance: float | None = None, *, embedding: Any = None) -> list[Memory] | None:
+        """:meth:`query`, and None when the bot has no memory at all."""
         collection = self._existing(bot_id)
         count = collection.count() if collection is not None else 0
-        if collection is None or count == 0 or not query.strip():
+        if collection is None or count == 0:
+            return None
+        if not query.strip():
             return []
         vector = _known_vector(embedding)
         result = collection.query(
