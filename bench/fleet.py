@@ -1,6 +1,6 @@
 """Benchmark of the bot fleet against the fake Discord and an instant fake LLM.
 
-    .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20] [--memories N]
+    .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20] [--memories N] [--stages]
 
 Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet (and
 of its supervisor, which receives the bots' heartbeats); reconcile latency (database
@@ -8,7 +8,10 @@ change -> bot online again) p50/p95 with the default poll period; platform overh
 message (MESSAGE_CREATE -> first reply POST; end of the LLM stream -> completing edit)
 p50/p95; bot CPU time per message, and the supervisor's (it reads and writes for the bots).
 ``--memories N``: the measured bot has N memories stored first (a bot after its first
-conversations: each message it answers is then looked up in its memory).
+conversations: each message it answers is then looked up in its memory). ``--stages``: also
+where the first reply's time goes, from the fleet's own timings (GROBOT_TRACE_TIMINGS): when the
+supervisor's read reached the bot and, inside that read, the Tool Router's vector, the database
+and the memories and scores; when the bot had its tools and the first LLM token.
 """
 
 from __future__ import annotations
@@ -117,10 +120,12 @@ class Bench:
         use_fake_llm(self.llm)
         self.discord_ids: dict[int, int] = {}
         self.supervisor: subprocess.Popen[bytes] | None = None
+        self.log_path = workdir / "supervisor.log"
+        self.trace = False  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
 
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url, PYTHONPATH=str(ROOT),
-                   GROBOT_LOG_LEVEL="WARNING")
+                   GROBOT_LOG_LEVEL="WARNING", **({"GROBOT_TRACE_TIMINGS": "1"} if self.trace else {}))
         env.update(extra)
         return env
 
@@ -164,7 +169,8 @@ class Bench:
             return {s.bot_id: s for s in session.exec(select(BotStatus)).all()}
 
     def start_supervisor(self, **extra: str) -> None:
-        log = open(os.environ.get("BENCH_SUPERVISOR_LOG") or self.workdir / "supervisor.log", "ab")
+        self.log_path = Path(os.environ.get("BENCH_SUPERVISOR_LOG") or self.workdir / "supervisor.log")
+        log = open(self.log_path, "ab")
         self.supervisor = subprocess.Popen([sys.executable, "-m", "bot_worker"], env=self.env(**extra), cwd=ROOT,
                                            stdout=log, stderr=subprocess.STDOUT)
 
@@ -196,6 +202,28 @@ def wait_first_reply(bench: Bench, uid: int, msg: dict[str, Any]) -> Any:
     return bench.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and c.path.endswith("/messages")
                                    and str(((c.json or {}).get("message_reference") or {}).get("message_id"))
                                    == msg["id"], 30)
+
+
+def _traced(log_path: Path, marker: str, count: int) -> list[dict[str, float]]:
+    """The last ``count`` timing lines containing ``marker`` in the fleet's log, as ``{stage: ms}``."""
+    lines = [line.split(marker, 1)[1] for line in log_path.read_text(errors="replace").splitlines() if marker in line]
+    return [{name.strip(): float(value) for name, value in (part.rsplit(" ", 1) for part in line.split(","))}
+            for line in lines[-count:]]
+
+
+def print_stages(log_path: Path, count: int) -> None:
+    """Where a message's first reply spends its time (``--stages``: the fleet's GROBOT_TRACE_TIMINGS lines)."""
+    bot = _traced(log_path, "message timings (ms from receipt): ", count)
+    read = _traced(log_path, "read for a message (ms): ", count)
+    p50 = lambda rows, key: pct([row[key] for row in rows if key in row], .5)
+    print(f"  where it goes (p50 of {len(bot)}, ms after the bot received the message; GROBOT_TRACE_TIMINGS):")
+    print(f"    the supervisor's read answered {p50(bot, 'config'):6.2f}   tools listed {p50(bot, 'tools'):6.2f}"
+          f"   first LLM token {p50(bot, 'first_token'):6.2f}")
+    if read:
+        print(f"    in the supervisor's read: vector started {p50(read, 'vector started'):5.2f}   database"
+              f" {p50(read, 'database'):5.2f}   memories and scores {p50(read, 'memories and scores'):5.2f}")
+    else:
+        print("    (this tree's supervisor does not trace its read)")
 
 
 def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
@@ -238,6 +266,8 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
     ms = lambda v: v * 1000
     print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
           f"   (n={len(first_reply)})")
+    if bench.trace:
+        print_stages(bench.log_path, count)
     print(f"LLM stream end -> completing edit: p50 {ms(pct(completing, .5)):6.1f} ms   p95 {ms(pct(completing, .95)):6.1f} ms"
           "   (instant LLM: measured from the answer request)")
     print(f"bot CPU per message:               {ms(cpu / count):6.1f} ms   (incl. background archivist; "
@@ -275,10 +305,13 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=40)
     parser.add_argument("--reconciles", type=int, default=20)
     parser.add_argument("--memories", type=int, default=0, help="memories stored for the measured bot first")
+    parser.add_argument("--stages", action="store_true",
+                        help="also print where the first reply's time goes (the fleet traces its timings: a little slower)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
         bench = Bench(Path(tmp))
+        bench.trace = args.stages
         try:
             for index, size in enumerate(sizes):
                 ids = bench.add_bots(size)

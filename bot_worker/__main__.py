@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         set_application_name("grobot-worker")
         # Records about one bot (``extra={"bot_id": N}``: its process, its Test Chat runs) go to its Logs tab too.
         configure_logging(level=settings.log_level, to_database=True)
+        if settings.worker.trace_timings:
+            logging.getLogger("bot_worker.timings").setLevel(logging.DEBUG)
         supervisor = Supervisor(config=SupervisorConfig.from_env())
         return asyncio.run(supervisor.run())
     except GroBotError as exc:

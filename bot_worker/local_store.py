@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,8 @@ from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
+# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the supervisor's read of a message spends its time.
+timings_logger = logging.getLogger("bot_worker.timings")
 
 def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
     """``bot``: a ``Bot``, or a row of its columns."""
@@ -78,6 +81,7 @@ class LocalBotStore(DatabaseStore):
                           route_texts: list[str] | None = None) -> MessageData:
         from grobot.core.agents.chain import start_memory_lookup
 
+        marks = [time.perf_counter()]
         memory = self.deps.memory
         start_embedding = getattr(memory, "start_embedding", None)
         routed = bool(route_texts) and start_embedding is not None and precomputable(msg.content)
@@ -85,7 +89,9 @@ class LocalBotStore(DatabaseStore):
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
             # threads while this one reads the database.
             await start_embedding(msg.content)
+        marks.append(time.perf_counter())
         data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
+        marks.append(time.perf_counter())
         if data.loaded is None:
             return data
         # After the read, and only for a message the bot answers. (At the same time, a Chroma query
@@ -99,6 +105,11 @@ class LocalBotStore(DatabaseStore):
             data.memories = []
         if scores is not None:
             data.similarities = await scores
+        if timings_logger.isEnabledFor(logging.DEBUG):
+            marks.append(time.perf_counter())
+            vector, read, rest = (1000 * (b - a) for a, b in zip(marks, marks[1:]))
+            timings_logger.debug("bot %s: read for a message (ms): vector started %.2f, database %.2f, memories and "
+                                 "scores %.2f", bot_id, vector, read, rest)
         return data
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,

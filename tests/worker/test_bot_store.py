@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import subprocess
 import sys
 from datetime import UTC
@@ -116,7 +118,8 @@ class ScoringMemory(OneMemory):
         return [0.5 if "time" in c else 0.1 for c in candidates]
 
 
-def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env):
+def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env, caplog):
+    caplog.set_level(logging.DEBUG, logger="bot_worker.timings")  # GROBOT_TRACE_TIMINGS (bench/fleet.py --stages)
     bot_id = make_bot(keywords=["banana"])
     memory = ScoringMemory([])
     texts = ["get current time: the time in a zone", "files list: the bot's files"]
@@ -126,6 +129,9 @@ def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(g
         data = await remote.for_message(bot_id, _message(bot_id, "a banana time?"), memories=True, route_texts=texts)
         assert data.similarities == [0.5, 0.1] and data.memories == ["alice likes bananas"]
         assert memory.started == ["a banana time?"]  # one vector, started before the database read
+        traced = [r.getMessage() for r in caplog.records if r.name == "bot_worker.timings"]
+        assert re.fullmatch(rf"bot {bot_id}: read for a message \(ms\): vector started [0-9.]+, database [0-9.]+, "
+                            r"memories and scores [0-9.]+", traced[0]), traced
         # Not for a message the bot ignores, nor one of several requests (the router scores each part).
         assert (await remote.for_message(bot_id, _message(bot_id, "hello"), route_texts=texts)).similarities is None
         several = await remote.for_message(bot_id, _message(bot_id, "a banana, then tell me the time"), route_texts=texts)
