@@ -1,5 +1,6 @@
-// Unsaved changes are never lost silently: leaving a page (a link, a bot's tab, the sidebar, closing or
-// reloading the tab) while a guarded form has edits asks "Discard unsaved changes?" first.
+// Unsaved changes are never lost silently: leaving a page (a link, a bot's tab, the sidebar, the browser's
+// Back button, closing or reloading the tab) while a guarded form has edits asks "Discard unsaved
+// changes?" first.
 // A form opts in with data-unsaved-guard (it counts as edited once the admin types in it; a saved form
 // is rendered afresh, without the mark); a page whose fields live in its state says so with an element
 // data-unsaved="true". A checkbox with data-confirm-when-checked="Question?" (or -when-unchecked) makes
@@ -19,7 +20,10 @@
   document.addEventListener("change", mark, true);
   document.addEventListener("click", (event) => {
     const target = event.target;
-    if (target && target.closest && target.closest('[role="checkbox"], [role="switch"], [role="radio"]')) mark(event);
+    if (target && target.closest && target.closest('[role="checkbox"], [role="switch"], [role="radio"]')) {
+      mark(event);
+      armOnInput(event);
+    }
   }, true);
 
   const dirty = () => Boolean(document.querySelector(`${GUARDED}[data-edited="true"], [data-unsaved="true"]`));
@@ -42,6 +46,43 @@
     event.preventDefault();
     event.stopImmediatePropagation();
   }, true);
+
+  // The browser's Back button. History moves before any script can ask, so once the admin types in a
+  // guarded page its history entry is doubled: Back first returns to the same page (nothing moves),
+  // where the question is asked if there are edits; staying doubles the entry again, and discarding, or
+  // having nothing to lose, goes on back. The copy keeps React Router's state (it sees no move there).
+  const SENTINEL = "grobotUnsavedGuard";
+  const onSentinel = () => Boolean(window.history.state && window.history.state[SENTINEL]);
+  let atSentinel = onSentinel();
+  const pushState = window.history.pushState.bind(window.history);
+  window.history.pushState = (state, title, url) => {
+    pushState(state, title, url);
+    atSentinel = onSentinel();
+  };
+  const arm = () => {
+    if (atSentinel) return;
+    pushState({ ...(window.history.state || {}), [SENTINEL]: true }, "", window.location.href);
+    atSentinel = true;
+  };
+  const guardedPage = () => Boolean(document.querySelector(`${GUARDED}, [data-unsaved]`));
+  const armOnInput = (event) => {
+    const target = event.target;
+    if (target && target.closest && !target.closest("[data-unsaved-ignore]") && guardedPage()) arm();
+  };
+  document.addEventListener("input", armOnInput, true);
+  document.addEventListener("change", armOnInput, true);
+  window.addEventListener("popstate", (event) => {
+    const fromSentinel = atSentinel;
+    atSentinel = onSentinel();
+    if (!fromSentinel || atSentinel) return;  // a move the app handles
+    event.stopImmediatePropagation();  // still the same page: the app must not see it
+    if (dirty() && !window.confirm(MESSAGE)) {
+      arm();
+      return;
+    }
+    forget();
+    window.history.back();
+  }, { capture: true });
 
   // Closing or reloading the tab: the browser asks with its own words. Captured first, so that the app
   // keeps its connection while the admin may still stay (it disconnects on "pagehide" when leaving).

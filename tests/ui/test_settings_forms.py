@@ -1,5 +1,5 @@
 """The settings forms in a real browser (issue 14 items 1 and 3, issue 15 items 4 and 7): what each Save
-saves, no edit lost without "Discard unsaved changes?", destructive actions confirmed, "Check connection"
+saves, no edit lost without "Discard unsaved changes?" (the browser's Back button too), destructive actions confirmed, "Check connection"
 of what is typed (per bot too), overrides that store only what was set and say where the rest comes
 from, API keys checked with the provider before they are saved, and another configured provider named
 when a server cannot be reached.
@@ -135,6 +135,64 @@ def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows
     with session_scope(readonly=True) as session:
         assert session.get(Bot, bot_id).personality == "You are a patient librarian."
     assert bot_rows(bot_id) == {}
+
+
+def test_the_back_button_asks_before_unsaved_edits_are_lost(admin_page, llm_rows_restored) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Backward"), personality="Be brief.")
+    open_tab(page, bot_id, "logs")
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Settings").click()
+    settings_url, logs_url = re.compile(rf"/bots/{bot_id}/settings$"), re.compile(rf"/bots/{bot_id}/logs$")
+    expect(page).to_have_url(settings_url, timeout=PAGE_TIMEOUT_MS)
+    dialogs = Dialogs(page)
+    personality = page.get_by_role("textbox", name="Personality")
+    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    personality.fill("You are a patient librarian.")
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+
+    # Back with an edit asks; staying keeps the page and the edit, and the next Back asks again.
+    for _ in range(2):
+        with page.expect_event("dialog"):
+            page.go_back()
+        assert dialogs.take() == [("confirm", DISCARD)]
+        expect(page).to_have_url(settings_url)
+        expect(personality).to_have_value("You are a patient librarian.")
+        expect(page.get_by_text("Unsaved changes")).to_be_visible()
+
+    # Saved, there is nothing to lose: one Back goes back, without a question.
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    page.go_back()
+    expect(page).to_have_url(logs_url, timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == []
+
+    # Discarding goes on back, and the edit is gone as the admin chose.
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Settings").click()
+    expect(personality).to_have_value("You are a patient librarian.", timeout=PAGE_TIMEOUT_MS)
+    personality.fill("You are a pirate.")
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    dialogs.accept = True
+    with page.expect_event("dialog"):
+        page.go_back()
+    expect(page).to_have_url(logs_url, timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == [("confirm", DISCARD)]
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).personality == "You are a patient librarian."
+
+    # Left by a link (edit discarded), the page is one step of history as before: Back, Back.
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Settings").click()
+    expect(personality).to_have_value("You are a patient librarian.", timeout=PAGE_TIMEOUT_MS)
+    personality.fill("You are a knight.")
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Files").click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/files$"), timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == [("confirm", DISCARD)]
+    page.go_back()
+    expect(page).to_have_url(settings_url, timeout=PAGE_TIMEOUT_MS)
+    expect(personality).to_have_value("You are a patient librarian.", timeout=PAGE_TIMEOUT_MS)
+    page.go_back()
+    expect(page).to_have_url(logs_url, timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == []
 
 
 def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(admin_page, fake_llm,
