@@ -380,6 +380,11 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
     page.get_by_role("link", name="Usage").click()
     assert dialogs.take() == [("confirm", DISCARD)]
     expect(page.locator("#llm-decision-model")).to_have_value("typed")
+    with page.expect_event("dialog"):  # the browser's Back button too (a form typed in)
+        page.go_back()
+    assert dialogs.take() == [("confirm", DISCARD)]
+    expect(page).to_have_url(re.compile(r"/settings/?$"))
+    expect(page.locator("#llm-decision-model")).to_have_value("typed")
     page.locator("#llm-decision-model").fill("fake-model")
     dialogs.accept = True
 
