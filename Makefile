@@ -69,7 +69,7 @@ run: install
 test: install-dev system-deps npm-deps lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Style and types (configured in pyproject.toml): ruff on the tree, mypy on grobot/core.
+# Style and types (configured in pyproject.toml): ruff on the tree, mypy on grobot/core and bot_worker.
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

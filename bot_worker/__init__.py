@@ -32,4 +32,4 @@ import sys
 # every process) whenever those packages are installed, and Reflex installs them. The
 # worker never uses that client: a ``None`` entry makes the import fail, and httpx falls
 # back to its own stub (a documented ``sys.modules`` behaviour).
-sys.modules.setdefault("httpx._main", None)
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import time
+from typing import cast
 
 import aiohttp
 import discord
@@ -80,7 +81,7 @@ async def _settings_with_retry(store: BotStore, bot_id: int) -> BotSettings | No
 def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
     """The bot's data: through its supervisor, or (started by hand) the database itself."""
     if link is not None:
-        return RemoteBotStore(bot_id, link)
+        return cast(BotStore, RemoteBotStore(bot_id, link))  # its methods are made from the link's table
     from bot_worker.local_store import LocalBotStore
 
     return LocalBotStore()
@@ -203,8 +204,8 @@ def forked_main(bot_id: int, env: dict[str, str] | None = None) -> None:
                 os.close(fd)
             except OSError:
                 pass
-    forkserver._forkserver._forkserver_alive_fd = None
-    resource_tracker._resource_tracker._fd = None
+    setattr(forkserver._forkserver, "_forkserver_alive_fd", None)  # noqa: B010 (private: mypy does not know them)
+    setattr(resource_tracker._resource_tracker, "_fd", None)  # noqa: B010
     sys.argv = ["bot_worker.bot_process", "--bot-id", str(bot_id)]
     get_settings.cache_clear()
     if "grobot.core.db" in sys.modules:  # never share a connection pool with the fork server

@@ -36,7 +36,7 @@ from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import Admission, FloodGate, admit, answer
 from grobot.core.errors import GroBotError
-from grobot.core.memory import MemoryPort
+from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class FleetBot(discord.Client):
         self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
         self.actions = BotDiscordActions(self)
         # What its runs use: the supervisor's store, its memory service, MCP sessions of its own.
-        self.deps = ChainDeps(store=store, discord=self.actions, **({"memory": memory} if memory is not None else {}))
+        self.deps = ChainDeps(store=store, discord=self.actions, memory=memory if memory is not None else NoopMemory())
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._answers: set[asyncio.Task[Any]] = set()  # the answers in progress (also in _tasks)

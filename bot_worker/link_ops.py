@@ -23,13 +23,16 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot_worker.bot_link import StoreError
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
 from grobot.core.agents.run_store import Loaded, RunWrite, message_from_key, message_key, records_from
 from grobot.core.agents.types import Attachment, IncomingMessage
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
+
+if TYPE_CHECKING:
+    from grobot.core.tools.catalog import Link
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +93,7 @@ STR, INT, FLOAT, BOOL, LIST, DICT = (_plain(t) for t in (str, int, float, bool, 
 OPT_STR, OPT_INT, OPT_FLOAT = (_optional(t) for t in (str, int, float))
 
 
-def _link_class() -> type:
+def _link_class() -> type[Link]:
     from grobot.core.tools.catalog import Link
 
     return Link

@@ -32,7 +32,7 @@ class LocalServer:
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         await site.start()
-        sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
+        sockets = getattr(site._server, "sockets", None) or []  # the asyncio.Server it listens with
         self._runner, self.port = runner, sockets[0].getsockname()[1]
         self.url = f"http://{self.host}:{self.port}"
         logger.info("%s listening on %s", self.name, self.url)

@@ -85,7 +85,7 @@ class LocalBotStore(DatabaseStore):
         memory = self.deps.memory
         start_embedding = getattr(memory, "start_embedding", None)
         routed = bool(route_texts) and start_embedding is not None and precomputable(msg.content)
-        if routed:
+        if routed and start_embedding is not None:
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
             # threads while this one reads the database.
             await start_embedding(msg.content)

@@ -94,7 +94,7 @@ class Spawner:
         """Start bot ``bot_id``; ``env``: variables of this start only (e.g. the memory service address)."""
         if self.mode == "exec":
             cmd = [sys.executable, "-m", "bot_worker.bot_process", "--bot-id", str(bot_id)]
-            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,  # type: ignore[return-value]
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,
                                     env={**os.environ, **(env or {})})
         from bot_worker import bot_process
 

@@ -19,7 +19,7 @@ class SupervisorConfig(WorkerSettings):
     poll_seconds: float = 2.0
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:  # type: ignore[override]
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SupervisorConfig:
         """Read afresh (``env``: instead of the process environment), through :class:`Settings`."""
         settings = Settings.from_env(env)
         worker = settings.worker

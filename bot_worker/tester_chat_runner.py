@@ -14,6 +14,7 @@ per bot), then the chain, with the supervisor's dependencies (its database, memo
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -129,7 +130,10 @@ class ChatRunner:
         feed = self.feeds[job.message_id] = RunFeed()
         task = asyncio.get_running_loop().create_task(self._run(job, feed))
         self.jobs[job.message_id] = task
-        task.add_done_callback(lambda _t, mid=job.message_id: self.jobs.pop(mid, None))
+        task.add_done_callback(functools.partial(self._forget_job, job.message_id))
+
+    def _forget_job(self, message_id: int, _task: asyncio.Task[Any]) -> None:
+        self.jobs.pop(message_id, None)
 
     def cancel(self, run_id: int, reason: str = STOP_REASON) -> bool:
         """Stop run ``run_id`` if it runs here: its chain ends with one event saying it was cancelled."""
