@@ -157,6 +157,48 @@ async def test_clarifier_asks_through_the_output_model_when_the_extractor_does_n
     assert "city: the city name" in clarifier
 
 
+async def test_a_value_the_message_gives_but_the_model_left_out_is_required_on_the_retry(bot, fake_llm):
+    """A small model leaves out "Rome" without saying it is missing: the retry's grammar requires it."""
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {"city": "Rome"}}),
+                    Reply(text="Sunny in Rome."))
+
+    result = await run_chain(message(bot, "What is the weather in Rome?"), tools=catalog)
+
+    assert catalog.calls == [("get_weather", {"city": "Rome"})] and result.text == "Sunny in Rome."
+    first, retry = (r["format"]["properties"]["arguments"] for r in fake_llm.chat_requests()[1:3])
+    assert "required" not in first and retry["required"] == ["city"]
+
+
+async def test_the_retry_keeps_what_the_first_answer_gave(bot, fake_llm):
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+              "required": ["city", "unit"]}
+
+    async def forecast(city: str, unit: str) -> str:
+        return f"21 {unit} in {city}"
+
+    catalog = FakeToolCatalog().add("forecast", forecast, schema=schema, read_only=True)
+    fake_llm.script(pick("forecast"), Reply(json={"arguments": {"unit": "celsius"}}),
+                    Reply(json={"arguments": {"city": "Rome"}}), Reply(text="21 celsius in Rome."))
+
+    await run_chain(message(bot, "Forecast for Rome in celsius?"), tools=catalog)
+
+    assert catalog.calls == [("forecast", {"unit": "celsius", "city": "Rome"})]
+    assert fake_llm.chat_requests()[2]["format"]["properties"]["arguments"]["required"] == ["city"]
+
+
+@pytest.mark.parametrize("made_up", ["Paris", "city", "Par"])  # named by nobody, the argument's name, part of a word
+async def test_a_forced_value_the_conversation_does_not_hold_is_not_used(bot, fake_llm, made_up):
+    """Required by the grammar, the model must write something: a city nobody named goes to the Clarifier."""
+    catalog = weather_catalog()
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {"city": made_up}}),
+                    Reply(text="Sure! For which city?"))
+
+    result = await run_chain(message(bot, "weather in my city please, in a park"), tools=catalog)
+
+    assert catalog.calls == [] and result.text == "Sure! For which city?"
+
+
 async def test_tool_timeout_becomes_a_result_and_the_answer_goes_on(bot, fake_llm):
     async def hang(city: str) -> str:
         await asyncio.sleep(30)

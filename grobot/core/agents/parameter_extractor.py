@@ -1,13 +1,16 @@
 """Parameter Extractor (tools model): a tool's arguments, validated against its input schema.
 
 Broken JSON is repaired (json-repair); an invalid answer gets one retry that shows the
-model the validation error; a required value the user never gave goes to the Clarifier.
+model the validation error (a required value it left out without saying the user never gave it
+is then required by the grammar, and used only if the conversation holds it); a required
+value the user never gave goes to the Clarifier.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,18 +45,49 @@ def needs_arguments(spec: ToolSpec) -> bool:
     return bool(schema.get("properties")) or bool(schema.get("required"))
 
 
-def _schema(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's own argument schema (nothing forced: a grammar must not make up a value) and
-    which of its arguments the user did not give."""
+def _schema(spec: ToolSpec, forced: list[str] | None = None) -> dict[str, Any]:
+    """The tool's own argument schema and which of its arguments the user did not give.
+
+    Nothing is forced (a grammar must not make up a value) but ``forced``: required arguments
+    the model left out although it did not say the user never gave them; what it then writes
+    is used only if the conversation holds it (:func:`_grounded`).
+    """
     names = list((spec.input_schema or {}).get("properties") or {})
     missing: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": names} if names else {"type": "string"},
                                "maxItems": max(1, len(names))}
+    arguments = relaxed(spec.input_schema or {"type": "object"})
+    if forced:
+        arguments["required"] = list(forced)
     return {
         "type": "object",
-        "properties": {"arguments": relaxed(spec.input_schema or {"type": "object"}), "missing": missing},
+        "properties": {"arguments": arguments, "missing": missing},
         "required": ["arguments"],
         "additionalProperties": False,
     }
+
+
+GROUNDED_TYPES = ("string", "integer", "number")
+
+
+def _checkable(spec: ToolSpec, names: list[str]) -> list[str]:
+    """Those of ``names`` whose value can be found in the conversation as written (a string or a number)."""
+    properties = (spec.input_schema or {}).get("properties") or {}
+    return [n for n in names if isinstance(properties.get(n), dict) and properties[n].get("type") in GROUNDED_TYPES]
+
+
+def _grounded(name: str, value: Any, said: str) -> bool:
+    """Whether ``value`` of argument ``name`` appears in ``said`` (the user's words, lower case) as
+    words of its own: a forced answer that does not, or that only repeats the argument's name, was made up."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    text = value.strip().lower() if isinstance(value, str) else format(value, "g")
+    if not text or text == name.lower():
+        return False
+    return re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said) is not None
+
+
+def _user_words(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user").lower()
 
 
 def _max_tokens(spec: ToolSpec) -> int:
@@ -92,6 +126,9 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
         messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
                                                                                simpler=prompts.SIMPLER_EXTRACTOR)})
     schema = _schema(spec)
+    said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg])
+    forced: list[str] = []
+    kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
     last_error = ""
     for attempt in range(2):
         result = await run.llm("tools", "parameter_extractor", messages, schema=schema, temperature=0.0,
@@ -110,7 +147,13 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                 except BadJSON:
                     args = None
             if isinstance(args, dict):
-                args = {k: v for k, v in args.items() if v is not None}
+                args = {**kept, **{k: v for k, v in args.items() if v is not None}}
+                made_up = [n for n in forced if n in args and not _grounded(n, args[n], said)]
+                if made_up:
+                    shown = ", ".join(f"{n} {json.dumps(args[n])[:60]}" for n in made_up)
+                    await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "
+                                                           "so not used")
+                    args = {k: v for k, v in args.items() if k not in made_up}
             errors = check(args, spec)
             if not errors:
                 return Extraction(arguments=args)
@@ -124,6 +167,13 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
             last_error = "; ".join(errors)
             if attempt == 1 and missing:
                 return Extraction(arguments=None, missing=missing, question=question, error=last_error)
+            if only_missing:
+                # Left out, not said to be missing: asked again with the grammar requiring them (a small
+                # model tends to leave out what the message plainly gives).
+                forced = _checkable(spec, missing)
+                if forced:
+                    schema = _schema(spec, forced)
+                kept = dict(args) if isinstance(args, dict) else {}
         if attempt == 0:
             await run.think("parameter_extractor", f"the arguments for {spec.name} were not valid ({last_error}); asking again")
             messages = messages + [{"role": "assistant", "content": result.text},
