@@ -99,7 +99,7 @@ def wait_until(predicate: Any, timeout: float, what: str) -> Any:
 
 
 class Bench:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, trace: bool = False) -> None:
         from grobot.core import migrations
         from tests.fakes.discord import FakeDiscord
         from tests.fakes.llm import FakeLLM
@@ -120,8 +120,8 @@ class Bench:
         use_fake_llm(self.llm)
         self.discord_ids: dict[int, int] = {}
         self.supervisor: subprocess.Popen[bytes] | None = None
-        self.log_path = workdir / "supervisor.log"
-        self.trace = False  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
+        self.log_path = Path(os.environ.get("BENCH_SUPERVISOR_LOG") or workdir / "supervisor.log")
+        self.trace = trace  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
 
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url, PYTHONPATH=str(ROOT),
@@ -169,7 +169,6 @@ class Bench:
             return {s.bot_id: s for s in session.exec(select(BotStatus)).all()}
 
     def start_supervisor(self, **extra: str) -> None:
-        self.log_path = Path(os.environ.get("BENCH_SUPERVISOR_LOG") or self.workdir / "supervisor.log")
         log = open(self.log_path, "ab")
         self.supervisor = subprocess.Popen([sys.executable, "-m", "bot_worker"], env=self.env(**extra), cwd=ROOT,
                                            stdout=log, stderr=subprocess.STDOUT)
@@ -310,8 +309,7 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
-        bench = Bench(Path(tmp))
-        bench.trace = args.stages
+        bench = Bench(Path(tmp), trace=args.stages)
         try:
             for index, size in enumerate(sizes):
                 ids = bench.add_bots(size)

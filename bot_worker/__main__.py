@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>`: where is it stuck?
     from bot_worker.supervisor import Supervisor
     from bot_worker.supervisor_config import SupervisorConfig
+    from bot_worker.timings import trace_if_asked
     from grobot.core.db import set_application_name
     from grobot.core.errors import GroBotError
     from grobot.core.logs import configure_logging
@@ -30,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         set_application_name("grobot-worker")
         # Records about one bot (``extra={"bot_id": N}``: its process, its Test Chat runs) go to its Logs tab too.
         configure_logging(level=settings.log_level, to_database=True)
-        if settings.worker.trace_timings:
-            logging.getLogger("bot_worker.timings").setLevel(logging.DEBUG)
+        trace_if_asked(settings)
         supervisor = Supervisor(config=SupervisorConfig.from_env())
         return asyncio.run(supervisor.run())
     except GroBotError as exc:

@@ -28,14 +28,13 @@ from bot_worker.discord_io import redirect
 from bot_worker.exit_codes import EXIT_CRASH, EXIT_INTENTS, EXIT_OK, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.fleet_bot import FleetBot, ProcessConfig
 from bot_worker.remote_store import BotSettings, BotStore, LinkLogWriter, RemoteBotStore
+from bot_worker.timings import trace_if_asked
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
-# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
-timings_logger = logging.getLogger("bot_worker.timings")
 
 
 IGNORE_CACHE_SECONDS = 1.0
@@ -169,8 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     set_process_bot_id(args.bot_id)
     handler = configure_logging(level=settings.log_level, to_database=True,
                                 writer=LinkLogWriter(args.bot_id, link) if link is not None else None)
-    if settings.worker.trace_timings:
-        timings_logger.setLevel(logging.DEBUG)
+    trace_if_asked(settings)
     started = time.monotonic()
     try:
         code = asyncio.run(run(args.bot_id, ProcessConfig.from_settings(settings), link))

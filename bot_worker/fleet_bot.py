@@ -31,6 +31,7 @@ from bot_worker.run_stops import RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import ERROR_REPLY
+from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
@@ -40,8 +41,6 @@ from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.settings import Settings
 
 logger = logging.getLogger(__name__)
-# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the platform spends its time.
-timings_logger = logging.getLogger("bot_worker.timings")
 
 
 IGNORE_CACHE_SECONDS = 1.0

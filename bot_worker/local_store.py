@@ -18,6 +18,7 @@ from typing import Any
 from sqlmodel import Session
 
 from bot_worker.link_data import BotSettings, MessageData
+from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import RunWrite
 from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
@@ -31,8 +32,7 @@ from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
-# Per-message timings at DEBUG (GROBOT_TRACE_TIMINGS=1): where the supervisor's read of a message spends its time.
-timings_logger = logging.getLogger("bot_worker.timings")
+
 
 def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
     """``bot``: a ``Bot``, or a row of its columns."""
@@ -83,9 +83,9 @@ class LocalBotStore(DatabaseStore):
 
         marks = [time.perf_counter()]
         memory = self.deps.memory
-        start_embedding = getattr(memory, "start_embedding", None)
-        routed = bool(route_texts) and start_embedding is not None and precomputable(msg.content)
-        if routed and start_embedding is not None:
+        start_embedding = getattr(memory, "start_embedding", None) if route_texts and precomputable(msg.content) else None
+        routed = start_embedding is not None
+        if start_embedding is not None:
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
             # threads while this one reads the database.
             await start_embedding(msg.content)
