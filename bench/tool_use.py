@@ -127,6 +127,7 @@ class Outcome:
     tools_called: list[str] = field(default_factory=list)
     answer: str = ""
     steps: list[str] = field(default_factory=list)  # the chain's steps, as Test Chat shows them
+    tool_calls: list[str] = field(default_factory=list)  # each call, its arguments and how it ended
 
 
 def judge(task: Task, calls: list[tuple[str, dict[str, Any], bool]], answer: str, error: str | None) -> tuple[bool, str]:
@@ -173,8 +174,7 @@ def _setup_env(tmp: Path) -> None:
 
 def _make_bot(name: str, mode: str, args: argparse.Namespace) -> int:
     from grobot.core.db import session_scope
-    from grobot.core.services import bots, llm_settings, mcp_servers
-    from grobot.core.settings import get_settings
+    from grobot.core.services import bots, files, llm_settings, mcp_servers
 
     time_command = str(Path(sys.executable).parent / "mcp-server-time")
     with session_scope() as session:
@@ -188,11 +188,11 @@ def _make_bot(name: str, mode: str, args: argparse.Namespace) -> int:
         server = existing[0] if existing else mcp_servers.create_server(session=session, name="time",
                                                                         command=time_command)
         mcp_servers.enable_for_bot(session=session, bot_id=bot.id, server=server, timeout_seconds=20)
-        bot_id = bot.id
-    files = get_settings().bot_files_dir(bot_id)
-    files.mkdir(parents=True, exist_ok=True)
-    (files / "notes.txt").write_text("Shopping list: milk, eggs, bread.\n")
-    (files / "recipes.md").write_text("# Pancakes\nFlour, milk, eggs; fry in butter.\n")
+        bot_id = bot.id or 0
+        # As the Files tab stores them (a file is the bot's once it has its row).
+        files.write_file(session=session, bot_id=bot_id, path="notes.txt", data=b"Shopping list: milk, eggs, bread.\n")
+        files.write_file(session=session, bot_id=bot_id, path="recipes.md",
+                         data=b"# Pancakes\nFlour, milk, eggs; fry in butter.\n")
     return bot_id
 
 
@@ -216,18 +216,20 @@ async def _run_task(bot_id: int, mode: str, index: int, task: Task, deps: Any) -
     seconds = time.perf_counter() - started
     await wait_for_background(timeout=120)
     results = {e.data.get("id"): e.data for e in events if e.kind.value == "tool_result"}
-    calls = []
+    calls, shown = [], []
     for e in events:
         if e.kind.value == "tool_call":
             outcome = results.get(e.data.get("id"), {})
             calls.append((e.data["name"], e.data.get("arguments") or {}, bool(outcome.get("is_error"))))
+            ended = f"error: {outcome.get('content')}" if outcome.get("is_error") else "ok"
+            shown.append(f"{e.data['name']}({json.dumps(e.data.get('arguments') or {})}) -> {' '.join(str(ended).split())}")
     with session_scope(readonly=True) as session:
         rows = session.exec(select(LLMCall).where(LLMCall.run_id == result.run_id)).all() if result.run_id else []
     done = [e for e in events if e.kind.value == "done"]
     capped = bool(done and done[-1].data.get("usage", {}).get("capped_calls"))
     ok, why = judge(task, calls, result.text or "", result.error)
     steps = [f"{e.data.get('step')}: {e.data.get('text')}" for e in events if e.kind.value == "thinking"]
-    return Outcome(steps=steps, mode=mode, kind=task.kind, text=task.text, ok=ok, why=why, seconds=seconds,
+    return Outcome(steps=steps, tool_calls=shown, mode=mode, kind=task.kind, text=task.text, ok=ok, why=why, seconds=seconds,
                    calls=result.llm_calls, tokens_in=sum(r.tokens_in for r in rows),
                    tokens_out=sum(r.tokens_out for r in rows), capped=capped,
                    tools_called=[c[0] for c in calls], answer=(result.text or result.error or "")[:300])
@@ -257,7 +259,8 @@ async def _evaluate(args: argparse.Namespace) -> list[Outcome]:
     memory = LocalMemory()
     await memory.warm()
     deps = ChainDeps.local(memory)
-    tasks = [t for t in TASKS if not args.only or t.kind in args.only.split(",")]
+    tasks = [t for t in TASKS if (not args.only or t.kind in args.only.split(","))
+             and (not args.match or args.match.lower() in t.text.lower())]
     outcomes: list[Outcome] = []
     try:
         for mode in args.modes.split(","):
@@ -270,7 +273,8 @@ async def _evaluate(args: argparse.Namespace) -> list[Outcome]:
                     print(f"{mode:6} {mark} {outcome.seconds:5.1f}s {outcome.calls} calls {task.text[:50]:50} "
                           f"{outcome.why}", flush=True)
                     if args.steps:
-                        print("".join(f"         {step[:150]}\n" for step in outcome.steps), end="", flush=True)
+                        lines = [*outcome.steps, *(f"call {call}" for call in outcome.tool_calls)]
+                        print("".join(f"         {line[:150]}\n" for line in lines), end="", flush=True)
     finally:
         await deps.aclose()
         await close_all()
@@ -320,6 +324,7 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=4096, help="context window of the model")
     parser.add_argument("--modes", default="chain,native")
     parser.add_argument("--only", default="", help="kinds of task, e.g. plain,tool")
+    parser.add_argument("--match", default="", help="only the tasks whose text holds this")
     parser.add_argument("--json", default="", help="write every task's outcome to this file")
     parser.add_argument("--verbose", action="store_true", help="print each task as it ends")
     parser.add_argument("--steps", action="store_true", help="with --verbose: and the chain's steps of each task")
