@@ -3,7 +3,8 @@
 Broken JSON is repaired (json-repair); an invalid answer gets one retry that shows the
 model the validation error (a required value it left out without saying the user never gave it
 is then required by the grammar, and used only if the conversation holds it); a required
-value the user never gave goes to the Clarifier.
+value the user never gave goes to the Clarifier. A time-zone argument may only take the zones
+the message names (:mod:`grobot.core.agents.time_zones`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents import prompts
+from grobot.core.agents import prompts, time_zones
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
 from grobot.core.tools.base import ToolSpec
@@ -45,12 +46,14 @@ def needs_arguments(spec: ToolSpec) -> bool:
     return bool(schema.get("properties")) or bool(schema.get("required"))
 
 
-def _schema(spec: ToolSpec, forced: list[str] | None = None) -> dict[str, Any]:
+def _schema(spec: ToolSpec, forced: list[str] | None = None, choices: dict[str, list[Any]] | None = None
+            ) -> dict[str, Any]:
     """The tool's own argument schema and which of its arguments the user did not give.
 
     Nothing is forced (a grammar must not make up a value) but ``forced``: required arguments
     the model left out although it did not say the user never gave them; what it then writes
-    is used only if the conversation holds it (:func:`_grounded`).
+    is used only if the conversation holds it (:func:`_grounded`). ``choices``: the only values
+    an argument may take (the zones the message names, for a time-zone argument).
     """
     names = list((spec.input_schema or {}).get("properties") or {})
     missing: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": names} if names else {"type": "string"},
@@ -58,12 +61,54 @@ def _schema(spec: ToolSpec, forced: list[str] | None = None) -> dict[str, Any]:
     arguments = relaxed(spec.input_schema or {"type": "object"})
     if forced:
         arguments["required"] = list(forced)
+    properties = arguments.get("properties")
+    for name, values in (choices or {}).items():
+        if isinstance(properties, dict) and isinstance(properties.get(name), dict):
+            properties[name] = {**properties[name], "enum": list(values)}
     return {
         "type": "object",
         "properties": {"arguments": arguments, "missing": missing},
         "required": ["arguments"],
         "additionalProperties": False,
     }
+
+
+def _zone_arguments(spec: ToolSpec) -> list[str]:
+    """The arguments of ``spec`` that take a time zone."""
+    properties = (spec.input_schema or {}).get("properties") or {}
+    return [name for name, prop in properties.items() if time_zones.is_zone_argument(name, prop)]
+
+
+# A value written in a fixed form holds a digit or one of "/.:@": a time, a date, a number, a file
+# name, a zone ("15:00", "notes.txt", "Europe/Paris").
+_TOKEN = re.compile(r"\w(?:[\w/.:@+-]*\w)?")
+_FORM_HINT = re.compile(r"\bformat\b|\b(?:hh|mm|yyyy|iso)\b", re.IGNORECASE)
+
+
+def _literal_choices(spec: ToolSpec, names: list[str], text: str, given: dict[str, Any]) -> dict[str, list[Any]]:
+    """For the forced retry: the values written in a fixed form in ``text`` (the user's message), as the
+    only choices of those of ``names`` whose schema asks for such a form (a number, a format, a
+    pattern), but those ``given`` to other arguments already. A free-text argument gets none: its
+    value would be cut down to a literal."""
+    properties = (spec.input_schema or {}).get("properties") or {}
+    taken = {str(value).lower() for value in given.values()}
+    literals = list(dict.fromkeys(token for token in _TOKEN.findall(text)
+                                  if re.search(r"[\d/.:@]", token) and token.lower() not in taken))
+    numbers = [float(v) if "." in v else int(v) for v in literals if re.fullmatch(r"\d+(?:\.\d+)?", v)]
+    choices: dict[str, list[Any]] = {}
+    for name in names:
+        prop = properties.get(name)
+        prop = prop if isinstance(prop, dict) else {}
+        if prop.get("type") in ("integer", "number"):
+            values: list[Any] = [v for v in numbers if prop["type"] == "number" or isinstance(v, int)]
+        elif prop.get("type") == "string" and (prop.get("pattern") or prop.get("format")
+                                               or _FORM_HINT.search(str(prop.get("description") or ""))):
+            values = [v for v in literals if v.lower() != name.lower()]
+        else:
+            continue
+        if values:
+            choices[name] = values
+    return choices
 
 
 GROUNDED_TYPES = ("string", "integer", "number")
@@ -84,6 +129,16 @@ def _grounded(name: str, value: Any, said: str) -> bool:
     if not text or text == name.lower():
         return False
     return re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said) is not None
+
+
+async def _read_zones(run: Run, spec: ToolSpec, args: dict[str, Any], names: list[str]) -> None:
+    """A place written for a time zone ("Tokyo") is read as its zone ("Asia/Tokyo"), in ``args``."""
+    for name in names:
+        value = args.get(name)
+        zone = time_zones.resolve(value) if isinstance(value, str) else None
+        if zone is not None and zone != value:
+            args[name] = zone
+            await run.think("parameter_extractor", f"{spec.name}: {name} {json.dumps(value)} read as the time zone {zone}")
 
 
 def _user_words(messages: list[dict[str, Any]]) -> str:
@@ -125,7 +180,10 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     if failed:
         messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
                                                                                simpler=prompts.SIMPLER_EXTRACTOR)})
-    schema = _schema(spec)
+    zones = time_zones.zone_choices(run.msg.content)
+    zone_names = _zone_arguments(spec)
+    zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
+    schema = _schema(spec, choices=zone_choices)
     said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg])
     forced: list[str] = []
     kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
@@ -148,7 +206,9 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     args = None
             if isinstance(args, dict):
                 args = {**kept, **{k: v for k, v in args.items() if v is not None}}
-                made_up = [n for n in forced if n in args and not _grounded(n, args[n], said)]
+                await _read_zones(run, spec, args, zone_names)
+                made_up = [n for n in forced if n in args and not (
+                    args[n] in zones if n in zone_names else _grounded(n, args[n], said))]
                 if made_up:
                     shown = ", ".join(f"{n} {json.dumps(args[n])[:60]}" for n in made_up)
                     await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "
@@ -171,9 +231,10 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                 # Left out, not said to be missing: asked again with the grammar requiring them (a small
                 # model tends to leave out what the message plainly gives).
                 forced = _checkable(spec, missing)
-                if forced:
-                    schema = _schema(spec, forced)
                 kept = dict(args) if isinstance(args, dict) else {}
+                if forced:
+                    literals = _literal_choices(spec, [n for n in forced if n not in zone_names], run.msg.content, kept)
+                    schema = _schema(spec, forced, {**zone_choices, **literals})
         if attempt == 0:
             await run.think("parameter_extractor", f"the arguments for {spec.name} were not valid ({last_error}); asking again")
             messages = messages + [{"role": "assistant", "content": result.text},

@@ -1,0 +1,142 @@
+"""Arguments a small model gets wrong: time zones named by a place, values left out of a fixed form."""
+
+from __future__ import annotations
+
+import pytest
+
+from grobot.core.agents.chain import run_chain
+from grobot.core.agents.time_zones import is_zone_argument, resolve, zone_choices
+from tests.core.test_chain_tools import make_bot, message, pick
+from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+
+ZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone name"}},
+        "required": ["timezone"]}
+CONVERT = {"type": "object", "required": ["source_timezone", "time", "target_timezone"], "properties": {
+    "source_timezone": {"type": "string", "description": "Source IANA timezone name"},
+    "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+    "target_timezone": {"type": "string", "description": "Target IANA timezone name"}}}
+
+
+@pytest.mark.parametrize(("text", "zones"), [
+    ("What time is it now in Tokyo?", ["Asia/Tokyo"]),
+    ("what's the time in new york", ["America/New_York"]),
+    ("Convert 15:00 from Europe/London to Sydney, in UTC", ["Europe/London", "Australia/Sydney", "UTC"]),
+    ("Time in São Paulo and Port of Spain?", ["America/Sao_Paulo", "America/Port_of_Spain"]),
+    ("What time is it in Japan?", ["Japan"]),
+    ("Tokyo and/or Paris", ["Asia/Tokyo", "Europe/Paris"]),
+    # A zone that does not exist: no choices, the tool is to say it is unknown.
+    ("What time is it in Mars/Olympus, or Tokyo?", []),
+    # Words that are also zone names are not places.
+    ("I wake up at Easter, south of the river", []),
+    ("What is the date today?", []),
+])
+def test_the_zones_a_message_names(text, zones):
+    assert zone_choices(text) == zones
+
+
+@pytest.mark.parametrize(("value", "zone"), [("Tokyo", "Asia/Tokyo"), ("new york", "America/New_York"),
+                                             ("europe/paris", "Europe/Paris"), ("utc", "UTC"), ("UTC+08:30", None),
+                                             ("Atlantis", None)])
+def test_a_place_written_for_a_zone_is_read_as_the_zone(value, zone):
+    assert resolve(value) == zone
+
+
+def test_which_arguments_take_a_time_zone():
+    assert is_zone_argument("timezone", {"type": "string"}) and is_zone_argument("source_tz", {"type": "string"})
+    assert is_zone_argument("where", {"type": "string", "description": "An IANA time zone"})
+    assert not is_zone_argument("time", CONVERT["properties"]["time"])
+    assert not is_zone_argument("timezone", {"type": "string", "enum": ["UTC"]})  # its own choices stand
+
+
+def zone_catalog() -> FakeToolCatalog:
+    async def local_time(timezone: str) -> str:
+        return f"12:00 in {timezone}"
+
+    return FakeToolCatalog().add("local_time", local_time, schema=ZONE, read_only=True)
+
+
+@pytest.fixture
+def bot(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    return bot_id
+
+
+async def test_a_zone_argument_may_only_take_the_zones_the_message_names(bot, fake_llm):
+    catalog = zone_catalog()
+    fake_llm.script(pick("local_time"), Reply(json={"arguments": {"timezone": "Australia/Sydney"}}), Reply(text="Noon."))
+
+    await run_chain(message(bot, "What time is it in Sydney right now?"), tools=catalog)
+
+    extractor = fake_llm.chat_requests()[1]["format"]["properties"]["arguments"]["properties"]["timezone"]
+    assert extractor["enum"] == ["Australia/Sydney"]
+    assert catalog.calls == [("local_time", {"timezone": "Australia/Sydney"})]
+
+
+async def test_a_place_the_model_writes_for_a_zone_is_called_with_the_zone(bot, fake_llm):
+    """A model free of the grammar (or a message that names no zone) may write the city: the tool gets its zone."""
+    catalog = zone_catalog()
+    fake_llm.script(pick("local_time"), Reply(json={"arguments": {"timezone": "Tokyo"}}), Reply(text="Noon."))
+    sink = EventCollector()
+
+    await run_chain(message(bot, "What time is it now where the sun rises first?"), sink=sink, tools=catalog)
+
+    assert "enum" not in fake_llm.chat_requests()[1]["format"]["properties"]["arguments"]["properties"]["timezone"]
+    assert catalog.calls == [("local_time", {"timezone": "Asia/Tokyo"})]
+    assert any("read as the time zone Asia/Tokyo" in e.data["text"] for e in sink.of("thinking"))
+
+
+async def test_a_zone_that_does_not_exist_reaches_the_tool(bot, fake_llm):
+    async def local_time(timezone: str) -> str:
+        raise ValueError(f"unknown time zone {timezone}")
+
+    catalog = FakeToolCatalog().add("local_time", local_time, schema=ZONE, read_only=True)
+    fake_llm.script(pick("local_time"), Reply(json={"arguments": {"timezone": "Mars/Olympus"}}),
+                    Reply(text="There is no such time zone."))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "What time is it now in Mars/Olympus?"), sink=sink, tools=catalog)
+
+    assert "enum" not in fake_llm.chat_requests()[1]["format"]["properties"]["arguments"]["properties"]["timezone"]
+    assert sink.of("tool_result")[0].data["is_error"] and result.text == "There is no such time zone."
+
+
+def convert_catalog() -> FakeToolCatalog:
+    async def convert(source_timezone: str, time: str, target_timezone: str) -> str:
+        return f"{time} in {source_timezone} is later in {target_timezone}"
+
+    return FakeToolCatalog().add("convert", convert, schema=CONVERT, read_only=True)
+
+
+async def test_a_left_out_value_of_a_fixed_form_is_chosen_from_what_the_message_writes(bot, fake_llm):
+    """"time" left out: the retry offers the values written in a fixed form, less those the zones took."""
+    catalog = convert_catalog()
+    zones = {"source_timezone": "Asia/Tokyo", "target_timezone": "Europe/Berlin"}
+    fake_llm.script(pick("convert"), Reply(json={"arguments": zones}), Reply(json={"arguments": {"time": "09:30"}}),
+                    Reply(text="16:30 in Berlin."))
+
+    await run_chain(message(bot, "Convert 09:30 in Asia/Tokyo to Europe/Berlin time."), tools=catalog)
+
+    first, retry = (r["format"]["properties"]["arguments"] for r in fake_llm.chat_requests()[1:3])
+    assert first["properties"]["source_timezone"]["enum"] == ["Asia/Tokyo", "Europe/Berlin"]
+    assert "enum" not in first["properties"]["time"] and retry["required"] == ["time"]
+    assert retry["properties"]["time"]["enum"] == ["09:30"]
+    assert catalog.calls == [("convert", {**zones, "time": "09:30"})]
+
+
+async def test_a_free_text_argument_gets_no_choices_on_the_retry(bot, fake_llm):
+    schema = {"type": "object", "properties": {"text": {"type": "string", "description": "what to remember"}},
+              "required": ["text"]}
+
+    async def remember(text: str) -> str:
+        return "remembered"
+
+    catalog = FakeToolCatalog().add("remember", remember, schema=schema)
+    fake_llm.script(pick("remember"), Reply(json={"arguments": {}}),
+                    Reply(json={"arguments": {"text": "the meeting is at 10:00"}}), Reply(text="Noted."))
+
+    await run_chain(message(bot, "Remember: the meeting is at 10:00 in room 4.2"), tools=catalog)
+
+    retry = fake_llm.chat_requests()[2]["format"]["properties"]["arguments"]
+    assert retry["required"] == ["text"] and "enum" not in retry["properties"]["text"]
+    assert catalog.calls == [("remember", {"text": "the meeting is at 10:00"})]
