@@ -97,6 +97,8 @@ async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directo
 
     assert result.error is None and terminal(sink) == ["done"]
     assert [name for name, _ in catalog.calls] == ["get_current_time"]
+    # The zone is optional; if the model gives one, the grammar let it write only the one the message names.
+    assert catalog.calls[0][1].get("timezone", "Asia/Tokyo") == "Asia/Tokyo"
     assert len(sink.of("tool_call")) == 1 and len(sink.of("tool_result")) == 1
     roles = [c.agent_role for c in calls() if c.agent_role != "archivist"]
     assert roles == ["parameter_extractor", "synthesizer"]  # the Router was sure of the tool: no Identifier call
