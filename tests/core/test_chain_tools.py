@@ -10,23 +10,14 @@ from sqlmodel import select
 
 from grobot.core.agents import executor, prompts
 from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import LLMCall, Message
-from grobot.core.services import app_settings, bots
+from grobot.core.services import app_settings
 from grobot.core.tools.base import ToolError, ToolResult
+from tests.core.tool_chain_helpers import make_bot, message, pick
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "the city name"}}, "required": ["city"]}
-
-
-def make_bot(**fields) -> int:
-    with session_scope() as session:
-        return bots.create_bot(session=session, name=fields.pop("name", "Tooly"), personality="You are Tooly.", **fields).id
-
-
-def message(bot_id: int, text: str, key: str = "test:tools") -> IncomingMessage:
-    return IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id="7", author_name="bob", platform="test_chat")
 
 
 def weather_catalog(**kw) -> FakeToolCatalog:
@@ -36,18 +27,7 @@ def weather_catalog(**kw) -> FakeToolCatalog:
     return FakeToolCatalog().add("get_weather", get_weather, schema=CITY, read_only=True, **kw)
 
 
-def pick(name: str, **arguments) -> Reply:
-    return Reply(json={"reason": "needs data", "tools": [{"name": name, "arguments": arguments}]})
-
-
 NONE = Reply(json={"reason": "enough", "tools": []})
-
-
-@pytest.fixture
-def bot(grobot_env, fake_llm):
-    bot_id = make_bot()
-    use_fake_llm(fake_llm, bot_id=bot_id)
-    return bot_id
 
 
 async def test_one_tool_end_to_end(bot, fake_llm):

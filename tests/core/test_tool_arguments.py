@@ -6,8 +6,8 @@ import pytest
 
 from grobot.core.agents.chain import run_chain
 from grobot.core.agents.time_zones import is_zone_argument, resolve, zone_choices
-from tests.core.test_chain_tools import make_bot, message, pick
-from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+from tests.core.tool_chain_helpers import message, pick
+from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply
 
 ZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone name"}},
         "required": ["timezone"]}
@@ -53,13 +53,6 @@ def zone_catalog() -> FakeToolCatalog:
         return f"12:00 in {timezone}"
 
     return FakeToolCatalog().add("local_time", local_time, schema=ZONE, read_only=True)
-
-
-@pytest.fixture
-def bot(grobot_env, fake_llm):
-    bot_id = make_bot()
-    use_fake_llm(fake_llm, bot_id=bot_id)
-    return bot_id
 
 
 async def test_a_zone_argument_may_only_take_the_zones_the_message_names(bot, fake_llm):
