@@ -133,3 +133,40 @@ async def test_a_free_text_argument_gets_no_choices_on_the_retry(bot, fake_llm):
     retry = fake_llm.chat_requests()[2]["format"]["properties"]["arguments"]
     assert retry["required"] == ["text"] and "enum" not in retry["properties"]["text"]
     assert catalog.calls == [("remember", {"text": "the meeting is at 10:00"})]
+
+
+def docs_catalog() -> FakeToolCatalog:
+    async def list_docs() -> str:
+        return "plan.md, notes.txt"
+
+    async def read_doc(path: str) -> str:
+        return f"the text of {path}"
+
+    path = {"type": "object", "properties": {"path": {"type": "string", "description": "the file name"}},
+            "required": ["path"]}
+    return FakeToolCatalog().add("list_docs", list_docs, read_only=True).add("read_doc", read_doc, schema=path,
+                                                                             read_only=True)
+
+
+async def test_a_later_round_takes_its_arguments_from_the_results_so_far(bot, fake_llm):
+    catalog = docs_catalog()
+    fake_llm.script(Reply(json={"tool": "list_docs"}), Reply(json={"tool": "read_doc"}),
+                    Reply(json={"arguments": {"path": "plan.md"}}), Reply(text="The plan says ..."))
+
+    await run_chain(message(bot, "Show me the doc"), tools=catalog)
+
+    assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
+    extractor = fake_llm.chat_requests()[2]["messages"]
+    assert "list_docs({}) -> plan.md, notes.txt" in extractor[-1]["content"]
+
+
+async def test_a_forced_value_the_results_hold_is_used(bot, fake_llm):
+    """Left out, then forced: a file name the listing gave is not made up."""
+    catalog = docs_catalog()
+    fake_llm.script(Reply(json={"tool": "list_docs"}), Reply(json={"tool": "read_doc"}), Reply(json={"arguments": {}}),
+                    Reply(json={"arguments": {"path": "plan.md"}}), Reply(text="The plan says ..."))
+
+    result = await run_chain(message(bot, "Show me the doc"), tools=catalog)
+
+    assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
+    assert result.text == "The plan says ..."

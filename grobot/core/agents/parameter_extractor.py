@@ -164,10 +164,13 @@ def _describe_arguments(spec: ToolSpec) -> str:
     return "\n".join(lines) or "(none)"
 
 
-async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, failed: str = "") -> Extraction:
+async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, failed: str = "",
+                  results: str = "") -> Extraction:
     """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave).
 
     ``failed``: the error of the previous try of this call, shown to the model with a simpler task.
+    ``results``: the tool results of the earlier rounds, which may hold a value (the file a listing
+    names): shown to the model, and a forced value may come from them as from the user's words.
     """
     description = " ".join((spec.description or "-").split())[:300]
     system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=description,
@@ -175,6 +178,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     messages += [m for m in run.history[-RECENT_MESSAGES:] if m.get("role") in ("user", "assistant") and m.get("content")]
     messages.append(run.user_msg)
+    if results:
+        messages.append({"role": "user", "content": prompts.EXTRACTOR_RESULTS.format(results=results)})
     if partial:
         messages.append({"role": "user", "content": f"(A first guess at the arguments, possibly wrong: {json.dumps(partial)})"})
     if failed:
@@ -184,7 +189,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     zone_names = _zone_arguments(spec)
     zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
     schema = _schema(spec, choices=zone_choices)
-    said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg])
+    said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results.lower()
     forced: list[str] = []
     kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
     last_error = ""
@@ -233,7 +238,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                 forced = _checkable(spec, missing)
                 kept = dict(args) if isinstance(args, dict) else {}
                 if forced:
-                    literals = _literal_choices(spec, [n for n in forced if n not in zone_names], run.msg.content, kept)
+                    literals = _literal_choices(spec, [n for n in forced if n not in zone_names],
+                                                f"{run.msg.content}\n{results}", kept)
                     schema = _schema(spec, forced, {**zone_choices, **literals})
         if attempt == 0:
             await run.think("parameter_extractor", f"the arguments for {spec.name} were not valid ({last_error}); asking again")

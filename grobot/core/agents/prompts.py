@@ -44,6 +44,10 @@ Use only values the conversation gives. A required value the user did not give g
 "missing" (its name), never a made-up value.
 Reply with JSON: {{"arguments": {{...}}, "missing": []}}."""
 
+EXTRACTOR_RESULTS = """\
+Results of the tools called so far (a value may come from them):
+{results}"""
+
 EXTRACTOR_RETRY = """\
 Your answer was not valid: {error}
 Answer again with JSON that follows the schema."""
