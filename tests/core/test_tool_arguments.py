@@ -6,8 +6,8 @@ import pytest
 
 from grobot.core.agents.chain import run_chain
 from grobot.core.agents.time_zones import is_zone_argument, resolve, zone_choices
-from tests.core.tool_chain_helpers import message, pick
-from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply
+from tests.core.tool_chain_helpers import make_bot, message, pick
+from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 ZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone name"}},
         "required": ["timezone"]}
@@ -77,6 +77,20 @@ async def test_a_place_the_model_writes_for_a_zone_is_called_with_the_zone(bot, 
     assert "enum" not in fake_llm.chat_requests()[1]["format"]["properties"]["arguments"]["properties"]["timezone"]
     assert catalog.calls == [("local_time", {"timezone": "Asia/Tokyo"})]
     assert any("read as the time zone Asia/Tokyo" in e.data["text"] for e in sink.of("thinking"))
+
+
+async def test_a_native_bot_s_call_gets_the_zone_of_the_place_it_names(grobot_env, fake_llm):
+    bot_id = make_bot(agent_mode="native")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    catalog = zone_catalog()
+    fake_llm.script(Reply(tool_calls=[{"name": "local_time", "arguments": {"timezone": "new york"}}]), Reply(text="Noon."))
+
+    await run_chain(message(bot_id, "What time is it in New York?"), tools=catalog)
+
+    assert catalog.calls == [("local_time", {"timezone": "America/New_York"})]
+    # The conversation the model sees next holds the call as it ran.
+    assert fake_llm.chat_requests()[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"] == {
+        "timezone": "America/New_York"}
 
 
 async def test_a_zone_that_does_not_exist_reaches_the_tool(bot, fake_llm):

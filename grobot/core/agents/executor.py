@@ -6,7 +6,8 @@ order. Each call has a timeout; a transient fault (a timeout, a lost connection)
 up to ``MAX_ATTEMPTS`` tries in all, after a backoff that doubles up to ``RETRY_BACKOFF_MAX``; a
 call that may have run (timed out) is not sent again when its tool writes and is not idempotent.
 When a call still fails, the tool's fallback (set by the admin per bot and tool) is tried with the
-same arguments; a failure becomes a result that says what failed.
+same arguments; a failure becomes a result that says what failed. A place written for a time zone
+("Tokyo") is read as its zone ("Asia/Tokyo") first, whichever model wrote the call.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from grobot.core.agents import time_zones
 from grobot.core.agents.acknowledger import Acknowledger
 from grobot.core.agents.run import Run
 from grobot.core.agents.types import EventKind
@@ -82,6 +84,10 @@ def _truncate(text: str, limit: int) -> str:
 async def execute(run: Run, calls: list[PlannedCall], specs: dict[str, ToolSpec], catalog: ToolCatalog) -> list[ExecutedCall]:
     """Run ``calls``; returns one result per call, in the same order."""
     await run.load_tool_settings()
+    for call in calls:
+        spec = specs.get(call.name)
+        for name, written, zone in time_zones.read_zones(call.arguments, spec.input_schema) if spec else []:
+            await run.think("executor", f"{call.name}: {name} {json.dumps(written)} read as the time zone {zone}")
     unique: dict[str, PlannedCall] = {}
     for call in calls:
         unique.setdefault(call.key(), call)

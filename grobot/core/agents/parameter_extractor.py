@@ -4,7 +4,8 @@ Broken JSON is repaired (json-repair); an invalid answer gets one retry that sho
 model the validation error (a required value it left out without saying the user never gave it
 is then required by the grammar, and used only if the conversation holds it); a required
 value the user never gave goes to the Clarifier. A time-zone argument may only take the zones
-the message names (:mod:`grobot.core.agents.time_zones`).
+the message names (:mod:`grobot.core.agents.time_zones`; the executor reads a place written for
+a zone as its zone).
 """
 
 from __future__ import annotations
@@ -73,12 +74,6 @@ def _schema(spec: ToolSpec, forced: list[str] | None = None, choices: dict[str, 
     }
 
 
-def _zone_arguments(spec: ToolSpec) -> list[str]:
-    """The arguments of ``spec`` that take a time zone."""
-    properties = (spec.input_schema or {}).get("properties") or {}
-    return [name for name, prop in properties.items() if time_zones.is_zone_argument(name, prop)]
-
-
 # A value written in a fixed form holds a digit or one of "/.:@": a time, a date, a number, a file
 # name, a zone ("15:00", "notes.txt", "Europe/Paris").
 _TOKEN = re.compile(r"\w(?:[\w/.:@+-]*\w)?")
@@ -131,16 +126,6 @@ def _grounded(name: str, value: Any, said: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said) is not None
 
 
-async def _read_zones(run: Run, spec: ToolSpec, args: dict[str, Any], names: list[str]) -> None:
-    """A place written for a time zone ("Tokyo") is read as its zone ("Asia/Tokyo"), in ``args``."""
-    for name in names:
-        value = args.get(name)
-        zone = time_zones.resolve(value) if isinstance(value, str) else None
-        if zone is not None and zone != value:
-            args[name] = zone
-            await run.think("parameter_extractor", f"{spec.name}: {name} {json.dumps(value)} read as the time zone {zone}")
-
-
 def _user_words(messages: list[dict[str, Any]]) -> str:
     return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user").lower()
 
@@ -186,7 +171,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
         messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
                                                                                simpler=prompts.SIMPLER_EXTRACTOR)})
     zones = time_zones.zone_choices(run.msg.content)
-    zone_names = _zone_arguments(spec)
+    zone_names = time_zones.zone_arguments(spec.input_schema)
     zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
     schema = _schema(spec, choices=zone_choices)
     said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results.lower()
@@ -211,9 +196,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     args = None
             if isinstance(args, dict):
                 args = {**kept, **{k: v for k, v in args.items() if v is not None}}
-                await _read_zones(run, spec, args, zone_names)
                 made_up = [n for n in forced if n in args and not (
-                    args[n] in zones if n in zone_names else _grounded(n, args[n], said))]
+                    time_zones.resolve(str(args[n])) in zones if n in zone_names else _grounded(n, args[n], said))]
                 if made_up:
                     shown = ", ".join(f"{n} {json.dumps(args[n])[:60]}" for n in made_up)
                     await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "

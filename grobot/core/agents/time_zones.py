@@ -3,9 +3,10 @@
 Small models map places to zones badly: for "What time is it in Sydney?" SmolLM2-135M writes
 "Etc/UTC", for Tokyo "UTC+08:30". The Parameter Extractor therefore offers a time-zone argument
 only the zones the user's message names (:func:`zone_choices`: "Sydney" -> Australia/Sydney,
-"New York" -> America/New_York, "Europe/Paris" as written, "UTC"), and reads a place written
-for a zone as its zone (:func:`resolve`: "Tokyo" -> Asia/Tokyo). A message that writes a zone
-that does not exist ("Mars/Olympus") gets no choices: the tool says the zone is unknown.
+"New York" -> America/New_York, "Europe/Paris" as written, "UTC"), and the executor reads a
+place written for a zone as its zone in every call, in both agent modes (:func:`read_zones`:
+"Tokyo" -> Asia/Tokyo). A message that writes a zone that does not exist ("Mars/Olympus") gets
+no choices: the tool says the zone is unknown.
 """
 
 from __future__ import annotations
@@ -38,6 +39,25 @@ def is_zone_argument(name: str, schema: Any) -> bool:
         return False
     description = str(schema.get("description") or "").lower()
     return bool(_ZONE_ARGUMENT.search(name)) or ("iana" in description and "zone" in description)
+
+
+def zone_arguments(schema: Any) -> list[str]:
+    """The arguments of a tool's input ``schema`` that take a time zone."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return [name for name, prop in (properties or {}).items() if is_zone_argument(name, prop)]
+
+
+def read_zones(arguments: dict[str, Any], schema: Any) -> list[tuple[str, str, str]]:
+    """Replace, in ``arguments``, a place written for a time zone by its zone ("Tokyo" -> "Asia/Tokyo");
+    returns ``(argument, as written, zone)`` for each."""
+    read = []
+    for name in zone_arguments(schema):
+        value = arguments.get(name)
+        zone = resolve(value) if isinstance(value, str) else None
+        if zone is not None and zone != value:
+            arguments[name] = zone
+            read.append((name, str(value), zone))
+    return read
 
 
 def _fold(text: str) -> str:
