@@ -84,7 +84,6 @@ class LocalBotStore(DatabaseStore):
         marks = [time.perf_counter()]
         memory = self.deps.memory
         start_embedding = getattr(memory, "start_embedding", None) if route_texts and precomputable(msg.content) else None
-        routed = start_embedding is not None
         if start_embedding is not None:
             # The message's vector, for the Tool Router (and the memory lookup), on the memory's
             # threads while this one reads the database.
@@ -98,7 +97,8 @@ class LocalBotStore(DatabaseStore):
         # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
         # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
         lookup = start_memory_lookup(msg, memory) if memories else None  # a query (and the embedding if not started)
-        scores = asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or []))) if routed else None
+        scores = (asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
+                  if start_embedding is not None else None)
         if lookup is not None:
             data.memories = await lookup  # within the memory time budget
         elif memories:

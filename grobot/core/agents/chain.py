@@ -235,7 +235,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         # Parameter Extractor for the tools that take arguments (in parallel); none for the others.
         needs = [c for c in fresh if needs_arguments(by_name[c.name])
                  and (c.arguments is None or check(c.arguments, by_name[c.name]))]
-        shown = results_text(done) if done else ""
+        shown = results_text(done)  # "" in the first round
         results = await asyncio.gather(*(_extract(run, by_name[c.name], c.arguments, shown, keep_going=bool(exchange))
                                          for c in needs))
         if any(r is None for r in results):  # the tools model failed twice: answer with the results so far

@@ -170,8 +170,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     if failed:
         messages.append({"role": "user", "content": prompts.MODEL_RETRY.format(error=failed,
                                                                                simpler=prompts.SIMPLER_EXTRACTOR)})
-    zones = time_zones.zone_choices(run.msg.content)
     zone_names = time_zones.zone_arguments(spec.input_schema)
+    zones = time_zones.zone_choices(run.msg.content) if zone_names else []  # read only for a tool that takes one
     zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
     schema = _schema(spec, choices=zone_choices)
     said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results.lower()
