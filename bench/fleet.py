@@ -1,6 +1,7 @@
-"""Benchmark of the bot fleet against the fake Discord and an instant fake LLM.
+"""Benchmark of the bot fleet against the fake Discord and a fake LLM (instant unless ``--llm-ms``).
 
     .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20] [--memories N] [--stages]
+                                    [--llm-ms N]
 
 Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet (and
 of its supervisor, which receives the bots' heartbeats); reconcile latency (database
@@ -11,7 +12,9 @@ p50/p95; bot CPU time per message, and the supervisor's (it reads and writes for
 conversations: each message it answers is then looked up in its memory). ``--stages``: also
 where the first reply's time goes, from the fleet's own timings (GROBOT_TRACE_TIMINGS): when the
 supervisor's read reached the bot and, inside that read, the Tool Router's vector, the database
-and the memories and scores; when the bot had its tools and the first LLM token.
+and the memories and scores; when the bot had its tools and the first LLM token. ``--llm-ms N``:
+the fake LLM waits N ms before each answer (a model's time to its first token; default 0, instant),
+which shows what the platform's LLM calls per message cost against a real model.
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ def wait_until(predicate: Any, timeout: float, what: str) -> Any:
 
 
 class Bench:
-    def __init__(self, workdir: Path, *, trace: bool = False) -> None:
+    def __init__(self, workdir: Path, *, trace: bool = False, llm_delay: float = 0.0) -> None:
         from grobot.core import migrations
         from tests.fakes.discord import FakeDiscord
         from tests.fakes.llm import FakeLLM
@@ -115,6 +118,7 @@ class Bench:
         migrations.upgrade()
         self.discord = FakeDiscord().start()
         self.llm = FakeLLM().start()
+        self.llm.default_delay = llm_delay
         from tests.fakes.llm import use_fake_llm
 
         use_fake_llm(self.llm)
@@ -257,18 +261,19 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
         llm = [r for r in bench.llm.requests if r.path == "/api/chat" and text in str((r.json or {}).get("messages", [])[-1:])
                and not (r.json or {}).get("format")]
         if llm:
-            completing.append(done.time - llm[0].time)
+            completing.append(done.time - llm[0].time - bench.llm.default_delay)
         time.sleep(0.25)  # let the background archivist of this message finish (counted in CPU)
     time.sleep(1.0)
     cpu = cpu_seconds(pid) - cpu_before
     supervisor_cpu, window = cpu_seconds(bench.supervisor.pid) - supervisor_before, time.monotonic() - measured_from
     ms = lambda v: v * 1000
+    delay = ms(bench.llm.default_delay)
     print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
-          f"   (n={len(first_reply)})")
+          f"   (n={len(first_reply)}; {f'the LLM answers after {delay:.0f} ms' if delay else 'instant LLM'})")
     if bench.trace:
         print_stages(bench.log_path, count)
     print(f"LLM stream end -> completing edit: p50 {ms(pct(completing, .5)):6.1f} ms   p95 {ms(pct(completing, .95)):6.1f} ms"
-          "   (instant LLM: measured from the answer request)")
+          "   (measured from the answer request, less the LLM's wait)")
     print(f"bot CPU per message:               {ms(cpu / count):6.1f} ms   (incl. background archivist; "
           f"{ms(1 / TICK):.0f} ms clock tick)")
     print(f"supervisor CPU per message:        {ms(supervisor_cpu / count):6.1f} ms   (the bot's reads and writes it "
@@ -306,10 +311,12 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=0, help="memories stored for the measured bot first")
     parser.add_argument("--stages", action="store_true",
                         help="also print where the first reply's time goes (the fleet traces its timings: a little slower)")
+    parser.add_argument("--llm-ms", type=float, default=0.0,
+                        help="the fake LLM waits this many ms before each answer (default 0: instant)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
-        bench = Bench(Path(tmp), trace=args.stages)
+        bench = Bench(Path(tmp), trace=args.stages, llm_delay=args.llm_ms / 1000)
         try:
             for index, size in enumerate(sizes):
                 ids = bench.add_bots(size)

@@ -201,6 +201,7 @@ class FakeLLM:
         # When set, only these API keys are accepted: any other request gets HTTP 401 (a rejected key).
         self.api_keys: set[str] | None = None
         self.no_model_list = False  # True: the model lists answer 404 (a server without one)
+        self.default_delay = 0.0  # seconds before an answer nothing scripted (a model's think time)
         self._lock = threading.Lock()
         self._queue: list[Reply] = []
         self._rules: list[_Rule] = []
@@ -342,8 +343,9 @@ class FakeLLM:
                 return self._queue.pop(0)
         schema = _requested_schema(body)
         if schema is not None:
-            return Reply(json=minimal_instance(schema), chunks=1)
-        return Reply(text=f"Echo: {_last_user_text(body.get('messages') or body.get('contents') or [])}")
+            return Reply(json=minimal_instance(schema), chunks=1, delay=self.default_delay)
+        return Reply(text=f"Echo: {_last_user_text(body.get('messages') or body.get('contents') or [])}",
+                     delay=self.default_delay)
 
     def embed(self, text: str) -> list[float]:
         digest = hashlib.sha256(text.encode()).digest()
