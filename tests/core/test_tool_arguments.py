@@ -184,3 +184,42 @@ async def test_a_forced_value_the_results_hold_is_used(bot, fake_llm):
 
     assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
     assert result.text == "The plan says ..."
+
+
+async def test_a_file_name_the_conversation_never_wrote_goes_to_the_clarifier(bot, fake_llm):
+    """"Read a file for me": a model that writes ``path.txt`` made it up; the bot asks which file."""
+    catalog = docs_catalog()
+    fake_llm.script(pick("read_doc"), Reply(json={"arguments": {"path": "path.txt"}}), Reply(text="Which file?"))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "Read a file for me."), sink=sink, tools=catalog)
+
+    assert catalog.calls == [] and result.text == "Which file?" and result.llm_calls == 3
+    assert any('path "path.txt" is not in the conversation' in e.data.get("text", "") for e in sink.of("thinking"))
+    clarifier = fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    assert "path: the file name" in clarifier
+
+
+@pytest.mark.parametrize(("text", "path"), [
+    ("Read notes.txt please", "notes.txt"),
+    ("Read my grocery plans", "grocery_plan.txt"),
+    ("Read me my notes", "notes.txt"),
+    ("Read /srv/share/Report-2024.pdf", "/srv/share/Report-2024.pdf"),
+    ("Read ../../etc/passwd", "../../etc/passwd"),
+])
+async def test_a_file_name_the_message_gives_is_used(bot, fake_llm, text, path):
+    catalog = docs_catalog()
+    fake_llm.script(pick("read_doc"), Reply(json={"arguments": {"path": path}}), Reply(text="Here it is."))
+
+    result = await run_chain(message(bot, text), tools=catalog)
+
+    assert catalog.calls == [("read_doc", {"path": path})] and result.text == "Here it is."
+
+
+async def test_a_question_the_model_could_not_write_is_asked_plainly(bot, fake_llm):
+    catalog = docs_catalog()
+    fake_llm.script(pick("read_doc"), Reply(json={"arguments": {"path": "path.txt"}}), Reply(text="Sure thing."))
+
+    result = await run_chain(message(bot, "Read a file for me."), tools=catalog)
+
+    assert catalog.calls == [] and result.text == "I need the path for that. Could you tell me?"

@@ -23,12 +23,12 @@ def _describe(spec: ToolSpec, missing: list[str]) -> str:
     return "\n".join(lines)
 
 
-def template_question(spec: ToolSpec, missing: list[str]) -> str:
-    """A plain question naming what is missing (when the model's own question is unusable)."""
-    readable = spec.name.split("__")[-1].replace("_", " ")
-    names = [m.replace("_", " ") for m in missing] or ["a few details"]
+def template_question(missing: list[str]) -> str:
+    """A plain question naming what is missing (when the model's own question is unusable); it names
+    no tool, whose name may not read as words ("files_read")."""
+    names = [f"the {m.replace('_', ' ')}" for m in missing] or ["a few more details"]
     wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f"To {readable} I need the {wanted}. Could you tell me?"
+    return f"I need {wanted} for that. Could you tell me?"
 
 
 async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = "") -> str:
@@ -46,6 +46,6 @@ async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = 
         question = result.text.strip()
         if "?" not in question or len(question) > MAX_QUESTION_CHARS:
             await run.think("clarifier", "the model's question was not usable; asking plainly")
-            question = template_question(spec, missing)
+            question = template_question(missing)
     await run.recorder.token(question)
     return question

@@ -3,9 +3,9 @@
 Broken JSON is repaired (json-repair); an invalid answer gets one retry that shows the
 model the validation error (a required value it left out without saying the user never gave it
 is then required by the grammar, and used only if the conversation holds it); a required
-value the user never gave goes to the Clarifier. A time-zone argument may only take the zones
-the message names (:mod:`grobot.core.agents.time_zones`; the executor reads a place written for
-a zone as its zone).
+value the user never gave goes to the Clarifier, as does a file name the conversation never wrote
+(the model made it up). A time-zone argument may only take the zones the message names
+(:mod:`grobot.core.agents.time_zones`; the executor reads a place written for a zone as its zone).
 """
 
 from __future__ import annotations
@@ -126,6 +126,31 @@ def _grounded(name: str, value: Any, said: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said) is not None
 
 
+# An argument that names a file: "path", "file", "filename", "source_path", "output_file" ...
+_FILE_ARGUMENT = re.compile(r"(?:^|_)(?:path|file|filename|filepath)s?$")
+
+
+def _file_arguments(spec: ToolSpec) -> list[str]:
+    """The string arguments of ``spec`` that name a file (by their names)."""
+    properties = (spec.input_schema or {}).get("properties") or {}
+    return [name for name, prop in properties.items()
+            if isinstance(prop, dict) and prop.get("type") == "string" and _FILE_ARGUMENT.search(name.lower())]
+
+
+def _names_a_file_said(name: str, value: Any, said: str) -> bool:
+    """Whether a file name ``value`` comes from ``said`` (the user's words and the tool results, lower
+    case): written out, or each word of its name without the extension ("my shopping list" names
+    ``shopping_list.txt``; a plural or singular of a word counts). A model cannot know a file name the
+    conversation never wrote (``path.txt`` for "read a file"). A value with no word (``/``) cannot be judged."""
+    if not isinstance(value, str) or value.strip().lower() == name.lower():
+        return False
+    if _grounded(name, value, said):
+        return True
+    base = value.strip().lower().replace("\\", "/").rsplit("/", 1)[-1]
+    words = re.findall(r"[^\W_]+", base.rsplit(".", 1)[0] if "." in base.strip(".") else base)
+    return all(re.search(rf"(?<!\w){re.escape(word.rstrip('s') or word)}", said) for word in words)
+
+
 def _user_words(messages: list[dict[str, Any]]) -> str:
     return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user").lower()
 
@@ -175,9 +200,20 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
     schema = _schema(spec, choices=zone_choices)
     said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results.lower()
+    file_names = _file_arguments(spec)
+
     forced: list[str] = []
     kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
     last_error = ""
+
+    def from_conversation(name: str, value: Any) -> bool:
+        """A file name the conversation must hold; a value the grammar forced, too (a zone: one it names)."""
+        if name in file_names:
+            return _names_a_file_said(name, value, said)
+        if name not in forced:
+            return True
+        return time_zones.resolve(str(value)) in zones if name in zone_names else _grounded(name, value, said)
+
     for attempt in range(2):
         result = await run.llm("tools", "parameter_extractor", messages, schema=schema, temperature=0.0,
                                max_tokens=_max_tokens(spec))
@@ -194,15 +230,17 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     args, _ = parse_object(args)
                 except BadJSON:
                     args = None
+            guessed_file = False
             if isinstance(args, dict):
                 args = {**kept, **{k: v for k, v in args.items() if v is not None}}
-                made_up = [n for n in forced if n in args and not (
-                    time_zones.resolve(str(args[n])) in zones if n in zone_names else _grounded(n, args[n], said))]
+                made_up = [n for n in args if not from_conversation(n, args[n])]
                 if made_up:
                     shown = ", ".join(f"{n} {json.dumps(args[n])[:60]}" for n in made_up)
                     await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "
                                                            "so not used")
                     args = {k: v for k, v in args.items() if k not in made_up}
+                    # A file name made up, not left out: asking the model again would not give the user's file.
+                    guessed_file = any(n in file_names for n in made_up)
             errors = check(args, spec)
             if not errors:
                 return Extraction(arguments=args)
@@ -210,8 +248,8 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
             said_missing = [str(m) for m in answer.get("missing") or [] if str(m)] if isinstance(answer.get("missing"), list) else []
             question = str(answer.get("question") or "").strip()
             only_missing = bool(missing) and len(errors) == len(missing)
-            if only_missing and (said_missing or question):
-                # The model says plainly the user never gave it: no point in asking it again.
+            if only_missing and (said_missing or question or guessed_file):
+                # The model says plainly the user never gave it (or made a file name up): no point in asking it again.
                 return Extraction(arguments=None, missing=missing, question=question, error="; ".join(errors))
             last_error = "; ".join(errors)
             if attempt == 1 and missing:
