@@ -14,6 +14,7 @@ import reflex as rx
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CHAT
+from grobot.components.chat_history import COVER_TESTID, chat_history
 from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown
 from grobot.pages.bot_chat_runs import ChatTurn
@@ -108,7 +109,7 @@ def composer() -> rx.Component:
         z_index="1",
         padding_y="0.75rem",
         background="var(--color-panel-solid)",
-        data_testid="composer",
+        data_testid=COVER_TESTID,
     )
 
 
@@ -140,7 +141,7 @@ def chat_tab() -> rx.Component:
             rx.divider(),
             rx.cond(
                 ChatState.chat_loaded,
-                rx.auto_scroll(
+                chat_history(
                     rx.cond(
                         ChatState.has_turns,
                         rx.vstack(rx.foreach(ChatState.turns, turn_view), live_turn(), spacing="4", width="100%"),

@@ -14,6 +14,7 @@ logger = logging.getLogger(__name__)
 
 WIDE = {"width": 1400, "height": 900}
 NARROW = {"width": 420, "height": 900}
+PHONE = {"width": 390, "height": 844}  # a common phone: the narrowest screen the pages are made for
 
 
 @contextmanager
@@ -33,6 +34,28 @@ def sized_page(browser, base_url: str, viewport: dict[str, int], user: UiUser | 
         yield page
     finally:
         context.close()
+
+
+def horizontal_overflow(page) -> int:
+    """By how many pixels the document is wider than the viewport (0 when it fits)."""
+    return page.evaluate("() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
+
+
+def widest_elements(page) -> list[str]:
+    """What sticks out on the right (for the failure message)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
+            .slice(0, 6)
+            .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 2).join('.')}`
+                       + ` right=${Math.round(el.getBoundingClientRect().right)}`)"""
+    )
+
+
+def assert_fits_the_width(page, what: str) -> None:
+    """Nothing on the page is wider than the window: no sideways scrolling."""
+    extra = horizontal_overflow(page)
+    assert extra == 0, f"{what}: {extra} px wider than the screen: {widest_elements(page)}"
 
 
 def wait_for_page(page, heading: str) -> None:

@@ -21,6 +21,7 @@ from tests.fakes.llm import FakeLLM, Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, start_worker, stop_worker, unique
+from tests.ui.screens import PHONE, WIDE, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +175,48 @@ def test_the_input_stays_in_view_and_reset_asks_first(browser, web_app, ui_admin
         expect(page.get_by_text("Say hello")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     finally:
         context.close()
+
+
+# Where the newest message of the list ends against the message box (sticky at the window's bottom).
+NEWEST_VS_COMPOSER = """() => {
+    const answers = document.querySelectorAll('[data-testid="bot-answer"]');
+    const last = answers[answers.length - 1].getBoundingClientRect();
+    const box = document.querySelector('[data-testid="composer"]').getBoundingClientRect();
+    return {bottom: last.bottom, composer_top: box.top, window: window.innerHeight, top: last.top};
+}"""
+NEWEST_SHOWN = f"() => {{ const g = ({NEWEST_VS_COMPOSER})(); return g.top >= 0 && g.bottom <= g.composer_top; }}"
+
+
+def _newest_answer_shown(page) -> None:
+    """The newest answer is wholly in the window, above the message box (not hidden under it)."""
+    try:
+        page.wait_for_function(NEWEST_SHOWN, timeout=5_000)
+    except Exception:
+        raise AssertionError(f"the newest answer is not wholly above the message box: "
+                             f"{page.evaluate(NEWEST_VS_COMPOSER)}") from None
+
+
+@pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["wide", "phone"])
+def test_the_newest_answer_is_never_under_the_message_box(browser, web_app, ui_admin, worker, live_llm,
+                                                          viewport) -> None:
+    bot_id = _bot(live_llm, "Seen", user_cooldown_seconds=0)
+    with session_scope() as session:  # a few exchanges already: the list is full
+        conv = tester_chat.open_session(bot_id, _user_id(session), session=session)
+        for i in range(4):
+            msg = tester_chat.submit(conv.id or 0, f"question {i}", session=session, author_name="ui-admin")
+            msg.status = "done"
+            session.add(Message(conversation_id=conv.id, role="assistant", content=f"answer {i} " * 12))
+    with sized_page(browser, web_app.url, viewport, ui_admin) as page:
+        page.goto(f"/bots/{bot_id}/chat")
+        expect(page.get_by_test_id("bot-answer").last).to_contain_text("answer 3", timeout=PAGE_TIMEOUT_MS)
+        _newest_answer_shown(page)
+        for text in ("Hello there, what can you do?", "And one more question"):
+            _send(page, text)
+            expect(page.get_by_test_id("bot-answer").last).to_contain_text(f"Echo: {text}",
+                                                                           timeout=LIVE_TIMEOUT_MS)
+            expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+            _newest_answer_shown(page)
+        page.screenshot(path=f"/tmp/ui-test-chat-newest-{viewport['width']}.png")
 
 
 def _user_id(session) -> int:

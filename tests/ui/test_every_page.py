@@ -19,7 +19,7 @@ from grobot.core.models import BotStatus, LogEntry
 from grobot.core.services import council, discord_users, files, user_notes
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
-from tests.ui.screens import NARROW, WIDE, sized_page, wait_for_page
+from tests.ui.screens import NARROW, WIDE, horizontal_overflow, sized_page, wait_for_page, widest_elements
 from tests.ui.webapp import ROOT
 
 logger = logging.getLogger(__name__)
@@ -62,22 +62,6 @@ def pages(bot_id: int, name: str) -> list[tuple[str, str, str]]:
     found = [(path.strip("/") or "bots", path, heading) for path, heading in GLOBAL_PAGES]
     found += [(f"bot-{tab}", f"/bots/{bot_id}/{tab}", name) for tab in BOT_TABS]
     return found
-
-
-def horizontal_overflow(page) -> int:
-    """By how many pixels the document is wider than the viewport (0 when it fits)."""
-    return page.evaluate("() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
-
-
-def widest_elements(page) -> list[str]:
-    """What sticks out on the right (for the failure message)."""
-    return page.evaluate(
-        """() => [...document.querySelectorAll('body *')]
-            .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
-            .slice(0, 6)
-            .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].slice(0, 2).join('.')}`
-                       + ` right=${Math.round(el.getBoundingClientRect().right)}`)"""
-    )
 
 
 @pytest.mark.parametrize("size", ["wide", "narrow"])
