@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 
 NARROW_ONLY = ["flex", "flex", "none"]
 WIDE_ONLY = ["none", "none", "flex"]
+WIDE_CELL = ["none", "none", "table-cell"]  # a table column left out on narrow screens
 
 
 def top_bar(active: str) -> rx.Component:

@@ -285,6 +285,18 @@ def conversation_view() -> rx.Component:
     )
 
 
+def nothing_open() -> rx.Component:
+    """Beside the list while no conversation is open: pick one, or (an empty list) nothing to pick yet."""
+    return rx.cond(
+        ConversationsState.conversations.length() > 0,  # type: ignore[attr-defined]
+        empty_state("messages-square", "Pick a conversation",
+                    "Choose a channel, thread or DM in the list to read what was said, "
+                    "or narrow the list to one person."),
+        empty_state("messages-square", "Nothing to read yet",
+                    "When people write to the bot on Discord, their conversations can be read here."),
+    )
+
+
 def conversations_tab() -> rx.Component:
     return rx.cond(
         ConversationsState.conv_loaded,
@@ -293,10 +305,7 @@ def conversations_tab() -> rx.Component:
                     rx.callout(ConversationsState.conv_error, icon="triangle-alert", color_scheme="red", width="100%")),
             rx.grid(
                 conversation_list_card(),
-                rx.cond(ConversationsState.selected > 0, conversation_view(),
-                        empty_state("messages-square", "Pick a conversation",
-                                    "Choose a channel, thread or DM in the list to read what was said, "
-                                    "or narrow the list to one person.")),
+                rx.cond(ConversationsState.selected > 0, conversation_view(), nothing_open()),
                 columns=rx.breakpoints(initial="minmax(0, 1fr)", md="20rem minmax(0, 1fr)"),
                 spacing="5",
                 width="100%",

@@ -17,6 +17,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import FILES
 from grobot.components.empty_state import empty_state
+from grobot.components.layout import NARROW_ONLY, WIDE_CELL
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import files as files_service
@@ -208,13 +209,23 @@ class FilesState(BotPageState):
 
 
 def file_row(row: FileRow) -> rx.Component:
+    muted = rx.color("gray", 11)
     return rx.table.row(
-        rx.table.row_header_cell(rx.hstack(rx.icon("file", size=16, color=rx.color("gray", 10)),
-                                           safe_text(row.path, weight="medium", word_break="break-all"),
-                                           spacing="2", align="center")),
-        rx.table.cell(rx.text(row.size, white_space="nowrap"), text_align="right"),
-        rx.table.cell(rx.text(row.content_type, size="1", color=rx.color("gray", 11))),
-        rx.table.cell(rx.text(row.updated, size="1", color=rx.color("gray", 11), white_space="nowrap")),
+        rx.table.row_header_cell(rx.hstack(
+            rx.icon("file", size=16, color=rx.color("gray", 10), flex_shrink="0"),
+            rx.vstack(
+                safe_text(row.path, weight="medium", word_break="break-all"),
+                rx.text(row.size, " · ", row.updated, size="1", color=muted, display=NARROW_ONLY,
+                        data_testid="file-details"),  # narrow screens: in place of the columns left out
+                spacing="0",
+                min_width="0",
+            ),
+            spacing="2",
+            align="center",
+        )),
+        rx.table.cell(rx.text(row.size, white_space="nowrap"), text_align="right", display=WIDE_CELL),
+        rx.table.cell(rx.text(row.content_type, size="1", color=muted), display=WIDE_CELL),
+        rx.table.cell(rx.text(row.updated, size="1", color=muted, white_space="nowrap"), display=WIDE_CELL),
         rx.table.cell(
             rx.hstack(
                 rx.icon_button(rx.icon("download", size=14), variant="soft", size="1", title="Download",
@@ -236,13 +247,14 @@ def upload_zone() -> rx.Component:
             rx.hstack(
                 rx.el.label(rx.text("Folder (optional)", size="2", weight="medium"),
                             rx.input(value=FilesState.folder, on_change=FilesState.set_folder,
-                                     placeholder="e.g. docs/manuals", width="18rem"),
-                            display="flex", flex_direction="column", gap="0.25rem"),
+                                     placeholder="e.g. docs/manuals", width="18rem", max_width="100%"),
+                            display="flex", flex_direction="column", gap="0.25rem", max_width="100%"),
                 rx.text("Files go into ", rx.code(FilesState.target_folder), f", up to {FilesState.max_size} each.",
                         size="1", color=rx.color("gray", 10), data_testid="upload-target"),
                 align="end",
                 justify="between",
                 width="100%",
+                wrap="wrap",
             ),
             rx.upload.root(
                 rx.vstack(
@@ -305,9 +317,9 @@ def files_tab() -> rx.Component:
                 rx.table.root(
                     rx.table.header(rx.table.row(
                         rx.table.column_header_cell("File"),
-                        rx.table.column_header_cell("Size", text_align="right", width="7rem"),
-                        rx.table.column_header_cell("Type", width="12rem"),
-                        rx.table.column_header_cell("Updated", width="10rem"),
+                        rx.table.column_header_cell("Size", text_align="right", width="7rem", display=WIDE_CELL),
+                        rx.table.column_header_cell("Type", width="12rem", display=WIDE_CELL),
+                        rx.table.column_header_cell("Updated", width="10rem", display=WIDE_CELL),
                         rx.table.column_header_cell("", width="6rem"),
                     )),
                     rx.table.body(rx.foreach(FilesState.files, file_row)),

@@ -18,6 +18,7 @@ from grobot.components.bot_tabs import LOGS
 from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import switch_label
+from grobot.components.layout import NARROW_ONLY, WIDE_CELL
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, log_entries, usage_limits
@@ -33,7 +34,7 @@ TAIL_MS = 3000
 TAIL_STALE_SECONDS = 30.0
 LEVEL_CHOICES = ["ALL", "DEBUG", "INFO", "WARNING", "ERROR"]
 LEVEL_COLORS = {"DEBUG": "gray", "INFO": "blue", "WARNING": "amber", "ERROR": "red", "CRITICAL": "crimson"}
-WIDE_ONLY = rx.breakpoints(initial="none", md="table-cell")  # the logger column: not on a phone
+NARROW_INLINE, WIDE_INLINE = ["inline", "inline", "none"], ["none", "none", "inline"]  # header words
 ZONE_SCRIPT = "Intl.DateTimeFormat().resolvedOptions().timeZone || ''"
 
 
@@ -301,17 +302,24 @@ def level_badge(level: rx.Var[str]) -> rx.Component:
     return rx.badge(level, color_scheme=color, variant="soft", size="1", min_width="4.5rem", justify_content="center")
 
 
+def log_time(row: LogRow, time_format: str) -> rx.Component:
+    return rx.moment(row.time, format=time_format, title=row.time, size="1", color=rx.color("gray", 11),
+                     white_space="nowrap", font_family="var(--code-font-family)", font_size="var(--font-size-1)")
+
+
 def log_row(row: LogRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.moment(row.time, format="YYYY-MM-DD HH:mm:ss Z", title=row.time, size="1",
-                                color=rx.color("gray", 11), white_space="nowrap",
-                                font_family="var(--code-font-family)", font_size="var(--font-size-1)"),
-                      data_testid="log-time"),
-        rx.table.cell(level_badge(row.level)),
+        rx.table.cell(log_time(row, "YYYY-MM-DD HH:mm:ss Z"), data_testid="log-time", display=WIDE_CELL),
+        rx.table.cell(level_badge(row.level), display=WIDE_CELL),
         rx.table.cell(rx.text(row.logger, size="1", color=rx.color("gray", 11), truncate=True, max_width="14rem",
-                              title=row.logger), display=WIDE_ONLY),
-        rx.table.cell(safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
-                              font_family="var(--code-font-family)")),
+                              title=row.logger), display=WIDE_CELL),
+        rx.table.cell(
+            rx.hstack(level_badge(row.level), log_time(row, "YYYY-MM-DD HH:mm:ss"), display=NARROW_ONLY,
+                      spacing="2", align="center", margin_bottom="0.25rem",
+                      data_testid="log-when"),  # narrow screens: above the message, not in columns beside it
+            safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
+                      font_family="var(--code-font-family)"),
+        ),
         data_level=row.level,
     )
 
@@ -394,10 +402,14 @@ def logs_table() -> rx.Component:
         rx.box(
             rx.table.root(
                 rx.table.header(rx.table.row(
-                    rx.table.column_header_cell("Time (" + LogsState.zone_label + ")", width="13rem"),
-                    rx.table.column_header_cell("Level", width="6rem"),
-                    rx.table.column_header_cell("Logger", width="14rem", display=WIDE_ONLY),
-                    rx.table.column_header_cell("Message"),
+                    rx.table.column_header_cell("Time (" + LogsState.zone_label + ")", width="13rem",
+                                                display=WIDE_CELL),
+                    rx.table.column_header_cell("Level", width="6rem", display=WIDE_CELL),
+                    rx.table.column_header_cell("Logger", width="14rem", display=WIDE_CELL),
+                    rx.table.column_header_cell(
+                        rx.el.span("Time (" + LogsState.zone_label + ") and message", display=NARROW_INLINE),
+                        rx.el.span("Message", display=WIDE_INLINE),
+                    ),
                 )),
                 rx.table.body(rx.foreach(LogsState.rows, log_row)),
                 variant="surface",

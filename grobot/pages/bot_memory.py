@@ -314,38 +314,50 @@ def unavailable_callout() -> rx.Component:
     )
 
 
+# Narrow screens: each form takes a line, its box shares it with the buttons (which wrap when they must);
+# wide screens: the forms side by side, the boxes at their own width.
+FILTER_FORM = {"width": rx.breakpoints(initial="100%", md="auto"), "max_width": "100%"}
+
+
+def shrinking_input(wide: str) -> dict[str, object]:
+    return {"flex": rx.breakpoints(initial="1 1 12rem", md="0 0 auto"), "min_width": "0",
+            "width": rx.breakpoints(initial="auto", md=wide)}
+
+
 def filter_bar() -> rx.Component:
     return rx.flex(
         rx.form(
             rx.hstack(
                 rx.input(rx.input.slot(rx.icon("sparkles", size=14)), value=MemoryState.query,
                          on_change=MemoryState.set_query, placeholder="Search by meaning…",
-                         aria_label="Search memories", width="20rem"),
+                         aria_label="Search memories", **shrinking_input("20rem")),
                 rx.button("Search", type="submit", variant="soft"),
                 rx.cond(MemoryState.searched, rx.button("Clear search", type="button", variant="ghost",
                                                         color_scheme="gray", on_click=MemoryState.clear_search)),
                 spacing="2",
                 align="center",
+                wrap="wrap",
             ),
             on_submit=MemoryState.run_search,
             reset_on_submit=False,
-            width="auto",
+            **FILTER_FORM,
         ),
         rx.form(
             rx.hstack(
                 rx.input(rx.input.slot(rx.icon("user-round", size=14)), value=MemoryState.filter_input,
                          on_change=MemoryState.set_filter_input, placeholder="Discord user id",
-                         aria_label="Filter by Discord user id", width="14rem"),
+                         aria_label="Filter by Discord user id", **shrinking_input("14rem")),
                 rx.button("Filter", type="submit", variant="soft"),
                 rx.cond(MemoryState.user_filter != "",
                         rx.button("All users", type="button", variant="ghost", color_scheme="gray",
                                   on_click=MemoryState.clear_filter)),
                 spacing="2",
                 align="center",
+                wrap="wrap",
             ),
             on_submit=MemoryState.apply_filter,
             reset_on_submit=False,
-            width="auto",
+            **FILTER_FORM,
         ),
         rx.cond(MemoryState.filter_error != "",
                 error_text(MemoryState.filter_error, size="1", width="100%")),

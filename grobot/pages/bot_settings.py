@@ -217,7 +217,7 @@ def save_bar() -> rx.Component:
             rx.button("Discard", variant="soft", color_scheme="gray", on_click=BotSettingsState.discard,
                       disabled=~BotSettingsState.dirty),
             rx.button(rx.icon("save", size=16), "Save changes", on_click=BotSettingsState.save,
-                      loading=BotSettingsState.saving),
+                      loading=BotSettingsState.saving, disabled=~BotSettingsState.dirty),
             align="center",
             spacing="3",
             width="100%",

@@ -9,7 +9,7 @@ import reflex as rx
 from reflex.components.core.banner import has_connection_errors
 
 from grobot.components.empty_state import command_line, empty_state
-from grobot.components.layout import page_layout
+from grobot.components.layout import WIDE_CELL, page_layout
 from grobot.components.stat_card import stat_card
 from grobot.components.status_badge import status_badge
 from grobot.pages.add_bot import add_bot_button, add_bot_dialog
@@ -21,7 +21,6 @@ logger = logging.getLogger(__name__)
 ROUTE = "/"
 TITLE = "Bots · GroBot"
 ADD_BOT_COMMAND = "python -m grobot bot add --name NAME --token-stdin"
-WIDE_CELL = ["none", "none", "table-cell"]  # columns left out on narrow screens
 
 
 def bot_row(bot: BotRow) -> rx.Component:

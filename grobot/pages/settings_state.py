@@ -69,10 +69,10 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
     SettingInfo("daily_call_limit", "Daily LLM calls per bot", "0 = unlimited.", "1"),
     SettingInfo("user_daily_message_limit", "Daily messages per Discord user", "Per user and bot; 0 = unlimited.", "1"),
     SettingInfo("daily_cost_limit", "Daily cost per bot", "Estimated, in the currency of the Usage page's prices; "
-                "0 = none. An alert at 80 %, no LLM calls at 100 %.", "any"),
-    SettingInfo("monthly_token_limit", "Monthly tokens per bot", "Per UTC month; 0 = none.", "1"),
-    SettingInfo("monthly_call_limit", "Monthly LLM calls per bot", "Per UTC month; 0 = none.", "1"),
-    SettingInfo("monthly_cost_limit", "Monthly cost per bot", "Estimated, per UTC month; 0 = none. A bot's own "
+                "0 = unlimited. An alert at 80 %, no LLM calls at 100 %.", "any"),
+    SettingInfo("monthly_token_limit", "Monthly tokens per bot", "Per UTC month; 0 = unlimited.", "1"),
+    SettingInfo("monthly_call_limit", "Monthly LLM calls per bot", "Per UTC month; 0 = unlimited.", "1"),
+    SettingInfo("monthly_cost_limit", "Monthly cost per bot", "Estimated, per UTC month; 0 = unlimited. A bot's own "
                 "budget (python -m grobot bot set BOT --monthly-cost-limit N) wins.", "any"),
     SettingInfo("memory_max_per_bot", "Long-term memories per bot", "Beyond this, the oldest are deleted (checked "
                 "every few minutes); 0 = no cap.", "1"),

@@ -9,9 +9,9 @@ import reflex as rx
 
 from grobot.components.formatting import counted
 from grobot.components.forms import confirm_dialog, field, form_dialog
-from grobot.components.layout import page_layout
+from grobot.components.layout import WIDE_CELL, page_layout
 from grobot.core.services.users import MIN_PASSWORD
-from grobot.pages.users_state import PASSWORD_OUTPUT_ID, ROUTE, TITLE, WIDE_CELL, UserRow, UsersState
+from grobot.pages.users_state import PASSWORD_OUTPUT_ID, ROUTE, TITLE, UserRow, UsersState
 
 __all__ = ["ROUTE", "TITLE", "UsersState", "users_page"]
 
@@ -78,7 +78,7 @@ def user_row(row: UserRow) -> rx.Component:
                             rx.menu.item(rx.icon("circle-check", size=14), "Enable", on_click=UsersState.enable(row.id)),
                         ),
                         rx.menu.separator(),
-                        rx.menu.item(rx.icon("trash-2", size=14), "Delete", color="red", disabled=row.is_self,
+                        rx.menu.item(rx.icon("trash-2", size=14), "Delete", color_scheme="red", disabled=row.is_self,
                                      on_click=UsersState.ask("delete", row.id, row.username)),
                     ),
                 ),

@@ -27,7 +27,6 @@ ROUTE = "/users"
 TITLE = "Users · GroBot"
 PASSWORD_OUTPUT_ID = "shown-once-password"
 MAX_BOTS_LISTED = 500
-WIDE_CELL = ["none", "none", "table-cell"]  # columns left out on narrow screens
 
 
 @dataclass

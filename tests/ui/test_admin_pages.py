@@ -337,3 +337,28 @@ def test_usage_page_shows_the_llm_calls_per_bot_and_role(admin_page, ui_env) -> 
     expect(page.get_by_text("LLM calls of the fleet over the last 24 hours")).to_be_visible()
     expect(row).to_contain_text("4,200")
     page.screenshot(path="/tmp/ui-usage.png", full_page=True)
+
+
+def test_your_own_account_s_delete_looks_as_disabled_as_its_disable(admin_page) -> None:
+    page = admin_page
+    open_admin_page(page, "/users", "Users")
+    row = page.get_by_role("table").get_by_role("row").filter(has=page.get_by_text("ui-admin", exact=True))
+    row.get_by_role("button", name="More actions").click()
+    disable, delete_ = (page.get_by_role("menuitem", name=name) for name in ("Disable", "Delete"))
+    expect(delete_).to_be_visible()
+    for item in (disable, delete_):
+        expect(item).to_have_attribute("aria-disabled", "true")
+    # Greyed out alike: the red of Delete does not make it look clickable.
+    colors = [item.evaluate("el => getComputedStyle(el).color") for item in (disable, delete_)]
+    assert colors[0] == colors[1], f"Disable is {colors[0]}, Delete is {colors[1]}"
+    page.keyboard.press("Escape")
+
+
+def test_every_global_limit_says_0_is_unlimited(admin_page) -> None:
+    page = admin_page
+    open_admin_page(page, "/settings", "Settings")
+    body = page.locator("body")
+    for text in ("Per UTC month; 0 = unlimited.", "Estimated, per UTC month; 0 = unlimited.",
+                 "0 = unlimited. An alert at 80 %"):
+        expect(body).to_contain_text(text)
+    expect(body).not_to_contain_text("0 = none")

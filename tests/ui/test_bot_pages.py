@@ -19,11 +19,12 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor
-from grobot.core.services import bots, conversations, discord_users, llm_settings, mcp_servers, tester_chat, user_notes, users
+from grobot.core.services import bots, conversations, discord_users, files, llm_settings, mcp_servers, tester_chat, user_notes, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
 from tests.ui.chat import add_bot, claim, run_real_job, stdio_server, unique
+from tests.ui.screens import PHONE, assert_fits_the_width, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -269,8 +270,12 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     personality = page.get_by_role("textbox", name="Personality")
     expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_test_id("token-state")).to_have_text("set")
+    save = page.get_by_role("button", name="Save changes")
+    expect(page.get_by_text("All changes saved")).to_be_visible()
+    expect(save).to_be_disabled()  # nothing to save yet, like Discard
 
     personality.fill("You are a patient librarian.")
+    expect(save).to_be_enabled()
     page.get_by_role("textbox", name="Keywords").fill("books, library")
     page.get_by_role("spinbutton", name="Max tool rounds").fill("99")
     page.get_by_role("button", name="Save changes").click()
@@ -284,6 +289,7 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     page.get_by_role("spinbutton", name="Max tool rounds").fill("3")
     page.get_by_role("button", name="Save changes").click()
     expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(save).to_be_disabled()
     with session_scope(readonly=True) as session:
         bot = session.get(Bot, bot_id)
         assert (bot.personality, bot.keywords, bot.max_tool_rounds) == ("You are a patient librarian.",
@@ -425,6 +431,37 @@ def test_files_upload_list_download_and_delete(admin_page) -> None:
     expect(page.get_by_text("No files yet")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []
+
+
+def test_files_fit_a_phone_with_the_name_readable_and_the_actions_at_hand(browser, web_app, ui_admin) -> None:
+    bot_id = add_bot(unique("Pocket"))
+    name = "docs/a-rather-long-manual-file-name-for-a-phone.md"
+    with session_scope() as session:
+        files.write_file(session=session, bot_id=bot_id, path=name, data=b"# Manual\n", content_type="text/markdown")
+    with sized_page(browser, web_app.url, PHONE, ui_admin) as page:
+        open_tab(page, bot_id, "files")
+        row = page.locator(f'[data-path="{name}"]')
+        expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        # The name keeps most of the line, the actions stay on screen, the size and date go under the name.
+        name_box = row.get_by_text(name).bounding_box()
+        assert name_box and name_box["width"] >= 150, f"the name gets {name_box} on a phone"
+        for action in (f"Download {name}", f"Delete {name}"):
+            expect(row.get_by_role("button", name=action)).to_be_in_viewport()
+        expect(row.get_by_test_id("file-details")).to_contain_text("9 bytes")
+        hint = page.get_by_test_id("upload-target")
+        hint_box = hint.bounding_box()
+        assert hint_box and hint_box["width"] >= 200, f"the upload hint is squeezed: {hint_box}"
+        page.screenshot(path="/tmp/ui-files-phone.png", full_page=True)
+        assert_fits_the_width(page, "the Files tab")
+
+
+def test_conversations_tab_without_conversations_asks_to_pick_none(admin_page) -> None:
+    page = admin_page
+    bot_id = add_bot(unique("Quiet"))
+    open_tab(page, bot_id, "conversations")
+    expect(page.get_by_text("No Discord conversations yet", exact=False)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("Nothing to read yet")).to_be_visible()
+    expect(page.get_by_text("Pick a conversation")).to_have_count(0)
 
 
 def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:

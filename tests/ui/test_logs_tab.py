@@ -16,6 +16,7 @@ from grobot.core.models import LogEntry
 from grobot.core.services import usage_accounting
 from tests.ui.auth import PAGE_TIMEOUT_MS, sign_in
 from tests.ui.chat import add_bot, unique
+from tests.ui.screens import PHONE, assert_fits_the_width, sized_page
 from tests.ui.webapp import WebApp
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
@@ -135,3 +136,22 @@ def test_a_budget_at_80_percent_shows_a_banner_on_the_logs_tab(admin_page) -> No
     banner = page.get_by_test_id("budget-alert")
     expect(banner).to_contain_text(re.compile(r"85 % of the monthly LLM calls budget used \(85 of 100, \d{4}-\d{2}\)"),
                                    timeout=PAGE_TIMEOUT_MS)
+
+
+def test_on_a_phone_the_message_gets_the_line_and_time_and_level_go_above_it(browser, web_app: WebApp,
+                                                                           ui_admin) -> None:
+    bot_id = add_bot(unique("Pocket"))
+    message = "Connected to gateway shard 2 after a reconnect, resuming the session where it stopped"
+    add_logs(bot_id, [(datetime(2026, 1, 10, 18, 45, tzinfo=UTC), "WARNING", message)])
+    with sized_page(browser, web_app.url, PHONE, ui_admin, timezone_id="UTC") as page:
+        open_logs(page, bot_id)
+        row = page.get_by_role("table").locator("tbody tr").first
+        expect(row).to_contain_text(message, timeout=PAGE_TIMEOUT_MS)
+        text_box = row.get_by_text(message).bounding_box()
+        assert text_box and text_box["width"] >= 250, f"the message gets {text_box} on a phone"
+        when = row.get_by_test_id("log-when")
+        expect(when).to_have_text("WARNING2026-01-10 18:45:00")
+        when_box = when.bounding_box()
+        assert when_box and when_box["y"] + when_box["height"] <= text_box["y"], "time and level are not above"
+        page.screenshot(path="/tmp/ui-logs-phone.png", full_page=True)
+        assert_fits_the_width(page, "the Logs tab")

@@ -17,6 +17,7 @@ from grobot.core.memory.registry import withdraw
 from grobot.core.services import bots, fleet, memories
 from tests.memory_helpers import ServiceThread
 from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.screens import PHONE, assert_fits_the_width, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -161,3 +162,26 @@ def test_memory_tab_pages_with_load_more(admin_page, memory_worker) -> None:
     page.get_by_role("button", name="Load more").click()
     expect(page.locator("[data-memory]")).to_have_count(55, timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("button", name="Load more")).to_have_count(0)
+
+
+def test_searching_memories_fits_a_phone(browser, web_app, ui_admin, memory_worker) -> None:
+    bot_id = add_bot(unique("Pocket"))
+    with session_scope(readonly=True) as session:
+        memories.add_memory(bot_id, "Alice loves green tea", session=session, user_id="42")
+    with sized_page(browser, web_app.url, PHONE, ui_admin) as page:
+        open_memory_tab(page, bot_id)
+        expect(page.get_by_test_id("memory-count")).to_have_text("1", timeout=PAGE_TIMEOUT_MS)
+        expect(page.get_by_role("button", name="Search", exact=True)).to_be_in_viewport()
+        assert_fits_the_width(page, "the Memory tab")
+        page.get_by_label("Search memories").fill("what does Alice like to drink?")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.get_by_test_id("search-results").locator("[data-memory]")).to_have_count(
+            1, timeout=PAGE_TIMEOUT_MS)
+        clear = page.get_by_role("button", name="Clear search")
+        expect(clear).to_be_in_viewport()
+        search, clear_box = page.get_by_role("button", name="Search", exact=True).bounding_box(), clear.bounding_box()
+        assert search and clear_box
+        assert (clear_box["x"] >= search["x"] + search["width"] or clear_box["y"] >= search["y"] + search["height"]), \
+            f"Clear search {clear_box} overlaps Search {search}"
+        page.screenshot(path="/tmp/ui-memory-phone.png", full_page=True)
+        assert_fits_the_width(page, "the Memory tab after a search")
