@@ -287,7 +287,7 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
         expect(headers.first).to_contain_text(shared)
         nav = tester_page.get_by_role("navigation", name="Main navigation")
         for label in ("Settings", "Users", "MCP servers", "Usage"):
-            expect(nav.get_by_role("link", name=label)).to_have_count(0)
+            expect(nav.get_by_role("link", name=label, exact=True)).to_have_count(0)
         for route in ADMIN_ROUTES:
             tester_page.goto(route)
             expect(tester_page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)

@@ -103,7 +103,7 @@ def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows
     expect(page.get_by_text("Unsaved changes")).to_be_visible()
     page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
     assert dialogs.take() == [("confirm", DISCARD)]
-    page.get_by_role("link", name="Usage").click()
+    page.get_by_role("link", name="Usage", exact=True).click()
     assert dialogs.take() == [("confirm", DISCARD)]
     expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/settings$"))
     expect(personality).to_have_value("You are a patient librarian.")
@@ -377,7 +377,7 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
     # An edited card: leaving asks first.
     page.locator("#llm-decision-model").fill("typed")
     dialogs.accept = False
-    page.get_by_role("link", name="Usage").click()
+    page.get_by_role("link", name="Usage", exact=True).click()
     assert dialogs.take() == [("confirm", DISCARD)]
     expect(page.locator("#llm-decision-model")).to_have_value("typed")
     with page.expect_event("dialog"):  # the browser's Back button too (a form typed in)

@@ -81,7 +81,7 @@ def test_the_sidebar_is_resized_by_dragging_and_keeps_its_width(browser, web_app
         assert stored is not None and abs(int(stored) - wider) <= 1
 
         # Remembered: another page, and a reload, open with the same width.
-        page.get_by_role("navigation", name="Main navigation").get_by_role("link", name="Usage").click()
+        page.get_by_role("navigation", name="Main navigation").get_by_role("link", name="Usage", exact=True).click()
         wait_for_page(page, "Usage")
         assert abs(sidebar_width(page) - wider) <= 1
         page.reload()
