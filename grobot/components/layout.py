@@ -17,9 +17,20 @@ __all__ = ["brand", "header", "page_layout"]  # brand: also the login page's
 
 logger = logging.getLogger(__name__)
 
-NARROW_ONLY = ["flex", "flex", "none"]
-WIDE_ONLY = ["none", "none", "flex"]
-WIDE_CELL = ["none", "none", "table-cell"]  # a table column left out on narrow screens
+
+def narrow_only(display: str = "flex") -> list[str]:
+    """A responsive ``display``: shown (as ``display``) on narrow screens only."""
+    return [display, display, "none"]
+
+
+def wide_only(display: str = "flex") -> list[str]:
+    """A responsive ``display``: shown (as ``display``) on wide screens only."""
+    return ["none", "none", display]
+
+
+NARROW_ONLY = narrow_only()
+WIDE_ONLY = wide_only()
+WIDE_CELL = wide_only("table-cell")  # a table column left out on narrow screens
 
 
 def top_bar(active: str) -> rx.Component:

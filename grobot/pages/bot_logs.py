@@ -18,7 +18,7 @@ from grobot.components.bot_tabs import LOGS
 from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import switch_label
-from grobot.components.layout import NARROW_ONLY, WIDE_CELL
+from grobot.components.layout import NARROW_ONLY, WIDE_CELL, narrow_only, wide_only
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, log_entries, usage_limits
@@ -34,7 +34,6 @@ TAIL_MS = 3000
 TAIL_STALE_SECONDS = 30.0
 LEVEL_CHOICES = ["ALL", "DEBUG", "INFO", "WARNING", "ERROR"]
 LEVEL_COLORS = {"DEBUG": "gray", "INFO": "blue", "WARNING": "amber", "ERROR": "red", "CRITICAL": "crimson"}
-NARROW_INLINE, WIDE_INLINE = ["inline", "inline", "none"], ["none", "none", "inline"]  # header words
 ZONE_SCRIPT = "Intl.DateTimeFormat().resolvedOptions().timeZone || ''"
 
 
@@ -407,8 +406,8 @@ def logs_table() -> rx.Component:
                     rx.table.column_header_cell("Level", width="6rem", display=WIDE_CELL),
                     rx.table.column_header_cell("Logger", width="14rem", display=WIDE_CELL),
                     rx.table.column_header_cell(
-                        rx.el.span("Time (" + LogsState.zone_label + ") and message", display=NARROW_INLINE),
-                        rx.el.span("Message", display=WIDE_INLINE),
+                        rx.el.span("Time (" + LogsState.zone_label + ") and message", display=narrow_only("inline")),
+                        rx.el.span("Message", display=wide_only("inline")),
                     ),
                 )),
                 rx.table.body(rx.foreach(LogsState.rows, log_row)),

@@ -75,7 +75,6 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(page.get_by_text("Disabled", exact=True)).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert session.get(Bot, bot_id).enabled is False
-    page.screenshot(path="/tmp/ui-bot-header.png")
 
 
 def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env) -> None:
@@ -182,7 +181,6 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     expect(steps).to_contain_text("Backup forecast: rain in Bern")
     steps.get_by_text(f"Calls {forecast}", exact=True).click()
     expect(steps).to_contain_text('"city": "Bern"')
-    page.screenshot(path="/tmp/ui-test-chat.png", full_page=True)
 
     # A run that fails says so in plain words.
     supervisor_id = unique("sup")
@@ -255,7 +253,6 @@ def test_logs_filter_by_level_and_text(admin_page) -> None:
         session.add(LogEntry(bot_id=bot_id, level="ERROR", logger="bot_worker.bot_process",
                              message="gateway closed with code 4004"))
     expect(rows.first).to_contain_text("code 4004", timeout=LIVE_TIMEOUT_MS)
-    page.screenshot(path="/tmp/ui-logs.png", full_page=True)
 
 
 def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, fake_llm) -> None:
@@ -335,7 +332,6 @@ def test_settings_save_show_errors_in_place_and_never_send_secrets(admin_page, f
     page.get_by_label("New Discord token").fill("not-a-token")
     page.get_by_role("button", name="Replace token").click()
     expect(page.get_by_text("does not look like a Discord bot token")).to_be_visible()
-    page.screenshot(path="/tmp/ui-settings.png", full_page=True)
 
     html = page.content()
     frames = "\n".join(page.grobot_record.frames)
@@ -451,7 +447,6 @@ def test_files_fit_a_phone_with_the_name_readable_and_the_actions_at_hand(browse
         hint = page.get_by_test_id("upload-target")
         hint_box = hint.bounding_box()
         assert hint_box and hint_box["width"] >= 200, f"the upload hint is squeezed: {hint_box}"
-        page.screenshot(path="/tmp/ui-files-phone.png", full_page=True)
         assert_fits_the_width(page, "the Files tab")
 
 
@@ -494,7 +489,6 @@ def test_knowledge_base_directives_notes_and_forgetting(admin_page) -> None:
         assert notes["Lives in London"].reliability == 0.8 and notes["Lives in London"].source == "admin"
     page.locator(f'[data-note="{notes["Writes compilers"].id}"]').get_by_role("button", name="Delete note").click()
     expect(page.get_by_text("Writes compilers")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
-    page.screenshot(path="/tmp/ui-knowledge.png", full_page=True)
 
     page.get_by_role("button", name="Forget this user").click()
     page.get_by_role("alertdialog").get_by_role("button", name="Forget user").click()

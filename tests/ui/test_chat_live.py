@@ -101,7 +101,6 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
         conv = tester_chat.latest_session(bot_id, _user_id(session), session=session)
         stopped = [m for m in tester_chat.messages(conv.id, session=session) if m.role == "user"][-1]
         assert (stopped.status, stopped.error) == ("cancelled", "the run was cancelled (stopped by the tester)")
-    page.screenshot(path="/tmp/ui-test-chat-stopped.png", full_page=True)
 
     # Retry sends the same message again; this time the model answers quickly.
     live_llm.reset()
@@ -163,7 +162,6 @@ def test_the_input_stays_in_view_and_reset_asks_first(browser, web_app, ui_admin
         expect(page.get_by_role("button", name="Send")).to_be_in_viewport()
         width_used = page.evaluate("document.documentElement.scrollWidth")
         assert width_used <= width, f"the page is {width_used} px wide at {width} px"
-        page.screenshot(path=f"/tmp/ui-test-chat-{width}.png")
 
         page.get_by_role("button", name="Reset conversation").click()
         dialog = page.get_by_role("alertdialog")
@@ -216,7 +214,6 @@ def test_the_newest_answer_is_never_under_the_message_box(browser, web_app, ui_a
                                                                            timeout=LIVE_TIMEOUT_MS)
             expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
             _newest_answer_shown(page)
-        page.screenshot(path=f"/tmp/ui-test-chat-newest-{viewport['width']}.png")
 
 
 def _user_id(session) -> int:

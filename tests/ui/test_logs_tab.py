@@ -116,9 +116,7 @@ def test_times_in_the_browsers_zone_date_range_pages_and_download(browser, web_a
         lines = target.read_text().splitlines()
         assert lines[0] == "time,level,logger,message" and len(lines) == 21
         assert lines[1] == "2026-01-11T00:15:19.000+05:30,INFO,bot_worker.bot_process,late night 19"
-        page.screenshot(path="/tmp/ui-logs-zone.png", full_page=True)
         page.set_viewport_size({"width": 420, "height": 900})
-        page.screenshot(path="/tmp/ui-logs-zone-420.png", full_page=True)
         assert errors == [], errors
     finally:
         context.close()
@@ -153,5 +151,4 @@ def test_on_a_phone_the_message_gets_the_line_and_time_and_level_go_above_it(bro
         expect(when).to_have_text("WARNING2026-01-10 18:45:00")
         when_box = when.bounding_box()
         assert when_box and when_box["y"] + when_box["height"] <= text_box["y"], "time and level are not above"
-        page.screenshot(path="/tmp/ui-logs-phone.png", full_page=True)
         assert_fits_the_width(page, "the Logs tab")

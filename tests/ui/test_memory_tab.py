@@ -76,7 +76,6 @@ def test_without_a_worker_the_tab_says_how_to_start_it(admin_page) -> None:
         "Nothing was added: the bot worker, which keeps the memories, is not running.")
     expect(page.get_by_label("New memory", exact=True)).to_have_value("The server room is on floor 3")
     assert "Traceback" not in page.content()
-    page.screenshot(path="/tmp/ui-memory-unavailable.png", full_page=True)
 
 
 def test_memory_tab_lists_searches_adds_and_deletes_through_the_real_service(admin_page, memory_worker) -> None:
@@ -104,7 +103,6 @@ def test_memory_tab_lists_searches_adds_and_deletes_through_the_real_service(adm
     expect(results.locator("[data-memory]")).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
     expect(results).to_contain_text("Alice loves green tea")
     expect(results.get_by_test_id("relevance")).to_have_text(re.compile(r"^\d+% relevant$"))
-    page.screenshot(path="/tmp/ui-memory-search.png")
     page.get_by_role("button", name="Clear search").click()
     expect(results).to_have_count(0)
 
@@ -128,7 +126,6 @@ def test_memory_tab_lists_searches_adds_and_deletes_through_the_real_service(adm
     page.get_by_role("button", name="Delete all of this user's memories").click()
     dialog = page.get_by_role("alertdialog")
     expect(dialog).to_contain_text("Discord user 42")
-    page.screenshot(path="/tmp/ui-memory-confirm.png")
     dialog.get_by_role("button", name="Delete all").click()
     expect(page.get_by_text("The bot keeps no memory of this user.")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     assert stored_texts(bot_id, "42") == []
@@ -145,7 +142,6 @@ def test_memory_tab_lists_searches_adds_and_deletes_through_the_real_service(adm
     expect(count).to_have_text("1", timeout=PAGE_TIMEOUT_MS)
     expect(items).to_have_text([re.compile("Bob's cat is called Miso")])
     assert stored_texts(bot_id) == ["Bob's cat is called Miso"]
-    page.screenshot(path="/tmp/ui-memory-tab.png", full_page=True)
 
 
 def test_memory_tab_pages_with_load_more(admin_page, memory_worker) -> None:
@@ -183,5 +179,4 @@ def test_searching_memories_fits_a_phone(browser, web_app, ui_admin, memory_work
         assert search and clear_box
         assert (clear_box["x"] >= search["x"] + search["width"] or clear_box["y"] >= search["y"] + search["height"]), \
             f"Clear search {clear_box} overlaps Search {search}"
-        page.screenshot(path="/tmp/ui-memory-phone.png", full_page=True)
         assert_fits_the_width(page, "the Memory tab after a search")
