@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 PLAN_TIMEOUT_SECONDS = 2.0  # Discord wants an answer to an interaction within 3 s
 QUESTION_SHOWN_CHARS = 300
+UNREADABLE = "Sorry, the council cannot meet right now; please try again shortly."
 
 
 def _quote(question: str) -> str:
@@ -47,27 +48,16 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     try:
         if not question:
             raise CouncilError("ask the council a question: /council QUESTION")
-        plan = await asyncio.wait_for(store.council_plan(bot_id, str(interaction.user.id)), PLAN_TIMEOUT_SECONDS)
+        plan, loaded = await _read(store, bot_id, interaction, incoming if gate is not None else None)
         check_plan(plan)
     except CouncilError as exc:
         await interaction.response.send_message(f"Sorry: {str(exc).rstrip('.')}.", ephemeral=True)
         return
-    except Exception as exc:
-        logger.error("/council could not read the council: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
-                     else type(exc).__name__)
-        await interaction.response.send_message("Sorry, the council cannot meet right now; please try again shortly.",
-                                                ephemeral=True)
+    except _Unreadable:
+        await interaction.response.send_message(UNREADABLE, ephemeral=True)
         return
     admission = None
-    if incoming is not None and gate is not None:
-        try:
-            loaded = await asyncio.wait_for(store.load(incoming), PLAN_TIMEOUT_SECONDS)
-        except Exception as exc:
-            logger.error("/council could not read the bot: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
-                         else type(exc).__name__)
-            await interaction.response.send_message("Sorry, the council cannot meet right now; please try again "
-                                                    "shortly.", ephemeral=True)
-            return
+    if incoming is not None and gate is not None and loaded is not None:
         admission = admit(incoming, loaded, gate, decision=True)
         if admission.refusal:
             await interaction.response.send_message(admission.refusal, ephemeral=True)
@@ -80,6 +70,35 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     finally:
         if admission is not None:
             admission.release()
+
+
+class _Unreadable(Exception):
+    """The council or the bot could not be read in time (logged where it happened)."""
+
+
+async def _read(store: Any, bot_id: int, interaction: discord.Interaction, incoming: IncomingMessage | None
+                ) -> tuple[Any, Any]:
+    """The council's plan and, for ``incoming``, the bot's run settings: read side by side, within
+    :data:`PLAN_TIMEOUT_SECONDS` together (Discord wants the interaction answered within 3 s)."""
+    from grobot.core.agents.council import CouncilError
+
+    reads = [store.council_plan(bot_id, str(interaction.user.id))]
+    if incoming is not None:
+        reads.append(store.load(incoming))
+    try:
+        results = await asyncio.wait_for(asyncio.gather(*reads, return_exceptions=True), PLAN_TIMEOUT_SECONDS)
+    except TimeoutError:
+        logger.error("/council could not read the council and the bot within %.0f s", PLAN_TIMEOUT_SECONDS)
+        raise _Unreadable from None
+    plan, loaded = (*results, None)[:2]
+    if isinstance(plan, CouncilError):  # e.g. no such bot: said as it is
+        raise plan
+    for what, result in (("council", plan), ("bot", loaded)):
+        if isinstance(result, Exception):
+            logger.error("/council could not read the %s: %s", what,
+                         result if isinstance(result, (ConnectionError, GroBotError)) else type(result).__name__)
+            raise _Unreadable from result
+    return plan, loaded
 
 
 async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str, running: Any) -> None:
