@@ -286,3 +286,45 @@ async def test_attachments_text_in_the_message_images_only_for_an_output_model_t
     assert last["images"] == ["aGVsbG8="] and "[attachment notes.txt]\nhello notes" in last["content"]
     assert "cat.png (image/png, 5 bytes)" in synthesizer["messages"][0]["content"]
     await wait_for_background()
+
+
+@pytest.mark.parametrize("mode", ["chain", "native"])
+async def test_an_answer_cut_at_its_cap_ends_at_its_last_full_sentence(grobot_env, fake_llm, mode):
+    bot_id = make_bot(agent_mode=mode)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="Paris is the capital of France. It has many museums and parks. The Eiffel Tower was",
+                          finish_reason="length"))
+    sink = EventCollector()
+
+    result = await answered(message(bot_id, "Tell me about Paris"), sink=sink, tools=FakeToolCatalog())
+
+    kept = "Paris is the capital of France. It has many museums and parks."
+    assert result.text == kept and sink.of("done")[0].data["text"] == kept
+    steps = [e.data["text"] for e in sink.of("thinking")]
+    assert any("reached its cap" in s and "last full sentence" in s for s in steps), steps
+    with session_scope(readonly=True) as session:
+        rows = session.exec(select(Message).order_by(Message.id)).all()
+        assert [(m.role, m.content) for m in rows] == [("user", "Tell me about Paris"), ("assistant", kept)]
+    await wait_for_background()
+
+
+async def test_an_answer_cut_without_a_sentence_to_end_at_ends_with_an_ellipsis(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="Here are the steps: first open the settings, then", finish_reason="length"))
+
+    result = await answered(message(bot_id, "How do I set it up?"), sink=EventCollector(), tools=FakeToolCatalog())
+
+    assert result.text == "Here are the steps: first open the settings, then…"
+    await wait_for_background()
+
+
+async def test_an_answer_that_ends_by_itself_is_kept_as_it_is(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="Sure, here it is: first open the settings, then"))  # "stop": the model meant it
+
+    result = await answered(message(bot_id, "How do I set it up?"), sink=EventCollector(), tools=FakeToolCatalog())
+
+    assert result.text == "Sure, here it is: first open the settings, then"
+    await wait_for_background()

@@ -65,6 +65,7 @@ class Reply:
     json: Any = None  # a structured answer: sent as the JSON text of this value
     prompt_tokens: int | None = None  # usage to report (estimated when None)
     completion_tokens: int | None = None
+    finish_reason: str | None = None  # e.g. "length" (the answer stopped at max_tokens); default: stop / tool_calls
 
     def answer_text(self) -> str:
         if self.json is not None:
@@ -489,7 +490,7 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_tokens = reply.prompt_tokens or _estimate_tokens(body.get("messages", []))
         completion_tokens = reply.completion_tokens or max(1, len(text) // 4 + len(calls) * 10)
         final = {
-            "model": model, "created_at": "2025-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+            "model": model, "created_at": "2025-01-01T00:00:00Z", "done": True, "done_reason": reply.finish_reason or "stop",
             "total_duration": 1000, "load_duration": 0, "prompt_eval_count": prompt_tokens,
             "prompt_eval_duration": 1, "eval_count": completion_tokens, "eval_duration": 1,
         }
@@ -539,7 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_tokens = reply.prompt_tokens or _estimate_tokens(body.get("messages", []))
         completion_tokens = reply.completion_tokens or max(1, len(text) // 4 + len(calls) * 10)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
-        finish = "tool_calls" if calls else "stop"
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
         cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
         if not body.get("stream"):
             if reply.error:

@@ -49,6 +49,15 @@ def test_a_bot_streams_splits_and_handles_commands(grobot_env, tmp_path):
         # message fills over about 0.7 s of the stream: several interval-limited edits to check)
         assert len(gaps[:-1]) >= 2 and all(gap >= 0.19 for gap in gaps[:-1]), gaps
 
+        # An answer that stopped at its output cap: the reply ends at its last full sentence, not mid-word.
+        world.llm.script_for(_asks("tell me about paris"), Reply(
+            text="Paris is the capital of France. It has many museums and parks. The Eiffel Tower was",
+            finish_reason="length"))
+        reply = world.wait_reply(world.mention(bot, "tell me about paris"))
+        wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)]
+                 == ["Paris is the capital of France. It has many museums and parks."], 20,
+                 message=f"{_bot_messages(world, uid, after=reply['id'], include=True)}")
+
         # Slash commands: /ask answers privately, /reset forgets this channel for this user.
         world.discord.invoke_command(uid, "ask", {"question": "secret question"})
         wait_for(lambda: [r for r in world.discord.interaction_responses

@@ -73,6 +73,12 @@ class RunRecorder:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(TOKEN_INTERVAL_SECONDS, self._timer_fired)
 
+    def revise_end(self, streamed: str, final: str) -> None:
+        """The answer's last streamed part ``streamed`` ends as ``final`` (an answer cut at its output cap,
+        ended cleanly): the done event carries the revised text, and a Discord reply is edited to it."""
+        if streamed and self.text.endswith(streamed):
+            self.text = self.text[: len(self.text) - len(streamed)] + final
+
     def _timer_fired(self) -> None:
         self._timer = None
         if self._tokens and self.finished is None:

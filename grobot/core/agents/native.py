@@ -13,7 +13,7 @@ from typing import Any
 from grobot.core.agents import prompts, recovery
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.run import Run
-from grobot.core.agents.synthesizer import answer_cap, answer_messages, synthesize
+from grobot.core.agents.synthesizer import answer_cap, answer_messages, final_text, synthesize
 from grobot.core.llm.service import LLMResult
 from grobot.core.tools.base import ToolCatalog, ToolSpec
 
@@ -39,7 +39,7 @@ async def run_native(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> s
             return answer
         if not result.tool_calls or offer is None:
             run.new_messages.extend(exchange)
-            return result.text
+            return await final_text(run, result, "native")
         rounds += 1
         calls = []
         for tc in result.tool_calls:
