@@ -109,6 +109,23 @@ async def test_a_failing_advisor_is_reported_and_the_synthesis_goes_on(grobot_en
     assert "Pragmatist (could not answer" in synthesis_request["messages"][-1]["content"]
 
 
+async def test_an_advisor_cut_at_its_cap_ends_its_section_at_a_full_sentence(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    enable(bot_id)
+    for role in DEFAULT_ROLES:
+        text, finish = ("Launch now. The market is ready and the team is strong. Also the", "length") \
+            if role.name == "Analyst" else (f"{role.name} answer", None)
+        fake_llm.script_for(for_advisor(role.name), Reply(text=text, finish_reason=finish), persistent=True)
+    fake_llm.script_for(is_synthesis, Reply(json=SYNTHESIS), persistent=True)
+
+    result = await deliberate(plan(bot_id), "Go?")
+
+    analyst = next(a for a in result.advisors if a.name == "Analyst")
+    assert analyst.answer == "Launch now. The market is ready and the team is strong."
+    assert next(a for a in result.advisors if a.name == "Pragmatist").answer == "Pragmatist answer"  # not cut: kept
+
+
 async def test_no_synthesis_when_every_advisor_fails_and_a_disabled_council_says_so(grobot_env, fake_llm):
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from grobot.core.agents.endings import ended_cleanly
 from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.limits import LimitState
 from grobot.core.llm import errors
@@ -256,7 +257,8 @@ async def _ask(advisor: Advisor, question: str, records: list[CallRecord]) -> Ad
     try:
         llm = await call_llm(advisor.llm, messages, role="council_advisor", max_tokens=ADVISOR_MAX_TOKENS)
         calls = llm.records
-        answer.answer, answer.model = llm.text.strip(), llm.model
+        capped = bool(llm.records) and llm.records[-1].capped
+        answer.answer, answer.model = (ended_cleanly(llm.text) if capped else llm.text).strip(), llm.model
     except LLMCallFailed as exc:
         calls = exc.records
         answer.error = errors.one_line(str(exc.cause), 300)

@@ -1,0 +1,23 @@
+"""How a text cut at its output cap ends for a reader (an answer, an advisor's section)."""
+
+from __future__ import annotations
+
+import re
+
+# The end of a sentence: . ! ? (or the CJK ones), with a closing quote or bracket, before a space or the end.
+_SENTENCE_END = re.compile(r"[.!?。！？][\"')\]”’]*(?=\s|$)")
+KEEP_AT_LEAST = 0.6  # a cut answer ends at its last full sentence if that keeps this share of it
+
+
+def ended_cleanly(text: str) -> str:
+    """An answer cut at its output cap, ended for a reader: at its last full sentence when that keeps
+    most of it, else with an ellipsis (an open code block is closed)."""
+    body = text.rstrip()
+    if body.count("```") % 2:  # inside a code block: no sentences to look for
+        return f"{body}\n```\n…"
+    ends = [m.end() for m in _SENTENCE_END.finditer(body)]
+    if ends and ends[-1] == len(body):
+        return body
+    if ends and ends[-1] >= KEEP_AT_LEAST * len(body):
+        return body[: ends[-1]]
+    return body.rstrip(",;:-–— ") + "…"
