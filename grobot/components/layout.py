@@ -18,14 +18,19 @@ __all__ = ["brand", "header", "page_layout"]  # brand: also the login page's
 logger = logging.getLogger(__name__)
 
 
+def narrow_or_wide(narrow: str, wide: str) -> list[str]:
+    """A responsive style value: ``narrow`` on narrow screens (phones, below 48em), ``wide`` from there on."""
+    return [narrow, narrow, wide]
+
+
 def narrow_only(display: str = "flex") -> list[str]:
     """A responsive ``display``: shown (as ``display``) on narrow screens only."""
-    return [display, display, "none"]
+    return narrow_or_wide(display, "none")
 
 
 def wide_only(display: str = "flex") -> list[str]:
     """A responsive ``display``: shown (as ``display``) on wide screens only."""
-    return ["none", "none", display]
+    return narrow_or_wide("none", display)
 
 
 NARROW_ONLY = narrow_only()

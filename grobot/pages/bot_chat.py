@@ -147,6 +147,7 @@ def chat_tab() -> rx.Component:
                         rx.vstack(rx.foreach(ChatState.turns, turn_view), live_turn(), spacing="4", width="100%"),
                         no_messages(),
                     ),
+                    empty=~ChatState.has_turns,
                     height="max(14rem, calc(100dvh - 24rem))",
                     width="100%",
                     padding_right="0.5rem",

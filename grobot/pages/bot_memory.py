@@ -17,6 +17,7 @@ from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import MEMORY
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import confirm_dialog, error_text
+from grobot.components.layout import narrow_or_wide
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
@@ -428,6 +429,22 @@ def memory_list() -> rx.Component:
     )
 
 
+def add_form_actions() -> rx.Component:
+    """The user id box and Add memory: side by side on wide screens; on a phone the box takes the
+    whole width (its placeholder reads in full) with the button under it, on the right."""
+    return rx.flex(
+        rx.input(value=MemoryState.add_user_id, on_change=MemoryState.set_add_user_id,
+                 placeholder="Discord user id (optional)", aria_label="Memory user id",
+                 width=narrow_or_wide("100%", "16rem"), max_width="100%"),
+        rx.button(rx.icon("plus", size=14), "Add memory", type="submit", variant="soft"),
+        flex_direction=narrow_or_wide("column", "row"),
+        align_items=narrow_or_wide("end", "center"),
+        justify_content="space-between",
+        spacing="2",
+        width="100%",
+    )
+
+
 def add_form() -> rx.Component:
     return rx.card(
         rx.form(
@@ -436,14 +453,7 @@ def add_form() -> rx.Component:
                 rx.text_area(value=MemoryState.add_text, on_change=MemoryState.set_add_text, rows="2", width="100%",
                              max_length=MAX_MEMORY_CHARS, aria_label="New memory",
                              placeholder="A fact the bot should remember, e.g. The team meets on Mondays at 10"),
-                rx.hstack(
-                    rx.input(value=MemoryState.add_user_id, on_change=MemoryState.set_add_user_id,
-                             placeholder="Discord user id (optional)", aria_label="Memory user id", width="16rem"),
-                    rx.spacer(),
-                    rx.button(rx.icon("plus", size=14), "Add memory", type="submit", variant="soft"),
-                    align="center",
-                    width="100%",
-                ),
+                add_form_actions(),
                 rx.cond(MemoryState.add_error != "",
                         error_text(MemoryState.add_error, size="2")),
                 spacing="2",

@@ -124,7 +124,6 @@ def test_the_web_apps_upload_refuses_hostile_names_and_planted_links(admin_page,
         expect(page.get_by_test_id("upload-target")).to_contain_text(f"{typed}/" if typed else "the top folder")
         chooser.set_input_files([{"name": name, "mimeType": "text/plain", "buffer": b"pwned"}])
         expect(error).to_contain_text(message, timeout=PAGE_TIMEOUT_MS)
-    page.screenshot(path="/tmp/security-upload.png", full_page=True)
     assert list(outside.iterdir()) == []
     with session_scope(readonly=True) as session:
         assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []

@@ -89,8 +89,6 @@ def test_a_hostile_answer_and_tool_result_show_as_text_in_the_test_chat(admin_pa
     expect(steps).to_contain_text('onerror="window.__pwned_tool = 1"')
     expect(steps).to_contain_text("<script>window.__pwned_tool2 = 1</script>")
     assert steps.locator(FORBIDDEN).count() == 0
-    page.screenshot(path="/tmp/security-test-chat.png", full_page=True)
-    answer.screenshot(path="/tmp/security-answer.png")
     assert_nothing_happened(page, attacker)
 
     # The same from the stored history (another rendering path: the finished turns).
@@ -156,7 +154,6 @@ def test_a_hostile_discord_name_and_note_show_as_text_in_the_knowledge_base(admi
     expect(page.get_by_role("heading", name=name)).to_be_visible()
     for shown in (user, page.locator("[data-note]"), page.get_by_role("heading", name=name)):
         assert shown.locator(FORBIDDEN.replace("button, ", "")).count() == 0, shown.inner_html()
-    page.screenshot(path="/tmp/security-knowledge.png", full_page=True)
     assert_nothing_happened(page, attacker)
 
 

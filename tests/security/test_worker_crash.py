@@ -68,7 +68,6 @@ def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answ
         expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=LIVE_TIMEOUT_MS)
         assert running_messages() == []
         expect(page.get_by_role("button", name="Send")).to_be_enabled()
-        page.screenshot(path="/tmp/security-worker-killed.png", full_page=True)
 
         page.get_by_role("textbox", name="Message").fill("Ping")
         page.get_by_role("button", name="Send").click()

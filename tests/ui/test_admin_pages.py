@@ -90,7 +90,6 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
     expect(page.locator("#llm-decision-model")).to_have_value("llama3.1:8b")
     expect(page.locator("#llm-decision-temperature")).to_have_value("5")
-    form.screenshot(path="/tmp/ui-settings-error.png")
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="decision").model == "qwen2.5:3b"
 
@@ -129,7 +128,6 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     expect(page.locator("#app-event_retention_days")).to_have_value("99")
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="decision").api_key is None
-    page.screenshot(path="/tmp/ui-settings.png", full_page=True)
     assert_never_sent(page, secret_key)
 
 
@@ -148,7 +146,6 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
             mcp_servers.delete_server(server, session=session)
     open_admin_page(page, "/mcp", "MCP servers")
     expect(page.get_by_role("heading", name="No MCP servers yet")).to_be_visible()
-    page.screenshot(path="/tmp/ui-mcp-empty.png")
 
     page.get_by_role("button", name="Add server").click()
     dialog = page.get_by_role("dialog")
@@ -159,7 +156,6 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     dialog.get_by_role("button", name="Save").click()
     expect(dialog.locator('[data-field-error="mcp-name"]')).to_contain_text("1-32 characters")
     expect(page.locator("#mcp-env")).to_have_value(f"API_TOKEN={secret}")  # nothing lost
-    page.screenshot(path="/tmp/ui-mcp-editor.png")
     page.locator("#mcp-name").fill("clock")
     dialog.get_by_role("button", name="Save").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
@@ -193,7 +189,6 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     expect(tools_dialog).to_contain_text("Tools of clock")
     expect(tools_dialog).to_contain_text("get_current_time")
     expect(tools_dialog).to_contain_text("Convert between timezones")
-    page.screenshot(path="/tmp/ui-mcp-tools.png")
     tools_dialog.get_by_role("button", name="Close").click()
 
     # Disable it, then edit: the stored env is only "set", and an empty box keeps it.
@@ -204,7 +199,6 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     expect(dialog.get_by_test_id("mcp-env-state")).to_have_text("set")
     expect(page.locator("#mcp-env")).to_have_value("")
     dialog.get_by_role("button", name="Cancel").click()
-    page.screenshot(path="/tmp/ui-mcp.png", full_page=True)
     with session_scope(readonly=True) as session:
         server = mcp_servers.get_server("clock", session=session)
         assert server.enabled is False
@@ -255,7 +249,6 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     shown = page.get_by_role("dialog").locator("#shown-once-password")
     expect(shown).not_to_have_value("", timeout=PAGE_TIMEOUT_MS)
     password = shown.input_value()
-    page.screenshot(path="/tmp/ui-users-password.png")
     assert len(password) >= users.MIN_PASSWORD
     page.get_by_role("button", name="Done").click()
 
@@ -269,7 +262,6 @@ def test_admin_adds_a_tester_who_sees_only_the_granted_bot(admin_page, browser, 
     expect(access.get_by_role("checkbox", name=shared)).to_be_checked()
     access.get_by_role("button", name="Save access").click()
     expect(row).to_contain_text(shared)
-    page.screenshot(path="/tmp/ui-users.png", full_page=True)
     with session_scope(readonly=True) as session:
         account = users.get_user(username, session=session)
         assert users.visible_bot_ids(account, session=session) == {shared_id}
@@ -336,7 +328,6 @@ def test_usage_page_shows_the_llm_calls_per_bot_and_role(admin_page, ui_env) -> 
     page.get_by_role("radio", name="24 h").click()
     expect(page.get_by_text("LLM calls of the fleet over the last 24 hours")).to_be_visible()
     expect(row).to_contain_text("4,200")
-    page.screenshot(path="/tmp/ui-usage.png", full_page=True)
 
 
 def test_your_own_account_s_delete_looks_as_disabled_as_its_disable(admin_page) -> None:

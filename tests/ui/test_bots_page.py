@@ -69,7 +69,6 @@ def test_without_bots_the_page_says_how_to_add_one(admin_page, ui_env) -> None:
     expect(page.get_by_text("python -m grobot bot add --name NAME --token-stdin")).to_be_visible()
     expect(page.get_by_role("button", name="Add bot")).to_be_visible()
     expect(page).to_have_title("Bots · GroBot")
-    page.screenshot(path="/tmp/ui-bots-empty.png", full_page=True)
 
 
 def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> None:
@@ -102,7 +101,6 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     expect(bot_row(page, "Delta")).to_contain_text("Discord refused the token (401 Unauthorized)")
     # Sorted by name, as the service lists them.
     expect(table.get_by_role("rowheader")).to_contain_text(["Alpha", "Beta", "Delta", "Gamma"])
-    page.screenshot(path="/tmp/ui-bots.png", full_page=True)
 
     # The bot process reports a new state: the open page shows it without a reload.
     set_status(delta, state="starting", detail="connecting to the gateway")
@@ -122,7 +120,6 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     add_bot("Epsilon")
     expect(bot_row(page, "Epsilon")).to_contain_text("Stopped", timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_text("5 bots · 1 online")).to_be_visible()
-    page.screenshot(path="/tmp/ui-bots-live.png", full_page=True)
 
     # Tokens never reach the browser: not in the page, not in any state update.
     assert token not in page.content()
@@ -154,7 +151,6 @@ def test_admin_adds_a_bot_from_the_web_app(admin_page, ui_env) -> None:
     dialog.get_by_role("button", name="Add bot").click()
     expect(dialog.locator('[data-field-error="new-bot-name"]')).to_contain_text("already exists")
     expect(dialog.get_by_label("Personality")).to_have_value("A cheerful helper")
-    page.screenshot(path="/tmp/ui-add-bot-dialog.png")
 
     dialog.get_by_label("Name").fill(name)
     dialog.get_by_role("button", name="Add bot").click()

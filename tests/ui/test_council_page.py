@@ -58,7 +58,6 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     expect(rows.nth(1)).to_contain_text("Hire a second baker?")
     expect(page.get_by_text("2 deliberations")).to_be_visible()
     assert page.locator("img[src='x']").count() == 0
-    page.screenshot(path="/tmp/ui-council-list.png", full_page=True)
 
     rows.first.get_by_role("link", name="Open deliberation").click()
     expect(page).to_have_url(re.compile(rf"\?deliberation={newest}$"), timeout=PAGE_TIMEOUT_MS)
@@ -72,17 +71,14 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     expect(strategist.locator("strong")).to_have_text("Go")  # the answer's markdown
     expect(page.locator('[data-advisor-answer="Pragmatist"]')).to_contain_text(
         "Could not answer: HTTP 500 from the server")
-    page.screenshot(path="/tmp/ui-council-deliberation.png", full_page=True)
 
     page.reload()  # the open deliberation survives a reload
     expect(page.get_by_test_id("deliberation-question")).to_have_text(HOSTILE, timeout=PAGE_TIMEOUT_MS)
     page.set_viewport_size({"width": 420, "height": 900})
     expect(page.get_by_test_id("synthesis")).to_be_visible()
-    page.screenshot(path="/tmp/ui-council-deliberation-narrow.png", full_page=True)
     page.get_by_role("button", name="All deliberations").click()
     expect(rows).to_have_count(2, timeout=PAGE_TIMEOUT_MS)
     expect(page).not_to_have_url(re.compile(r"deliberation="))
-    page.screenshot(path="/tmp/ui-council-list-narrow.png", full_page=True)
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"/bots/{bot_id}/council?deliberation={older}")
     expect(page.get_by_test_id("deliberation-question")).to_have_text("Hire a second baker?",
@@ -113,7 +109,6 @@ def test_admin_reads_deliberations_and_sets_up_the_council(admin_page) -> None:
     dialog.get_by_role("button", name="Remove").click()
     expect(page.locator('[data-advisor="Strategist"]')).to_have_count(0, timeout=PAGE_TIMEOUT_MS)
     assert "Strategist" not in _council(bot_id)[1]
-    page.screenshot(path="/tmp/ui-council-settings.png", full_page=True)
     assert not page.grobot_record.console_errors, page.grobot_record.console_errors
 
 
@@ -166,7 +161,6 @@ def test_council_in_test_chat_streams_each_advisor_as_a_step(admin_page, fake_ll
     steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
     for name in ("Strategist", "Analyst", "Pragmatist", "Visionary", "Devil's Advocate"):
         expect(steps).to_contain_text(f"Advisor: {name}")
-    page.screenshot(path="/tmp/ui-council-test-chat.png", full_page=True)
 
     page.goto(f"/bots/{bot_id}/council")
     row = page.locator("[data-deliberation]")

@@ -84,7 +84,6 @@ def test_without_a_session_every_page_leads_to_the_login_page(page, ui_env) -> N
     expect(page.get_by_label("Username")).to_be_visible()
     expect(page.get_by_label("Password")).to_have_attribute("type", "password")
     expect(page.get_by_role("navigation", name="Main navigation")).to_have_count(0)
-    page.screenshot(path="/tmp/ui-login.png", full_page=True)
 
     # A forged or stale token in the browser's storage is no session either.
     page.context.add_cookies([{"name": SESSION_KEY, "value": "gAAAAABforged-token", "url": page.url}])
@@ -103,7 +102,6 @@ def test_a_wrong_password_or_unknown_user_shows_one_generic_error(page, admin, f
     expect(page).to_have_url(login_url_pattern())
     expect(page.get_by_label("Password")).to_have_value("")  # cleared for the next try
     expect(page.get_by_label("Username")).to_have_value(admin.username)
-    page.screenshot(path="/tmp/ui-login-error.png", full_page=True)
 
     fill_login(page, "nobody-here", "whatever-password")
     expect(alert).to_have_text("Wrong username or password")
@@ -132,7 +130,6 @@ def test_the_admin_signs_in_sees_every_bot_stays_signed_in_and_logs_out(page, ad
     expect_bots(page, ["Alpha", "Beta", "Gamma"], timeout=PAGE_TIMEOUT_MS)
     expect(sidebar_user(page)).to_contain_text(admin.username)
     expect(sidebar_user(page).get_by_text("Admin", exact=True)).to_be_visible()
-    page.screenshot(path="/tmp/ui-login-admin.png", full_page=True)
 
     # The state holds no password or hash; the browser keeps only the signed session token.
     token = stored_session(page)
@@ -168,7 +165,6 @@ def test_a_tester_sees_only_the_bots_granted_to_them(page, tester, fleet) -> Non
     expect(page.get_by_text("1 bot · 0 online")).to_be_visible()
     expect(sidebar_user(page)).to_contain_text(tester.username)
     expect(sidebar_user(page).get_by_text("Tester", exact=True)).to_be_visible()
-    page.screenshot(path="/tmp/ui-login-tester.png", full_page=True)
     # The other bots never reach this browser, not even in a state update.
     assert not any("Alpha" in frame or "Gamma" in frame for frame in page.grobot_record.frames)
 

@@ -86,7 +86,6 @@ def test_test_button_and_saving_show_the_tools_or_the_error_in_one_line(admin_pa
     error = "MCP server 'ghost' could not be started: command not found: mcp-server-does-not-exist"
     expect(ghost.get_by_test_id("mcp-check")).to_have_text(error, timeout=TEST_TIMEOUT_MS)
     assert stored("ghost") == ([], error)
-    page.screenshot(path="/tmp/ui-mcp-test.png", full_page=True)
 
     # A new server is listed with its tools as soon as it is saved (no worker, no refresh).
     page.get_by_role("button", name="Add server").click()
@@ -105,12 +104,10 @@ def test_test_button_and_saving_show_the_tools_or_the_error_in_one_line(admin_pa
     page.get_by_role("dialog").get_by_role("button", name="Save").click()
     expect(tokyo.get_by_test_id("mcp-check")).to_have_text(
         "MCP server 'tokyo' could not be started: command not found: tokyo-clock", timeout=TEST_TIMEOUT_MS)
-    page.screenshot(path="/tmp/ui-mcp-1400.png", full_page=True)
     page.set_viewport_size({"width": 420, "height": 900})  # cards instead of the table
     card = page.locator('[data-server-card="ghost"]')
     expect(card.get_by_test_id("mcp-check")).to_have_text(error)
     expect(card.get_by_role("button", name="Test")).to_be_visible()
-    page.screenshot(path="/tmp/ui-mcp-420.png", full_page=True)
     assert page.grobot_record.console_errors == []
 
 
@@ -127,10 +124,8 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
                   "GitHub", "Brave Search", "Slack", "Notion"):
         expect(dialog.get_by_role("button", name=f"Add {title}", exact=True)).to_be_visible()
     expect(dialog.locator('[data-preset="time"]')).to_contain_text("mcp-server-time, installed here")
-    page.screenshot(path="/tmp/ui-mcp-presets-1400.png")
     page.set_viewport_size({"width": 420, "height": 900})
     expect(dialog.get_by_role("button", name="Add Time", exact=True)).to_be_in_viewport()
-    page.screenshot(path="/tmp/ui-mcp-presets-list-420.png")
     page.set_viewport_size({"width": 1400, "height": 900})
 
     # A keyless preset: one click adds it, and it is tested at once.
@@ -151,9 +146,6 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
     dialog.get_by_role("button", name="Add", exact=True).click()
     expect(dialog.get_by_role("alert")).to_have_text(
         "The brave-search preset needs BRAVE_API_KEY (Brave Search API key)")
-    page.set_viewport_size({"width": 420, "height": 900})
-    page.screenshot(path="/tmp/ui-mcp-presets-420.png")
-    page.set_viewport_size({"width": 1400, "height": 900})
     key_field.fill(secret)
     dialog.get_by_role("button", name="Add", exact=True).click()
     expect(page.get_by_role("dialog")).to_have_count(0)
@@ -169,7 +161,6 @@ def test_add_from_preset_in_one_action(admin_page) -> None:
     page.get_by_role("button", name="Add from preset").first.click()
     page.get_by_role("dialog").get_by_role("button", name="Add Time", exact=True).click()
     expect(server_row(page, "time-2").get_by_test_id("mcp-check")).to_have_text(TIME_TOOLS, timeout=TEST_TIMEOUT_MS)
-    page.screenshot(path="/tmp/ui-mcp-presets-added.png", full_page=True)
     html = page.content()
     frames = page.grobot_record.frames
     assert secret not in html and not any(secret in frame for frame in frames)
@@ -202,10 +193,8 @@ def test_a_bots_mcp_card_tests_the_server_in_place(admin_page) -> None:
     expect(ghost.get_by_test_id("mcp-check")).to_have_text(
         "MCP server 'ghost' could not be started: command not found: mcp-server-does-not-exist",
         timeout=TEST_TIMEOUT_MS)
-    clock.screenshot(path="/tmp/ui-bot-mcp-card-1400.png")
     page.set_viewport_size({"width": 420, "height": 900})
     ghost.scroll_into_view_if_needed()
-    page.screenshot(path="/tmp/ui-bot-mcp-card-420.png")
     assert page.grobot_record.console_errors == []
 
 

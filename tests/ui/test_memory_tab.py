@@ -17,7 +17,7 @@ from grobot.core.memory.registry import withdraw
 from grobot.core.services import bots, fleet, memories
 from tests.memory_helpers import ServiceThread
 from tests.ui.auth import PAGE_TIMEOUT_MS
-from tests.ui.screens import PHONE, assert_fits_the_width, sized_page
+from tests.ui.screens import PHONE, WIDE, assert_fits_the_width, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -180,3 +180,41 @@ def test_searching_memories_fits_a_phone(browser, web_app, ui_admin, memory_work
         assert (clear_box["x"] >= search["x"] + search["width"] or clear_box["y"] >= search["y"] + search["height"]), \
             f"Clear search {clear_box} overlaps Search {search}"
         assert_fits_the_width(page, "the Memory tab after a search")
+
+
+# The width the input's placeholder needs (drawn in the input's font) and the width the input gives it.
+PLACEHOLDER_ROOM = """input => {
+    const style = getComputedStyle(input);
+    const context = document.createElement('canvas').getContext('2d');
+    context.font = style.font;
+    const spacing = parseFloat(style.letterSpacing) || 0;
+    return {needed: context.measureText(input.placeholder).width + spacing * input.placeholder.length,
+            room: input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, WIDE], ids=["phone", "wide"])
+def test_the_add_memory_form_reads_in_full(browser, web_app, ui_admin, viewport) -> None:
+    bot_id = add_bot(unique("Noted"))  # no worker needed: the form shows without it
+    with sized_page(browser, web_app.url, viewport, ui_admin) as page:
+        open_memory_tab(page, bot_id)
+        user_id = page.get_by_label("Memory user id")
+        add = page.get_by_role("button", name="Add memory")
+        user_id.scroll_into_view_if_needed(timeout=PAGE_TIMEOUT_MS)
+        expect(user_id).to_have_attribute("placeholder", "Discord user id (optional)")
+        fit = user_id.evaluate(PLACEHOLDER_ROOM)
+        assert fit["needed"] <= fit["room"], \
+            f"the placeholder needs {fit['needed']:.0f} px, the box shows {fit['room']:.0f} px of it"
+        expect(add).to_be_in_viewport(ratio=1)
+        assert_fits_the_width(page, "the Memory tab's add form")
+        box, button = user_id.bounding_box(), add.bounding_box()
+        assert box and button
+        if viewport == PHONE:  # the box takes the form's width, the button goes under it
+            text = page.get_by_label("New memory", exact=True).bounding_box()
+            assert text and abs(box["width"] - text["width"]) <= 4, f"user id box {box}, memory box {text}"
+            assert button["y"] >= box["y"] + box["height"], f"Add memory {button} is not under the box {box}"
+        else:  # the desktop look: a 16rem box with the button on its line, at the right
+            assert abs(box["width"] - 256) <= 4, f"the user id box is {box['width']} px wide, not 16rem"
+            middle = box["y"] + box["height"] / 2
+            assert button["y"] <= middle <= button["y"] + button["height"], f"Add memory {button}, box {box}"
+            assert button["x"] > box["x"] + box["width"] + 200, f"Add memory {button} is not at the right"

@@ -257,14 +257,9 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
     expect(confirm).to_contain_text("Use the global default for")
     confirm.get_by_role("button", name="Cancel").click()
     assert set(bot_rows(bot_id)) == {"tools", "output"}
-    page.set_viewport_size({"width": 1400, "height": 900})
-    page.screenshot(path="/tmp/ui-bot-settings-1400.png", full_page=True)
     page.set_viewport_size({"width": 420, "height": 900})
-    page.screenshot(path="/tmp/ui-bot-settings-420.png", full_page=True)
     page.get_by_role("heading", name="Reply rules").scroll_into_view_if_needed()
-    page.screenshot(path="/tmp/ui-bot-settings-420-rules.png")
     output.scroll_into_view_if_needed()
-    page.screenshot(path="/tmp/ui-bot-settings-420-llm.png")
     dialogs.accept = True  # leave without the unsaved decision model
 
 
@@ -438,10 +433,7 @@ def test_global_settings_check_what_is_typed_and_check_keys_before_saving(admin_
         timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="tools").source == "builtin"
-    page.set_viewport_size({"width": 1400, "height": 900})
-    page.screenshot(path="/tmp/ui-settings-keycheck-1400.png", full_page=True)
     page.set_viewport_size({"width": 420, "height": 900})
-    page.screenshot(path="/tmp/ui-settings-keycheck-420.png", full_page=True)
     unverified.get_by_role("button", name="Save anyway").click()
     expect(page.get_by_text("Tools model saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:

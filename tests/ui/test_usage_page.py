@@ -82,10 +82,6 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     # The budget: 0.37 of 0.20 this month (at least 0.14 today; the 1st of a month has no yesterday in it).
     banner = page.get_by_test_id("budget-alerts")
     expect(banner).to_contain_text(re.compile(rf"{name}: \d+ % of the monthly cost budget reached"))
-    page.screenshot(path="/tmp/ui-usage-charts.png", full_page=True)
-    page.set_viewport_size({"width": 420, "height": 900})
-    page.screenshot(path="/tmp/ui-usage-charts-420.png", full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 900})
 
     # Prices: the admin sets one, and the currency.
     prices = page.get_by_test_id("prices")

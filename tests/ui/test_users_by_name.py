@@ -83,12 +83,10 @@ def test_knowledge_base_and_conversations_fit_a_narrow_screen(browser, web_app, 
         page.goto(f"/bots/{bot_id}/knowledge?user={ALICE}")
         expect(page.get_by_role("heading", level=2)).to_have_text("Alice Liddell", timeout=PAGE_TIMEOUT_MS)
         expect(page.get_by_role("button", name="Add note")).to_be_visible()
-        page.screenshot(path="/tmp/ui-knowledge-420.png", full_page=True)
         assert _width(page) <= 420, f"the Knowledge Base is {_width(page)} px wide at 420 px"
 
         page.goto(f"/bots/{bot_id}/conversations?c={conv}")
         expect(page.get_by_test_id("conversation-line")).to_have_count(2, timeout=PAGE_TIMEOUT_MS)
-        page.screenshot(path="/tmp/ui-conversations-420.png", full_page=True)
         assert _width(page) <= 420, f"the Conversations tab is {_width(page)} px wide at 420 px"
     finally:
         context.close()
@@ -138,7 +136,6 @@ def test_conversations_tab_lists_channels_and_dms_by_user_with_their_messages(ad
     page.reload()
     expect(page.get_by_test_id("conversation-line")).to_have_count(4, timeout=PAGE_TIMEOUT_MS)
     expect(page.locator("[data-conversation]")).to_have_count(1)
-    page.screenshot(path="/tmp/ui-conversations.png", full_page=True)
 
     # A name leads to what the bot knows of that person.
     page.get_by_test_id("conversation-line").first.get_by_role("link", name="Alice Liddell").click()
