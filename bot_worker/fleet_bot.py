@@ -301,6 +301,7 @@ class FleetBot(discord.Client):
             streamer = ReplyStreamer(
                 send=send,
                 edit=lambda handle, text: handle.edit(content=text),
+                delete=lambda handle: handle.delete(),
                 interval=self.config.stream_edit_seconds,
             )
             ended = False

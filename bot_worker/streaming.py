@@ -4,7 +4,9 @@ Pure asyncio, no Discord: the bot process passes callbacks that send and edit. T
 text goes out at once (a new message), later text edits it at most once per ``interval``,
 overflow beyond one message continues in new messages (split with
 :func:`bot_worker.text.split_message`), and :meth:`ReplyStreamer.finish` sends the
-completing edits immediately, without waiting for the edit timer.
+completing edits immediately, without waiting for the edit timer. A final text shorter than
+the draft (an answer cut at its cap ends at its last full sentence) deletes the messages it no
+longer fills.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 SendFn = Callable[[str, int], Awaitable[Any]]  # (text, part index) -> message handle
 EditFn = Callable[[Any, str], Awaitable[None]]
+DeleteFn = Callable[[Any], Awaitable[None]]
 
 
 @dataclass
@@ -35,9 +38,10 @@ class ReplyStreamer:
     """Mirror a growing text into Discord messages, throttled per message."""
 
     def __init__(self, send: SendFn, edit: EditFn, *, interval: float = 1.0, limit: int = DISCORD_LIMIT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, delete: DeleteFn | None = None) -> None:
         self._send = send
         self._edit = edit
+        self._delete = delete
         self.interval = interval
         self.limit = limit
         self._clock = clock
@@ -100,6 +104,13 @@ class ReplyStreamer:
                     part.content, part.edited_at = content, self._clock()
                 else:
                     next_due = due if next_due is None else min(next_due, due)
+            if self._finished and self._delete is not None and len(self.parts) > len(wanted):
+                extra, self.parts = self.parts[len(wanted):], self.parts[:len(wanted)]
+                for part in extra:
+                    try:
+                        await self._delete(part.handle)
+                    except Exception as exc:  # already gone, or no permission: the text above is right
+                        logger.warning("Could not delete a part the final answer no longer fills: %s", exc)
             if next_due is not None and not self._finished and (self._timer is None or self._timer.done()):
                 delay = max(0.0, next_due - self._clock())
                 self._timer = asyncio.get_running_loop().create_task(self._later(delay))

@@ -586,6 +586,11 @@ class FakeDiscord:
                         msg["content"] = body["content"]
                     msg["edited_timestamp"] = "2024-01-01T00:00:01+00:00"
                     return _json(dict(msg))
+            if len(parts) == 4 and parts[2] == "messages" and method == "DELETE":
+                with self._lock:
+                    gone = self.messages.pop(int(parts[3]), None)
+                return web.Response(status=204) if gone is not None else \
+                    _json({"message": "Unknown Message", "code": 10008}, 404)
             if len(parts) >= 5 and parts[2] == "messages" and parts[4] == "reactions":
                 return web.Response(status=204)
             if len(parts) == 5 and parts[2] == "messages" and parts[4] == "threads":

@@ -58,6 +58,16 @@ def test_a_bot_streams_splits_and_handles_commands(grobot_env, tmp_path):
                  == ["Paris is the capital of France. It has many museums and parks."], 20,
                  message=f"{_bot_messages(world, uid, after=reply['id'], include=True)}")
 
+        # The same when the draft spilled into a second message: the part the final answer no longer fills goes.
+        whole = " ".join(f"Sentence number {i} is here." for i in range(71))  # 1,977 characters: the fragment spills over
+        fragment = "And then the knight rode on" + " and on" * 100  # no sentence end: cut away at the end
+        world.llm.script_for(_asks("tell me everything"), Reply(text=whole + "\n\n" + fragment, chunks=4,
+                                                                chunk_delay=0.4, finish_reason="length"))
+        reply = world.wait_reply(world.mention(bot, "tell me everything"))
+        wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)] == [whole],
+                 20, message=f"{[m['content'][-40:] for m in _bot_messages(world, uid, after=reply['id'], include=True)]}")
+        assert world.discord.calls_by(uid, "DELETE", r"/messages/\d+$"), "the draft's second message was deleted"
+
         # Slash commands: /ask answers privately, /reset forgets this channel for this user.
         world.discord.invoke_command(uid, "ask", {"question": "secret question"})
         wait_for(lambda: [r for r in world.discord.interaction_responses

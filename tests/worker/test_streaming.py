@@ -79,3 +79,19 @@ async def test_at_most_one_edit_per_interval_under_a_fast_stream():
     edits = [op for op in rec.ops if op[0] == "edit"]
     assert 3 <= len(edits) <= 6  # ~0.9 s / 0.2 s, plus the completing one
     assert edits[-1][2] == streamer.text
+
+
+async def test_a_final_text_shorter_than_the_draft_deletes_the_parts_it_no_longer_fills():
+    rec = Recorder()
+    deleted: list[int] = []
+
+    async def delete(handle: int) -> None:
+        deleted.append(handle)
+
+    streamer = ReplyStreamer(rec.send, rec.edit, interval=10.0, limit=100, delete=delete)
+    streamer.feed("a" * 80 + ". \n\n" + "b" * 30)  # the draft spills into a second message
+    await async_wait_for(lambda: [op[0] for op in rec.ops] == ["send", "send"], timeout=2)
+    await streamer.finish("a" * 80 + ".")  # the fragment after the last full sentence is gone
+
+    assert deleted == [2] and [p.handle for p in streamer.parts] == [1]
+    assert rec.ops == [("send", 1, "a" * 80 + "."), ("send", 2, "b" * 30)]  # the first part already reads right
