@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-# The end of a sentence: . ! ? (or the CJK ones), with a closing quote or bracket, before a space or the end.
-_SENTENCE_END = re.compile(r"[.!?。！？][\"')\]”’]*(?=\s|$)")
+# The end of a sentence: . ! ? with a closing quote or bracket, before a space or the end; or a CJK
+# full stop (no space follows it).
+_SENTENCE_END = re.compile(r"[.!?][\"')\]”’]*(?=\s|$)|[。！？][」』”’）]*")
 KEEP_AT_LEAST = 0.6  # a cut answer ends at its last full sentence if that keeps this share of it
 
 
