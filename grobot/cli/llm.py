@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from grobot.cli.output import print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
+from grobot.core.errors import ValidationError
 from grobot.core.llm import providers
 from grobot.core.services import bots, llm_checks, llm_settings, llm_sources
 
@@ -63,7 +64,11 @@ def _set(args: argparse.Namespace) -> int:
     if api_key and not args.no_check:
         _check_key(args, api_key, bot_id)
     with session_scope() as session:
-        row = llm_settings.set_llm(session=session, category=args.category, bot_id=bot_id, api_key=api_key, **fields)
+        try:
+            row = llm_settings.set_llm(session=session, category=args.category, bot_id=bot_id, api_key=api_key,
+                                       **fields)
+        except llm_settings.MissingAPIKey as exc:  # the CLI's own way to give the key
+            raise ValidationError(f"{exc.title} needs an API key for {exc.url}: give it with --api-key-stdin") from None
         model = llm_settings.effective_llm(session=session, category=args.category, bot_id=bot_id).model \
             if row.model is None else row.model
     scope = f"bot '{args.bot}'" if args.bot else "global default"

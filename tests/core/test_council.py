@@ -149,9 +149,9 @@ def test_settings_default_roles_and_validation(any_db_env):
         council.set_advisor(bot_id, "Visionary", session=session, enabled=False)
         with pytest.raises(ValidationError, match="unknown provider"):
             council.set_advisor(bot_id, "Analyst", session=session, provider="nope")
-        with pytest.raises(ValidationError, match="needs its role text"):
+        with pytest.raises(ValidationError, match="^role: required for a new advisor"):
             council.set_advisor(bot_id, "Ghost", session=session)
-        with pytest.raises(ValidationError, match="^role: write what the advisor looks at and how it answers$"):
+        with pytest.raises(ValidationError, match="^role: required: what the advisor looks at and how it answers$"):
             council.set_advisor(bot_id, "Analyst", session=session, role="  ")
         with pytest.raises(ValidationError, match="already has an advisor"):
             council.set_advisor(bot_id, "Analyst", session=session, new_name="Strategist")

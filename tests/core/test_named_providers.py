@@ -151,7 +151,7 @@ async def test_openrouter_says_plainly_when_a_model_cannot_call_tools(grobot_env
 
 def test_a_provider_s_own_service_needs_an_api_key(grobot_env, capsys, monkeypatch):
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "mistral")
-    assert code == 2 and "Mistral needs an API key for https://api.mistral.ai/v1" in err
+    assert code == 2 and "Mistral needs an API key for https://api.mistral.ai/v1: give it with --api-key-stdin" in err
     code, out, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "groq",
                          "--api-key-stdin", "--no-check", stdin="gsk-key\n")
     assert code == 0 and "output LLM set for global default: groq llama-3.3-70b-versatile" in out

@@ -92,7 +92,7 @@ def _text_value(key: str, value: Any) -> str:
     """A text setting (so far only the currency: a three-letter code)."""
     text = str(value or "").strip().upper()
     if key == "currency" and not (len(text) == 3 and text.isascii() and text.isalpha()):
-        raise ValidationError("currency: expected a three-letter code such as EUR, USD or GBP")
+        raise ValidationError("currency: must be a three-letter code such as EUR, USD or GBP")
     return text
 
 

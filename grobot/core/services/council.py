@@ -61,8 +61,8 @@ class AdvisorFields(BaseModel):
     model: str = Field(default="", max_length=200)
     enabled: bool = True
 
-    _name = field_validator("name")(lambda cls, v: _not_empty(v, "an advisor needs a name"))
-    _role = field_validator("role")(lambda cls, v: _not_empty(v, "write what the advisor looks at and how it answers"))
+    _name = field_validator("name")(lambda cls, v: _not_empty(v, "required: an advisor needs a name"))
+    _role = field_validator("role")(lambda cls, v: _not_empty(v, "required: what the advisor looks at and how it answers"))
     _category = field_validator("category")(lambda cls, v: _check_category(v))
     _provider = field_validator("provider")(lambda cls, v: _check_provider(v))
 
@@ -142,7 +142,7 @@ def set_advisor(bot_id: int, name: str, *, session: Session, **fields: Any) -> C
         if count >= MAX_ADVISORS:
             raise ValidationError(f"a council has at most {MAX_ADVISORS} advisors")
         if not str(fields.get("role") or "").strip():
-            raise ValidationError(f"role: a new advisor needs its role text (what {name.strip()} looks at, and how)")
+            raise ValidationError(f"role: required for a new advisor (what {name.strip()} looks at, and how)")
         row = CouncilAdvisor(bot_id=bot_id, position=int(count), name=name.strip(), role="")
     current = {"name": new_name if new_name is not None else row.name, "role": row.role, "category": row.category,
                "provider": row.provider, "model": row.model, "enabled": row.enabled}

@@ -6,7 +6,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
 
@@ -46,7 +46,9 @@ class LLMFields(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _url(cls, value: str) -> str:
+    def _url(cls, value: str, info: ValidationInfo) -> str:
+        if value and info.data.get("provider") == embedded.PROVIDER:
+            raise ValueError("must be empty for the llamacpp provider: the bot worker runs the model file itself")
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
@@ -62,17 +64,11 @@ class LLMFields(BaseModel):
                 raise ValueError(str(exc)) from None
         return value
 
-    @model_validator(mode="after")
-    def _no_url(self) -> LLMFields:
-        if self.provider == embedded.PROVIDER and self.base_url:
-            raise ValueError("the llamacpp provider takes no base URL: the bot worker runs the model file itself")
-        return self
-
 
 class OverrideFields(LLMFields):
     """A bot's override: only the provider is required; what is left out is inherited."""
 
-    model: str | None = Field(default=None, min_length=1, max_length=200)  # type: ignore[assignment]
+    model: str | None = Field(default=None, min_length=1, max_length=200, validate_default=True)  # type: ignore[assignment]
     context_window: int | None = Field(default=None, ge=256, le=10_000_000)  # type: ignore[assignment]
     temperature: float | None = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
 
@@ -81,11 +77,21 @@ class OverrideFields(LLMFields):
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @model_validator(mode="after")
-    def _gguf_named(self) -> OverrideFields:
-        if self.provider == embedded.PROVIDER and not self.model:
-            raise ValueError("the llamacpp provider needs a model: the GGUF file to run")
-        return self
+    @field_validator("model")
+    @classmethod
+    def _gguf_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An embedded model is never inherited: the override names its GGUF file (an error of the Model field)."""
+        if not value and info.data.get("provider") == embedded.PROVIDER:
+            raise ValueError("required for the llamacpp provider (the GGUF file to run)")
+        return value
+
+
+class MissingAPIKey(ValidationError):
+    """A provider's own service without an API key; ``title`` and ``url`` let the CLI name its own option."""
+
+    def __init__(self, title: str, url: str) -> None:
+        super().__init__(f"api_key: required for {title} at {url}")
+        self.title, self.url = title, url
 
 
 def _category(category: str) -> str:
@@ -130,8 +136,7 @@ def set_llm(
         base_url = base_url or _merged_value(parent, data.provider, "base_url")
         has_key = has_key or _inherited_key(parent, data.provider, base_url) is not None
     if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, base_url):
-        raise ValidationError(f"api_key: {entry.title} needs an API key for {entry.base_url} (--api-key-stdin, "
-                              "or the API key field)")
+        raise MissingAPIKey(entry.title, entry.base_url)
     model = data.model or _inherited_model(session, category, data.provider)
     if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, model) is False:
         native = _native_bots_answered_by(bot_id, session=session)

@@ -34,19 +34,40 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
         raise ValidationError(describe(exc, model)) from None
 
 
+# Fields whose name reads differently in the web app's labels than word by word.
+_LABELS = {"api_key": "API key", "base_url": "Base URL"}
+
+
 def label(name: str) -> str:
-    """A field's name as people read it: ``max_tool_rounds`` -> ``Max tool rounds``."""
+    """A field's name as people read it: ``max_tool_rounds`` -> ``Max tool rounds``, ``api_key`` -> ``API key``."""
+    if name in _LABELS:
+        return _LABELS[name]
     words = name.replace("_", " ").replace(".", " ").strip()
     return words[:1].upper() + words[1:]
 
 
 def sentences(message: str) -> str:
     """A service's ``field: problem; other: problem`` as sentences naming each field
-    ("Max tool rounds must be between 0 and 20."); other text is returned capitalised."""
-    parts = [part.partition(": ") for part in message.split("; ")]
-    if all(sep and _FIELD_NAME.fullmatch(name) and problem[:1].islower() for name, sep, problem in parts):
-        return " ".join(f"{label(name)} {_verb(problem).rstrip('.')}." for name, _sep, problem in parts)
-    return message[:1].upper() + message[1:]
+    ("Max tool rounds must be between 0 and 20.", "Model is required."); other text is
+    returned capitalised."""
+    parts = [part.partition(": ") for part in _FIELD_PARTS.split(message)]
+    if all(sep and _FIELD_NAME.fullmatch(name) and problem.strip() for name, sep, problem in parts):
+        return " ".join(_sentence(name, problem) for name, _sep, problem in parts)
+    return capitalised(message)
+
+
+def capitalised(text: str) -> str:
+    """``text`` with its first letter in upper case (a field's problem shown under it)."""
+    return text[:1].upper() + text[1:]
+
+
+def _sentence(name: str, problem: str) -> str:
+    """One field's problem as a sentence that starts with the field's label."""
+    problem = problem.strip().rstrip(".")
+    first = problem.split(" ", 1)[0]
+    if not first[:1].islower() or first in _SUBJECTS:  # already a sentence of its own: after the label
+        return f"{label(name)}: {capitalised(problem)}."
+    return f"{label(name)} {_verb(problem)}."
 
 
 def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[str, str]:
@@ -66,10 +87,13 @@ def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[
 
 def _verb(problem: str) -> str:
     """A problem as the rest of a sentence about its field ("required" -> "is required")."""
-    return problem if problem.split(" ", 1)[0] in {"must", "is", "has", "needs", "cannot"} else f"is {problem}"
+    return problem if problem.split(" ", 1)[0] in _VERBS else f"is {problem}"
 
 
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_.]*")
+_FIELD_PARTS = re.compile(r"; (?=[a-z][a-z0-9_.]*: )")  # "a: problem; b: problem", not "...; one of: x, y"
+_VERBS = {"must", "is", "has", "needs", "cannot", "can", "may", "takes", "should"}  # "Label <problem>."
+_SUBJECTS = {"the", "a", "an", "this", "that", "it", "its", "unknown"}  # a problem with a subject: "Label: <Problem>."
 _BOUND_ERRORS = {"less_than_equal", "greater_than_equal", "less_than", "greater_than"}
 
 
