@@ -38,7 +38,7 @@ def field(label: str, control: rx.Component, *, hint: str = "", error_key: str =
         rx.el.label(rx.text(label, size="2", weight="medium"), control, display="flex", flex_direction="column",
                     gap="0.35rem", width="100%"),
         rx.cond(BotSettingsState.errors.contains(error_key),  # type: ignore[attr-defined]
-                error_text(BotSettingsState.errors[error_key], size="1"))
+                error_text(BotSettingsState.errors[error_key], size="1", data_field_error=error_key))
         if error_key else rx.fragment(),
         rx.text(hint, size="1", color=rx.color("gray", 10)) if hint else rx.fragment(),
         spacing="1",
@@ -200,6 +200,21 @@ def gateway_section() -> rx.Component:
     )
 
 
+SAVE_BAR_ID = "bot-settings-save-bar"
+# The page scrolls a field that gets the focus (Tab) into view above the sticky bar, not under it: the
+# page's scroll-padding-bottom follows the bar's height (it grows with an error, or wraps on a phone).
+KEEP_FOCUS_ABOVE_BAR = f"""(() => {{
+  const bar = document.getElementById("{SAVE_BAR_ID}");
+  const root = document.documentElement;
+  if (!bar || typeof ResizeObserver === "undefined") return;
+  const fit = () => {{ root.style.scrollPaddingBottom = bar.isConnected ? `${{bar.offsetHeight + 16}}px` : ""; }};
+  const observer = new ResizeObserver(() => {{ fit(); if (!bar.isConnected) observer.disconnect(); }});
+  observer.observe(bar);
+  fit();
+}})()"""
+FORGET_BAR_PADDING = 'document.documentElement.style.scrollPaddingBottom = ""'
+
+
 def save_bar() -> rx.Component:
     return rx.vstack(
         rx.cond(BotSettingsState.form_error != "",
@@ -214,16 +229,19 @@ def save_bar() -> rx.Component:
                 spacing="0",
             ),
             rx.spacer(),
-            rx.button("Discard", variant="soft", color_scheme="gray", on_click=BotSettingsState.discard,
+            rx.button("Discard", type="button", variant="soft", color_scheme="gray", on_click=BotSettingsState.discard,
                       disabled=~BotSettingsState.dirty),
-            rx.button(rx.icon("save", size=16), "Save changes", on_click=BotSettingsState.save,
-                      loading=BotSettingsState.saving, disabled=~BotSettingsState.dirty),
+            rx.button(rx.icon("save", size=16), "Save changes", type="submit", loading=BotSettingsState.saving,
+                      disabled=~BotSettingsState.dirty),
             align="center",
             spacing="3",
             width="100%",
             wrap="wrap",
         ),
         unsaved_marker(BotSettingsState.dirty),
+        id=SAVE_BAR_ID,
+        on_mount=rx.call_script(KEEP_FOCUS_ABOVE_BAR),
+        on_unmount=rx.call_script(FORGET_BAR_PADDING),
         position="sticky",
         bottom="0",
         padding="0.75rem 1rem",
@@ -236,18 +254,26 @@ def save_bar() -> rx.Component:
     )
 
 
+def bar_form() -> rx.Component:
+    """The bot's own fields and their bar, as one form: Enter in a field saves, like Save changes."""
+    return rx.form(
+        rx.vstack(general_section(), reply_section(), limits_section(), daily_limits_section(), gateway_section(),
+                  save_bar(), spacing="5", width="100%"),
+        on_submit=BotSettingsState.submit_bar,
+        reset_on_submit=False,
+        no_validate=True,
+        aria_label="Bot settings",
+        width="100%",
+    )
+
+
 def settings_tab() -> rx.Component:
     return rx.cond(
         BotSettingsState.settings_loaded,
         rx.vstack(
             unsaved_guard(),
             rx.box(on_unmount=BotSettingsState.left, display="none"),
-            general_section(),
-            reply_section(),
-            limits_section(),
-            daily_limits_section(),
-            gateway_section(),
-            save_bar(),
+            bar_form(),
             token_section(),
             llm_section(),
             mcp_section(),

@@ -18,11 +18,12 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
-from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
 from grobot.core.services import llm_settings, mcp_servers
 from grobot.core.services.users import NotSignedIn
+from grobot.core.services.validation import capitalised, field_sentence
 from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
 from grobot.pages.bot_settings_view import FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow, SettingsView, TodayUsage, settings_view
 from grobot.state.app_state import sign_out_script
@@ -182,7 +183,21 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
 
     @rx.event
     async def save(self):
-        """Save the bot's fields (validated by the bots service); on error keep what was typed."""
+        """Save the bot's fields (the Save changes button)."""
+        async for event in self._save():
+            yield event
+
+    @rx.event
+    async def submit_bar(self, _form_data: dict[str, Any]):
+        """Enter in one of the bot's fields: the same as Save changes (the fields are bound to the state)."""
+        if not self.dirty or self.saving:
+            return
+        async for event in self._save():
+            yield event
+
+    async def _save(self):
+        """Save the bot's fields (validated by the bots service); on error keep what was typed, each
+        problem next to its field (a name another bot has: under Name)."""
         changes: dict[str, Any] = {k: v for k, v in self.form.items() if k in TEXT_FIELDS}
         changes.update({k: v for k, v in self.flags.items() if k in FLAG_FIELDS})
 
@@ -196,10 +211,13 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             view = await self._call(_write, change)
         except Exception as exc:
             self.saving = False
-            self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
+            if isinstance(exc, ConflictError) and "name" in changes:
+                self.errors = {"name": capitalised(str(exc))}
+            else:
+                self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
             if self.errors:
                 self.form_error = "Nothing was saved. Please correct: " + " ".join(
-                    f"{FIELD_LABELS.get(name, name)} {problem.rstrip('.')}." for name, problem in self.errors.items())
+                    field_sentence(name, problem, FIELD_LABELS.get(name)) for name, problem in self.errors.items())
             else:
                 self.form_error = user_message(exc)
             return

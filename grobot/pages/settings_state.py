@@ -21,7 +21,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.llm import embedded
 from grobot.core.models import LLMCategory
 from grobot.core.services import app_settings, llm_settings, llm_sources
-from grobot.core.services.validation import field_errors
+from grobot.core.services.validation import field_errors, field_problems, field_sentence, sentences
 from grobot.state.admin_state import AdminState, Refused
 from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
 
@@ -43,6 +43,21 @@ CATEGORIES: tuple[CategoryInfo, ...] = (
     CategoryInfo(LLMCategory.TOOLS.value, "Tools model", "Picks the tools and extracts their arguments as JSON."),
     CategoryInfo(LLMCategory.OUTPUT.value, "Output model", "Writes the answers users read (streamed)."),
 )
+
+
+ERROR_FIELDS = ("provider", "model", "base_url", "fallback_model", "context_window", "temperature", "api_key")
+
+
+def llm_field_errors(category: str, message: str) -> dict[str, str]:
+    """A service's error about a category's form, each problem under its own field as a sentence naming
+    it (``{"output.api_key": "API key is required for ..."}``); other text goes under the model."""
+    problems = field_problems(message)
+    if problems and all(name in ERROR_FIELDS for name, _problem in problems):
+        errors: dict[str, str] = {}
+        for name, problem in problems:
+            errors.setdefault(f"{category}.{name}", field_sentence(name, problem))
+        return errors
+    return {f"{category}.model": sentences(message)}
 
 
 @dataclass(frozen=True)
@@ -266,8 +281,8 @@ class SettingsState(LLMFormChecks, AdminState):
         except Refused as refused:
             return refused.event
         except GroBotError as exc:
-            self.errors[f"{category}.model"] = str(exc)
-            return rx.toast.error(str(exc))
+            self.errors.update(llm_field_errors(category, str(exc)))
+            return rx.toast.error("Nothing was saved: check the highlighted fields")
         label = next(c.label for c in CATEGORIES if c.key == category)
         return rx.toast.success(f"{label} saved")
 

@@ -8,12 +8,16 @@ from dataclasses import dataclass
 
 import reflex as rx
 
+from grobot.components.forms import error_text
+from grobot.core.errors import GroBotError
 from grobot.core.services import costs
-from grobot.state.admin_state import AdminState
+from grobot.core.services.validation import capitalised, sentences
+from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
 
 MAX_SHOWN = 200
+PRICE_FIELDS = ("provider", "model", "input", "output")
 
 
 @dataclass
@@ -41,7 +45,8 @@ class PricesState(AdminState):
 
     prices: list[PriceLine] = []
     currency: str = costs.DEFAULT_CURRENCY
-    form_key: int = 0
+    form_key: int = 0  # bumped after a price is saved: the form starts empty again
+    price_errors: dict[str, str] = {}  # by PRICE_FIELDS
 
     async def _reload(self) -> None:
         self.prices, self.currency = await self._admin(load_prices)
@@ -52,14 +57,23 @@ class PricesState(AdminState):
 
     @rx.event
     async def save_price(self, form: dict[str, str]):
-        """Set the price of the model typed in the form."""
-        provider, model = form.get("provider", ""), form.get("model", "")
-        result = await self._act(
-            lambda session, _user: costs.set_price(provider, model, form.get("input", ""), form.get("output", ""),
-                                                   session=session),
-            lambda price: f"Price of {price.provider}/{price.model} saved")
+        """Set the price of the model typed in the form. A problem shows next to its field and what was
+        typed stays; the form starts empty again only once the price is saved."""
+        typed = {name: str(form.get(name, "")) for name in PRICE_FIELDS}
+        problems = costs.price_problems(typed["provider"], typed["model"], typed["input"], typed["output"])
+        self.price_errors = {name: capitalised(problem).rstrip(".") + "." for name, problem in problems.items()}
+        if problems:
+            return None
+        try:
+            price = await self._admin(lambda session, _user: costs.set_price(
+                typed["provider"], typed["model"], typed["input"], typed["output"], session=session), readonly=False)
+            await self._reload()
+        except Refused as refused:
+            return refused.event
+        except GroBotError as exc:
+            return rx.toast.error(sentences(str(exc)))
         self.form_key += 1
-        return result
+        return rx.toast.success(f"Price of {price.provider}/{price.model} saved")
 
     @rx.event
     async def delete_price(self, provider: str, model: str):
@@ -95,24 +109,34 @@ def price_row(line: PriceLine) -> rx.Component:
     )
 
 
+def price_input(name: str, placeholder: str, label: str, width: str, **props: str) -> rx.Component:
+    """One field of the price form, with its problem under it."""
+    return rx.vstack(
+        rx.input(name=name, placeholder=placeholder, aria_label=label, width="100%", required=True,
+                 aria_invalid=rx.cond(PricesState.price_errors.contains(name), "true", "false"), **props),
+        rx.cond(PricesState.price_errors.contains(name),  # type: ignore[attr-defined]
+                error_text(PricesState.price_errors[name], data_field_error=f"price-{name}")),
+        spacing="1",
+        width=width,
+        max_width="100%",
+    )
+
+
 def price_form() -> rx.Component:
     return rx.form(
         rx.flex(
-            rx.input(name="provider", placeholder="provider (e.g. openai)", aria_label="Provider", width="11rem",
-                     required=True),
-            rx.input(name="model", placeholder="model", aria_label="Model", width="14rem", required=True),
-            rx.input(name="input", placeholder="input", aria_label="Input price per million tokens", width="7rem",
-                     input_mode="decimal", required=True),
-            rx.input(name="output", placeholder="output", aria_label="Output price per million tokens", width="7rem",
-                     input_mode="decimal", required=True),
+            price_input("provider", "provider (e.g. openai)", "Provider", "11rem"),
+            price_input("model", "model", "Model", "14rem"),
+            price_input("input", "input", "Input price per million tokens", "7rem", input_mode="decimal"),
+            price_input("output", "output", "Output price per million tokens", "7rem", input_mode="decimal"),
             rx.button("Save price", type="submit"),
             gap="0.5rem",
             wrap="wrap",
-            align="center",
+            align="start",
         ),
         key=PricesState.form_key,
         on_submit=PricesState.save_price,
-        reset_on_submit=True,
+        reset_on_submit=False,
     )
 
 

@@ -180,7 +180,7 @@ def test_native_mode_is_refused_for_an_output_model_that_cannot_call_tools(grobo
     # Now the other way round: the bot is native, so a model without tools is refused for it ...
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--bot", "gem", "--provider", "gemini",
                        "--model", "gemma-3-27b-it", "--api-key-stdin", "--no-check", stdin="g-key\n")
-    assert code == 2 and "gemini gemma-3-27b-it cannot call tools, and bot 'gem' uses native mode" in err
+    assert code == 2 and "cannot be gemini gemma-3-27b-it, which cannot call tools, and bot 'gem' uses native mode" in err
     # ... and as the global default only while a native bot has no output model of its own.
     code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "gemini",
                        "--model", "gemma-3-27b-it", "--api-key-stdin", "--no-check", stdin="g-key\n")

@@ -18,7 +18,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, LLMSetting, Role
-from grobot.core.services import llm_settings, mcp_servers, users
+from grobot.core.services import costs, llm_settings, mcp_servers, users
 from grobot.pages import bot_knowledge  # noqa: F401  (imported here: the replay client's barrier is one of its events)
 from grobot.pages.bot_settings import BotSettingsState
 from grobot.pages.settings import SettingsState
@@ -471,3 +471,107 @@ def test_a_tester_s_replayed_llm_form_events_reach_no_server_and_change_nothing(
     assert fake_llm.requests == []
     with session_scope(readonly=True) as session:
         assert session.exec(select(LLMSetting)).all() == []
+
+
+# --------------------------------------------------------------------------- errors at their fields, Enter saves
+
+
+def test_global_settings_put_a_missing_api_key_under_the_api_key(admin_page, llm_rows_restored) -> None:
+    page = admin_page
+    page.goto("/settings")
+    output = page.get_by_role("form", name="Output model")
+    expect(output).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    page.locator("#llm-output-provider").click()
+    page.get_by_role("option", name="openai", exact=True).click()
+    page.locator("#llm-output-base_url").fill("")
+    page.locator("#llm-output-model").fill("gpt-4o-mini")
+    page.locator("#llm-output-model").press("Enter")
+    expect(output.locator('[data-field-error="llm-output-api_key"]')).to_have_text(
+        "API key is required for OpenAI or any OpenAI-compatible server at https://api.openai.com/v1.",
+        timeout=LIVE_TIMEOUT_MS)
+    expect(output.locator('[data-field-error="llm-output-model"]')).to_have_count(0)
+    expect(page.get_by_text("--api-key-stdin")).to_have_count(0)
+    expect(page.locator("#llm-output-model")).to_have_value("gpt-4o-mini")
+    with session_scope(readonly=True) as session:
+        assert llm_settings.effective_llm(session=session, category="output").source == "builtin"
+
+
+def test_a_refused_price_shows_at_its_field_and_keeps_what_was_typed(admin_page) -> None:
+    page = admin_page
+    model = unique("priced")
+    page.goto("/usage")
+    fields = {"Provider": "openai", "Model": model, "Input price per million tokens": "-1",
+              "Output price per million tokens": "2"}
+    expect(page.get_by_label("Provider", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    try:
+        for name, value in fields.items():
+            page.get_by_label(name, exact=True).fill(value)
+        page.get_by_role("button", name="Save price").click()
+        expect(page.locator('[data-field-error="price-input"]')).to_have_text(
+            "The input price must be between 0 and 10,000 per million tokens.", timeout=LIVE_TIMEOUT_MS)
+        for name, value in fields.items():  # nothing typed is lost
+            expect(page.get_by_label(name, exact=True)).to_have_value(value)
+        expect(page.locator('[data-field-error="price-output"]')).to_have_count(0)
+
+        page.get_by_label("Input price per million tokens", exact=True).fill("0.5")
+        page.get_by_role("button", name="Save price").click()
+        row = page.get_by_test_id("prices").locator(f"tr[data-price-model='{model}']")
+        expect(row.get_by_role("cell")).to_have_text(["openai", "0.5", "2", "set here", ""],
+                                                     timeout=LIVE_TIMEOUT_MS)
+        for name in fields:  # saved: the form starts empty again
+            expect(page.get_by_label(name, exact=True)).to_have_value("")
+        expect(page.locator('[data-field-error="price-input"]')).to_have_count(0)
+    finally:
+        with session_scope() as session:
+            if any(p.model == model and p.source == "admin" for p in costs.list_prices(session=session)):
+                costs.delete_price("openai", model, session=session)
+
+
+def test_bot_settings_save_on_enter_and_show_a_taken_name_at_the_name(admin_page) -> None:
+    page = admin_page
+    taken = unique("Taken")
+    add_bot(taken)
+    bot_id = add_bot(unique("Renamed"))
+    open_tab(page, bot_id, "settings")
+    name = page.get_by_role("textbox", name="Name", exact=True)
+    expect(name).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+    new_name = unique("Entered")
+    name.fill(new_name)
+    name.press("Enter")
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    rounds = page.get_by_role("spinbutton", name="Max tool rounds")
+    rounds.fill("7")
+    rounds.press("Enter")
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    page.reload()
+    expect(name).to_have_value(new_name, timeout=PAGE_TIMEOUT_MS)
+    expect(rounds).to_have_value("7")
+
+    name.fill(taken)
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator('[data-field-error="name"]')).to_have_text(f"A bot named '{taken}' already exists",
+                                                                   timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("settings-error")).to_have_text(
+        f"Nothing was saved. Please correct: Name: A bot named '{taken}' already exists.")
+    expect(name).to_have_value(taken)
+    with session_scope(readonly=True) as session:
+        assert session.get(Bot, bot_id).name == new_name
+
+
+@pytest.mark.parametrize("size", [{"width": 1400, "height": 900}, {"width": 390, "height": 844}])
+def test_a_field_reached_with_tab_is_not_under_the_sticky_save_bar(admin_page, size) -> None:
+    page = admin_page
+    page.set_viewport_size(size)
+    bot_id = add_bot(unique("Tabbed"))
+    open_tab(page, bot_id, "settings")
+    bar = page.locator("#bot-settings-save-bar")
+    expect(bar).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function("document.documentElement.style.scrollPaddingBottom !== ''", timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("switch", name="When relevant").focus()
+    page.keyboard.press("Tab")
+    channels = page.get_by_role("textbox", name="Allowed channels")
+    expect(channels).to_be_focused()
+    field, top = channels.bounding_box(), bar.bounding_box()
+    assert field is not None and top is not None
+    assert field["y"] + field["height"] <= top["y"], (field, top)

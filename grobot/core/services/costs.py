@@ -163,14 +163,30 @@ def _price_value(name: str, value: Any) -> float:
     return number
 
 
+def price_problems(provider: str, model: str, input_per_million: Any, output_per_million: Any) -> dict[str, str]:
+    """What is wrong with each part of a price, by ``provider``, ``model``, ``input``, ``output``
+    (empty when it can be saved), for a form that shows each problem next to its field."""
+    provider, model = _key(provider, model)
+    problems: dict[str, str] = {}
+    if not re.fullmatch(r"[a-z0-9_-]{1,32}", provider):
+        problems["provider"] = "the provider is 1-32 lowercase letters, digits, '-' or '_' (e.g. openai)"
+    if not 1 <= len(model) <= 200:
+        problems["model"] = "the model name is 1-200 characters"
+    for name, value in (("input", input_per_million), ("output", output_per_million)):
+        try:
+            _price_value(name, value)
+        except ValidationError as exc:
+            problems[name] = str(exc)
+    return problems
+
+
 def set_price(provider: str, model: str, input_per_million: Any, output_per_million: Any, *,
               session: Session) -> Price:
     """Set the admin's price of a model (per million input and output tokens)."""
+    problems = price_problems(provider, model, input_per_million, output_per_million)
+    if problems:
+        raise ValidationError(next(iter(problems.values())))
     provider, model = _key(provider, model)
-    if not re.fullmatch(r"[a-z0-9_-]{1,32}", provider):
-        raise ValidationError("the provider is 1-32 lowercase letters, digits, '-' or '_' (e.g. openai)")
-    if not 1 <= len(model) <= 200:
-        raise ValidationError("the model name is 1-200 characters")
     pin, pout = _price_value("input", input_per_million), _price_value("output", output_per_million)
     row = session.execute(select(LLMPrice).where(LLMPrice.provider == provider, LLMPrice.model == model)).scalars().first()
     row = row or LLMPrice(provider=provider, model=model)

@@ -142,7 +142,7 @@ def set_llm(
         native = _native_bots_answered_by(bot_id, session=session)
         if native:
             raise ValidationError(
-                f"model: {data.provider} {model} cannot call tools, and {_names(native)} "
+                f"model: cannot be {data.provider} {model}, which cannot call tools, and {_names(native)} "
                 f"use{'s' if len(native) == 1 else ''} native mode (the output model calls the tools): "
                 "switch to chain mode first, or choose a model that can call tools")
     for key, value in data.model_dump().items():

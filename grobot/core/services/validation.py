@@ -50,10 +50,19 @@ def sentences(message: str) -> str:
     """A service's ``field: problem; other: problem`` as sentences naming each field
     ("Max tool rounds must be between 0 and 20.", "Model is required."); other text is
     returned capitalised."""
+    problems = field_problems(message)
+    if problems:
+        return " ".join(field_sentence(name, problem) for name, problem in problems)
+    return capitalised(message)
+
+
+def field_problems(message: str) -> list[tuple[str, str]]:
+    """The ``(field, problem)`` pairs of a service's ``field: problem; other: problem`` message
+    (empty when it is other text), for forms that show each next to its field."""
     parts = [part.partition(": ") for part in _FIELD_PARTS.split(message)]
     if all(sep and _FIELD_NAME.fullmatch(name) and problem.strip() for name, sep, problem in parts):
-        return " ".join(_sentence(name, problem) for name, _sep, problem in parts)
-    return capitalised(message)
+        return [(name, problem.strip()) for name, _sep, problem in parts]
+    return []
 
 
 def capitalised(text: str) -> str:
@@ -61,13 +70,14 @@ def capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _sentence(name: str, problem: str) -> str:
-    """One field's problem as a sentence that starts with the field's label."""
-    problem = problem.strip().rstrip(".")
+def field_sentence(name: str, problem: str, shown: str | None = None) -> str:
+    """One field's problem as a sentence that starts with the field's label (``shown``, else
+    :func:`label` of its name)."""
+    problem, shown = problem.strip().rstrip("."), shown or label(name)
     first = problem.split(" ", 1)[0]
     if not first[:1].islower() or first in _SUBJECTS:  # already a sentence of its own: after the label
-        return f"{label(name)}: {capitalised(problem)}."
-    return f"{label(name)} {_verb(problem)}."
+        return f"{shown}: {capitalised(problem)}."
+    return f"{shown} {_verb(problem)}."
 
 
 def field_errors(model: type[pydantic.BaseModel], data: dict[str, Any]) -> dict[str, str]:
