@@ -257,6 +257,9 @@ def save_bar() -> rx.Component:
 def bar_form() -> rx.Component:
     """The bot's own fields and their bar, as one form: Enter in a field saves, like Save changes."""
     return rx.form(
+        # The form's default button, never disabled: Enter sends the form even before the page knows of the
+        # edit (Save changes is enabled once it does); the server saves only what changed.
+        rx.el.button(type="submit", hidden=True, tab_index=-1, aria_hidden="true"),
         rx.vstack(general_section(), reply_section(), limits_section(), daily_limits_section(), gateway_section(),
                   save_bar(), spacing="5", width="100%"),
         on_submit=BotSettingsState.submit_bar,
