@@ -13,6 +13,7 @@ import reflex as rx
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import SETTINGS
 from grobot.components.forms import error_text, switch_label
+from grobot.components.layout import wide_only
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
@@ -40,7 +41,7 @@ def field(label: str, control: rx.Component, *, hint: str = "", error_key: str =
         rx.cond(BotSettingsState.errors.contains(error_key),  # type: ignore[attr-defined]
                 error_text(BotSettingsState.errors[error_key], size="1", data_field_error=error_key))
         if error_key else rx.fragment(),
-        rx.text(hint, size="1", color=rx.color("gray", 10)) if hint else rx.fragment(),
+        rx.text(hint, size="1", color=rx.color("gray", 11)) if hint else rx.fragment(),
         spacing="1",
         width="100%",
     )
@@ -55,7 +56,7 @@ def flag_switch(name: str, label: str, hint: str) -> rx.Component:
     return switch_label(
         rx.switch(checked=BotSettingsState.flags[name], on_change=lambda value: BotSettingsState.set_flag(name, value),
                   aria_label=label),
-        rx.vstack(rx.text(label, size="2", weight="medium"), rx.text(hint, size="1", color=rx.color("gray", 10)),
+        rx.vstack(rx.text(label, size="2", weight="medium"), rx.text(hint, size="1", color=rx.color("gray", 11)),
                   spacing="0"),
         gap="0.75rem",
         align="start",
@@ -143,7 +144,7 @@ def today_panel() -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.text("Today", size="2", weight="medium"),
-                rx.text(today.day, " (UTC)", size="1", color=rx.color("gray", 10)),
+                rx.text(today.day, " (UTC)", size="1", color=rx.color("gray", 11)),
                 rx.spacer(),
                 rx.cond(today.over_limit, rx.badge("limit reached", color_scheme="red", variant="soft")),
                 align="center",
@@ -223,9 +224,9 @@ def save_bar() -> rx.Component:
         rx.hstack(
             rx.vstack(
                 rx.cond(BotSettingsState.dirty, rx.text("Unsaved changes", size="2", color=rx.color("amber", 11)),
-                        rx.text("All changes saved", size="2", color=rx.color("gray", 10))),
+                        rx.text("All changes saved", size="2", color=rx.color("gray", 11))),
                 rx.text("Saves " + ", ".join(BAR_SECTIONS) + ". The cards below save on their own.", size="1",
-                        color=rx.color("gray", 10), data_testid="bar-scope"),
+                        color=rx.color("gray", 11), data_testid="bar-scope", display=wide_only("block")),
                 spacing="0",
             ),
             rx.spacer(),

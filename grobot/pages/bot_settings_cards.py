@@ -127,7 +127,7 @@ def labelled(label: str, control: rx.Component, hint: rx.Var | str = "") -> rx.C
     return rx.vstack(
         rx.el.label(rx.text(label, size="1", weight="medium"), control,
                     display="flex", flex_direction="column", gap="0.25rem", width="100%"),
-        rx.text(hint, size="1", color=rx.color("gray", 10), data_testid="llm-hint")
+        rx.text(hint, size="1", color=rx.color("gray", 11), data_testid="llm-hint")
         if not isinstance(hint, str) or hint else rx.fragment(),
         spacing="1",
         width="100%",
@@ -142,7 +142,7 @@ def llm_card(row: LLMRow) -> rx.Component:
             rx.vstack(
                 rx.hstack(
                     rx.vstack(rx.heading(cat.upper(), size="2", letter_spacing="0.05em"),
-                              rx.text(row.help, size="1", color=rx.color("gray", 10)), spacing="0"),
+                              rx.text(row.help, size="1", color=rx.color("gray", 11)), spacing="0"),
                     rx.spacer(),
                     rx.badge(rx.match(row.source, *SOURCE_LABELS.items(), "Built-in default"),
                              color_scheme=rx.cond(row.source == "bot", "indigo", "gray"), variant="soft",
@@ -185,7 +185,7 @@ def llm_card(row: LLMRow) -> rx.Component:
                              auto_complete="off", on_change=_edited(cat), **small),
                     rx.text(rx.cond(row.hints.contains("api_key"), row.hints["api_key"],  # type: ignore[attr-defined]
                                     "A new key is checked with the provider before it is saved."),
-                            size="1", color=rx.color("gray", 10)),
+                            size="1", color=rx.color("gray", 11)),
                     display="flex", flex_direction="column", gap="0.25rem", width="100%"),
                 rx.hstack(
                     rx.el.label(rx.hstack(rx.checkbox(name="supports_images", default_checked=row.supports_images),

@@ -56,6 +56,21 @@ def field_errors(message: str) -> dict[str, str]:
     return errors
 
 
+# After a refused save: the first field with an error gets the focus, scrolled to the middle of the
+# screen (above the sticky bar, which grows with the message). Its error renders with this update.
+FOCUS_FIRST_ERROR = """(() => {
+  let tries = 0;
+  const focus = () => {
+    const error = document.querySelector("[data-field-error]");
+    const control = error && error.parentElement.querySelector("input, textarea, select, [role=combobox]");
+    if (!control) { if (++tries < 20) requestAnimationFrame(focus); return; }
+    control.focus({preventScroll: true});
+    control.scrollIntoView({block: "center"});
+  };
+  focus();
+})()"""
+
+
 class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     """The settings form of the open bot."""
 
@@ -218,6 +233,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             if self.errors:
                 self.form_error = "Nothing was saved. Please correct: " + " ".join(
                     field_sentence(name, problem, FIELD_LABELS.get(name)) for name, problem in self.errors.items())
+                yield rx.call_script(FOCUS_FIRST_ERROR)  # on a phone the bar with its message covers much of the page
             else:
                 self.form_error = user_message(exc)
             return

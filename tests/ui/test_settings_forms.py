@@ -28,6 +28,7 @@ from tests.helpers import make_token
 from tests.security.replay import Sent, replay
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
+from tests.ui.screens import PHONE
 from tests.ui.webapp import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
@@ -575,3 +576,27 @@ def test_a_field_reached_with_tab_is_not_under_the_sticky_save_bar(admin_page, s
     field, top = channels.bounding_box(), bar.bounding_box()
     assert field is not None and top is not None
     assert field["y"] + field["height"] <= top["y"], (field, top)
+
+
+def test_on_a_phone_a_refused_save_brings_the_field_with_the_error_into_view(admin_page) -> None:
+    page = admin_page
+    page.set_viewport_size(PHONE)
+    taken = unique("Taken")
+    add_bot(taken)
+    bot_id = add_bot(unique("Phone"))
+    open_tab(page, bot_id, "settings")
+    name = page.get_by_role("textbox", name="Name", exact=True)
+    expect(name).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("textbox", name="Allowed channels").scroll_into_view_if_needed()  # further down the page
+
+    name.fill(taken)
+    page.get_by_role("button", name="Save changes").click()
+
+    error = page.locator('[data-field-error="name"]')
+    expect(error).to_have_text(f"A bot named '{taken}' already exists", timeout=LIVE_TIMEOUT_MS)
+    expect(name).to_be_focused()
+    bar = page.locator("#bot-settings-save-bar").bounding_box()
+    shown = error.bounding_box()
+    assert bar is not None and shown is not None
+    assert shown["y"] >= 0 and shown["y"] + shown["height"] <= bar["y"], (shown, bar)  # above the bar, on screen
+    expect(page.get_by_test_id("bar-scope")).to_be_hidden()  # the bar keeps to what matters on a phone
