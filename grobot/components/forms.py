@@ -93,14 +93,20 @@ def confirm_dialog(
     on_confirm: EventType,
     on_cancel: EventType,
 ) -> rx.Component:
-    """A destructive action's confirmation (an alert dialog with Cancel and a red button)."""
+    """A destructive action's confirmation (an alert dialog with Cancel and a red button).
+
+    Closing it any other way than by the red button (Cancel, Escape) calls ``on_cancel``: the
+    dialog has no trigger, so its ``on_open_change`` only ever reports a close. The red button is
+    no ``alert_dialog.action`` (that would report a close too, after ``on_confirm``): its handler
+    closes the dialog through ``open_``.
+    """
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title(title),
             rx.alert_dialog.description(message, size="2"),
             rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray", on_click=on_cancel)),
-                rx.alert_dialog.action(rx.button(confirm_label, color_scheme="red", on_click=on_confirm)),
+                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
+                rx.button(confirm_label, color_scheme="red", on_click=on_confirm),
                 spacing="3",
                 justify="end",
                 margin_top="1rem",
@@ -108,6 +114,7 @@ def confirm_dialog(
             max_width="28rem",
         ),
         open=open_,
+        on_open_change=lambda _is_open: on_cancel,
     )
 
 
@@ -152,7 +159,7 @@ def form_dialog(
 
 def muted_dash() -> rx.Component:
     """What an empty table cell shows."""
-    return rx.text("—", color=rx.color("gray", 9))
+    return rx.text("—", color=MUTED)
 
 
 def table_header(*columns: str | tuple[str, str]) -> rx.Component:

@@ -1,6 +1,6 @@
 """Destructive actions of the shell's pages ask first, in a dialog that names what goes
 (real browser, real web app): deleting a user, disabling one, deleting a bot's file. Cancel
-keeps everything.
+(or Escape) keeps everything.
 
 Shares the running web app (and its database) with the other modules of ``tests/ui``.
 """
@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AppUser, BotFile, Role
-from grobot.core.services import files
+from grobot.core.models import AppUser, BotFile, Message, Role
+from grobot.core.services import files, tester_chat, users
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
 
@@ -77,3 +77,56 @@ def test_deleting_a_file_asks_first_naming_it(admin_page) -> None:
     expect(row).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []
+
+
+def test_escape_closes_the_disable_user_confirmation(admin_page) -> None:
+    """Escape is a Cancel: the dialog goes (it stayed on screen before), the user stays enabled,
+    and the next confirmation opens as usual."""
+    page = admin_page
+    account = create_ui_user(unique("staying"), Role.TESTER)
+    page.goto("/users")
+    row = user_row(page, account.username)
+    expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Disable").click()
+    dialog = page.get_by_role("alertdialog", name="Disable user?")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(row).not_to_contain_text("Disabled")
+    with session_scope(readonly=True) as session:
+        assert session.get(AppUser, account.id).disabled is False
+    row.get_by_role("button", name="More actions").click()  # the page is usable again, the next dialog opens
+    page.get_by_role("menuitem", name="Delete").click()
+    expect(page.get_by_role("alertdialog", name="Delete user?")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("alertdialog")).to_have_count(0)
+    with session_scope(readonly=True) as session:
+        assert session.get(AppUser, account.id) is not None
+
+
+def test_escape_closes_the_reset_conversation_confirmation(admin_page) -> None:
+    """Escape is a Cancel in Test Chat too: the dialog goes, the conversation stays, and Reset
+    still resets when asked again."""
+    page = admin_page
+    bot_id = add_bot(unique("Chatty"))
+    with session_scope() as session:
+        admin_id = users.get_user("ui-admin", session=session).id or 0
+        conversation_id = tester_chat.open_session(bot_id, admin_id, session=session).id or 0
+        message = tester_chat.submit(conversation_id, "Keep this", session=session, author_name="ui-admin")
+        message.status = "done"
+        session.add(Message(conversation_id=conversation_id, role="assistant", content="Kept answer"))
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_test_id("bot-answer")).to_contain_text("Kept answer", timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("button", name="Reset conversation").click()
+    dialog = page.get_by_role("alertdialog", name="Reset this conversation?")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_test_id("user-message")).to_have_text(["Keep this"])
+    with session_scope(readonly=True) as session:
+        kept = tester_chat.recent_messages(conversation_id, session=session)
+        assert [m.content for m in kept] == ["Keep this", "Kept answer"]
+    page.get_by_role("button", name="Reset conversation").click()  # opens again, and Reset still resets
+    page.get_by_role("alertdialog", name="Reset this conversation?").get_by_role("button", name="Reset").click()
+    expect(page.get_by_test_id("user-message")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
