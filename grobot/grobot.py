@@ -22,6 +22,7 @@ from grobot.pages import (
     bots,
     login,
     mcp,
+    not_found,
     settings,
     usage,
     users,
@@ -40,6 +41,9 @@ app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=log
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]
 )
+# Any address the app does not know: the frame and a way back, for every signed-in user.
+app.add_page(not_found.not_found_page, route=not_found.ROUTE, title=not_found.TITLE,
+             on_load=[AppState.require_login, BotsState.refresh])
 
 # Admin-only pages: the on-load check refuses testers before the page reads anything.
 for module, page, state in (
