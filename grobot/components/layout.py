@@ -38,6 +38,34 @@ WIDE_ONLY = wide_only()
 WIDE_CELL = wide_only("table-cell")  # a table column left out on narrow screens
 
 
+MAIN_ID = "main-content"
+
+
+def skip_link() -> rx.Component:
+    """The first stop of the Tab key: "Skip to content", out of sight until it has the focus; it
+    moves the focus to the main content, past the sidebar's links (in the browser, no server
+    round trip; the URL keeps no ``#``)."""
+    return rx.el.a(
+        "Skip to content",
+        href=f"#{MAIN_ID}",
+        on_click=[rx.prevent_default, rx.set_focus(MAIN_ID)],
+        position="fixed",
+        top="0.5rem",
+        left="0.5rem",
+        z_index="1000",
+        padding="0.5rem 1rem",
+        border_radius="var(--radius-3)",
+        background=rx.color("accent", 9),
+        color="var(--accent-contrast)",
+        font_weight="500",
+        font_size="0.875rem",
+        text_decoration="none",
+        box_shadow="var(--shadow-4)",
+        transform="translateY(-200%)",  # off screen above the page until focused
+        _focus={"transform": "none", "outline": f"2px solid {rx.color('accent', 8)}", "outline_offset": "2px"},
+    )
+
+
 def top_bar(active: str) -> rx.Component:
     """Narrow screens, above the title: the menu button and the brand, the theme control and
     the way out (wide screens have the sidebar, and the theme control beside the actions)."""
@@ -133,6 +161,7 @@ def _frame(
     breadcrumb: rx.Component | None,
 ) -> rx.Component:
     return rx.flex(
+        skip_link(),
         sidebar(active),
         rx.el.main(
             rx.vstack(
@@ -143,9 +172,12 @@ def _frame(
                 max_width="72rem",
                 margin_x="auto",
             ),
+            id=MAIN_ID,
+            tab_index=-1,  # the skip link's target takes the focus (not reached by Tab itself)
             flex="1",
             min_width="0",
             padding=["1rem", "1.5rem", "2rem 2.5rem"],
+            _focus={"outline": "none"},
         ),
         min_height="100vh",
         width="100%",

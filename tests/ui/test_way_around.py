@@ -1,5 +1,6 @@
 """Finding one's way (real browser, real web app): an unknown address shows the page frame, says
-the page does not exist and links back to the bot list.
+the page does not exist and links back to the bot list; "Skip to content" is the first Tab
+stop of every page and takes the keyboard past the sidebar to the page's content.
 
 Shares the running web app (and its database) with the other modules of ``tests/ui``.
 """
@@ -13,12 +14,14 @@ from playwright.sync_api import expect
 
 from tests.ui.auth import PAGE_TIMEOUT_MS, home_url_pattern, login_url_pattern
 from tests.ui.chat import add_bot, unique
-from tests.ui.screens import WIDE, sized_page, wait_for_page
+from tests.ui.screens import PHONE, WIDE, sized_page, wait_for_page
 
 logger = logging.getLogger(__name__)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
+FOCUSED = "() => document.activeElement && document.activeElement.closest('main') !== null"
+FOCUS_DEADLINE = {"timeout": 5_000}
 
 
 def test_an_unknown_address_says_so_and_leads_back(browser, web_app, ui_admin) -> None:
@@ -52,3 +55,36 @@ def test_an_unknown_address_asks_to_sign_in_first(browser, web_app, ui_admin) ->
         expect(page).to_have_url(login_url_pattern(), timeout=PAGE_TIMEOUT_MS)
         expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
         expect(page.get_by_text("Page not found")).to_have_count(0)
+
+
+@pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["wide", "phone"])
+def test_skip_to_content_is_the_first_tab_stop(browser, web_app, ui_admin, viewport) -> None:
+    for _ in range(3):  # a sidebar with bots to skip
+        add_bot(unique("Skip"))
+    bot_id = add_bot(unique("Target"))
+    with sized_page(browser, web_app.url, viewport, ui_admin) as page:
+        page.goto(f"/bots/{bot_id}/settings")
+        expect(page.get_by_role("navigation", name="Bot sections")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        skip = page.get_by_role("link", name="Skip to content")
+        assert not _in_view(skip), "the skip link shows before it has the focus"
+
+        page.keyboard.press("Tab")
+        expect(skip).to_be_focused()
+        assert _in_view(skip), "the focused skip link is out of sight"
+
+        page.keyboard.press("Enter")
+        page.wait_for_function(FOCUSED, **FOCUS_DEADLINE)  # the focus is in the main content
+        assert not _in_view(skip)
+        page.keyboard.press("Tab")  # and the next stop is the content's first control, not the sidebar
+        page.wait_for_function(FOCUSED, **FOCUS_DEADLINE)
+        assert page.evaluate("() => document.activeElement.closest('nav[aria-label=\"Main navigation\"]')") is None
+        assert page.grobot_errors == [], page.grobot_errors
+
+
+def _in_view(locator) -> bool:
+    """Whether the element is within the window (a box that is on screen, not pushed off it)."""
+    return locator.evaluate(
+        """el => { const r = el.getBoundingClientRect();
+                   return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0
+                          && r.top < window.innerHeight && r.left < window.innerWidth; }"""
+    )
