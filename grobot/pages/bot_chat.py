@@ -131,7 +131,7 @@ def chat_tab() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.hstack(rx.icon("flask-conical", size=16, color=rx.color("gray", 10)),
+                rx.hstack(rx.icon("flask-conical", size=16, color=rx.color("gray", 11)),
                           rx.text("Test conversation", weight="medium", size="2"), spacing="2", align="center"),
                 reset_button(),
                 justify="between",

@@ -24,7 +24,7 @@ def step_row(step: ChatStep) -> rx.Component:
         rx.el.summary(
             rx.hstack(
                 rx.cond(step.failed, rx.icon("circle-x", size=14, color=rx.color("red", 10)),
-                        rx.icon(icon, size=14, color=rx.color("gray", 10))),
+                        rx.icon(icon, size=14, color=rx.color("gray", 11))),
                 safe_text(step.title, size="1", weight="medium", color=rx.cond(step.failed, rx.color("red", 11),
                                                                                rx.color("gray", 11))),
                 spacing="2", align="center", display="inline-flex",
@@ -42,7 +42,7 @@ def call_row(call: ChatCall) -> rx.Component:
     """An agent's LLM calls in a run: model, tokens in and out, time."""
     muted = rx.color("gray", 11)
     return rx.hstack(
-        rx.icon("cpu", size=14, color=rx.color("gray", 10)),
+        rx.icon("cpu", size=14, color=rx.color("gray", 11)),
         rx.text(call.role, size="1", weight="medium", color=muted),
         safe_text(call.model, size="1", color=muted, font_family="monospace"),
         rx.text(f"{call.tokens_in} → {call.tokens_out} tokens", size="1", color=muted),
@@ -62,7 +62,7 @@ def steps_panel(steps: rx.Var[list[ChatStep]], calls: rx.Var[list[ChatCall]] | N
     return rx.cond(
         count > 0,
         rx.el.details(
-            rx.el.summary(rx.text(f"Steps ({steps.length()})", size="1", color=rx.color("gray", 10), as_="span"),  # type: ignore[attr-defined]
+            rx.el.summary(rx.text(f"Steps ({steps.length()})", size="1", color=rx.color("gray", 11), as_="span"),  # type: ignore[attr-defined]
                           cursor="pointer"),
             rx.vstack(rx.foreach(steps, step_row),
                       *([rx.foreach(calls, call_row)] if calls is not None else []),
@@ -114,7 +114,7 @@ def error_text(text: rx.Var[str]) -> rx.Component:
 
 def stopped_text(reason: rx.Var[str]) -> rx.Component:
     """A run that was cancelled, and why (the tester's Stop, or the worker stopping)."""
-    return rx.hstack(rx.icon("circle-stop", size=16, color=rx.color("gray", 10)),
+    return rx.hstack(rx.icon("circle-stop", size=16, color=rx.color("gray", 11)),
                      rx.text("Stopped: ", reason, size="2", color=rx.color("gray", 11)),
                      spacing="2", align="center", data_testid="answer-stopped")
 

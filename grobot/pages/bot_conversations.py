@@ -185,7 +185,7 @@ class ConversationsState(BotPageState):
 
 # --------------------------------------------------------------------------- components
 
-MUTED = rx.color("gray", 10)
+MUTED = rx.color("gray", 11)
 
 
 def people_filter() -> rx.Component:

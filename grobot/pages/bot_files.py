@@ -212,7 +212,7 @@ def file_row(row: FileRow) -> rx.Component:
     muted = rx.color("gray", 11)
     return rx.table.row(
         rx.table.row_header_cell(rx.hstack(
-            rx.icon("file", size=16, color=rx.color("gray", 10), flex_shrink="0"),
+            rx.icon("file", size=16, color=rx.color("gray", 11), flex_shrink="0"),
             rx.vstack(
                 safe_text(row.path, weight="medium", word_break="break-all"),
                 rx.text(row.size, " · ", row.updated, size="1", color=muted, display=NARROW_ONLY,
@@ -250,7 +250,7 @@ def upload_zone() -> rx.Component:
                                      placeholder="e.g. docs/manuals", width="18rem", max_width="100%"),
                             display="flex", flex_direction="column", gap="0.25rem", max_width="100%"),
                 rx.text("Files go into ", rx.code(FilesState.target_folder), f", up to {FilesState.max_size} each.",
-                        size="1", color=rx.color("gray", 10), data_testid="upload-target"),
+                        size="1", color=rx.color("gray", 11), data_testid="upload-target"),
                 align="end",
                 justify="between",
                 width="100%",
@@ -261,7 +261,7 @@ def upload_zone() -> rx.Component:
                     rx.icon("cloud-upload", size=28, color=rx.color("accent", 10)),
                     rx.text("Drop files here or click to choose", weight="medium", size="2"),
                     rx.text("They are uploaded at once and become readable by the bot's file tools.", size="1",
-                            color=rx.color("gray", 10)),
+                            color=rx.color("gray", 11)),
                     align="center",
                     spacing="1",
                 ),

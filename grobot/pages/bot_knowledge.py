@@ -274,10 +274,10 @@ def user_item(row: UserRow) -> rx.Component:
                 safe_text(rx.cond(row.display_name != "", row.display_name, row.discord_user_id), size="2",
                         weight="medium", truncate=True),
                 rx.hstack(
-                    rx.text(row.note_count, rx.cond(row.note_count == 1, " note", " notes"), size="1", color=rx.color("gray", 10)),
+                    rx.text(row.note_count, rx.cond(row.note_count == 1, " note", " notes"), size="1", color=rx.color("gray", 11)),
                     rx.cond(row.message_count > 0,
                             rx.text(row.message_count, rx.cond(row.message_count == 1, " message", " messages"), size="1",
-                                    color=rx.color("gray", 10))),
+                                    color=rx.color("gray", 11))),
                     rx.cond(row.suggestion_count > 0, rx.badge(row.suggestion_count, " suggested", size="1",
                                                                variant="soft", color_scheme="amber")),
                     rx.cond(row.has_directives, rx.badge("directives", size="1", variant="soft", color_scheme="indigo")),
@@ -314,7 +314,7 @@ def user_list() -> rx.Component:
                           overflow_y="auto"),
                 rx.text("Nobody yet. Everyone who writes to the bot on Discord is listed here; you can also open a "
                         "user by id below.",
-                        size="2", color=rx.color("gray", 10)),
+                        size="2", color=rx.color("gray", 11)),
             ),
             rx.divider(),
             rx.form(
@@ -348,7 +348,7 @@ def note_item(note: NoteRow) -> rx.Component:
                  title="Reliability"),
         rx.vstack(
             note_text(note),
-            rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 10)),
+            rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 11)),
             spacing="0",
             flex="1",
             min_width="0",
@@ -393,7 +393,7 @@ def user_detail() -> rx.Component:
             rx.vstack(
                 rx.heading(rx.cond(KnowledgeState.selected_name != "", KnowledgeState.selected_name,
                                    "Discord user"), size="4", as_="h2"),
-                rx.text("Discord id ", KnowledgeState.selected, size="1", color=rx.color("gray", 10)),
+                rx.text("Discord id ", KnowledgeState.selected, size="1", color=rx.color("gray", 11)),
                 spacing="0",
                 min_width="0",
             ),
@@ -407,7 +407,7 @@ def user_detail() -> rx.Component:
             rx.vstack(
                 rx.text("Directives", weight="medium"),
                 rx.text("How the bot should treat this person. Added to its context whenever they write.", size="1",
-                        color=rx.color("gray", 10)),
+                        color=rx.color("gray", 11)),
                 rx.text_area(value=KnowledgeState.directives, on_change=KnowledgeState.set_directives, rows="4",
                              width="100%", placeholder="e.g. Answer in French. They are a premium customer.",
                              aria_label="Directives"),
@@ -428,7 +428,7 @@ def user_detail() -> rx.Component:
                 rx.cond(
                     KnowledgeState.notes.length() > 0,  # type: ignore[attr-defined]
                     rx.vstack(rx.foreach(KnowledgeState.notes, note_item), spacing="0", width="100%"),
-                    rx.text("No notes about this user yet.", size="2", color=rx.color("gray", 10)),
+                    rx.text("No notes about this user yet.", size="2", color=rx.color("gray", 11)),
                 ),
                 rx.form(
                     rx.vstack(

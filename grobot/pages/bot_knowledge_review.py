@@ -216,9 +216,9 @@ def suggestion_item(row: SuggestionRow) -> rx.Component:
         rx.vstack(
             rx.cond(_editing(SUGGESTION, row.id), _editor(SUGGESTION, row.id),
                     safe_text(row.note, size="2", data_suggestion_text="")),
-            rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 10)),
-                      safe_text(row.user_label, size="1", color=rx.color("gray", 10)),
-                      rx.text(f"· {row.created}", size="1", color=rx.color("gray", 10)), spacing="1"),
+            rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 11)),
+                      safe_text(row.user_label, size="1", color=rx.color("gray", 11)),
+                      rx.text(f"· {row.created}", size="1", color=rx.color("gray", 11)), spacing="1"),
             spacing="0", flex="1", min_width="0", overflow_wrap="anywhere",
         ),
         rx.icon_button(rx.icon("check", size=14), variant="soft", color_scheme="green", size="1",
@@ -240,7 +240,7 @@ def review_card() -> rx.Component:
                 rx.vstack(
                     rx.text("Notes wait for approval", weight="medium"),
                     rx.text("When on, the notes the bot takes about people are suggestions here until you accept "
-                            "them; when off, they are saved at once.", size="1", color=rx.color("gray", 10)),
+                            "them; when off, they are saved at once.", size="1", color=rx.color("gray", 11)),
                     spacing="0", flex="1",
                 ),
                 rx.switch(checked=ReviewState.need_approval, on_change=ReviewState.set_need_approval,

@@ -382,7 +382,7 @@ def toolbar() -> rx.Component:
 
 def pager() -> rx.Component:
     return rx.hstack(
-        rx.text(LogsState.page_label, size="1", color=rx.color("gray", 10), data_testid="logs-page"),
+        rx.text(LogsState.page_label, size="1", color=rx.color("gray", 11), data_testid="logs-page"),
         rx.hstack(
             rx.button(rx.icon("chevron-left", size=14), "Newer", variant="soft", size="1",
                       disabled=LogsState.page == 0, on_click=LogsState.newer),

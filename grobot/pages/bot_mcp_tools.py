@@ -107,7 +107,7 @@ def tool_settings(tools: Any, server_id: Any) -> rx.Component:
         tools.length() > 0,
         rx.vstack(
             rx.text("Per tool: the tool to call when it fails (same arguments), and whether its calls change things.",
-                    size="1", color=rx.color("gray", 10)),
+                    size="1", color=rx.color("gray", 11)),
             rx.el.datalist(rx.foreach(tools, lambda row: rx.el.option(value=row.tool)), id=list_id),
             rx.grid(
                 rx.text("Tool", size="1", weight="medium"),

@@ -251,7 +251,7 @@ class MemoryState(BotPageState):
 
 # --------------------------------------------------------------------------- components
 
-MUTED = rx.color("gray", 10)
+MUTED = rx.color("gray", 11)
 
 
 def meta_item(icon: str, value: rx.Var, title: str) -> rx.Component:
@@ -298,18 +298,21 @@ def memory_item(row: MemoryRow) -> rx.Component:
 
 
 def unavailable_callout() -> rx.Component:
+    """The worker is unreachable: what to start, and Try again. High contrast (amber 12 text):
+    amber 11 on the amber background measures below 4.5:1 in light mode."""
     return rx.callout.root(
         rx.callout.icon(rx.icon("plug-zap")),
         rx.vstack(
-            rx.callout.text(UNAVAILABLE_TEXT, " ", rx.code(WORKER_COMMAND), "."),
+            rx.callout.text(UNAVAILABLE_TEXT, " ", rx.code(WORKER_COMMAND, high_contrast=True), "."),
             rx.callout.text("The bot's memories are kept by the worker; the rest of this page works without it.",
                             size="1"),
-            rx.button(rx.icon("refresh-cw", size=14), "Try again", variant="soft", size="1",
+            rx.button(rx.icon("refresh-cw", size=14), "Try again", variant="soft", size="1", high_contrast=True,
                       on_click=MemoryState.retry),
             spacing="2",
             align="start",
         ),
         color_scheme="amber",
+        high_contrast=True,
         width="100%",
         data_testid="memory-unavailable",
     )

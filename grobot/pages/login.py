@@ -151,7 +151,7 @@ def login_page() -> rx.Component:
                 "No account yet? An administrator creates the first one with ",
                 rx.code(FIRST_ADMIN_COMMAND),
                 size="1",
-                color=rx.color("gray", 10),
+                color=rx.color("gray", 11),
                 text_align="center",
             ),
             spacing="5",

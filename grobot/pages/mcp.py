@@ -39,7 +39,7 @@ def transport_badge(transport: rx.Var[str]) -> rx.Component:
 
 
 def _server_title(row: McpRow) -> rx.Component:
-    muted = rx.color("gray", 10)
+    muted = rx.color("gray", 11)
     return rx.vstack(
         rx.hstack(rx.text(row.name, weight="medium"), transport_badge(row.transport), spacing="2", align="center"),
         rx.text(row.endpoint, size="1", color=muted, font_family="var(--code-font-family, monospace)", truncate=True,
@@ -61,7 +61,7 @@ def _enabled_switch(row: McpRow) -> rx.Component:
 
 
 def _tools(row: McpRow) -> rx.Component:
-    muted = rx.color("gray", 10)
+    muted = rx.color("gray", 11)
     return rx.cond(
         row.listed,
         rx.vstack(
@@ -76,7 +76,7 @@ def _tools(row: McpRow) -> rx.Component:
 
 
 def _bots(row: McpRow) -> rx.Component:
-    return rx.cond(row.bots != "", rx.text(row.bots, size="2"), rx.text("no bot", size="2", color=rx.color("gray", 10)))
+    return rx.cond(row.bots != "", rx.text(row.bots, size="2"), rx.text("no bot", size="2", color=rx.color("gray", 11)))
 
 
 def _actions(row: McpRow) -> rx.Component:
@@ -143,7 +143,7 @@ def check_cell(row: McpRow) -> rx.Component:
             align="start",
             data_testid="mcp-check",
         ),
-        rx.text("not tested yet", size="1", color=rx.color("gray", 10), data_testid="mcp-check"),
+        rx.text("not tested yet", size="1", color=rx.color("gray", 11), data_testid="mcp-check"),
     )
 
 
@@ -179,7 +179,7 @@ def _secret_input(name: str, label: str, names: rx.Var, placeholder: str) -> rx.
         rx.hstack(
             rx.el.label(rx.text(label, size="2", weight="medium"), html_for=ident),
             secret_badge(stored, testid=f"mcp-{name}-state"),
-            rx.cond(stored, rx.text(names, size="1", color=rx.color("gray", 10))),
+            rx.cond(stored, rx.text(names, size="1", color=rx.color("gray", 11))),
             spacing="2",
             align="center",
             wrap="wrap",

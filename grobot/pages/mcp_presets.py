@@ -195,7 +195,7 @@ def _preset_card(row: PresetRow) -> rx.Component:
                 width="100%",
             ),
             rx.text(row.description, size="1", color=muted),
-            rx.text(row.source, size="1", color=rx.color("gray", 10), font_family="var(--code-font-family, monospace)",
+            rx.text(row.source, size="1", color=rx.color("gray", 11), font_family="var(--code-font-family, monospace)",
                     style={"overflow_wrap": "anywhere"}),
             spacing="1",
             width="100%",

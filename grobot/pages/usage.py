@@ -193,7 +193,7 @@ def usage_row(line: UsageLine) -> rx.Component:
             rx.cond(
                 line.errors > 0,
                 rx.text(line.errors, " (", line.error_rate, ")", color=rx.color("red", 11)),
-                rx.text("0", color=rx.color("gray", 10)),
+                rx.text("0", color=rx.color("gray", 11)),
             ),
             text_align="right",
         ),
@@ -261,7 +261,7 @@ def usage_content() -> rx.Component:
         rx.heading("Per Discord user", size="4", as_="h2", margin_top="0.5rem"),
         rx.cond(UsageState.users.length() > 0,
                 charts.breakdown_table("Discord user", UsageState.users, "usage-by-user"),
-                rx.text("No Discord messages answered in this period.", size="2", color=rx.color("gray", 10))),
+                rx.text("No Discord messages answered in this period.", size="2", color=rx.color("gray", 11))),
         rx.heading("Per bot", size="4", as_="h2", margin_top="0.5rem"),
         rx.box(usage_table("Bot", UsageState.by_bot, "usage-by-bot"), overflow_x="auto", width="100%"),
         rx.heading("Per agent role", size="4", as_="h2", margin_top="0.5rem"),
