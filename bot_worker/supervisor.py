@@ -354,7 +354,8 @@ class Supervisor:
             live = {s.id for s in fleet.live_supervisors(stale_after=stale_after, session=session)}
             tester_chat.recover_abandoned(session=session, live_supervisor_ids=live | {self.supervisor_id},
                                         older_than=stale_after)
-            fleet.mark_stale_offline(max_age=3 * self.config.heartbeat_seconds + 10, session=session)
+            fleet.mark_stale_offline(max_age=fleet.stale_heartbeat_after(self.config.heartbeat_seconds),
+                                     session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             memory_registry.prune_orphans(session=session)
             embedded_llm.prune_orphans(session=session)

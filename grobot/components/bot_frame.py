@@ -29,7 +29,10 @@ def bot_identity() -> rx.Component:
         rx.cond(
             BotPageState.bot_discord_name != "",
             rx.hstack(rx.icon("at-sign", size=14, color=muted), rx.text(BotPageState.bot_discord_name, size="2"),
-                      rx.text("·", color=muted), rx.text(counted(BotPageState.bot_guild_count, "guild"), size="2", color=muted),
+                      rx.cond(BotPageState.bot_status == "online",  # a live count: only while online
+                              rx.hstack(rx.text("·", color=muted),
+                                        rx.text(counted(BotPageState.bot_guild_count, "guild"), size="2", color=muted),
+                                        spacing="1", align="center")),
                       spacing="1", align="center", data_testid="discord-identity"),
             rx.text("Not connected to Discord yet", size="2", color=muted),
         ),

@@ -21,11 +21,12 @@ logger = logging.getLogger(__name__)
 ROUTE = "/"
 TITLE = "Bots · GroBot"
 ADD_BOT_COMMAND = "python -m grobot bot add --name NAME --token-stdin"
+WORKER_COMMAND = "python -m grobot worker"
 
 
 def bot_row(bot: BotRow) -> rx.Component:
     """One line of the table."""
-    muted = rx.color("gray", 10)
+    muted = rx.color("gray", 11)
     return rx.table.row(
         rx.table.row_header_cell(
             rx.vstack(
@@ -50,7 +51,11 @@ def bot_row(bot: BotRow) -> rx.Component:
             ),
             display=WIDE_CELL,
         ),
-        rx.table.cell(rx.text(bot.guild_count), text_align="right", display=WIDE_CELL),
+        rx.table.cell(  # a live count: shown only while the bot is online
+            rx.cond(bot.status == "online", rx.text(bot.guild_count), rx.text("—", color=muted)),
+            text_align="right",
+            display=WIDE_CELL,
+        ),
         rx.table.cell(
             rx.cond(
                 bot.enabled,
@@ -123,6 +128,28 @@ def live_indicator() -> rx.Component:
     )
 
 
+def no_worker_banner() -> rx.Component:
+    """Shown while no bot worker runs: no bot is connected to Discord, whatever its last state."""
+    return rx.callout.root(
+        rx.callout.icon(rx.icon("power-off")),
+        rx.vstack(
+            rx.callout.text(
+                rx.text.strong("No bot worker is running"),
+                ": no bot is connected to Discord, whatever its last status, and Test Chat gets no answers. ",
+                rx.cond(AppState.is_admin, "Start it on the server: make run starts it with the web app, or alone:",
+                        "Ask an administrator to start it."),
+            ),
+            rx.cond(AppState.is_admin, command_line(WORKER_COMMAND)),
+            spacing="2",
+            align="start",
+        ),
+        color_scheme="amber",
+        width="100%",
+        role="alert",
+        data_testid="no-worker",
+    )
+
+
 def bots_page() -> rx.Component:
     """The Bots page."""
     return page_layout(
@@ -130,6 +157,7 @@ def bots_page() -> rx.Component:
             BotsState.load_error != "",
             rx.callout(BotsState.load_error, icon="triangle-alert", color_scheme="red", width="100%"),
         ),
+        rx.cond(BotsState.loaded & ~BotsState.worker_running, no_worker_banner()),
         rx.cond(AppState.is_admin, add_bot_dialog()),
         rx.cond(
             BotsState.loaded,

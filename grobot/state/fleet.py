@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import reflex as rx
 
+from grobot.core.services import tester_chat
 from grobot.core.services.bots import BotSummary
 from grobot.core.services.users import NotSignedIn, bots_visible_to
 from grobot.state.app_state import AppState, run_authorized, sign_out_script
@@ -49,12 +50,13 @@ class BotRow:
         )
 
 
-def load_bot_rows(session_token: str) -> list[BotRow]:
-    """The bots the session's user may see, with their status, by name (blocking: run it in a
-    thread). Raises ``NotSignedIn`` when the session is no longer valid."""
+def load_bot_rows(session_token: str) -> tuple[list[BotRow], bool]:
+    """The bots the session's user may see, with their status, by name, and whether a bot worker
+    runs (blocking: run it in a thread). Raises ``NotSignedIn`` when the session is no longer valid."""
     return run_authorized(
         session_token,
-        lambda session, user: [BotRow.from_summary(summary) for summary in bots_visible_to(user, session=session)],
+        lambda session, user: ([BotRow.from_summary(summary) for summary in bots_visible_to(user, session=session)],
+                               tester_chat.worker_running(session=session)),
     )
 
 
@@ -64,6 +66,8 @@ class BotsState(AppState):
     bots: list[BotRow] = []
     loaded: bool = False
     load_error: str = ""
+    # Whether a bot worker sent its heartbeat lately (True until the first read: no false alarm).
+    worker_running: bool = True
     # When the refresh in flight started (time.monotonic); 0 when none. A stale value (a
     # refresh that died with its worker) stops counting after REFRESH_STALE_SECONDS.
     _refresh_started: float = 0.0
@@ -98,9 +102,10 @@ class BotsState(AppState):
             self._refresh_started = now
             session_token = self.session_token
         rows: list[BotRow] | None = None
+        worker_running = True
         failure: Exception | None = None
         try:
-            rows = await asyncio.to_thread(load_bot_rows, session_token)
+            rows, worker_running = await asyncio.to_thread(load_bot_rows, session_token)
         except asyncio.CancelledError:  # Reflex ends a page's on-load chain when the browser leaves
             async with self:
                 self._refresh_started = 0.0  # else the next ticks would wait for a dead refresh
@@ -122,5 +127,6 @@ class BotsState(AppState):
                 self.load_error = "The database cannot be read right now. Retrying…"
                 return
             self.bots = rows or []
+            self.worker_running = worker_running
             self.loaded = True
             self.load_error = ""

@@ -142,3 +142,53 @@ def test_effective_llm_prefers_bot_override_then_global(grobot_env):
     assert glob.public()["api_key"] == "set"
     with pytest.raises(ValidationError, match="unknown provider"), session_scope() as session:
         llm_settings.set_llm(session=session, category="output", provider="skynet", model="x")
+
+
+def _set_status(bot_id: int, **fields: object) -> None:
+    with session_scope() as session:
+        status = session.get(BotStatus, bot_id)
+        for key, value in fields.items():
+            setattr(status, key, value)
+        session.add(status)
+
+
+def test_a_live_state_without_a_recent_heartbeat_is_shown_offline(grobot_env):
+    """No worker runs to mark them (killed, crashed): the lists say offline, and why."""
+    from datetime import timedelta
+
+    from grobot.core.models import utcnow
+    from grobot.core.services import fleet
+
+    limit = fleet.stale_heartbeat_after(get_settings().worker.heartbeat_seconds)
+    assert bots.stale_after_seconds() == limit  # the supervisor's own limit, not a second one
+    now = utcnow()
+    three_hours_ago = now - timedelta(hours=3)
+    with session_scope() as session:
+        ids = {name: bots.create_bot(session=session, name=name, token=make_token(100000000000000000 + i)).id
+               for i, name in enumerate(("fresh", "stale", "starting", "never", "broken", "off"))}
+        bots.set_enabled(bots.get_bot("off", session=session), False, session=session)
+    _set_status(ids["fresh"], state="online", heartbeat_at=now - timedelta(seconds=limit - 5), guild_count=12,
+                discord_user_name="fresh-bot")
+    _set_status(ids["stale"], state="online", heartbeat_at=three_hours_ago, guild_count=12, discord_user_name="stale-bot")
+    _set_status(ids["starting"], state="starting", detail="connecting to Discord",
+                heartbeat_at=now - timedelta(seconds=limit + 5))
+    _set_status(ids["never"], state="online", heartbeat_at=None)
+    _set_status(ids["broken"], state="error", detail="Discord refused the token", heartbeat_at=three_hours_ago)
+    _set_status(ids["off"], state="online", heartbeat_at=three_hours_ago)
+
+    with session_scope(readonly=True) as session:
+        shown = {summary.name: summary for summary in bots.list_bots(session=session)}
+        header = bots.bot_details(bots.get_bot("stale", session=session), session=session)
+    assert (shown["fresh"].status, shown["fresh"].status_detail) == ("online", "")
+    since = three_hours_ago.strftime("%H:%M UTC") if three_hours_ago.date() == now.date() \
+        else three_hours_ago.strftime("%Y-%m-%d %H:%M UTC")
+    assert (shown["stale"].status, shown["stale"].status_detail) == (
+        "offline", f"no heartbeat since {since}; is the bot worker running?")
+    assert (header["status"], header["status_detail"]) == ("offline", shown["stale"].status_detail)  # the bot's header
+    assert shown["starting"].status == "offline"
+    assert shown["starting"].status_detail.startswith("no heartbeat since ")
+    assert (shown["never"].status, shown["never"].status_detail) == (
+        "offline", "no heartbeat received; is the bot worker running?")
+    assert (shown["broken"].status, shown["broken"].status_detail) == ("error", "Discord refused the token")
+    assert (shown["off"].status, shown["off"].status_detail) == ("stopped", "disabled")
+    assert sum(summary.status == "online" for summary in shown.values()) == 1  # "6 bots · 1 online"

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from datetime import timedelta
 
 import pytest
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
-from grobot.core.models import BotStatus, utcnow
+from grobot.core.models import BotStatus, Supervisor, utcnow
 from grobot.core.services import bots
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS
@@ -103,14 +104,15 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     expect(table.get_by_role("rowheader")).to_contain_text(["Alpha", "Beta", "Delta", "Gamma"])
 
     # The bot process reports a new state: the open page shows it without a reload.
-    set_status(delta, state="starting", detail="connecting to the gateway")
+    set_status(delta, state="starting", detail="connecting to the gateway", heartbeat_at=utcnow())
     set_status(alpha, state="offline", detail="gateway connection lost")
     expect(bot_row(page, "Delta")).to_contain_text("Starting", timeout=LIVE_TIMEOUT_MS)
     expect(bot_row(page, "Delta")).to_contain_text("connecting to the gateway")
     expect(bot_row(page, "Alpha")).to_contain_text("Offline")
     expect(bot_row(page, "Alpha")).not_to_contain_text("Online")
 
-    set_status(delta, state="online", detail="connected", discord_user_name="delta-bot", guild_count=12)
+    set_status(delta, state="online", detail="connected", discord_user_name="delta-bot", guild_count=12,
+               heartbeat_at=utcnow())
     expect(bot_row(page, "Delta")).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
     expect(bot_row(page, "Delta")).to_contain_text("delta-bot")
     expect(guilds_cell(bot_row(page, "Delta"))).to_have_text("12")
@@ -166,3 +168,66 @@ def test_admin_adds_a_bot_from_the_web_app(admin_page, ui_env) -> None:
         assert bots.get_token(bot) == token
     html = page.content()
     assert token not in html and not any(token in frame for frame in page.grobot_record.frames)
+
+
+@pytest.fixture
+def running_worker(ui_env):
+    """A bot worker's supervisor with a fresh heartbeat (dated a few minutes ahead, so that a slow
+    machine cannot let it go stale during the test); removed afterwards."""
+    supervisor_id = f"sup-{uuid.uuid4().hex[:6]}"
+
+    def start() -> None:
+        with session_scope() as session:
+            session.add(Supervisor(id=supervisor_id, hostname="test", pid=1, heartbeat_at=utcnow() + timedelta(minutes=5)))
+
+    yield start
+    with session_scope() as session:
+        row = session.get(Supervisor, supervisor_id)
+        if row is not None:
+            session.delete(row)
+
+
+def test_a_bot_silent_for_hours_is_offline_and_the_page_says_no_worker_runs(admin_page, running_worker) -> None:
+    """A worker killed with its bots "online" left their rows so: the page says offline, and why."""
+    page = admin_page
+    delete_all_bots()
+    name = f"Silent-{uuid.uuid4().hex[:6]}"
+    silent = add_bot(name, token=make_token(445566778899001122))
+    three_hours_ago = utcnow() - timedelta(hours=3)
+    set_status(silent, state="online", detail="", discord_user_name="silent-bot", guild_count=12,
+               heartbeat_at=three_hours_ago)
+
+    page.goto("/")
+    row = bot_row(page, name)
+    expect(row).to_contain_text("Offline", timeout=30_000)
+    expect(row).not_to_contain_text("Online")
+    expect(row).to_contain_text(f"no heartbeat since {three_hours_ago.strftime('%H:%M')}")
+    expect(row).to_contain_text("is the bot worker running?")
+    expect(guilds_cell(row)).to_have_text("—")
+    expect(row.locator('[data-status]').first).to_have_attribute("data-status", "offline")
+    expect(page.get_by_text("1 bot · 0 online", exact=True)).to_be_visible()
+    expect(page.locator('[data-status="online"]')).to_have_count(0)  # no green badge, no green dot
+    sidebar = page.get_by_role("navigation", name="Main navigation")
+    expect(sidebar.locator(f'[data-bot-id="{silent}"] [data-status]')).to_have_attribute("data-status", "offline")
+    banner = page.get_by_role("alert").filter(has_text="No bot worker is running")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("make run")
+    expect(banner).to_contain_text("python -m grobot worker")
+
+    # The bot's own header says the same, above its Test Chat.
+    page.goto(f"/bots/{silent}/chat")
+    header = page.get_by_test_id("bot-status")
+    expect(header).to_contain_text("Offline", timeout=PAGE_TIMEOUT_MS)
+    expect(header).to_contain_text("is the bot worker running?")
+    expect(header).to_contain_text("silent-bot")
+    expect(header).not_to_contain_text("12 guilds")
+
+    # A worker starts: the banner goes, without a reload.
+    running_worker()
+    page.goto("/")
+    expect(bot_row(page, name)).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("alert").filter(has_text="No bot worker is running")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    # Its bot beats again: online, with its guilds.
+    set_status(silent, state="online", heartbeat_at=utcnow())
+    expect(bot_row(page, name)).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
+    expect(guilds_cell(bot_row(page, name))).to_have_text("12")

@@ -115,6 +115,7 @@ def test_counts_of_one_are_singular(admin_page) -> None:
     with session_scope() as session:
         status = session.get(BotStatus, bot_id)
         status.state, status.discord_user_name, status.guild_count = "online", "single-bot", 1
+        status.heartbeat_at = utcnow()  # a live bot's heartbeat (an old one reads as offline)
         session.add(status)
         session.add(LogEntry(bot_id=bot_id, level="INFO", logger="bot_worker.bot_process", message="Connected"))
     open_tab(page, bot_id, "logs")

@@ -6,7 +6,7 @@ import logging
 import re
 import shutil
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -17,6 +17,7 @@ from sqlmodel import Session, select
 from grobot.core import security
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import AgentMode, Bot, BotState, BotStatus, utcnow
+from grobot.core.services.fleet import stale_heartbeat_after
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
@@ -288,16 +289,55 @@ def list_bots(*, session: Session) -> list[BotSummary]:
     rows = session.exec(
         select(Bot, BotStatus).join(BotStatus, BotStatus.bot_id == Bot.id, isouter=True).order_by(Bot.name)
     ).all()
-    return [summarize(bot, status) for bot, status in rows]
+    now = utcnow()
+    return [summarize(bot, status, now=now) for bot, status in rows]
 
 
-def summarize(bot: Bot, status: BotStatus | None) -> BotSummary:
+# The states a bot process keeps up by its heartbeats (any other is written once and stays true).
+LIVE_STATES = (BotState.ONLINE.value, BotState.STARTING.value)
+
+
+def stale_after_seconds() -> float:
+    """Seconds without a heartbeat after which an ``online``/``starting`` bot is shown offline:
+    the supervisor's own limit (:func:`grobot.core.services.fleet.stale_heartbeat_after`)."""
+    return stale_heartbeat_after(get_settings().worker.heartbeat_seconds)
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def stale_detail(heartbeat_at: datetime | None, *, now: datetime) -> str:
+    """Why a bot that says it is online is shown offline (its last heartbeat, in UTC)."""
+    if heartbeat_at is None:
+        return "no heartbeat received; is the bot worker running?"
+    beat = _as_utc(heartbeat_at).astimezone(UTC)
+    when = beat.strftime("%H:%M UTC") if beat.date() == now.astimezone(UTC).date() else beat.strftime("%Y-%m-%d %H:%M UTC")
+    return f"no heartbeat since {when}; is the bot worker running?"
+
+
+def heartbeat_is_stale(state: str, heartbeat_at: datetime | None, *, now: datetime, stale_after: float) -> bool:
+    """Is a bot shown ``online``/``starting`` silent for longer than ``stale_after`` seconds?
+    (The rule of :func:`grobot.core.services.fleet.mark_stale_offline`, read without a worker.)"""
+    if state not in LIVE_STATES:
+        return False
+    return heartbeat_at is None or _as_utc(heartbeat_at) < now - timedelta(seconds=stale_after)
+
+
+def summarize(bot: Bot, status: BotStatus | None, *, now: datetime | None = None) -> BotSummary:
+    """What lists show of a bot. A live state whose heartbeat is older than the worker's stale
+    limit is shown ``offline`` with the reason: no worker runs to mark it so (killed, crashed)."""
     state = status.state if status else BotState.STOPPED.value
     detail = status.detail if status else ""
+    heartbeat_at = status.heartbeat_at if status else None
     if not bot.enabled:
         state, detail = BotState.STOPPED.value, "disabled"
     elif not bot.discord_token_enc and state == BotState.STOPPED.value:
         detail = detail or "no Discord token set"
+    else:
+        now = now or utcnow()
+        if heartbeat_is_stale(state, heartbeat_at, now=now, stale_after=stale_after_seconds()):
+            state, detail = BotState.OFFLINE.value, stale_detail(heartbeat_at, now=now)
     return BotSummary(
         id=bot.id or 0,
         name=bot.name,
@@ -307,7 +347,7 @@ def summarize(bot: Bot, status: BotStatus | None) -> BotSummary:
         status_detail=detail,
         discord_user_name=status.discord_user_name if status else None,
         guild_count=status.guild_count if status else 0,
-        heartbeat_at=status.heartbeat_at if status else None,
+        heartbeat_at=heartbeat_at,
     )
 
 

@@ -376,6 +376,13 @@ def record_crash(bot_id: int, error: str, *, retry_in: float, session: Session,
     return status.crash_count
 
 
+def stale_heartbeat_after(heartbeat_seconds: float) -> float:
+    """Seconds without a heartbeat after which a bot shown ``online``/``starting`` is offline:
+    three missed heartbeats and a margin. The supervisor marks such bots offline
+    (:func:`mark_stale_offline`); the web app shows them so when no supervisor runs to do it."""
+    return 3 * heartbeat_seconds + 10
+
+
 def mark_stale_offline(*, max_age: float, session: Session) -> list[int]:
     """Bots shown ``online``/``starting`` whose heartbeat is older than ``max_age`` seconds become ``offline``."""
     cutoff = utcnow() - timedelta(seconds=max_age)
