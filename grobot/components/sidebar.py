@@ -25,6 +25,18 @@ BOT_PAGES = "bot"  # the ``active`` key of a bot's pages: only there is a bot hi
 
 Wrap = Callable[[rx.Component], rx.Component]
 
+# Bring the open bot's link into the bot list's view (run when its highlight appears): a bot
+# far down a long list is otherwise hidden below the fold of the sidebar.
+SCROLL_TO_CURRENT_BOT = """
+document.querySelectorAll('[data-bot-list] a[aria-current="page"][data-bot-id]').forEach((link) => {
+  const list = link.closest('[data-bot-list]');
+  const box = list.getBoundingClientRect(), row = link.getBoundingClientRect();
+  if (row.top < box.top || row.bottom > box.bottom) {
+    list.scrollTop += row.top - box.top - (box.height - row.height) / 2;
+  }
+});
+"""
+
 
 def _as_is(component: rx.Component) -> rx.Component:
     return component
@@ -144,7 +156,11 @@ def sidebar_bot(bot: BotRow, *, highlight: bool, wrap: Wrap = _as_is) -> rx.Comp
         rx.hstack(
             rx.box(width="8px", height="8px", min_width="8px", border_radius="50%",
                    background=status_dot_color(bot.status), data_status=bot.status, title=bot.status),
-            rx.text(bot.name, size="2", weight="medium", truncate=True),
+            # min_width 0: a flex child shrinks below its text, so a long name ends in an ellipsis
+            # (spelled out: ``truncate=True`` sets none of these here).
+            rx.text(bot.name, size="2", weight="medium", min_width="0", flex="1", overflow="hidden",
+                    text_overflow="ellipsis", white_space="nowrap"),
+            *([rx.cond(active, rx.box(display="none", on_mount=rx.call_script(SCROLL_TO_CURRENT_BOT)))] if highlight else []),
             align="center",
             spacing="3",
             padding_x="0.75rem",
@@ -159,6 +175,7 @@ def sidebar_bot(bot: BotRow, *, highlight: bool, wrap: Wrap = _as_is) -> rx.Comp
         href=f"/bots/{bot.id}/chat",
         underline="none",
         width="100%",
+        title=bot.name,  # the full name, when it is cut
         data_bot_id=bot.id,
         aria_current=rx.cond(active, "page", None),
     ))
@@ -169,12 +186,12 @@ def sidebar_bots(*, highlight: bool, wrap: Wrap = _as_is, timer: bool = True) ->
     return rx.vstack(
         *([rx.moment(interval=REFRESH_MS, format="HH:mm:ss", on_change=BotsState.refresh, display="none")]
           if timer else []),
-        rx.text("BOTS", size="1", weight="bold", color=rx.color("gray", 10), padding_x="0.75rem", letter_spacing="0.05em"),
+        rx.text("BOTS", size="1", weight="bold", color=rx.color("gray", 11), padding_x="0.75rem", letter_spacing="0.05em"),
         rx.cond(
             BotsState.bot_count > 0,
             rx.vstack(rx.foreach(BotsState.bots, lambda bot: sidebar_bot(bot, highlight=highlight, wrap=wrap)),
                       spacing="0", width="100%"),
-            rx.text(rx.cond(BotsState.loaded, "No bots yet", "Loading…"), size="2", color=rx.color("gray", 10),
+            rx.text(rx.cond(BotsState.loaded, "No bots yet", "Loading…"), size="2", color=rx.color("gray", 11),
                     padding_x="0.75rem"),
         ),
         spacing="1",
@@ -183,6 +200,7 @@ def sidebar_bots(*, highlight: bool, wrap: Wrap = _as_is, timer: bool = True) ->
         min_height="0",
         flex="1",
         aria_label="Bots",
+        data_bot_list="true",
     )
 
 

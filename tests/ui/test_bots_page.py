@@ -20,6 +20,7 @@ from grobot.core.models import BotStatus, Supervisor, utcnow
 from grobot.core.services import bots
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.screens import WIDE, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -231,3 +232,42 @@ def test_a_bot_silent_for_hours_is_offline_and_the_page_says_no_worker_runs(admi
     set_status(silent, state="online", heartbeat_at=utcnow())
     expect(bot_row(page, name)).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
     expect(guilds_cell(bot_row(page, name))).to_have_text("12")
+
+
+def test_the_open_bot_is_scrolled_into_the_sidebar_and_a_long_name_ends_in_an_ellipsis(browser, web_app,
+                                                                                        ui_admin) -> None:
+    delete_all_bots()
+    long_name = "support_bot_for_the_customer_service_team_eu_west_1"  # no spaces to break at
+    ids = [add_bot(f"Bot {i:02d}") for i in range(1, 36)]
+    long_id = add_bot(long_name)
+    with sized_page(browser, web_app.url, WIDE, ui_admin) as page:
+        page.goto(f"/bots/{ids[30]}/chat")  # "Bot 31": far below the fold of a 900 px high window
+        expect(page.get_by_role("heading", name="Bot 31", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        nav = page.get_by_role("navigation", name="Main navigation")
+        link = nav.locator(f'a[data-bot-id="{ids[30]}"]')
+        expect(link).to_have_attribute("aria-current", "page")
+        # Within the bot list's visible box (the list scrolled to it; no sleep: a deadline).
+        page.wait_for_function(
+            """(id) => {
+                const link = document.querySelector(`[data-sidebar] a[data-bot-id="${id}"]`);
+                const list = link && link.closest('[data-bot-list]');
+                if (!list) return false;
+                const box = list.getBoundingClientRect(), row = link.getBoundingClientRect();
+                return row.top >= box.top - 1 && row.bottom <= box.bottom + 1;
+            }""",
+            arg=ids[30],
+            timeout=PAGE_TIMEOUT_MS,
+        )
+
+        long_link = nav.locator(f'a[data-bot-id="{long_id}"]')
+        expect(long_link).to_have_attribute("title", long_name)
+        text = long_link.get_by_text(long_name, exact=True)
+        cut = text.evaluate(
+            """(el) => {
+                const style = getComputedStyle(el), link = el.closest('a').getBoundingClientRect();
+                return {overflow: style.textOverflow, cut: el.scrollWidth > el.clientWidth,
+                        inside: el.getBoundingClientRect().right <= link.right + 0.5};
+            }"""
+        )
+        assert cut == {"overflow": "ellipsis", "cut": True, "inside": True}, cut
+    delete_all_bots()
