@@ -28,7 +28,7 @@ def role_badge(role: rx.Var[str]) -> rx.Component:
 
 
 def user_row(row: UserRow) -> rx.Component:
-    muted = rx.color("gray", 10)
+    muted = rx.color("gray", 11)
     return rx.table.row(
         rx.table.row_header_cell(
             rx.hstack(
@@ -202,6 +202,7 @@ def shown_once_dialog() -> rx.Component:
             max_width="28rem",
         ),
         open=UsersState.shown_once_for != "",
+        on_open_change=UsersState.shown_once_open_change,
     )
 
 
@@ -211,23 +212,29 @@ def access_dialog() -> rx.Component:
         "Testers see only these bots, and only their Test Chat.",
         rx.cond(
             UsersState.access_bots.length() > 0,
-            rx.scroll_area(
+            rx.box(  # scrolls down only: a long name wraps rather than widening the list
                 rx.vstack(
                     rx.foreach(
                         UsersState.access_bots,
                         lambda bot: rx.el.label(
                             rx.hstack(
-                                rx.checkbox(name="bot-" + bot.id.to_string(), default_checked=bot.granted),
-                                rx.text(bot.name, size="2"),
+                                rx.checkbox(name="bot-" + bot.id.to_string(), default_checked=bot.granted,
+                                            margin_top="0.2rem"),
+                                rx.text(bot.name, size="2", min_width="0", overflow_wrap="anywhere"),
                                 spacing="2",
-                                align="center",
+                                align="start",
                             ),
+                            width="100%",
                         ),
                     ),
                     spacing="2",
+                    width="100%",
                 ),
                 max_height="20rem",
-                type="auto",
+                overflow_y="auto",
+                overflow_x="hidden",
+                width="100%",
+                data_testid="access-bots",
             ),
             rx.text("There are no bots yet.", size="2", color=rx.color("gray", 11)),
         ),

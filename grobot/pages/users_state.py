@@ -26,7 +26,8 @@ logger = logging.getLogger(__name__)
 ROUTE = "/users"
 TITLE = "Users · GroBot"
 PASSWORD_OUTPUT_ID = "shown-once-password"
-MAX_BOTS_LISTED = 500
+MAX_BOTS_LISTED = 500  # the bots the access dialog offers
+BOT_NAMES_SHOWN = 3  # the names of a tester's bots in the table (then "and N more")
 
 
 @dataclass
@@ -52,14 +53,19 @@ class BotAccess:
     granted: bool
 
 
+def bots_text(names: list[str], total: int) -> str:
+    """``"Alpha, Beta, Gamma and 31 more"``: the first names of a tester's bots, then a count."""
+    listed = ", ".join(names)
+    rest = total - len(names)
+    return f"{listed} and {rest} more" if rest > 0 and listed else listed
+
+
 def load_rows(session, user) -> list[UserRow]:
-    """Every account with the names of the bots granted to it."""
-    bots = bots_service.list_bots(session=session)[:MAX_BOTS_LISTED]
-    names = {bot.id: bot.name for bot in bots}
-    granted = users.granted_bots(session=session)
+    """Every account with the first names of the bots granted to it (and how many in all)."""
+    granted = bots_service.granted_bot_names(session=session, per_user=BOT_NAMES_SHOWN)
     rows = []
     for account in users.list_users(session=session):
-        ids = granted.get(account.id or 0, [])
+        names, total = granted.get(account.id or 0, ([], 0))
         is_admin = account.role == Role.ADMIN.value
         rows.append(
             UserRow(
@@ -70,8 +76,8 @@ def load_rows(session, user) -> list[UserRow]:
                 last_login=ago(account.last_login_at, never="never"),
                 last_login_at=utc_text(account.last_login_at),
                 created=utc_text(account.created_at),
-                bots="All bots" if is_admin else ", ".join(sorted(names[i] for i in ids if i in names)),
-                bot_count=len(ids),
+                bots="All bots" if is_admin else bots_text(names, total),
+                bot_count=total,
                 is_self=account.id == user.id,
             )
         )
@@ -185,6 +191,12 @@ class UsersState(AdminState):
         """Close the password dialog (the script-filled field goes with it)."""
         self.shown_once_for = ""
 
+    @rx.event
+    def shown_once_open_change(self, is_open: bool):
+        """Escape or a click outside closes the password dialog too."""
+        if not is_open:
+            self.shown_once_for = ""
+
     # ----------------------------------------------------------------- password
 
     @rx.event
@@ -241,8 +253,8 @@ class UsersState(AdminState):
             account = users.get_user(int(user_id), session=session)
             granted = users.visible_bot_ids(account, session=session) or set()
             return [
-                BotAccess(id=bot.id, name=bot.name, granted=bot.id in granted)
-                for bot in bots_service.list_bots(session=session)[:MAX_BOTS_LISTED]
+                BotAccess(id=bot_id, name=name, granted=bot_id in granted)
+                for bot_id, name in bots_service.bot_names(session=session, limit=MAX_BOTS_LISTED)
             ]
 
         try:

@@ -192,3 +192,22 @@ def test_a_live_state_without_a_recent_heartbeat_is_shown_offline(grobot_env):
     assert (shown["broken"].status, shown["broken"].status_detail) == ("error", "Discord refused the token")
     assert (shown["off"].status, shown["off"].status_detail) == ("stopped", "disabled")
     assert sum(summary.status == "online" for summary in shown.values()) == 1  # "6 bots · 1 online"
+
+
+def test_the_first_names_of_a_testers_bots_and_their_count(any_db_env):
+    """The Users table lists a few names per tester and a count, read with a limit."""
+    from grobot.core.models import Role
+    from grobot.core.services import users
+
+    with session_scope() as session:
+        ids = [bots.create_bot(session=session, name=f"bot {i:02d}").id for i in range(34)]
+        many = users.create_user(session=session, username="many", password="p" * 12, role=Role.TESTER.value)
+        two = users.create_user(session=session, username="two", password="p" * 12, role=Role.TESTER.value)
+        users.create_user(session=session, username="none", password="p" * 12, role=Role.TESTER.value)
+        users.set_granted_bots(many, set(ids), session=session)
+        users.set_granted_bots(two, {ids[20], ids[5]}, session=session)
+        many_id, two_id = many.id, two.id
+    with session_scope(readonly=True) as session:
+        names = bots.granted_bot_names(session=session, per_user=3)
+        assert bots.bot_names(session=session, limit=2) == [(ids[0], "bot 00"), (ids[1], "bot 01")]
+    assert names == {many_id: (["bot 00", "bot 01", "bot 02"], 34), two_id: (["bot 05", "bot 20"], 2)}

@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, func, select
 
 from grobot.core import security
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
-from grobot.core.models import AgentMode, Bot, BotState, BotStatus, utcnow
+from grobot.core.models import AgentMode, AppUserBot, Bot, BotState, BotStatus, utcnow
 from grobot.core.services.fleet import stale_heartbeat_after
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
@@ -349,6 +349,29 @@ def summarize(bot: Bot, status: BotStatus | None, *, now: datetime | None = None
         guild_count=status.guild_count if status else 0,
         heartbeat_at=heartbeat_at,
     )
+
+
+def bot_names(*, session: Session, limit: int) -> list[tuple[int, str]]:
+    """(id, name) of the first ``limit`` bots by name (for pickers: no status, no more rows)."""
+    rows = session.exec(select(Bot.id, Bot.name).order_by(Bot.name, Bot.id).limit(limit)).all()
+    return [(int(bot_id), name) for bot_id, name in rows if bot_id is not None]
+
+
+def granted_bot_names(*, session: Session, per_user: int) -> dict[int, tuple[list[str], int]]:
+    """Tester id -> (the first ``per_user`` names of the bots they may test, by name; how many
+    they may test in all): two queries, a count per tester and at most ``per_user`` names each."""
+    totals = session.exec(
+        select(AppUserBot.app_user_id, func.count()).group_by(AppUserBot.app_user_id)
+    ).all()
+    rank = func.row_number().over(partition_by=AppUserBot.app_user_id, order_by=(Bot.name, Bot.id)).label("rank")
+    ranked = (select(col(AppUserBot.app_user_id).label("user_id"), col(Bot.name).label("name"), rank)
+              .join(Bot, col(Bot.id) == AppUserBot.bot_id).subquery())
+    names: dict[int, list[str]] = {}
+    for user_id, name in session.exec(
+        select(ranked.c.user_id, ranked.c.name).where(ranked.c.rank <= per_user).order_by(ranked.c.user_id, ranked.c.rank)
+    ).all():
+        names.setdefault(int(user_id), []).append(name)
+    return {int(user_id): (names.get(int(user_id), []), int(total)) for user_id, total in totals}
 
 
 def bot_details(bot: Bot, *, session: Session) -> dict[str, Any]:
