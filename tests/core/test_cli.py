@@ -57,6 +57,8 @@ def test_bot_lifecycle(grobot_env, capsys, monkeypatch):
     "args, stdin, expected",
     [
         (("bot", "add", "--name", "bad/name"), None, "name"),
+        (("bot", "add", "--name", "1"), None, "must not be only digits: a bot is found by its name or its number"),
+        (("bot", "set", "one", "name=42"), None, "must not be only digits"),
         (("bot", "add", "--name", "x", "--token-stdin"), "not-a-token\n", "does not look like a Discord bot token"),
         (("bot", "set", "ghost", "personality=x"), None, "no bot named"),
         (("bot", "set", "one", "colour=red"), None, "unknown field 'colour'"),

@@ -160,6 +160,31 @@ def test_a_provider_s_own_service_needs_an_api_key(grobot_env, capsys, monkeypat
     assert (llm.base_url, llm.model, llm.api_key) == ("https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", "gsk-key")
 
 
+def test_a_stored_api_key_goes_only_to_the_provider_and_server_it_was_given_for(grobot_env, capsys, monkeypatch):
+    def stored() -> tuple[str, str, str | None]:
+        with session_scope(readonly=True) as session:
+            llm = llm_settings.effective_llm(session=session, category="output")
+        return llm.provider, llm.base_url, llm.api_key
+
+    code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "openai",
+                       "--api-key-stdin", "--no-check", stdin="sk-openai-key\n")
+    assert code == 0, err
+    code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "openai",
+                       "--model", "gpt-4o")
+    assert code == 0 and stored() == ("openai", "https://api.openai.com/v1", "sk-openai-key")  # same server: kept
+
+    code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "openai",
+                       "--base-url", "http://127.0.0.1:9/v1")
+    assert code == 0 and stored() == ("openai", "http://127.0.0.1:9/v1", None)  # another server: not sent there
+
+    cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "openai", "--api-key-stdin",
+        "--no-check", stdin="sk-openai-key\n")
+    code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "mistral")
+    assert code == 2 and "needs an API key" in err  # the OpenAI key does not count for Mistral
+    code, _, err = cli(capsys, monkeypatch, "llm", "set", "--category", "output", "--provider", "ollama")
+    assert code == 0 and stored()[0] == "ollama" and stored()[2] is None
+
+
 def test_native_mode_is_refused_for_an_output_model_that_cannot_call_tools(grobot_env, capsys, monkeypatch):
     code, _, err = cli(capsys, monkeypatch, "bot", "add", "--name", "gem")
     assert code == 0, err

@@ -92,6 +92,8 @@ class BotFields(BaseModel):
             raise ValueError(
                 "must be 1-64 characters: letters, digits, space, '_', '.', '-', starting with a letter or digit"
             )
+        if value is not None and value.isdigit():  # "42" would name bot number 42 in every command
+            raise ValueError("must not be only digits: a bot is found by its name or its number")
         return value
 
     @field_validator("allowed_channel_ids", "always_on_channel_ids", mode="before")

@@ -129,7 +129,10 @@ def set_llm(
     else:  # only what the admin set: the rest is inherited (see _effective)
         data = validate(OverrideFields, fields)
     row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="")
-    has_key = bool(api_key) or (row.api_key_enc is not None and not clear_api_key)
+    # A stored key goes only to the server it was given for: another provider or server drops it.
+    keeps_key = row.api_key_enc is not None and not clear_api_key and _same_server(
+        session, category, bot_id, (row.provider, row.base_url or ""), (data.provider, data.base_url or ""))
+    has_key = bool(api_key) or keeps_key
     base_url = data.base_url
     if bot_id is not None:  # the server and key an override inherits count as its own
         parent = parent_of(_find(None, category, session=session), category)
@@ -149,12 +152,25 @@ def set_llm(
         setattr(row, key, value)
     if api_key:
         row.api_key_enc = security.encrypt(api_key.strip())
-    elif clear_api_key:
+    elif not keeps_key:
+        if row.api_key_enc is not None and not clear_api_key:
+            logger.info("The %s LLM of %s moved to another server: its API key was not kept", category,
+                        f"bot {bot_id}" if bot_id is not None else "the global default")
         row.api_key_enc = None
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
     return row
+
+
+def _same_server(session: Session, category: str, bot_id: int | None, before: tuple[str, str],
+                 after: tuple[str, str]) -> bool:
+    """Whether two ``(provider, base_url)`` settings talk to the same server with the same provider."""
+    (old_provider, old_url), (new_provider, new_url) = before, after
+    if old_provider.strip().lower() != new_provider.strip().lower():
+        return False
+    return (server_url(session=session, category=category, provider=old_provider, base_url=old_url, bot_id=bot_id)
+            == server_url(session=session, category=category, provider=new_provider, base_url=new_url, bot_id=bot_id))
 
 
 def server_url(*, session: Session, category: str, provider: str, base_url: str = "", bot_id: int | None = None) -> str:
