@@ -184,7 +184,8 @@ def llm_card(row: LLMRow) -> rx.Component:
                     rx.input(name="api_key", type="password", placeholder="Type a new key to replace it",
                              auto_complete="off", on_change=_edited(cat), **small),
                     rx.text(rx.cond(row.hints.contains("api_key"), row.hints["api_key"],  # type: ignore[attr-defined]
-                                    "A new key is checked with the provider before it is saved."),
+                                    "A new key is checked with the provider before it is saved; a stored key stays only with the "
+                                    "same provider and server."),
                             size="1", color=rx.color("gray", 11)),
                     display="flex", flex_direction="column", gap="0.25rem", width="100%"),
                 rx.hstack(

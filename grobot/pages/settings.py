@@ -120,7 +120,8 @@ def llm_form(info: CategoryInfo) -> rx.Component:
                 width="100%",
                 on_change=_edited(cat),
             ),
-            rx.text("A new key is checked with the provider (its model list) before it is saved.", size="1",
+            rx.text("A new key is checked with the provider (its model list) before it is saved. A stored key "
+                    "stays only with the same provider and server.", size="1",
                     color=rx.color("gray", 11)),
             rx.cond(_error(f"{cat}.api_key"),
                     rx.text(_error(f"{cat}.api_key"), size="1", color=rx.color("red", 11), role="alert",
