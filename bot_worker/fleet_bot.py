@@ -85,7 +85,8 @@ class FleetBot(discord.Client):
             guild_ready_timeout=config.guild_ready_timeout,
             max_messages=None,
             chunk_guilds_at_startup=False,
-            allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=True),
+            # What a model writes never pings: not everyone, a role, a user, nor the author replied to.
+            allowed_mentions=discord.AllowedMentions.none(),
         )
         self.bot_id = bot.id
         self.store = store

@@ -85,12 +85,13 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
         warn_once(loaded.limits, hit, limited_user(msg))  # type: ignore[arg-type]
         return Admission(decision, hit.text, meant and gate.notices.allow(author, hit.reason))
     cooldown = float(loaded.bot.user_cooldown_seconds or 0)
-    wait = gate.cooldowns.remaining(author, cooldown)
+    wait = gate.cooldowns.remaining(author, cooldown, start=False)
     if wait > 0:
         return Admission(decision, COOLDOWN_NOTICE.format(seconds=max(1.0, wait)),
                          meant and gate.cooldowns.should_notice(author, cooldown))
     if not gate.runs.try_acquire(int(loaded.bot.max_concurrent_runs or 1)):
-        return Admission(decision, BUSY_NOTICE, meant)
+        return Admission(decision, BUSY_NOTICE, meant)  # not answered: the user's cooldown does not start
+    gate.cooldowns.start(author, cooldown)
     return Admission(decision, _gate=gate)
 
 

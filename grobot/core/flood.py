@@ -18,18 +18,27 @@ class Cooldowns:
         self._last: dict[str, float] = {}
         self._noticed: dict[str, float] = {}
 
-    def remaining(self, user_id: str, seconds: float) -> float:
-        """Seconds the user still has to wait (0: the message is accepted and the window starts)."""
+    def remaining(self, user_id: str, seconds: float, *, start: bool = True) -> float:
+        """Seconds the user still has to wait (0: the message is accepted and, with ``start``, the
+        window starts; without it the caller starts it with :meth:`start` once the message is taken)."""
         now = self._clock()
         if seconds <= 0:
             return 0.0
         last = self._last.get(user_id)
         if last is not None and now - last < seconds:
             return seconds - (now - last)
+        if start:
+            self.start(user_id, seconds)
+        return 0.0
+
+    def start(self, user_id: str, seconds: float) -> None:
+        """The user's window starts now (a message of theirs was taken)."""
+        if seconds <= 0:
+            return
+        now = self._clock()
         self._last[user_id] = now
         if len(self._last) > 10_000:
             self._prune(now, seconds)
-        return 0.0
 
     def should_notice(self, user_id: str, seconds: float) -> bool:
         """True once per cooldown window for a user whose message was dropped."""

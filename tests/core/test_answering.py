@@ -52,6 +52,10 @@ async def test_each_check_in_order_and_what_a_discord_user_is_told(grobot_env, f
     first.release()
     first.release()  # once only: the slot is not freed twice
     assert gate.runs.active == 0
+    # Told "busy, try again in a moment", that user is not answered: the retry is taken, not cooled down.
+    retry = admit(_discord(bot_id, "@bot me too, again", author="43", mentions_bot=True), loaded, gate)
+    assert retry.admitted and retry.refusal == ""
+    retry.release()
     assert admit(_discord(bot_id, "@bot now?", author="44", mentions_bot=True), loaded, gate).admitted
 
     # Over the daily limit: refused before the cooldown and the slot, with the limit's words.

@@ -68,6 +68,15 @@ def test_a_bot_streams_splits_and_handles_commands(grobot_env, tmp_path):
                  20, message=f"{[m['content'][-40:] for m in _bot_messages(world, uid, after=reply['id'], include=True)]}")
         assert world.discord.calls_by(uid, "DELETE", r"/messages/\d+$"), "the draft's second message was deleted"
 
+        # Whatever the model writes pings no one: not a user, a role, nor everyone.
+        bob = world.discord.bob["id"]
+        world.llm.script_for(_asks("greet them"), Reply(text=f"Hey <@{bob}> and @everyone and <@&123456>!", chunks=1))
+        reply = world.wait_reply(world.mention(bot, "greet them"))
+        sent = [c.json for c in world.discord.calls_by(uid, "POST", r"/messages$")
+                if "<@&123456>" in str((c.json or {}).get("content"))]
+        assert sent and all(body["allowed_mentions"]["parse"] == [] and not body["allowed_mentions"].get("users")
+                            and not body["allowed_mentions"].get("replied_user") for body in sent), sent
+
         # Slash commands: /ask answers privately, /reset forgets this channel for this user.
         world.discord.invoke_command(uid, "ask", {"question": "secret question"})
         wait_for(lambda: [r for r in world.discord.interaction_responses
