@@ -37,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     set_.add_argument("--temperature", type=float, default=None, help="default: 0.7, or inherited with --bot")
     set_.add_argument("--fallback-model", default=None)
     set_.add_argument("--supports-images", action="store_true")
-    set_.add_argument("--api-key-stdin", action="store_true", help="read the API key from stdin")
+    key = set_.add_mutually_exclusive_group()
+    key.add_argument("--api-key-stdin", action="store_true", help="read the API key from stdin")
+    key.add_argument("--clear-api-key", action="store_true",
+                     help="remove the stored API key (a server that needs none; a provider's own service needs one)")
     set_.add_argument("--no-check", action="store_true",
                       help="save the API key without the test call to the provider (e.g. while it is unreachable)")
     set_.set_defaults(func=_set)
@@ -66,13 +69,14 @@ def _set(args: argparse.Namespace) -> int:
     with session_scope() as session:
         try:
             row = llm_settings.set_llm(session=session, category=args.category, bot_id=bot_id, api_key=api_key,
-                                       **fields)
+                                       clear_api_key=args.clear_api_key, **fields)
         except llm_settings.MissingAPIKey as exc:  # the CLI's own way to give the key
             raise ValidationError(f"{exc.title} needs an API key for {exc.url}: give it with --api-key-stdin") from None
         model = llm_settings.effective_llm(session=session, category=args.category, bot_id=bot_id).model \
             if row.model is None else row.model
     scope = f"bot '{args.bot}'" if args.bot else "global default"
-    print(f"{args.category} LLM set for {scope}: {args.provider} {model}")
+    print(f"{args.category} LLM set for {scope}: {args.provider} {model}"
+          + ("; API key removed" if args.clear_api_key else ""))
     return 0
 
 

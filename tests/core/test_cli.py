@@ -108,3 +108,17 @@ def test_cli_as_a_process_reports_errors_without_traceback(grobot_env):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_llm_set_clear_api_key_removes_the_stored_key(grobot_env, capsys, monkeypatch):
+    base = ("llm", "set", "--category", "output", "--provider", "openai", "--model", "gpt-x",
+            "--base-url", "https://api.example.test/v1")
+    assert run(capsys, *base, "--api-key-stdin", "--no-check", stdin="sk-old-key\n", monkeypatch=monkeypatch)[0] == 0
+    code, out, err = run(capsys, *base, "--clear-api-key")
+    assert code == 0 and out.strip() == "output LLM set for global default: openai gpt-x; API key removed"
+    rows = {r["category"]: r for r in json.loads(run(capsys, "llm", "show", "--json")[1])}
+    assert rows["output"]["api_key"] == "not set"
+    with pytest.raises(SystemExit) as exited:
+        run(capsys, *base, "--clear-api-key", "--api-key-stdin", stdin="sk-x\n", monkeypatch=monkeypatch)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "not allowed with argument --clear-api-key" in err and err.count("\n") == 1
