@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="re-encrypt every secret with a new key",
         description=(
             "With GROBOT_SECRET_KEY set, put the new key first and the old one after a comma "
-            "(GROBOT_SECRET_KEY=NEW,OLD), run this, then keep only NEW. Without it, a new key is "
-            "generated into the data dir."
+            "(GROBOT_SECRET_KEY=NEW,OLD), run this, then keep only NEW (one key alone is refused). "
+            "Without it, a new key is generated into the data dir."
         ),
     )
     rotate.set_defaults(func=_rotate)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from grobot.cli.main import main
+from tests.conftest import TEST_SECRET_KEY
 from tests.helpers import make_token
 
 TOKEN = make_token(666666666666666666)
@@ -122,3 +123,25 @@ def test_llm_set_clear_api_key_removes_the_stored_key(grobot_env, capsys, monkey
         run(capsys, *base, "--clear-api-key", "--api-key-stdin", stdin="sk-x\n", monkeypatch=monkeypatch)
     err = capsys.readouterr().err
     assert exited.value.code == 2 and "not allowed with argument --clear-api-key" in err and err.count("\n") == 1
+
+
+def test_secrets_rotate_refuses_a_single_env_key(grobot_env, capsys, monkeypatch):
+    from grobot.core.settings import get_settings
+
+    assert run(capsys, "bot", "add", "--name", "rot", "--token-stdin", stdin=TOKEN + "\n", monkeypatch=monkeypatch)[0] == 0
+    code, out, err = run(capsys, "secrets", "rotate")  # GROBOT_SECRET_KEY is one key: no new key to rotate to
+    assert code == 2 and out == ""
+    assert err == ("error: GROBOT_SECRET_KEY holds one key, nothing to rotate to: set GROBOT_SECRET_KEY=NEW,OLD "
+                   "(the new key first), run secrets rotate, then keep only NEW\n")
+
+    monkeypatch.setenv("GROBOT_SECRET_KEY", f"new-key,{TEST_SECRET_KEY}")  # the documented way
+    get_settings.cache_clear()
+    code, out, err = run(capsys, "secrets", "rotate")
+    assert code == 0 and out == "1 secrets re-encrypted with the new key\n"
+    monkeypatch.setenv("GROBOT_SECRET_KEY", "new-key")
+    get_settings.cache_clear()
+    from grobot.core.db import session_scope
+    from grobot.core.services import bots
+
+    with session_scope(readonly=True) as session:  # readable with NEW alone
+        assert bots.get_token(bots.get_bot("rot", session=session)) == TOKEN

@@ -51,6 +51,13 @@ def rotate_key(*, session_factory) -> int:
     """
     settings = get_settings()
     if settings.secret_key:
+        keys = security.current_keys()
+        if len(keys) < 2:
+            raise GroBotError("GROBOT_SECRET_KEY holds one key, nothing to rotate to: set GROBOT_SECRET_KEY=NEW,OLD "
+                              "(the new key first), run secrets rotate, then keep only NEW")
+        if keys[0] in keys[1:]:
+            raise GroBotError("GROBOT_SECRET_KEY=NEW,OLD: the new key (first) is the same as an old one; "
+                              "put a new key first")
         with session_factory() as session:
             return reencrypt_all(session=session)
     path = security.key_file()
