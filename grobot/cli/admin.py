@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _create(args: argparse.Namespace) -> int:
     password = None
-    if args.password_stdin or (sys.stdin is not None and not sys.stdin.isatty() and not args.if_none):
+    if args.password_stdin:  # standard input is read only when asked to (it may be a pipe that never ends)
         password = sys.stdin.readline().rstrip("\n") or None
     generated = password is None
     if generated:

@@ -145,3 +145,22 @@ def test_secrets_rotate_refuses_a_single_env_key(grobot_env, capsys, monkeypatch
 
     with session_scope(readonly=True) as session:  # readable with NEW alone
         assert bots.get_token(bots.get_bot("rot", session=session)) == TOKEN
+
+
+def test_admin_create_reads_stdin_only_with_password_stdin(grobot_env, capsys, monkeypatch):
+    from grobot.core.db import session_scope
+    from grobot.core.services import users
+
+    piped = io.StringIO("y\ny\n")  # `yes | python -m grobot admin create ...`
+    monkeypatch.setattr(sys, "stdin", piped)
+    code, out, _ = run(capsys, "admin", "create", "--username", "bob4")
+    assert code == 0 and out.startswith("admin 'bob4' created with the password: ")
+    assert piped.tell() == 0  # not read
+    generated = out.splitlines()[0].rsplit(": ", 1)[1]
+    code, out, _ = run(capsys, "admin", "create", "--username", "carol", "--password-stdin", stdin="chosen-pw-123\n",
+                       monkeypatch=monkeypatch)
+    assert code == 0 and out == "admin 'carol' created\n"
+    with session_scope() as session:
+        assert users.authenticate(session=session, username="bob4", password=generated) is not None
+        assert users.authenticate(session=session, username="bob4", password="y") is None
+        assert users.authenticate(session=session, username="carol", password="chosen-pw-123") is not None
