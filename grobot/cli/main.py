@@ -20,6 +20,9 @@ logger = logging.getLogger(__name__)
 COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "usage", "settings",
                    "health", "secrets", "worker")
 
+# Loggers of libraries whose messages the commands report themselves, in one line (shown with -v).
+QUIET_LIBRARIES = ("mcp",)
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit code 2 (argparse's own code too)
@@ -60,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if not args.verbose:  # libraries' own errors (with tracebacks) repeat what the command says in one line
+        for noisy in QUIET_LIBRARIES:
+            logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
         return int(args.func(args) or 0)
     except GroBotError as exc:

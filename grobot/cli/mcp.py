@@ -226,7 +226,14 @@ def _show(args: argparse.Namespace) -> int:
 async def _run_test(name: str, timeout: float):
     from grobot.core.tools.mcp_tool_lists import check_and_store
 
-    return await check_and_store(name, timeout=timeout)
+    hub = logging.getLogger("grobot.core.tools.mcp_hub")
+    level = hub.level
+    if not logging.getLogger().isEnabledFor(logging.INFO):  # the report's error is printed: no warning before it
+        hub.setLevel(logging.ERROR)
+    try:
+        return await check_and_store(name, timeout=timeout)
+    finally:
+        hub.setLevel(level)
 
 
 def _test(args: argparse.Namespace) -> int:

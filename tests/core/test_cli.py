@@ -164,3 +164,17 @@ def test_admin_create_reads_stdin_only_with_password_stdin(grobot_env, capsys, m
         assert users.authenticate(session=session, username="bob4", password=generated) is not None
         assert users.authenticate(session=session, username="bob4", password="y") is None
         assert users.authenticate(session=session, username="carol", password="chosen-pw-123") is not None
+
+
+def test_mcp_test_of_a_server_that_is_not_mcp_is_one_line(grobot_env):
+    def grobot(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "grobot", *args], env=grobot_env.environ(),
+                              capture_output=True, text=True, timeout=60)
+
+    assert grobot("mcp", "add", "envsrv", "--command", "echo", "--arg", "hello", "--no-test").returncode == 0
+    result = grobot("mcp", "test", "envsrv", "--timeout", "5")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: MCP server 'envsrv' sent something that is not MCP JSON-RPC")
+    assert result.stderr.count("\n") == 1  # no library log, no traceback, no warning before it
+    verbose = grobot("-v", "mcp", "test", "envsrv", "--timeout", "5")
+    assert verbose.returncode == 2 and "mcp.client" in verbose.stderr  # -v shows what the library said
