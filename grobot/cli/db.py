@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmds = parser.add_subparsers(dest="db_command", metavar="ACTION")
     cmds.required = True
     up = cmds.add_parser("upgrade", help="migrate the database to the newest schema")
-    up.set_defaults(func=_upgrade)
+    up.set_defaults(func=_upgrade, creates_database=True)
     cur = cmds.add_parser("current", help="print the schema revision of the database")
     cur.set_defaults(func=_current)
 

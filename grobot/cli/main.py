@@ -6,11 +6,12 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from grobot.core.errors import GroBotError
 
@@ -66,8 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.verbose:  # libraries' own errors (with tracebacks) repeat what the command says in one line
         for noisy in QUIET_LIBRARIES:
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    from grobot.core.db import creating_sqlite
+
     try:
-        return int(args.func(args) or 0)
+        # Only `db upgrade` and the worker create a SQLite database that does not exist: any other
+        # command would leave an empty file (and its folders) behind and fail on the missing tables.
+        with creating_sqlite(getattr(args, "creates_database", False)):
+            return int(args.func(args) or 0)
     except GroBotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -79,16 +85,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
-    except OperationalError as exc:
+    except (OperationalError, ProgrammingError) as exc:
+        if isinstance(exc, ProgrammingError) and not _missing_table(exc):
+            return _unexpected(exc)
         from grobot.core.settings import get_settings
 
         url = make_url(get_settings().database_url).render_as_string(hide_password=True)
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else "unknown reason"
-        print(f"error: cannot use the database {url}: {reason}", file=sys.stderr)
+        hint = " (no schema yet, or an old one): run python -m grobot db upgrade" if _missing_table(exc) else ""
+        print(f"error: cannot use the database {url}: {reason}{hint}", file=sys.stderr)
         return 2
     except Exception as exc:  # never a traceback for the user
-        if _debug():
-            raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"error: {type(exc).__name__}: {message} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)
-        return 2
+        return _unexpected(exc)
+
+
+def _missing_table(exc: Exception) -> bool:
+    """A table of GroBot's schema is not there (SQLite, PostgreSQL)."""
+    reason = str(getattr(exc, "orig", "") or "")
+    return "no such table" in reason or bool(re.search(r'relation "[^"]+" does not exist', reason))
+
+
+def _unexpected(exc: Exception) -> int:
+    if _debug():
+        raise exc
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    print(f"error: {type(exc).__name__}: {message} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)
+    return 2

@@ -10,7 +10,7 @@ logger = logging.getLogger(__name__)
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("worker", help="run the bot fleet supervisor (python -m bot_worker)")
-    parser.set_defaults(func=_worker)
+    parser.set_defaults(func=_worker, creates_database=True)
 
 
 def _worker(args: argparse.Namespace) -> int:

@@ -17,8 +17,10 @@ from typing import Any, cast
 
 from sqlalchemy import event
 from sqlalchemy.engine import CursorResult, Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlmodel import Session, create_engine
 
+from grobot.core.errors import GroBotError, SettingsError
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -49,10 +51,51 @@ def set_application_name(name: str) -> None:
     _application_name = name[:63]
 
 
+# Whether an engine on a SQLite file that does not exist creates it (and its folders): yes in the
+# processes of the app (worker, web app, tests) and for ``db upgrade``; the CLI's other commands
+# turn it off (see :func:`creating_sqlite`) and say how to create the database instead.
+_create_sqlite = True
+
+
+@contextmanager
+def creating_sqlite(allowed: bool) -> Iterator[None]:
+    """Within this block, a missing SQLite file is created (``allowed``) or a :class:`DatabaseMissing`."""
+    global _create_sqlite
+    previous, _create_sqlite = _create_sqlite, allowed
+    try:
+        yield
+    finally:
+        _create_sqlite = previous
+
+
+class DatabaseMissing(GroBotError):
+    """The SQLite file of DATABASE_URL does not exist (and is not to be created here)."""
+
+
 def _prepare_sqlite_path(url: str) -> None:
-    database = make_url(url).database
-    if database and database != ":memory:":
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    parsed = make_url(url)
+    database = parsed.database
+    if not database or database == ":memory:" or database.startswith("file:") or parsed.query.get("uri"):
+        return
+    path = Path(database).expanduser()
+    if _create_sqlite:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise DatabaseMissing(f"the database {path} does not exist (DATABASE_URL, default GROBOT_DATA_DIR/grobot.db): "
+                              "create it with python -m grobot db upgrade")
+
+
+def _url_error(url: str, exc: Exception) -> SettingsError:
+    """A URL SQLAlchemy cannot use, in one line naming the variable (never the URL: it may hold a password)."""
+    name = "DATABASE_URL" if url == get_settings().database_url else "the database URL"
+    if isinstance(exc, ImportError):
+        return SettingsError(f"{name} needs the Python driver {exc.name}, which is not installed: "
+                             "for PostgreSQL use postgresql+psycopg2://USER:PASSWORD@HOST/DB")
+    if isinstance(exc, NoSuchModuleError):
+        return SettingsError(f"{name} names a database GroBot cannot use ({make_url(url).drivername}): "
+                             "use sqlite:///PATH or postgresql+psycopg2://USER:PASSWORD@HOST/DB")
+    return SettingsError(f"{name} is not a database URL: e.g. sqlite:///data/grobot.db or "
+                         "postgresql+psycopg2://USER:PASSWORD@HOST/DB")
 
 
 def _install_sqlite_hooks(engine: Engine) -> None:
@@ -75,6 +118,13 @@ def _install_sqlite_hooks(engine: Engine) -> None:
 
 def create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
     """A new engine for ``url`` with GroBot's connection settings."""
+    try:
+        return _create_db_engine(url, pool_size=pool_size)
+    except (ArgumentError, ImportError) as exc:
+        raise _url_error(url, exc) from None
+
+
+def _create_db_engine(url: str, *, pool_size: int | None = None) -> Engine:
     settings = get_settings()
     if url.startswith("sqlite"):
         _prepare_sqlite_path(url)

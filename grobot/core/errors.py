@@ -23,6 +23,10 @@ class SecretKeyError(GroBotError):
     """Secrets cannot be decrypted (wrong key) or the key is unusable."""
 
 
+class SettingsError(GroBotError, ValueError):
+    """An environment variable holds a value GroBot cannot use (the message names the variable)."""
+
+
 class PermissionDenied(GroBotError):
     """The session's role does not allow the action."""
 

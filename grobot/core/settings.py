@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grobot.core.errors import SettingsError
+
 
 def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float | None = None,
             positive: bool = False) -> float:
@@ -23,11 +25,11 @@ def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a number (got {raw!r})") from None
+        raise SettingsError(f"{name} must be a number (got {raw!r})") from None
     if positive and value <= 0:
-        raise ValueError(f"{name} must be positive")
+        raise SettingsError(f"{name} must be positive")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum:g}")
+        raise SettingsError(f"{name} must be at least {minimum:g}")
     return value
 
 
@@ -71,7 +73,7 @@ class WorkerSettings:
         heartbeat = _number(env, "GROBOT_HEARTBEAT_SECONDS", 5.0, positive=True)
         spawn = env.get("GROBOT_SPAWN", "").strip().lower() or "fork"
         if spawn not in ("fork", "exec"):
-            raise ValueError("GROBOT_SPAWN must be 'fork' or 'exec'")
+            raise SettingsError("GROBOT_SPAWN must be 'fork' or 'exec'")
 
         def positive(name: str, default: float) -> float:
             return _number(env, name, default, positive=True)

@@ -178,3 +178,33 @@ def test_mcp_test_of_a_server_that_is_not_mcp_is_one_line(grobot_env):
     assert result.stderr.count("\n") == 1  # no library log, no traceback, no warning before it
     verbose = grobot("-v", "mcp", "test", "envsrv", "--timeout", "5")
     assert verbose.returncode == 2 and "mcp.client" in verbose.stderr  # -v shows what the library said
+
+
+def test_database_and_environment_errors_say_what_to_do(grobot_env, tmp_path):
+    def grobot(*args: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "grobot", *args], env=grobot_env.environ(**env),
+                              capture_output=True, text=True, timeout=60)
+
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    result = grobot("bot", "list", DATABASE_URL=f"sqlite:///{empty}")
+    assert (result.returncode, result.stderr) == (2, f"error: cannot use the database sqlite:///{empty}: no such table: "
+                                                     "bot (no schema yet, or an old one): run python -m grobot db upgrade\n")
+
+    missing = tmp_path / "new" / "dir" / "grobot.db"
+    for command in (("bot", "list"), ("db", "current"), ("health",)):  # read-only: nothing is created
+        result = grobot(*command, DATABASE_URL=f"sqlite:///{missing}")
+        assert result.returncode != 0 and "Traceback" not in result.stderr + result.stdout
+        assert not (tmp_path / "new").exists()
+    assert result.stdout.count("create it with python -m grobot db upgrade") == 1  # health's database line
+    assert grobot("bot", "list", DATABASE_URL=f"sqlite:///{missing}").stderr == (
+        f"error: the database {missing} does not exist (DATABASE_URL, default GROBOT_DATA_DIR/grobot.db): "
+        "create it with python -m grobot db upgrade\n")
+    assert grobot("db", "upgrade", DATABASE_URL=f"sqlite:///{missing}").returncode == 0  # as make run does
+    assert grobot("bot", "list", "--json", DATABASE_URL=f"sqlite:///{missing}").stdout.strip() == "[]"
+
+    result = grobot("bot", "list", DATABASE_URL="bogus")
+    assert (result.returncode, result.stderr) == (2, "error: DATABASE_URL is not a database URL: e.g. "
+                                                     "sqlite:///data/grobot.db or postgresql+psycopg2://USER:PASSWORD@HOST/DB\n")
+    result = grobot("bot", "list", GROBOT_POLL_SECONDS="abc")
+    assert (result.returncode, result.stderr) == (2, "error: GROBOT_POLL_SECONDS must be a number (got 'abc')\n")
