@@ -161,6 +161,7 @@ def _ask(args: argparse.Namespace) -> int:
 
     with session_scope(readonly=True) as session:
         bot_id = _bot_id(args.bot, session)
+        llms = _council_llms(bot_id, args.bot, session)  # before any model is loaded: can the council meet?
     found: dict[str, Any] = {}
 
     async def sink(event: Event) -> None:
@@ -171,7 +172,7 @@ def _ask(args: argparse.Namespace) -> int:
             found.update(event.data)
 
     async def ask() -> str | None:
-        servers = await serve_embedded(_council_llms(bot_id))  # an embedded model no worker serves runs here
+        servers = await serve_embedded(llms)  # an embedded model no worker serves runs here
         try:
             return (await run_council(bot_id, args.question, asked_by="cli", platform="cli", sink=sink))[1]
         finally:
@@ -180,20 +181,37 @@ def _ask(args: argparse.Namespace) -> int:
     error = asyncio.run(ask())
     if error:
         raise ValidationError(error)
+    with session_scope(readonly=True) as session:
+        failed = council.get_deliberation(int(found["deliberation_id"]), session=session).error
     if args.json:
-        return _view(argparse.Namespace(id=found.get("deliberation_id"), json=True))
-    print()
+        _view(argparse.Namespace(id=found.get("deliberation_id"), json=True))
+    else:
+        print()
+    if failed:  # the advisors answered (shown, stored) but there is no synthesis: the question has no answer
+        print(f"error: the synthesis could not be made: {' '.join(failed.split())}", file=sys.stderr)
+        return 2
     return 0
 
 
-def _council_llms(bot_id: int) -> list[Any]:
-    """The LLMs a deliberation of the bot would use (none when its council cannot meet: the run says why)."""
+def _council_llms(bot_id: int, ref: str, session: Any) -> list[Any]:
+    """The LLMs a deliberation of the bot would use; an error when its council is off or has no advisor."""
     try:
-        with session_scope(readonly=True) as session:
-            plan = council.council_plan(bot_id, session=session)
+        plan = council.council_plan(bot_id, session=session)
     except GroBotError:
-        return []
+        return []  # the run says why
+    if not plan.enabled:
+        raise ValidationError(f"the council of {plan.bot_name} is not enabled: turn it on with "
+                              f"python -m grobot council enable {_quoted(ref)}")
+    if not plan.advisors:
+        raise ValidationError(f"the council of {plan.bot_name} has no enabled advisor: add one with "
+                              f"python -m grobot council set {_quoted(ref)} ADVISOR, or council reset {_quoted(ref)}")
     return [advisor.llm for advisor in plan.advisors] + [plan.synthesizer]
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -55,3 +55,32 @@ def test_council_from_the_command_line(grobot_env, capsys, fake_llm):
     assert run(capsys, "council", "reset", "sage")[0] == 0
     code, out, _ = run(capsys, "council", "show", "sage", "--json")
     assert [a["name"] for a in json.loads(out)["advisors"]][1] == "Strategist"
+
+
+def test_council_ask_says_how_to_enable_it_and_fails_without_a_synthesis(grobot_env, capsys, fake_llm, monkeypatch):
+    from grobot.cli import council as council_cli
+
+    use_fake_llm(fake_llm)
+    loaded: list[object] = []
+    real_serve = council_cli.serve_embedded
+
+    async def serve_embedded(llms):
+        loaded.append(llms)
+        return await real_serve(llms)
+
+    monkeypatch.setattr(council_cli, "serve_embedded", serve_embedded)
+    assert run(capsys, "bot", "add", "--name", "sage")[0] == 0
+    code, out, err = run(capsys, "council", "ask", "sage", "Go?")
+    assert (code, out) == (2, "")
+    assert err == "error: the council of sage is not enabled: turn it on with python -m grobot council enable sage\n"
+    assert loaded == []  # no model was started for a council that cannot meet
+
+    assert run(capsys, "council", "enable", "sage")[0] == 0
+    fake_llm.script_for(lambda body: "advisory council" in str(body["messages"][0]["content"]),
+                        Reply(status=500, error="synthesis model crashed"), persistent=True)
+    fake_llm.script_for(lambda body: True, Reply(text="I would go."), persistent=True)
+    code, out, err = run(capsys, "council", "ask", "sage", "Go?")
+    assert code == 2 and out.count("I would go.") == 5 and "**Synthesis** could not be made" in out
+    assert err.startswith("error: the synthesis could not be made: ") and err.count("\n") == 1
+    code, out, err = run(capsys, "council", "ask", "sage", "Go?", "--json")
+    assert code == 2 and json.loads(out)["confidence"] is None and err.count("\n") == 1
