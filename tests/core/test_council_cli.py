@@ -84,3 +84,11 @@ def test_council_ask_says_how_to_enable_it_and_fails_without_a_synthesis(grobot_
     assert err.startswith("error: the synthesis could not be made: ") and err.count("\n") == 1
     code, out, err = run(capsys, "council", "ask", "sage", "Go?", "--json")
     assert code == 2 and json.loads(out)["confidence"] is None and err.count("\n") == 1
+
+
+def test_council_show_does_not_blame_the_embedded_model_for_another_provider(grobot_env, capsys):
+    assert run(capsys, "bot", "add", "--name", "helper")[0] == 0  # no LLM set: the embedded demo model
+    assert run(capsys, "council", "synthesis", "helper", "--provider", "ollama", "--model", "llama3.2")[0] == 0
+    code, out, _ = run(capsys, "council", "show", "helper")
+    assert code == 0 and out.splitlines()[0] == "council: disabled; synthesis on ollama llama3.2"
+    assert json.loads(run(capsys, "council", "show", "helper", "--json")[1])["synthesis"] == "ollama llama3.2"

@@ -196,7 +196,7 @@ def _with_provider(base: EffectiveLLM, provider: str, model: str, bot_id: int, s
             url, key, window = default_url, None, base.context_window
         llm = replace(base, provider=provider, base_url=url, api_key=key, context_window=window,
                       model=model or (entry.default_model if entry else base.model), fallback_model=None,
-                      source="council")
+                      source="council", unavailable=None)  # why base's model cannot run says nothing of this one
     elif model and model != base.model:
         llm = replace(base, model=model, fallback_model=None, source="council")
     if llm.provider == "llamacpp" and llm is not base:
