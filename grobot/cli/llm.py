@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
-from grobot.cli.output import print_json, print_table, read_secret_from_stdin
+from grobot.cli.output import Flag, naming_flags, print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.llm import providers
@@ -66,7 +66,7 @@ def _set(args: argparse.Namespace) -> int:
         bot_id = bots.get_bot(args.bot, session=session).id if args.bot else None
     if api_key and not args.no_check:
         _check_key(args, api_key, bot_id)
-    with session_scope() as session:
+    with session_scope() as session, naming_flags(_flags(args.provider)):
         try:
             row = llm_settings.set_llm(session=session, category=args.category, bot_id=bot_id, api_key=api_key,
                                        clear_api_key=args.clear_api_key, **fields)
@@ -78,6 +78,19 @@ def _set(args: argparse.Namespace) -> int:
     print(f"{args.category} LLM set for {scope}: {args.provider} {model}"
           + ("; API key removed" if args.clear_api_key else ""))
     return 0
+
+
+def _flags(provider: str) -> dict[str, Flag]:
+    """The flags of ``llm set`` by the settings' field names (for the services' errors)."""
+    def model(problem: str) -> str:
+        if provider == "llamacpp" and problem.startswith("required"):
+            return ("--model: required with --provider llamacpp: the GGUF file to run (a path under the data dir "
+                    "such as models/x.gguf, an absolute path, or builtin:smollm2-135m)")
+        return f"--model: {problem}"
+
+    return {"provider": "--provider", "base_url": "--base-url", "model": model, "context_window": "--context-window",
+            "temperature": "--temperature", "fallback_model": "--fallback-model",
+            "supports_images": "--supports-images", "api_key": "--api-key-stdin"}
 
 
 def _check_key(args: argparse.Namespace, api_key: str, bot_id: int | None) -> None:

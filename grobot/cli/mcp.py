@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import sys
 
-from grobot.cli.output import print_json, print_table
+from grobot.cli.output import Flag, naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, ValidationError
 from grobot.core.services import mcp_servers
@@ -88,6 +89,21 @@ def _stdin_pairs(what: str) -> dict[str, str]:
     return parse_pairs(lines, what)
 
 
+def _secrets_problem(problem: str) -> str:
+    """A preset's missing secrets, with the flags that give them."""
+    missing = re.findall(r"(?:needs |, )([A-Za-z][\w-]*) \(", problem)
+    if not missing:
+        return f"--secret: {problem}"
+    flags = " ".join(f"--secret {key}=..." for key in missing)
+    return f"{problem}: give {'it' if len(missing) == 1 else 'them'} with {flags} (or --secrets-stdin)"
+
+
+# The flags of ``mcp add`` by the server's field names (for the services' errors).
+FLAGS: dict[str, Flag] = {"name": "NAME", "transport": "--transport", "command": "--command", "args": "--arg",
+                          "env": "--env", "cwd": "--cwd", "url": "--url", "headers": "--header",
+                          "secrets": _secrets_problem}
+
+
 def _add(args: argparse.Namespace) -> int:
     if args.preset:
         return _add_preset(args)
@@ -105,7 +121,7 @@ def _add(args: argparse.Namespace) -> int:
     if args.headers_stdin:
         headers.update(_stdin_pairs("HTTP headers"))
     transport = args.transport or ("streamable_http" if args.url and not args.command else "stdio")
-    with session_scope() as session:
+    with session_scope() as session, naming_flags(FLAGS):
         server = mcp_servers.create_server(
             session=session,
             name=args.name,
@@ -132,7 +148,7 @@ def _add_preset(args: argparse.Namespace) -> int:
     secrets = parse_pairs(args.secret, "--secret")
     if args.secrets_stdin:
         secrets.update(_stdin_pairs("secrets"))
-    with session_scope() as session:
+    with session_scope() as session, naming_flags(FLAGS):
         server = mcp_presets.add_from_preset(session=session, preset=args.preset, name=args.name, secrets=secrets,
                                              enabled=not args.disabled)
         summary = mcp_servers.server_summary(server)

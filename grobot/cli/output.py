@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
+
+# How a command names a service's field in its errors: its flag ("--context-window"), or a
+# function of the problem that returns the whole text ("--secret KEY=...: ...").
+Flag = str | Callable[[str], str]
 
 
 def _default(value: Any) -> Any:
@@ -39,3 +44,32 @@ def read_secret_from_stdin(what: str) -> str:
     if not value:
         raise ValidationError(f"expected the {what} on standard input, got nothing")
     return value
+
+
+def flag_message(message: str, flags: Mapping[str, Flag]) -> str:
+    """A service's ``field: problem; other: problem`` message with the command's flags for the fields."""
+    from grobot.core.services.validation import field_problems
+
+    problems = field_problems(message)
+    if not any(name in flags for name, _problem in problems):
+        return message
+    parts = []
+    for name, problem in problems:
+        flag = flags.get(name, name)
+        parts.append(flag(problem) if callable(flag) else f"{flag}: {problem}")
+    return "; ".join(parts)
+
+
+@contextmanager
+def naming_flags(flags: Mapping[str, Flag]) -> Iterator[None]:
+    """Within this block, a service's :class:`ValidationError` names the command's flags, not its fields
+    (``context_window: must be ...`` -> ``--context-window: must be ...``)."""
+    from grobot.core.errors import ValidationError
+
+    try:
+        yield
+    except ValidationError as exc:
+        message = flag_message(str(exc), flags)
+        if message == str(exc):
+            raise
+        raise ValidationError(message) from None

@@ -67,6 +67,13 @@ def test_bot_lifecycle(grobot_env, capsys, monkeypatch):
         (("bot", "set", "one", "token=abc"), None, "--token-stdin"),
         (("bot", "set", "one", "novalue"), None, "FIELD=VALUE"),
         (("llm", "set", "--category", "output", "--provider", "ollama", "--model", "m", "--base-url", "ftp://x"), None, "http"),
+        (("llm", "set", "--category", "output", "--provider", "ollama", "--context-window", "-5"), None,
+         "error: --context-window: must be between 256 and 10000000\n"),
+        (("llm", "set", "--category", "output", "--provider", "llamacpp"), None,
+         "error: --model: required with --provider llamacpp: the GGUF file to run"),
+        (("mcp", "add", "--preset", "brave-search", "--no-test"), None,
+         "needs BRAVE_API_KEY (Brave Search API key): give it with --secret BRAVE_API_KEY=... (or --secrets-stdin)\n"),
+        (("mcp", "add", "plain", "--no-test"), None, "error: --command: required for a stdio server\n"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_code_2(grobot_env, capsys, monkeypatch, args, stdin, expected):
@@ -208,3 +215,13 @@ def test_database_and_environment_errors_say_what_to_do(grobot_env, tmp_path):
                                                      "sqlite:///data/grobot.db or postgresql+psycopg2://USER:PASSWORD@HOST/DB\n")
     result = grobot("bot", "list", GROBOT_POLL_SECONDS="abc")
     assert (result.returncode, result.stderr) == (2, "error: GROBOT_POLL_SECONDS must be a number (got 'abc')\n")
+
+
+def test_chat_that_fails_exits_with_code_2(grobot_env, capsys, monkeypatch):
+    from grobot.core.settings import get_settings
+
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens there
+    get_settings.cache_clear()
+    assert run(capsys, "bot", "add", "--name", "second")[0] == 0
+    code, out, err = run(capsys, "chat", "second", "hi")
+    assert code == 2 and "[error]" in err

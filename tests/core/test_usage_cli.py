@@ -67,4 +67,4 @@ def test_admin_sets_limits_and_reads_usage_against_them(grobot_env, capsys):
 
     # Over its budget, `chat` makes no LLM call and says why.
     code, out, err = run(capsys, "chat", "alpha", "hello?")
-    assert code == 1 and "[error] alpha has reached its daily limit; it will be back after 00:00 UTC." in err
+    assert code == 2 and "[error] alpha has reached its daily limit; it will be back after 00:00 UTC." in err
