@@ -142,10 +142,10 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
         except discord.HTTPException:
             pass
         raise
-    except Exception as exc:
+    except Exception:
         logger.exception("/council failed")
         try:
-            await interaction.followup.send(f"Sorry, the council could not finish: {type(exc).__name__}")
+            await interaction.followup.send("Sorry, the council could not finish; an admin can see why in the bot's logs.")
         except discord.HTTPException:
             pass
         return

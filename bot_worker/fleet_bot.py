@@ -30,7 +30,7 @@ from bot_worker.remote_store import BotSettings, BotStore
 from bot_worker.run_stops import RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
-from bot_worker.text import ERROR_REPLY
+from bot_worker.text import ERROR_REPLY, public_text
 from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
@@ -38,6 +38,7 @@ from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import Admission, FloodGate, admit, answer
 from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort, NoopMemory
+from grobot.core.public_errors import GENERIC
 from grobot.core.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -326,7 +327,7 @@ class FleetBot(discord.Client):
                         await (streamer.finish(streamer.text + "\n\n(stopped)") if streamer.started
                                else streamer.abort())
                     else:
-                        await self._send_error(message, streamer, str(event.data.get("message", "unknown error")))
+                        await self._send_error(message, streamer, public_text(event.data))
 
             async with typing(self, message.channel.id):
                 tools = await self.tools_for_message(links)
@@ -337,13 +338,13 @@ class FleetBot(discord.Client):
                     self._route_texts = result.route_texts
             if not ended:
                 if result.error:
-                    await self._send_error(message, streamer, result.error)
+                    await self._send_error(message, streamer, result.public_error or result.error)
                 elif result.replied and (result.text or streamer.text):
                     await streamer.finish(result.text or None)
-        except Exception as exc:
+        except Exception:
             logger.exception("Answering a message failed")
             try:
-                await message.reply(ERROR_REPLY.format(error=type(exc).__name__), mention_author=False)
+                await message.reply(ERROR_REPLY.format(error=GENERIC), mention_author=False)
             except Exception:
                 pass
         finally:

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot_worker.text import ERROR_REPLY, split_message
+from bot_worker.text import ERROR_REPLY, public_text, split_message
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import answer_message
 from grobot.core.errors import GroBotError
+from grobot.core.public_errors import GENERIC
 
 if TYPE_CHECKING:
     from bot_worker.fleet_bot import FleetBot
@@ -52,7 +53,7 @@ def register_commands(bot: FleetBot) -> None:
             if event.kind == EventKind.DONE:
                 final["text"] = str(event.data.get("text", ""))
             elif event.kind == EventKind.ERROR:
-                final["error"] = str(event.data.get("message", "unknown error"))
+                final["error"] = public_text(event.data)
 
         try:
             # The reply rules are for messages in channels: an explicit /ask is answered,
@@ -60,10 +61,10 @@ def register_commands(bot: FleetBot) -> None:
             result = await answer_message(incoming, bot.deps, bot.gate, sink=sink, tools=await bot.tools_for_message(),
                                           decision=True)
             text = result.refusal or final.get("text") or result.text
-            error = final.get("error") or result.error
-        except Exception as exc:
+            error = final.get("error") or result.public_error or result.error
+        except Exception:
             logger.exception("/ask failed")
-            text, error = "", type(exc).__name__
+            text, error = "", GENERIC
         if error and not text:
             text = ERROR_REPLY.format(error=error[:1500])
         for part in split_message(text or "(no answer)"):

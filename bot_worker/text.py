@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
 DISCORD_LIMIT = 2000
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
+
+
+def public_text(data: dict[str, Any]) -> str:
+    """What a failed run's error event tells a Discord user: its public reason when the run gave one
+    (never a server's address or a provider's reply), else its message (a refusal, a stop)."""
+    return str(data.get("public") or data.get("message") or "unknown error")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _CLOSE = "\n```"
 

@@ -102,7 +102,8 @@ async def test_llm_error_ends_the_run_with_one_clear_error_event(grobot_env, fak
 
     assert result.error and result.error.startswith("API key rejected by openai at http://127.0.0.1:")
     assert sink.kinds()[-1] == "error" and sink.kinds().count("error") == 1 and "done" not in sink.kinds()
-    assert sink.of("error")[0].data == {"message": result.error}
+    assert sink.of("error")[0].data == {"message": result.error, "public": result.public_error}
+    assert result.public_error == "my AI service is not set up right; an admin needs to check the bot's settings"
     with session_scope(readonly=True) as session:
         rows = session.exec(select(Message)).all()
         assert [m.role for m in rows] == ["user"]  # no half answer in the history

@@ -77,6 +77,13 @@ def test_a_bot_streams_splits_and_handles_commands(grobot_env, tmp_path):
         assert sent and all(body["allowed_mentions"]["parse"] == [] and not body["allowed_mentions"].get("users")
                             and not body["allowed_mentions"].get("replied_user") for body in sent), sent
 
+        # A failed run tells the user why in plain words: not the LLM server's address, nor what it sent back.
+        world.llm.script_for(_asks("please fail hard"), Reply(status=500, error="boom internal sk-secret-123"),
+                             persistent=True)
+        failed = world.wait_reply(world.mention(bot, "please fail hard"), timeout=60)
+        assert failed["content"] == ("Sorry, I could not answer that: the AI service is not available right now; "
+                                     "please try again later"), failed["content"]
+
         # Slash commands: /ask answers privately, /reset forgets this channel for this user.
         world.discord.invoke_command(uid, "ask", {"question": "secret question"})
         wait_for(lambda: [r for r in world.discord.interaction_responses

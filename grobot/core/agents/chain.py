@@ -34,6 +34,7 @@ from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.memory.runtime import memory_failed, memory_worked
+from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
@@ -169,7 +170,7 @@ async def run_chain(
             logger.exception("The chain failed for bot %s", msg.bot_id, extra={"bot_id": msg.bot_id})
         else:
             logger.warning("The chain failed for bot %s: %s", msg.bot_id, error_line(exc), extra={"bot_id": msg.bot_id})
-        return await _fail(recorder, run, error_line(exc), started)
+        return await _fail(recorder, run, error_line(exc), started, public=public_error(exc))
 
 
 def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, calls: int, usage: Any) -> None:
@@ -401,7 +402,9 @@ async def _save_orphan_calls(run: Run) -> None:
 
 
 async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,
-                cancelled: bool = False) -> ChainResult:
+                cancelled: bool = False, public: str | None = None) -> ChainResult:
+    """End the run with one error event: ``message`` for Test Chat and the logs, ``public`` (if
+    given) for a chat platform's user (:func:`grobot.core.public_errors.public_error`)."""
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None
@@ -417,9 +420,9 @@ async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: f
         except Exception:
             logger.exception("Could not store the LLM calls of a failed run")
     try:
-        await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {})},
-                              end=end)
+        await recorder.finish(EventKind.ERROR, {"message": message, **({"cancelled": True} if cancelled else {}),
+                                                **({"public": public} if public else {})}, end=end)
     except Exception:
         logger.exception("Could not end the run with an error")
-    return ChainResult(replied=True, run_id=recorder.run_id, error=message, llm_calls=len(run.records) if run else 0,
+    return ChainResult(replied=True, run_id=recorder.run_id, error=message, public_error=public, llm_calls=len(run.records) if run else 0,
                        timings=timings)

@@ -92,6 +92,7 @@ class ChainResult:
     text: str = ""
     run_id: int | None = None  # id of the stored user message
     error: str | None = None
+    public_error: str | None = None  # what a chat platform's user is told of ``error`` (None: ``error`` itself)
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
