@@ -30,7 +30,7 @@ from bot_worker.remote_store import BotSettings, BotStore
 from bot_worker.run_stops import RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
-from bot_worker.text import ERROR_REPLY, public_text
+from bot_worker.text import ERROR_REPLY, public_text, with_note
 from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
@@ -324,7 +324,7 @@ class FleetBot(discord.Client):
                 elif event.kind == EventKind.ERROR and not ended:
                     ended = True
                     if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
-                        await (streamer.finish(streamer.text + "\n\n(stopped)") if streamer.started
+                        await (streamer.finish(with_note(streamer.text, "(stopped)")) if streamer.started
                                else streamer.abort())
                     else:
                         await self._send_error(message, streamer, public_text(event.data))
@@ -356,7 +356,7 @@ class FleetBot(discord.Client):
 
     async def _send_error(self, message: discord.Message, streamer: ReplyStreamer, error: str) -> None:
         if streamer.started:
-            await streamer.finish(streamer.text + f"\n\n({error[:300]})")
+            await streamer.finish(with_note(streamer.text, f"({error[:300]})"))
         else:
             await streamer.abort()
             await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)

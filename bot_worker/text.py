@@ -90,6 +90,14 @@ def _fence_open_at(text: str, position: int) -> str | None:
     return fence if in_code else None
 
 
+def with_note(text: str, note: str) -> str:
+    """``text`` with ``note`` ("(stopped)", an error) after it, outside any code block left open."""
+    body = text.rstrip()
+    if _fence_open_at(body, len(body) + 1) is not None:
+        body += "\n```"
+    return f"{body}\n\n{note}"
+
+
 def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
     """Split ``text`` into parts of at most ``limit`` characters.
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bot_worker.text import split_message
+from bot_worker.text import split_message, with_note
 
 
 def _fences_balanced(part: str) -> bool:
@@ -66,3 +66,9 @@ def test_small_limits(limit):
     parts = split_message(text, limit)
     assert all(len(p) <= limit for p in parts)
     assert all(_fences_balanced(p) for p in parts)
+
+
+def test_a_note_after_a_cut_answer_is_never_inside_its_code_block():
+    assert with_note("Here:\n```py\nx = 1\n", "(stopped)") == "Here:\n```py\nx = 1\n```\n\n(stopped)"
+    assert with_note("Done.\n```\nx\n```\nThen", "(stopped)") == "Done.\n```\nx\n```\nThen\n\n(stopped)"
+    assert with_note("Plain text", "(the AI service is busy)") == "Plain text\n\n(the AI service is busy)"
