@@ -148,7 +148,8 @@ def test_keyless_preset_added_connected_and_called(preset_env, capsys, web_page,
 
 def test_keyed_preset_needs_its_secrets_and_stores_them_encrypted(preset_env, capsys):
     code, _, err = _cli(capsys, "mcp", "add", "--preset", "github")
-    assert code == 2 and err.strip() == "error: secrets: the github preset needs Authorization (Personal access token)"
+    assert code == 2 and err.strip() == ("error: the github preset needs Authorization (Personal access token): "
+                                         "give it with --secret Authorization=... (or --secrets-stdin)")
     code, _, err = _cli(capsys, "mcp", "add", "--preset", "github", "--secret", "TOKEN=x")
     assert code == 2 and "has no secret TOKEN (it takes: Authorization)" in err
     code, _, err = _cli(capsys, "mcp", "add", "--preset", "gopher")

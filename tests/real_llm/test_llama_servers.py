@@ -84,4 +84,4 @@ def test_cli_says_what_is_wrong_with_a_model_file_in_one_line(grobot_env):
                              "llamacpp", "--model", "/nowhere/model.gguf"], env=grobot_env.environ(), cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == ["error: model: GGUF file not found: /nowhere/model.gguf"]
+    assert result.stderr.strip().splitlines() == ["error: --model: GGUF file not found: /nowhere/model.gguf"]
