@@ -22,6 +22,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grobot.core.memory.embeddings import MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 PAUSE, PAUSED = 0.25, 20
@@ -96,7 +100,7 @@ async def _bench(bot_id: int, messages: int) -> None:
     memory.close()
 
 
-def _beside_python(embedder: object) -> tuple[float, float]:
+def _beside_python(embedder: MiniLMEmbedder) -> tuple[float, float]:
     """p50 ms of one embedding (on its own thread, after a pause) alone, and while this thread runs Python
     for 10 ms: whether the two vCPUs give the model and the supervisor's Python real parallel time. (The
     GIL is handed over every 0.2 ms meanwhile, so the figure is the model's, not a wait for the GIL.)"""
@@ -112,7 +116,7 @@ def _beside_python(embedder: object) -> tuple[float, float]:
 
         def one(text: str = f"pong number {index}") -> None:
             span.append(time.perf_counter())
-            embedder.embed([text])  # type: ignore[attr-defined]
+            embedder.embed([text])
             span.append(time.perf_counter())
 
         thread = threading.Thread(target=one)

@@ -30,16 +30,21 @@ def user_row(page, username: str):
     return page.get_by_role("table").get_by_role("row").filter(has=page.get_by_text(username, exact=True))
 
 
+def user_action(page, username: str, action: str):
+    """The confirmation of ``action`` ("Delete", "Disable") on a user, opened from their row's menu."""
+    page.goto("/users")
+    row = user_row(page, username)
+    expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name=action).click()
+    return page.get_by_role("alertdialog", name=f"{action} user?")
+
+
 def test_deleting_a_user_asks_first_naming_them(admin_page) -> None:
     page = admin_page
     account = create_ui_user(unique("leaving"), Role.TESTER)
-    page.goto("/users")
+    dialog = user_action(page, account.username, "Delete")
     row = user_row(page, account.username)
-    expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-
-    row.get_by_role("button", name="More actions").click()
-    page.get_by_role("menuitem", name="Delete").click()
-    dialog = page.get_by_role("alertdialog", name="Delete user?")
     expect(dialog).to_contain_text(f"Delete {account.username}? Their account and bot access are removed for good.")
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_be_hidden()
@@ -84,12 +89,8 @@ def test_escape_closes_the_disable_user_confirmation(admin_page) -> None:
     and the next confirmation opens as usual."""
     page = admin_page
     account = create_ui_user(unique("staying"), Role.TESTER)
-    page.goto("/users")
+    dialog = user_action(page, account.username, "Disable")
     row = user_row(page, account.username)
-    expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-    row.get_by_role("button", name="More actions").click()
-    page.get_by_role("menuitem", name="Disable").click()
-    dialog = page.get_by_role("alertdialog", name="Disable user?")
     expect(dialog).to_be_visible()
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()

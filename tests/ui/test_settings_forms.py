@@ -528,14 +528,20 @@ def test_a_refused_price_shows_at_its_field_and_keeps_what_was_typed(admin_page)
                 costs.delete_price("openai", model, session=session)
 
 
-def test_bot_settings_save_on_enter_and_show_a_taken_name_at_the_name(admin_page) -> None:
-    page = admin_page
+def _settings_beside_a_taken_name(page, prefix: str):
+    """Another bot's name, and the Settings tab of a new bot (prefix ``prefix``) with its Name field."""
     taken = unique("Taken")
     add_bot(taken)
-    bot_id = add_bot(unique("Renamed"))
+    bot_id = add_bot(unique(prefix))
     open_tab(page, bot_id, "settings")
     name = page.get_by_role("textbox", name="Name", exact=True)
     expect(name).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    return taken, bot_id, name
+
+
+def test_bot_settings_save_on_enter_and_show_a_taken_name_at_the_name(admin_page) -> None:
+    page = admin_page
+    taken, bot_id, name = _settings_beside_a_taken_name(page, "Renamed")
 
     new_name = unique("Entered")
     name.fill(new_name)
@@ -581,12 +587,7 @@ def test_a_field_reached_with_tab_is_not_under_the_sticky_save_bar(admin_page, s
 def test_on_a_phone_a_refused_save_brings_the_field_with_the_error_into_view(admin_page) -> None:
     page = admin_page
     page.set_viewport_size(PHONE)
-    taken = unique("Taken")
-    add_bot(taken)
-    bot_id = add_bot(unique("Phone"))
-    open_tab(page, bot_id, "settings")
-    name = page.get_by_role("textbox", name="Name", exact=True)
-    expect(name).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    taken, _bot_id, name = _settings_beside_a_taken_name(page, "Phone")
     page.get_by_role("textbox", name="Allowed channels").scroll_into_view_if_needed()  # further down the page
 
     name.fill(taken)
