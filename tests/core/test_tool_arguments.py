@@ -223,3 +223,48 @@ async def test_a_question_the_model_could_not_write_is_asked_plainly(bot, fake_l
     result = await run_chain(message(bot, "Read a file for me."), tools=catalog)
 
     assert catalog.calls == [] and result.text == "I need the path for that. Could you tell me?"
+
+
+def memory_catalog() -> FakeToolCatalog:
+    """A tool that keeps a fact the user tells (as the built-in memory and notes tools do)."""
+    async def remember(text: str) -> str:
+        return "remembered"
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    return FakeToolCatalog().add("remember", remember, schema=schema, from_user=("text",))
+
+
+async def test_a_fact_the_user_never_said_is_not_kept_and_the_bot_asks(bot, fake_llm):
+    """"Please remember something": a small model writes a fact of its own. Nothing is stored; the bot asks."""
+    catalog = memory_catalog()
+    fake_llm.script(pick("remember"), Reply(json={"arguments": {"text": "The user's favourite colour is blue."}}),
+                    Reply(text="What should I remember?"))
+    sink = EventCollector()
+
+    result = await run_chain(message(bot, "Please remember something for me."), sink=sink, tools=catalog)
+
+    assert catalog.calls == [] and result.text == "What should I remember?" and result.llm_calls == 3
+    assert any("is not in the conversation" in e.data.get("text", "") for e in sink.of("thinking"))
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Remember that I like tea", "The user likes tea"),
+    ("Please remember: the team meeting is on Friday.", "Team meeting on Friday"),
+    ("remember I live in Berlin", "User lives in Berlin."),
+])
+async def test_a_fact_in_the_users_words_is_kept(bot, fake_llm, text, fact):
+    catalog = memory_catalog()
+    fake_llm.script(pick("remember"), Reply(json={"arguments": {"text": fact}}), Reply(text="Noted."))
+
+    result = await run_chain(message(bot, text), tools=catalog)
+
+    assert catalog.calls == [("remember", {"text": fact})] and result.text == "Noted."
+
+
+def test_the_built_in_tools_that_keep_facts_take_them_from_the_user():
+    from grobot.core.tools.builtins import builtin_tools
+
+    specs = {t.spec.name: t.spec for t in builtin_tools(1, store=object(), memory=object())}
+    assert specs["memory_remember"].from_user == ("text",)
+    assert specs["user_notes_add"].from_user == ("note",) and specs["user_notes_update"].from_user == ("note",)
+    assert specs["files_read"].from_user == ()

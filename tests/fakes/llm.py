@@ -746,7 +746,7 @@ class EventCollector:
 class FakeToolCatalog:
     """A :class:`~grobot.core.tools.base.ToolCatalog` of Python functions, for chain tests.
 
-    ``add(name, func, schema=..., read_only=..., fallback=..., timeout=...)``: ``func`` is an
+    ``add(name, func, schema=..., read_only=..., fallback=..., timeout=..., from_user=...)``: ``func`` is an
     async function taking the arguments as keywords and returning a string or a ToolResult
     (or raising ToolError). ``calls`` records ``(name, arguments)`` in call order.
     """
@@ -758,12 +758,13 @@ class FakeToolCatalog:
         self.missing: dict[str, str] = {}
 
     def add(self, name: str, func: Callable[..., Any], *, schema: dict[str, Any] | None = None, description: str = "",
-            read_only: bool = False, fallback: str | None = None, timeout: float | None = None) -> FakeToolCatalog:
+            read_only: bool = False, fallback: str | None = None, timeout: float | None = None,
+            from_user: tuple[str, ...] = ()) -> FakeToolCatalog:
         from grobot.core.tools.base import ToolSpec
 
         self.specs[name] = ToolSpec(name=name, description=description or f"the {name} tool",
                                     input_schema=schema or {"type": "object", "properties": {}},
-                                    read_only=read_only, fallback=fallback, timeout_seconds=timeout)
+                                    read_only=read_only, fallback=fallback, timeout_seconds=timeout, from_user=from_user)
         self.funcs[name] = func
         return self
 

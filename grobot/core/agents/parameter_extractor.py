@@ -4,7 +4,7 @@ Broken JSON is repaired (json-repair); an invalid answer gets one retry that sho
 model the validation error (a required value it left out without saying the user never gave it
 is then required by the grammar, and used only if the conversation holds it); a required
 value the user never gave goes to the Clarifier, as does a file name the conversation never wrote
-(the model made it up). A time-zone argument may only take the zones the message names
+or a fact to keep that the user never said (the model made it up). A time-zone argument may only take the zones the message names
 (:mod:`grobot.core.agents.time_zones`; the executor reads a place written for a zone as its zone).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 from grobot.core.agents import prompts, time_zones
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
+from grobot.core.agents.tool_router import content_words
 from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -151,6 +152,21 @@ def _names_a_file_said(name: str, value: Any, said: str) -> bool:
     return all(re.search(rf"(?<!\w){re.escape(word.rstrip('s') or word)}", said) for word in words)
 
 
+# At least this share of a fact's words must have been said for it to count as the user's words.
+TOLD_SHARE = 0.5
+
+
+def _told(value: Any, said: str) -> bool:
+    """Whether ``value``, a fact to note or remember (:attr:`ToolSpec.from_user`), is what the user
+    said: at least half of its meaningful words are in ``said`` ("The user likes tea" for "remember
+    that I like tea"). A fact the conversation never held was made up by the model. A value with no
+    meaningful word cannot be judged."""
+    if not isinstance(value, str):
+        return False
+    words = content_words(value) - {"user"}
+    return not words or len(words & content_words(said)) >= TOLD_SHARE * len(words)
+
+
 def _user_words(messages: list[dict[str, Any]]) -> str:
     return "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user").lower()
 
@@ -207,7 +223,10 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     last_error = ""
 
     def from_conversation(name: str, value: Any) -> bool:
-        """A file name the conversation must hold; a value the grammar forced, too (a zone: one it names)."""
+        """A file name or a fact to keep the conversation must hold; a value the grammar forced, too (a
+        zone: one it names)."""
+        if name in spec.from_user:
+            return _told(value, said)
         if name in file_names:
             return _names_a_file_said(name, value, said)
         if name not in forced:
@@ -230,7 +249,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     args, _ = parse_object(args)
                 except BadJSON:
                     args = None
-            guessed_file = False
+            guessed = False
             if isinstance(args, dict):
                 args = {**kept, **{k: v for k, v in args.items() if v is not None}}
                 made_up = [n for n in args if not from_conversation(n, args[n])]
@@ -239,8 +258,9 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "
                                                            "so not used")
                     args = {k: v for k, v in args.items() if k not in made_up}
-                    # A file name made up, not left out: asking the model again would not give the user's file.
-                    guessed_file = any(n in file_names for n in made_up)
+                    # A file name or a fact made up, not left out: asking the model again would not give
+                    # the user's file or words.
+                    guessed = any(n in file_names or n in spec.from_user for n in made_up)
             errors = check(args, spec)
             if not errors:
                 return Extraction(arguments=args)
@@ -248,7 +268,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
             said_missing = [str(m) for m in answer.get("missing") or [] if str(m)] if isinstance(answer.get("missing"), list) else []
             question = str(answer.get("question") or "").strip()
             only_missing = bool(missing) and len(errors) == len(missing)
-            if only_missing and (said_missing or question or guessed_file):
+            if only_missing and (said_missing or question or guessed):
                 # The model says plainly the user never gave it (or made a file name up): no point in asking it again.
                 return Extraction(arguments=None, missing=missing, question=question, error="; ".join(errors))
             last_error = "; ".join(errors)

@@ -47,8 +47,13 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that carry meaning: lower case, roughly singular, no stopwords or short words."""
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
+
+
 def _words(text: str) -> set[str]:
-    words = {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
+    words = content_words(text)
     if _FILE_NAME.search(text):
         words.add("file")  # "notes.txt" names a file
     return words

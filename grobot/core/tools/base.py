@@ -26,6 +26,9 @@ class ToolSpec:
     source: str = "builtin"  # "builtin" or the MCP server's name
     timeout_seconds: float | None = None  # per-tool override of the call timeout
     fallback: str | None = None  # name (in the catalog) of a tool to try when this one fails
+    # Arguments that record what the user said (a fact to note or remember): their words must come
+    # from the conversation; a value a model wrote on its own is not used (the user is asked).
+    from_user: tuple[str, ...] = ()
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""

@@ -51,9 +51,10 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
     return schema
 
 
-def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool) -> ToolSpec:
+def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool,
+          from_user: tuple[str, ...] = ()) -> ToolSpec:
     return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, writes=not read_only,
-                    source="builtin")
+                    source="builtin", from_user=from_user)
 
 
 def _json_result(data: Any) -> ToolResult:
@@ -166,6 +167,7 @@ def _notes_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
                     ["note", "reliability"],
                 ),
                 read_only=False,
+                from_user=("note",),
             ),
             add,
         ),
@@ -180,6 +182,7 @@ def _notes_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
                     ["note_id"],
                 ),
                 read_only=False,
+                from_user=("note",),
             ),
             update,
         ),
@@ -218,6 +221,7 @@ def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
                 "Store a fact in the bot's long-term memory.",
                 _schema({"text": {"type": "string", "minLength": 1, "maxLength": 4000}}, ["text"]),
                 read_only=False,
+                from_user=("text",),
             ),
             remember,
         ),
