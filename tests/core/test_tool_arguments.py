@@ -251,6 +251,9 @@ async def test_a_fact_the_user_never_said_is_not_kept_and_the_bot_asks(bot, fake
     ("Remember that I like tea", "The user likes tea"),
     ("Please remember: the team meeting is on Friday.", "Team meeting on Friday"),
     ("remember I live in Berlin", "User lives in Berlin."),
+    # The model's own wording, or another language: the message said something to keep.
+    ("Remember that I don't eat meat.", "The user is vegetarian."),
+    ("Please remember this: je bois du thé tous les matins.", "The user drinks tea every morning."),
 ])
 async def test_a_fact_in_the_users_words_is_kept(bot, fake_llm, text, fact):
     catalog = memory_catalog()

@@ -19,7 +19,7 @@ from typing import Any
 from grobot.core.agents import prompts, time_zones
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
-from grobot.core.agents.tool_router import content_words
+from grobot.core.agents.tool_router import content_words, name_words
 from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -154,17 +154,29 @@ def _names_a_file_said(name: str, value: Any, said: str) -> bool:
 
 # At least this share of a fact's words must have been said for it to count as the user's words.
 TOLD_SHARE = 0.5
+# Words that only ask for something to be kept, without saying what ("remember something for me").
+_ASKING_WORDS = frozenset("""
+something anything thing stuff info information detail later important okay ok fact note remember memorize
+memorise keep save store write down jot record please
+""".split())
 
 
-def _told(value: Any, said: str) -> bool:
-    """Whether ``value``, a fact to note or remember (:attr:`ToolSpec.from_user`), is what the user
-    said: at least half of its meaningful words are in ``said`` ("The user likes tea" for "remember
-    that I like tea"). A fact the conversation never held was made up by the model. A value with no
-    meaningful word cannot be judged."""
+def _told(value: Any, said: str, message: str, spec: ToolSpec) -> bool:
+    """Whether ``value``, a fact to note or remember (:attr:`ToolSpec.from_user`), is the user's.
+
+    It is when at least half of its meaningful words were said ("The user likes tea" for "remember
+    that I like tea"), or when the message says something beyond asking for it to be kept: a model
+    may word the fact its own way ("User is vegetarian" for "remember I don't eat meat") or in
+    another language. A fact written for a message that only asks ("Please remember something for
+    me.") was made up by the model. A value with no meaningful word cannot be judged.
+    """
     if not isinstance(value, str):
         return False
     words = content_words(value) - {"user"}
-    return not words or len(words & content_words(said)) >= TOLD_SHARE * len(words)
+    if not words or len(words & content_words(said)) >= TOLD_SHARE * len(words):
+        return True
+    asking = _ASKING_WORDS | name_words(spec.name) | content_words(spec.description)
+    return bool(content_words(message) - asking)
 
 
 def _user_words(messages: list[dict[str, Any]]) -> str:
@@ -226,7 +238,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
         """A file name or a fact to keep the conversation must hold; a value the grammar forced, too (a
         zone: one it names)."""
         if name in spec.from_user:
-            return _told(value, said)
+            return _told(value, said, str(run.msg.content or ""), spec)
         if name in file_names:
             return _names_a_file_said(name, value, said)
         if name not in forced:
