@@ -9,7 +9,7 @@ from grobot.core.services import health
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("health", help="check the database, schema, secrets, worker and LLM server")
+    parser = sub.add_parser("health", help="check the database, schema, secrets, worker, memory and every LLM server in use")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=_health)
 

@@ -13,6 +13,7 @@ class LLMError(GroBotError):
     retryable = False
     # The fallback model (same server) may help: the model itself failed, not the server or key.
     fallback_helps = False
+    status: int | None = None  # the HTTP status the server answered, when it answered one
 
     def __init__(self, message: str, *, provider: str = "", url: str = "") -> None:
         super().__init__(message)

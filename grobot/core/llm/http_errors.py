@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
+import ssl
 from typing import Any
 
 import aiohttp
@@ -28,7 +31,13 @@ def error_text(body: str) -> str:
 
 
 def from_status(status: int, body: str, headers: Any, *, provider: str, url: str, model: str) -> errors.LLMError:
-    """The error for an HTTP ``status`` answer of an LLM server."""
+    """The error for an HTTP ``status`` answer of an LLM server (its ``status`` set)."""
+    error = _status_error(status, body, headers, provider=provider, url=url, model=model)
+    error.status = status
+    return error
+
+
+def _status_error(status: int, body: str, headers: Any, *, provider: str, url: str, model: str) -> errors.LLMError:
     detail = error_text(body)
     kw = {"provider": provider, "url": url}
     if status in (401, 403):
@@ -55,3 +64,24 @@ def from_transport(exc: Exception, *, provider: str, url: str, timeout: float) -
     if isinstance(exc, asyncio.TimeoutError):
         return errors.LLMTimeout(f"{provider} at {url} did not answer within {timeout:g} s", **kw)
     return errors.ServerError(f"{provider} at {url}: connection failed ({type(exc).__name__}: {errors.one_line(str(exc), 120)})", **kw)
+
+
+def transport_reason(exc: BaseException) -> str:
+    """Why a connection failed, in plain words ("connection refused", "the host name is not known"), from
+    the OS error under ``exc`` (aiohttp's and httpx's errors wrap it); "" when there is none."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return f"its TLS certificate is not accepted ({current.verify_message})"
+        if isinstance(current, ssl.SSLError):
+            return "the TLS handshake failed"
+        if isinstance(current, socket.gaierror):
+            return "the host name is not known"
+        if isinstance(current, OSError) and current.errno and current.errno > 0:
+            return os.strerror(current.errno).lower()
+        if isinstance(current, TimeoutError):
+            return "timed out"
+        current = current.__cause__ or current.__context__
+    return ""

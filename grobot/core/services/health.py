@@ -1,20 +1,22 @@
-"""Health checks of a GroBot installation: database, schema, secrets, supervisor, LLM server."""
+"""Health checks of a GroBot installation: database, schema, secrets, supervisor, memory, each LLM server in use."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-import httpx
 from sqlalchemy import text
-from sqlmodel import select
+from sqlmodel import Session, col, select
 
 from grobot.core import migrations, security
 from grobot.core.db import get_engine, session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.llm import embedded
-from grobot.core.models import Bot, Supervisor, utcnow
-from grobot.core.services import llm_settings
+from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.models import Bot, Council, LLMSetting, Supervisor, utcnow
+from grobot.core.services import council, llm_checks, llm_settings
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -70,25 +72,99 @@ def _supervisor() -> Check:
     return Check("worker", True, f"{newest.id} alive ({age:.0f} s ago)")
 
 
-def _llm() -> Check:
+HEALTH_TIMEOUT_SECONDS = 5.0
+SHOWN_OWNERS = 4  # "used by" names this many owners (global, bot x, ...), then "and N more"
+
+
+@dataclass
+class _Server:
+    """One server the settings in use talk to (an embedded model: one file), with who uses it."""
+
+    llm: EffectiveLLM
+    uses: dict[str, list[str]]  # owner ("global", "bot helper") -> what of it ("output", "council advisor X")
+
+
+def _server_key(llm: EffectiveLLM) -> tuple[str, ...]:
+    """Settings that talk to the same server (same provider, URL and key) are checked once."""
+    if llm.provider == embedded.PROVIDER:
+        return (llm.provider, llm.model)
+    return (llm.provider, llm.base_url.rstrip("/"), llm.api_key or "")
+
+
+def _servers_in_use(session: Session) -> list[_Server]:
+    """The servers of the global settings, then of each enabled bot's overrides and council."""
+    servers: dict[tuple[str, ...], _Server] = {}
+
+    def use(llm: EffectiveLLM, owner: str, what: str) -> None:
+        server = servers.setdefault(_server_key(llm), _Server(llm, {}))
+        server.uses.setdefault(owner, []).append(what)
+
+    for category, llm in llm_settings.effective_llms(session=session).items():
+        use(llm, "global", category)
+    overriding = select(LLMSetting.bot_id)
+    councils = select(Council.bot_id).where(Council.enabled)
+    enabled = session.exec(select(Bot).where(Bot.enabled, col(Bot.id).in_(overriding.union(councils)))
+                           .order_by(col(Bot.id))).all()
+    for bot in enabled:
+        llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+        for category, llm in llms.items():
+            if llm.source == "bot":
+                use(llm, f"bot {bot.name}", category)
+        for what, llm in _council_llms(bot.id or 0, llms, session):
+            use(llm, f"bot {bot.name}", what)
+    return list(servers.values())
+
+
+def _council_llms(bot_id: int, llms: dict[str, EffectiveLLM], session: Session) -> list[tuple[str, EffectiveLLM]]:
+    """The LLMs of a bot's council that differ from its categories' (none while the council is off)."""
+    row = session.get(Council, bot_id)
+    if row is None or not row.enabled:
+        return []
+    found = [(f"council advisor {a.name}", council.advisor_llm(a, llms, bot_id, session=session))
+             for a in council.advisors(bot_id, session=session) if a.enabled]
+    found.append(("council synthesis", council.advisor_llm(row, llms, bot_id, session=session)))
+    return [(what, llm) for what, llm in found if llm.source == "council"]
+
+
+def _used_by(uses: dict[str, list[str]]) -> str:
+    """``global output, tools; bot helper decision`` (the first owners, then how many more)."""
+    owners = [f"{owner} {', '.join(what)}" for owner, what in uses.items()]
+    more = len(owners) - SHOWN_OWNERS
+    shown = "; ".join(owners[:SHOWN_OWNERS]) + (f"; and {more} more bot{'s' if more > 1 else ''}" if more > 0 else "")
+    return f"used by {shown}"
+
+
+async def _check_server(server: _Server) -> Check:
+    """Ask the server the way its provider is asked (the connection check of the web app's forms)."""
+    llm = server.llm
+    if llm.provider == embedded.PROVIDER:
+        check = _embedded(llm.model, llm.unavailable)
+        return Check("llm", check.ok, f"{check.detail}; {_used_by(server.uses)}")
+    result = await llm_checks.check_connection(provider=llm.provider, base_url=llm.base_url, api_key=llm.api_key,
+                                               model=llm.model, timeout=HEALTH_TIMEOUT_SECONDS)
+    name, url = llm_checks.provider_name(llm.provider), llm_checks.resolved_url(llm.provider, llm.base_url)
+    if result.status == llm_checks.UNREACHABLE:
+        detail = f"{name}: cannot connect to {url}" + (f": {result.reason}" if result.reason else "")
+    elif result.status == llm_checks.REJECTED:
+        detail = f"{name} at {url}: {result.reason}"
+    else:
+        detail = result.message
+    return Check("llm", result.ok, f"{detail}; {_used_by(server.uses)}")
+
+
+async def _check_servers(servers: list[_Server]) -> list[Check]:
+    return list(await asyncio.gather(*(_check_server(s) for s in servers)))
+
+
+def _llms() -> list[Check]:
+    """One check per distinct LLM server in use, all asked at once."""
     with session_scope(readonly=True) as session:
-        output = llm_settings.effective_llm(session=session, category="output")
-    if output.provider == embedded.PROVIDER:
-        return _embedded(output.model, output.unavailable)
-    url = output.base_url.rstrip("/")
-    probe = f"{url}/api/tags" if output.provider == "ollama" else f"{url}/models"
-    headers = {"Authorization": f"Bearer {output.api_key}"} if output.api_key else {}
-    try:
-        response = httpx.get(probe, headers=headers, timeout=3.0)
-    except httpx.HTTPError as exc:
-        return Check("llm", False, f"{output.provider} at {url} unreachable ({type(exc).__name__})")
-    if response.status_code >= 400:
-        return Check("llm", False, f"{output.provider} at {url} answered HTTP {response.status_code}")
-    return Check("llm", True, f"{output.provider} at {url} answers")
+        servers = _servers_in_use(session)
+    return asyncio.run(_check_servers(servers))
 
 
 def _embedded(model: str, unavailable: str | None) -> Check:
-    """The output model runs in the worker's embedded llama.cpp server."""
+    """An embedded model: run by the worker's llama.cpp server for its file."""
     name = embedded.display_name(model)
     if unavailable:
         return Check("llm", False, unavailable)
@@ -120,9 +196,12 @@ def run_checks() -> list[Check]:
     checks.append(_schema())
     if not checks[-1].ok:
         return checks
-    for check in (_secrets, _supervisor, _memory, _llm):
+    named: tuple[tuple[str, Callable[[], Check | list[Check]]], ...] = (
+        ("secrets", _secrets), ("worker", _supervisor), ("memory", _memory), ("llm", _llms))
+    for name, check in named:
         try:
-            checks.append(check())
+            found = check()
         except Exception as exc:  # a check must report, not crash
-            checks.append(Check(check.__name__.strip("_"), False, f"{type(exc).__name__}: {exc}"))
+            found = Check(name, False, f"{type(exc).__name__}: {exc}")
+        checks.extend(found if isinstance(found, list) else [found])
     return checks

@@ -17,6 +17,7 @@ from sqlmodel import Session, select
 from grobot.core.errors import GroBotError, ValidationError
 from grobot.core.llm import alternatives, embedded, errors, providers
 from grobot.core.llm.base import ChatRequest
+from grobot.core.llm.http_errors import transport_reason
 from grobot.core.models import LLMSetting
 from grobot.core.settings import get_settings
 
@@ -33,6 +34,9 @@ class CheckResult:
     status: str
     message: str
     models: tuple[str, ...] = ()
+    # Why it failed, in plain words and without the server ("connection refused", "401: the API key was
+    # refused"); "" when it did not fail, or nothing more is known than the message says.
+    reason: str = ""
 
     @property
     def ok(self) -> bool:
@@ -83,15 +87,17 @@ async def check_connection(*, provider: str, base_url: str = "", api_key: str | 
     client = cls(url, api_key or None, timeout=timeout)
     try:
         models = await asyncio.wait_for(_probe(client, model or _default_model(provider)), timeout)
-    except errors.AuthError:
-        return CheckResult(REJECTED, f"API key rejected by {name} at {url}")
-    except (TimeoutError, errors.ServerUnavailable, errors.LLMTimeout):
-        return CheckResult(UNREACHABLE, f"{name} at {url} cannot be reached")
+    except errors.AuthError as exc:
+        return CheckResult(REJECTED, f"API key rejected by {name} at {url}", reason=_refusal(exc, api_key))
+    except (TimeoutError, errors.ServerUnavailable, errors.LLMTimeout) as exc:
+        return CheckResult(UNREACHABLE, f"{name} at {url} cannot be reached", reason=_unreachable(exc, timeout))
     except errors.LLMError as exc:
-        return CheckResult(FAILED, f"{name} at {url} answered with an error: {errors.one_line(str(exc), 200)}")
+        detail = errors.one_line(str(exc), 200)
+        return CheckResult(FAILED, f"{name} at {url} answered with an error: {detail}", reason=detail)
     except Exception as exc:  # a server answering something unexpected
         logger.warning("Checking %s at %s failed: %s", provider, url, type(exc).__name__)
-        return CheckResult(FAILED, f"{name} at {url} could not be checked ({type(exc).__name__})")
+        reason = transport_reason(exc) or errors.one_line(str(exc), 200) or type(exc).__name__
+        return CheckResult(FAILED, f"{name} at {url} could not be checked: {reason}", reason=reason)
     finally:
         try:
             await client.aclose()
@@ -99,6 +105,23 @@ async def check_connection(*, provider: str, base_url: str = "", api_key: str | 
             logger.debug("Closing the check client failed", exc_info=True)
     count = f"{len(models)} model{'' if len(models) == 1 else 's'} available" if models else "it answered"
     return CheckResult(OK, f"Connected to {name} at {url}: {count}", tuple(models))
+
+
+def _refusal(exc: errors.LLMError, api_key: str | None) -> str:
+    """Why a server refused the check: "401: the API key was refused" (never what it sent back, which
+    may quote the key)."""
+    what = "the API key was refused" if api_key else "an API key is needed and none is set"
+    return f"{exc.status}: {what}" if exc.status else what
+
+
+def _unreachable(exc: Exception, timeout: float) -> str:
+    """Why a server could not be reached: "connection refused", "no answer within 10 s"."""
+    status = getattr(exc, "status", None)
+    if status:
+        return f"{status}: the server timed out"
+    if isinstance(exc, (TimeoutError, errors.LLMTimeout)):
+        return f"no answer within {timeout:g} s"
+    return transport_reason(exc)
 
 
 def _default_model(provider: str) -> str:
