@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--reset", action="store_true", help="forget this user's CLI conversation first")
     parser.add_argument("--quiet", action="store_true", help="print only the answer, not the events")
     parser.add_argument("--json", action="store_true", help="print one JSON document: answer, events, usage, timings")
-    parser.set_defaults(func=_chat)
+    # A failed run is its [error] line: the chain's log of it only with -v.
+    parser.set_defaults(func=_chat, reported_loggers=("grobot.core.agents.chain",))
 
 
 def _describe(kind: str, data: dict[str, Any]) -> str:

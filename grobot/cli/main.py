@@ -8,7 +8,8 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, ProgrammingError
@@ -21,7 +22,8 @@ logger = logging.getLogger(__name__)
 COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "usage", "settings",
                    "health", "secrets", "worker")
 
-# Loggers of libraries whose messages the commands report themselves, in one line (shown with -v).
+# Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
+# command adds its own with ``set_defaults(reported_loggers=(...))``.
 QUIET_LIBRARIES = ("mcp",)
 
 
@@ -64,15 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if not args.verbose:  # libraries' own errors (with tracebacks) repeat what the command says in one line
-        for noisy in QUIET_LIBRARIES:
-            logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    # Libraries' own errors (with tracebacks), and the log of what a command reports itself (chat: its
+    # run's events), repeat what the command says in one line.
+    quiet = () if args.verbose else QUIET_LIBRARIES + tuple(getattr(args, "reported_loggers", ()))
     from grobot.core.db import creating_sqlite
 
     try:
         # Only `db upgrade` and the worker create a SQLite database that does not exist: any other
         # command would leave an empty file (and its folders) behind and fail on the missing tables.
-        with creating_sqlite(getattr(args, "creates_database", False)):
+        with creating_sqlite(getattr(args, "creates_database", False)), _silenced(quiet):
             return int(args.func(args) or 0)
     except GroBotError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -97,6 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Exception as exc:  # never a traceback for the user
         return _unexpected(exc)
+
+
+@contextmanager
+def _silenced(names: Sequence[str]) -> Iterator[None]:
+    """These loggers say only what is critical while the command runs (their levels are restored after it)."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [each.level for each in loggers]
+    for each in loggers:
+        each.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for each, level in zip(loggers, levels):
+            each.setLevel(level)
 
 
 def _missing_table(exc: Exception) -> bool:

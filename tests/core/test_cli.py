@@ -217,11 +217,20 @@ def test_database_and_environment_errors_say_what_to_do(grobot_env, tmp_path):
     assert (result.returncode, result.stderr) == (2, "error: GROBOT_POLL_SECONDS must be a number (got 'abc')\n")
 
 
-def test_chat_that_fails_exits_with_code_2(grobot_env, capsys, monkeypatch):
-    from grobot.core.settings import get_settings
+def test_a_chat_that_fails_is_one_error_line_and_exit_code_2(grobot_env):
+    from tests.ui.webapp import free_port
 
-    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens there
-    get_settings.cache_clear()
-    assert run(capsys, "bot", "add", "--name", "second")[0] == 0
-    code, out, err = run(capsys, "chat", "second", "hi")
-    assert code == 2 and "[error]" in err
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+
+    def grobot(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "grobot", *args], env=grobot_env.environ(OLLAMA_HOST=dead),
+                              capture_output=True, text=True, timeout=60)
+
+    assert grobot("bot", "add", "--name", "second").returncode == 0
+    result = grobot("chat", "second", "hi")
+    assert result.returncode == 2
+    assert result.stderr == f"[error] cannot reach the ollama server at {dead} (is it running?)\n"  # no log before it
+    verbose = grobot("-v", "chat", "second", "hi")
+    assert verbose.returncode == 2
+    assert f"WARNING grobot.core.agents.chain: The chain failed for bot 1: cannot reach the ollama server at {dead}" \
+        in verbose.stderr  # -v shows the log
