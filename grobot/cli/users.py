@@ -1,4 +1,5 @@
-"""``users list|add|passwd|grant`` (web app accounts) and ``user forget`` (a Discord user of a bot)."""
+"""``users list|add|passwd|grant|revoke|disable|enable`` (web app accounts) and ``user forget`` (a Discord user of a
+bot)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     grant.add_argument("username")
     grant.add_argument("bot", metavar="BOT")
     grant.set_defaults(func=_grant)
+    revoke = cmds.add_parser("revoke", help="a tester may no longer see a bot")
+    revoke.add_argument("username")
+    revoke.add_argument("bot", metavar="BOT")
+    revoke.set_defaults(func=_revoke)
+    for action, disabled, what in (("disable", True, "disable an account (its sessions end at once)"),
+                                   ("enable", False, "enable a disabled account")):
+        toggle = cmds.add_parser(action, help=what)
+        toggle.add_argument("username")
+        toggle.set_defaults(func=_set_disabled, disabled=disabled)
 
     user = sub.add_parser("user", help="Discord users of a bot")
     ucmds = user.add_subparsers(dest="user_command", metavar="ACTION")
@@ -84,6 +94,28 @@ def _grant(args: argparse.Namespace) -> int:
         bot = bots.get_bot(args.bot, session=session)
         users.grant_bot(user, bot.id, session=session)
     print(f"'{args.username}' may now see bot '{args.bot}'")
+    return 0
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    """The web app's rule: only testers are limited to some bots."""
+    with session_scope() as session:
+        user = users.get_user(args.username, session=session)
+        bot = bots.get_bot(args.bot, session=session)
+        granted = users.visible_bot_ids(user, session=session)
+        users.set_granted_bots(user, (granted or set()) - {bot.id or 0}, session=session)
+    if granted is not None and bot.id not in granted:
+        print(f"'{args.username}' could not see bot '{bot.name}': nothing to revoke")
+    else:
+        print(f"'{args.username}' may no longer see bot '{bot.name}'")
+    return 0
+
+
+def _set_disabled(args: argparse.Namespace) -> int:
+    """The web app's rules: never the last enabled admin."""
+    with session_scope() as session:
+        users.set_disabled(users.get_user(args.username, session=session), args.disabled, session=session)
+    print(f"'{args.username}' disabled: their sessions have ended" if args.disabled else f"'{args.username}' enabled")
     return 0
 
 
