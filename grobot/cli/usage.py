@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from grobot.cli.output import print_json, print_table
+from grobot.cli.output import naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.services import costs, usage, usage_charts
 
@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "--by): calls, tokens, errors, latency and cost over the last N days, per "
                                         "bot (default), model, day, month, Discord user or source.")
     parser.add_argument("bot", metavar="BOT", nargs="?", help="one bot (id or name)")
-    parser.add_argument("--days", type=int, default=None, help="how far back (BOT: default 14; --by: default 30)")
+    parser.add_argument("--days", type=int, default=None,
+                        help=f"how far back, 1 to {usage_charts.MAX_DAYS} (BOT: default 14; --by: default 30; else 7)")
     parser.add_argument("--by", choices=BY_CHOICES, default=None, help="group the totals of the last N days")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=_usage)
@@ -68,6 +69,9 @@ def _alert_text(row: usage.BotDayUsage) -> str:
 
 
 def _usage(args: argparse.Namespace) -> int:
+    if args.days is not None:
+        with naming_flags({"days": "--days"}):
+            usage_charts.check_days(args.days)
     if args.bot is not None and args.by is None:
         return _one_bot(args)
     if args.by is not None or args.days is not None:
@@ -97,7 +101,7 @@ def _one_bot(args: argparse.Namespace) -> int:
 
     with session_scope(readonly=True) as session:
         bot = bots.get_bot(args.bot, session=session)
-        result = usage.bot_usage(bot.id or 0, session=session, days=max(1, args.days or 14))
+        result = usage.bot_usage(bot.id or 0, session=session, days=args.days or 14)
         currency = costs.get_currency(session=session)
     if args.json:
         print_json({**result.as_dict(), "currency": currency})
@@ -122,7 +126,7 @@ def _one_bot(args: argparse.Namespace) -> int:
 
 def _totals(args: argparse.Namespace) -> int:
     by = args.by or "bot"
-    days = max(1, args.days or (7 if args.by is None else 30))
+    days = args.days or (7 if args.by is None else 30)
     with session_scope(readonly=True) as session:
         bot_id = None
         if args.bot is not None:

@@ -74,6 +74,9 @@ def test_bot_lifecycle(grobot_env, capsys, monkeypatch):
         (("mcp", "add", "--preset", "brave-search", "--no-test"), None,
          "needs BRAVE_API_KEY (Brave Search API key): give it with --secret BRAVE_API_KEY=... (or --secrets-stdin)\n"),
         (("mcp", "add", "plain", "--no-test"), None, "error: --command: required for a stdio server\n"),
+        (("usage", "--days", "-1"), None, "error: --days: must be between 1 and 366\n"),
+        (("usage", "one", "--days", "0"), None, "error: --days: must be between 1 and 366\n"),
+        (("usage", "--by", "model", "--days", "100000"), None, "error: --days: must be between 1 and 366\n"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_code_2(grobot_env, capsys, monkeypatch, args, stdin, expected):

@@ -68,3 +68,10 @@ def test_admin_sets_limits_and_reads_usage_against_them(grobot_env, capsys):
     # Over its budget, `chat` makes no LLM call and says why.
     code, out, err = run(capsys, "chat", "alpha", "hello?")
     assert code == 2 and "[error] alpha has reached its daily limit; it will be back after 00:00 UTC." in err
+
+
+def test_days_is_a_period_of_1_to_366_days(grobot_env, capsys):
+    assert run(capsys, "bot", "add", "--name", "alpha")[0] == 0
+    for args in (("usage", "--days", "1"), ("usage", "alpha", "--days", "366"), ("usage", "--by", "day", "--days", "366")):
+        assert run(capsys, *args)[0] == 0, args
+    assert run(capsys, "usage", "alpha", "--days", "367") == (2, "", "error: --days: must be between 1 and 366\n")

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import case, func
 from sqlmodel import Session, select
 
+from grobot.core.errors import ValidationError
 from grobot.core.models import Bot, Conversation, LLMCall, Message, UsageDaily, UserProfile, utcnow
 from grobot.core.services.usage import call_totals, totals_of
 
@@ -43,6 +44,13 @@ class Point:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "tokens": self.tokens, "cost": round(self.cost, 6)}
+
+
+def check_days(days: int) -> int:
+    """``days`` when it is a period these totals cover (1 to :data:`MAX_DAYS`); else :class:`ValidationError`."""
+    if not 1 <= days <= MAX_DAYS:
+        raise ValidationError(f"days: must be between 1 and {MAX_DAYS}")
+    return days
 
 
 def _since(days: int, now: datetime | None) -> datetime:
