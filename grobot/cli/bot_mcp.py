@@ -1,13 +1,17 @@
-"""``bot mcp BOT enable|disable|list SERVER``: which MCP servers (and tools) a bot may use, and per tool
-its fallback and whether it writes."""
+"""``bot mcp BOT enable|disable SERVER``, ``bot mcp BOT list [SERVER]``: which MCP servers (and tools) a bot may
+use, and per tool its fallback and whether it writes."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 
+from sqlmodel import Session
+
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
+from grobot.core.errors import NotFoundError
+from grobot.core.models import BotMcpServer, McpServer
 from grobot.core.services import bots, mcp_servers
 
 logger = logging.getLogger(__name__)
@@ -41,7 +45,8 @@ def register(bot_subparsers: argparse._SubParsersAction) -> None:
     disable.add_argument("server", metavar="SERVER")
     disable.set_defaults(func=_disable)
 
-    lst = acts.add_parser("list", help="the bot's MCP servers")
+    lst = acts.add_parser("list", help="the bot's MCP servers (or only SERVER)")
+    lst.add_argument("server", metavar="SERVER", nargs="?", help="only this server's settings for the bot")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)
 
@@ -73,9 +78,22 @@ def _disable(args: argparse.Namespace) -> int:
     return 0
 
 
+def _links(args: argparse.Namespace, session: Session) -> list[tuple[BotMcpServer, McpServer]]:
+    """The bot's servers (enabled or not), or only ``args.server``'s (NotFoundError when the bot never had it)."""
+    bot = bots.get_bot(args.bot, session=session)
+    links = mcp_servers.bot_links(session=session, bot_id=bot.id, enabled_only=False)
+    if args.server is None:
+        return links
+    only = mcp_servers.get_server(args.server, session=session)
+    links = [(link, server) for link, server in links if server.id == only.id]
+    if not links:
+        raise NotFoundError(f"bot '{bot.name}' does not use MCP server '{only.name}' "
+                            f"(python -m grobot bot mcp {bot.name} enable {only.name})")
+    return links
+
+
 def _list(args: argparse.Namespace) -> int:
     with session_scope(readonly=True) as session:
-        bot = bots.get_bot(args.bot, session=session)
         rows = [
             {
                 "server": server.name,
@@ -85,7 +103,7 @@ def _list(args: argparse.Namespace) -> int:
                 "timeout_seconds": link.timeout_seconds,
                 "tool_settings": link.tool_settings or {},
             }
-            for link, server in mcp_servers.bot_links(session=session, bot_id=bot.id, enabled_only=False)
+            for link, server in _links(args, session)
         ]
     if args.json:
         print_json(rows)

@@ -237,3 +237,20 @@ def test_a_chat_that_fails_is_one_error_line_and_exit_code_2(grobot_env):
     assert verbose.returncode == 2
     assert f"WARNING grobot.core.agents.chain: The chain failed for bot 1: cannot reach the ollama server at {dead}" \
         in verbose.stderr  # -v shows the log
+
+
+def test_bot_mcp_list_shows_the_bot_s_servers_or_only_the_one_named(grobot_env, capsys):
+    assert run(capsys, "bot", "add", "--name", "helper")[0] == 0
+    for name in ("clock", "notes", "unused"):
+        assert run(capsys, "mcp", "add", name, "--command", "echo", "--no-test")[0] == 0
+    assert run(capsys, "bot", "mcp", "helper", "enable", "clock", "--timeout", "7")[0] == 0
+    assert run(capsys, "bot", "mcp", "helper", "enable", "notes")[0] == 0
+
+    code, out, _ = run(capsys, "bot", "mcp", "helper", "list", "--json")
+    assert code == 0 and [r["server"] for r in json.loads(out)] == ["clock", "notes"]
+    code, out, _ = run(capsys, "bot", "mcp", "helper", "list", "clock")  # as README shows it: list SERVER
+    assert code == 0 and out.splitlines()[0].split() == ["SERVER", "ENABLED", "TOOLS", "TIMEOUT", "TOOL", "SETTINGS"]
+    assert out.splitlines()[1:] == ["clock   yes      all    7        -"]
+    assert run(capsys, "bot", "mcp", "helper", "list", "unused") == (
+        2, "", "error: bot 'helper' does not use MCP server 'unused' (python -m grobot bot mcp helper enable unused)\n")
+    assert run(capsys, "bot", "mcp", "helper", "list", "ghost") == (2, "", "error: no MCP server named or numbered 'ghost'\n")
