@@ -1,4 +1,4 @@
-"""Discord specifics of a bot process: redirection, typing, attachments, and the DiscordActions tools."""
+"""Discord specifics of a bot process: redirection, replies, typing, attachments, and the DiscordActions tools."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 
@@ -29,6 +30,32 @@ def redirect(api_base: str, gateway_url: str) -> None:
     discord.VoiceClient.warn_dave = False
     discord.http.Route.BASE = api_base.rstrip("/")
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+
+async def reply_to(message: discord.Message, text: str) -> discord.Message:
+    """Reply to ``message`` without pinging its author. A message deleted meanwhile still gets
+    its answer, in its channel (Discord drops the reference instead of refusing the reply)."""
+    return await message.channel.send(text, reference=message.to_reference(fail_if_not_exists=False),
+                                      mention_author=False)
+
+
+def delivery_failure(exc: BaseException) -> str:
+    """Why Discord did not take a message, in plain words for the bot's log (discord.py has
+    already retried what it retries: a 429, and a 500, 502, 504 or 524 up to five times)."""
+    if isinstance(exc, discord.DiscordServerError):
+        return f"Discord's servers failed (HTTP {exc.status})"  # their body may be an HTML page
+    if isinstance(exc, discord.HTTPException):
+        said = f"HTTP {exc.status}" + (f", code {exc.code}" if exc.code else "")
+        text = " ".join(str(exc.text).split())[:200]  # e.g. "Missing Permissions"
+        said += f": {text}" if text else ""
+        if isinstance(exc, discord.Forbidden):
+            return f"Discord refused it: the bot lacks a permission in this channel ({said})"
+        if isinstance(exc, discord.NotFound):
+            return f"the channel or the message is gone ({said})"
+        return f"Discord refused it ({said})"
+    if isinstance(exc, (OSError, aiohttp.ClientError)):
+        return f"Discord could not be reached ({type(exc).__name__})"
+    return f"an unexpected error ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
 
 
 def build_intents(*, message_content: bool, members: bool) -> discord.Intents:

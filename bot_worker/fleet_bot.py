@@ -22,7 +22,7 @@ import discord
 from discord import app_commands
 
 from bot_worker.bot_link import BotLinkClient, initial_lease
-from bot_worker.discord_io import BotDiscordActions, build_intents, read_attachments, typing
+from bot_worker.discord_io import BotDiscordActions, build_intents, delivery_failure, read_attachments, reply_to, typing
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 IGNORE_CACHE_SECONDS = 1.0
 IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
 UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
+UNDELIVERED = "the answer could not be delivered on Discord"  # why such a run was stopped
 
 
 @dataclass(frozen=True)
@@ -279,74 +280,88 @@ class FleetBot(discord.Client):
 
     async def _notice(self, message: discord.Message, text: str) -> None:
         try:
-            await message.reply(text, mention_author=False)
-        except discord.HTTPException as exc:
-            logger.warning("Could not send a notice: %s", exc)
+            await reply_to(message, text)
+        except (discord.HTTPException, OSError) as exc:
+            logger.warning("Could not send a notice: %s", delivery_failure(exc))
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
                       links: Any = None, marks: dict[str, float] | None = None,
                       memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
-        """Answer an admitted message: its attachments, then the chain, streamed into a reply."""
+        """Answer an admitted message: its attachments, then the chain, streamed into a reply.
+
+        An answer Discord does not take (no permission in the channel, the channel gone, its
+        servers failing after discord.py's retries) is logged once and stops the run: nobody
+        would see the rest, and the run's end says it was not delivered.
+        """
         marks = marks if marks is not None else {"received": time.perf_counter()}
+        running = self.stops.current()
+        ended = False  # the run's last event has come
+        chain_running = False
+
+        def undeliverable(exc: Exception) -> None:
+            logger.error("Could not deliver an answer (channel %s, user %s): %s", incoming.channel_id,
+                         incoming.author_id, delivery_failure(exc))
+            if chain_running and not ended and running is not None:
+                running.task.cancel(UNDELIVERED)
+
+        async def send(text: str, index: int) -> discord.Message:
+            sent = await (reply_to(message, text) if index == 0 else message.channel.send(text))
+            if running is not None:  # a 🛑 reaction to it stops the answer
+                running.message_ids.add(str(sent.id))
+            return sent
+
+        streamer = ReplyStreamer(
+            send=send,
+            edit=lambda handle, text: handle.edit(content=text),
+            delete=lambda handle: handle.delete(),
+            interval=self.config.stream_edit_seconds,
+            on_failure=undeliverable,
+        )
+
+        async def sink(event: Event) -> None:
+            nonlocal ended
+            if event.kind == EventKind.TOKEN:
+                marks.setdefault("first_token", time.perf_counter())
+                streamer.feed(str(event.data.get("text", "")))
+            elif event.kind == EventKind.PROGRESS and event.data.get("acknowledgement"):
+                await self._acknowledge(message, streamer, str(event.data["acknowledgement"]))
+            elif event.kind == EventKind.DONE and not ended:
+                ended = True
+                text = event.data.get("text")
+                marks["done_event"] = time.perf_counter()
+                await streamer.finish(str(text) if text is not None else None)
+                marks["completed"] = time.perf_counter()
+            elif event.kind == EventKind.ERROR and not ended:
+                ended = True
+                if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
+                    await (streamer.finish(with_note(streamer.text, "(stopped)")) if streamer.started
+                           else streamer.abort())
+                else:
+                    await self._send_error(streamer, public_text(event.data))
+
         try:
             if message.attachments:
                 images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
-            running = self.stops.current()
-
-            async def send(text: str, index: int) -> discord.Message:
-                sent = await (message.reply(text, mention_author=False) if index == 0 else message.channel.send(text))
-                if running is not None:  # a 🛑 reaction to it stops the answer
-                    running.message_ids.add(str(sent.id))
-                return sent
-
-            streamer = ReplyStreamer(
-                send=send,
-                edit=lambda handle, text: handle.edit(content=text),
-                delete=lambda handle: handle.delete(),
-                interval=self.config.stream_edit_seconds,
-            )
-            ended = False
-
-            async def sink(event: Event) -> None:
-                nonlocal ended
-                if event.kind == EventKind.TOKEN:
-                    marks.setdefault("first_token", time.perf_counter())
-                    streamer.feed(str(event.data.get("text", "")))
-                elif event.kind == EventKind.PROGRESS and event.data.get("acknowledgement"):
-                    await message.channel.send(str(event.data["acknowledgement"])[:2000])
-                elif event.kind == EventKind.DONE and not ended:
-                    ended = True
-                    text = event.data.get("text")
-                    marks["done_event"] = time.perf_counter()
-                    await streamer.finish(str(text) if text is not None else None)
-                    marks["completed"] = time.perf_counter()
-                elif event.kind == EventKind.ERROR and not ended:
-                    ended = True
-                    if event.data.get("cancelled"):  # stopped: what was said stays, marked as stopped
-                        await (streamer.finish(with_note(streamer.text, "(stopped)")) if streamer.started
-                               else streamer.abort())
-                    else:
-                        await self._send_error(message, streamer, public_text(event.data))
-
             async with typing(self, message.channel.id):
                 tools = await self.tools_for_message(links)
                 marks["tools"] = time.perf_counter()
-                result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
-                                      memories=memories, similarities=similarities)
+                chain_running = True
+                try:
+                    result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
+                                          memories=memories, similarities=similarities)
+                finally:
+                    chain_running = False
                 if result.route_texts is not None:  # scored with the next message's settings read
                     self._route_texts = result.route_texts
             if not ended:
                 if result.error:
-                    await self._send_error(message, streamer, result.public_error or result.error)
+                    await self._send_error(streamer, result.public_error or result.error)
                 elif result.replied and (result.text or streamer.text):
                     await streamer.finish(result.text or None)
         except Exception:
             logger.exception("Answering a message failed")
-            try:
-                await message.reply(ERROR_REPLY.format(error=GENERIC), mention_author=False)
-            except Exception:
-                pass
+            await self._send_error(streamer, GENERIC)
         finally:
             admission.release()
             if timings_logger.isEnabledFor(logging.DEBUG):
@@ -354,12 +369,23 @@ class FleetBot(discord.Client):
                 timings_logger.debug("message timings (ms from receipt): %s", ", ".join(
                     f"{k} {1000 * (v - start):.1f}" for k, v in sorted(marks.items(), key=lambda kv: kv[1])))
 
-    async def _send_error(self, message: discord.Message, streamer: ReplyStreamer, error: str) -> None:
+    @staticmethod
+    async def _acknowledge(message: discord.Message, streamer: ReplyStreamer, text: str) -> None:
+        """A short message before a slow answer ("one moment…"); Discord refusing it ends the answer's delivery too."""
+        if streamer.failure is not None:
+            return
+        try:
+            await message.channel.send(text[:2000])
+        except (discord.HTTPException, OSError) as exc:
+            streamer.fail(exc)
+
+    @staticmethod
+    async def _send_error(streamer: ReplyStreamer, error: str) -> None:
+        """Say why the answer failed: after what was streamed, or as the reply (nothing, when Discord refused the answer)."""
         if streamer.started:
             await streamer.finish(with_note(streamer.text, f"({error[:300]})"))
         else:
-            await streamer.abort()
-            await message.reply(ERROR_REPLY.format(error=error[:1500]), mention_author=False)
+            await streamer.finish(ERROR_REPLY.format(error=error[:1500]))
 
     async def tools_for_message(self, links: Any = None) -> Any:
         """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""

@@ -14,7 +14,10 @@ drive it through plain methods::
 Faults: :meth:`revoke` (401 at login), :meth:`reject_at_identify` (close 4004),
 :meth:`deny_intent` (close 4014), :meth:`drop` (close a bot's gateway so it RESUMEs),
 :meth:`invalidate_sessions` (the next RESUME gets INVALID_SESSION), :meth:`rate_limit`
-(the next matching REST call gets a 429 with or without a ``Via`` header).
+(the next matching REST call gets a 429 with or without a ``Via`` header), :meth:`fail` (the
+next matching REST calls get an error status: 403 Missing Permissions, 500, ...).
+:meth:`delete_message` deletes a user's message: a later reply to it is refused (400, code
+50035) unless it says ``fail_if_not_exists: false``, as Discord does.
 
 The wire details follow what discord.py 2.7 needs (content type exactly ``application/json``,
 ids as strings, ``resume_gateway_url`` pointing back here).
@@ -97,6 +100,33 @@ class Session:
 
 
 @dataclass
+class _Fault:
+    method: str
+    pattern: str
+    status: int
+    body: dict[str, Any]
+    remaining: int
+
+
+# What Discord answers with each error status (``message`` and JSON ``code``).
+FAULT_BODIES: dict[int, dict[str, Any]] = {
+    400: {"message": "400: Bad Request", "code": 0},
+    403: {"message": "Missing Permissions", "code": 50013},
+    404: {"message": "Unknown Channel", "code": 10003},
+    500: {"message": "500: Internal Server Error", "code": 0},
+    502: {"message": "502: Bad Gateway", "code": 0},
+    503: {"message": "503: Service Unavailable", "code": 0},
+}
+
+
+def unknown_reference() -> dict[str, Any]:
+    """Discord's answer to a reply whose ``message_reference`` names a deleted message."""
+    return {"message": "Invalid Form Body", "code": 50035,
+            "errors": {"message_reference": {"_errors": [{"code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
+                                                          "message": "Unknown message"}]}}}
+
+
+@dataclass
 class _RateLimit:
     method: str
     pattern: str
@@ -136,6 +166,8 @@ class FakeDiscord:
         self.attachments: dict[str, tuple[bytes, str]] = {}
         self.interaction_responses: list[dict[str, Any]] = []
         self._rate_limits: list[_RateLimit] = []
+        self._faults: list[_Fault] = []
+        self.deleted: set[int] = set()  # message ids deleted (by a user or a bot)
         self._listeners: list[Callable[[RestCall], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -268,6 +300,30 @@ class FakeDiscord:
         """The next ``times`` REST calls matching get a 429 (with a ``Via`` header when ``via``)."""
         with self._lock:
             self._rate_limits.append(_RateLimit(method.upper(), path_regex, retry_after, via, times))
+
+    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
+             body: dict[str, Any] | None = None) -> None:
+        """The next ``times`` REST calls matching get ``status`` with Discord's body for it
+        (:data:`FAULT_BODIES`, or ``body``). The calls are recorded as any other."""
+        with self._lock:
+            self._faults.append(_Fault(method.upper(), path_regex, status,
+                                       body or FAULT_BODIES.get(status, {"message": f"{status}", "code": 0}), times))
+
+    def delete_message(self, channel_id: int | str, message_id: int | str) -> None:
+        """A user (or a moderator) deletes a message: MESSAGE_DELETE to the bots that see it."""
+        self._run(self._delete_message(int(channel_id), int(message_id)))
+
+    async def _delete_message(self, channel_id: int, message_id: int) -> None:
+        with self._lock:
+            self.messages.pop(message_id, None)
+            self.deleted.add(message_id)
+            dm = self.dm_channels.get(channel_id)
+            targets = [s for s in self.sessions.values() if s.ws is not None and not s.ws.closed
+                       and (dm is None or s.bot_id == dm[0])]
+        data = {"id": str(message_id), "channel_id": str(channel_id),
+                **({"guild_id": str(self.guild_id)} if dm is None else {})}
+        for session in targets:
+            await self._dispatch(session, "MESSAGE_DELETE", data)
 
     def add_attachment(self, filename: str, data: bytes, content_type: str) -> dict[str, Any]:
         """An attachment object served by the fake (for :meth:`send_message`)."""
@@ -506,6 +562,16 @@ class FakeDiscord:
         for listener in listeners:
             listener(call)
 
+    def _check_fault(self, method: str, path: str) -> web.Response | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.method == method and re.search(fault.pattern, path) and fault.remaining > 0:
+                    fault.remaining -= 1
+                    if fault.remaining == 0:
+                        self._faults.remove(fault)
+                    return _json(fault.body, fault.status)
+        return None
+
     def _check_rate_limit(self, method: str, path: str) -> web.Response | None:
         with self._lock:
             for rl in self._rate_limits:
@@ -545,7 +611,7 @@ class FakeDiscord:
         self._record(RestCall(bot_id, method, path, body))
         if token is not None and bot_id is None:
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
-        limited = self._check_rate_limit(method, path)
+        limited = self._check_rate_limit(method, path) or self._check_fault(method, path)
         if limited is not None:
             return limited
         return await self._route(method, path, body, bot_id, request)
@@ -572,6 +638,8 @@ class FakeDiscord:
             if len(parts) == 3 and parts[2] == "typing" and method == "POST":
                 return web.Response(status=204)
             if len(parts) == 3 and parts[2] == "messages" and method == "POST":
+                if self._reference_unknown(body or {}):
+                    return _json(unknown_reference(), 400)
                 return _json(await self._bot_message(bot_id, channel_id, body or {}))
             if len(parts) == 3 and parts[2] == "messages" and method == "GET":
                 limit = int(request.query.get("limit", "50"))
@@ -589,6 +657,8 @@ class FakeDiscord:
             if len(parts) == 4 and parts[2] == "messages" and method == "DELETE":
                 with self._lock:
                     gone = self.messages.pop(int(parts[3]), None)
+                    if gone is not None:
+                        self.deleted.add(int(parts[3]))
                 return web.Response(status=204) if gone is not None else \
                     _json({"message": "Unknown Message", "code": 10008}, 404)
             if len(parts) >= 5 and parts[2] == "messages" and parts[4] == "reactions":
@@ -641,10 +711,20 @@ class FakeDiscord:
                           "components": []})
         return _json({"message": f"404: Not Found ({method} {path})", "code": 0}, 404)
 
+    def _reference_unknown(self, body: dict[str, Any]) -> bool:
+        """A reply to a deleted message that asks Discord to refuse it (``fail_if_not_exists`` true or absent)."""
+        ref = body.get("message_reference") or {}
+        if ref.get("message_id") is None or ref.get("fail_if_not_exists") is False:
+            return False
+        with self._lock:
+            return int(ref["message_id"]) in self.deleted
+
     async def _bot_message(self, bot_id: int | None, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
         author = self.users[bot_id] if bot_id else self.alice
         ref = (body.get("message_reference") or {}).get("message_id")
         with self._lock:
+            if ref is not None and int(ref) in self.deleted:  # fail_if_not_exists false: sent without the reference
+                ref = None
             msg = self._message_payload(channel_id, author, body.get("content", "") or "", mentions=[],
                                         reply_to=str(ref) if ref is not None else None, attachments=[])
             self.messages[int(msg["id"])] = msg

@@ -57,6 +57,7 @@ class Reply:
     text: str = ""
     tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "raw string"}]
     delay: float = 0.0  # seconds before the response starts
+    hold: threading.Event | None = None  # the response starts once the test sets it (at most 30 s)
     status: int = 200  # >= 400: an HTTP error with ``error`` as its message
     error: str | None = None  # with status 200: an error inside the stream
     headers: dict[str, str] | None = None  # extra response headers (e.g. Retry-After)
@@ -102,6 +103,14 @@ def _split(text: str, parts: int) -> list[str]:
     parts = max(1, min(parts, len(text)))
     size = -(-len(text) // parts)
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _wait(reply: Reply) -> None:
+    """Before a response starts: the scripted delay, and the test's go when the reply is held."""
+    if reply.hold is not None:
+        reply.hold.wait(30)
+    if reply.delay:
+        time.sleep(reply.delay)
 
 
 def _estimate_tokens(value: Any) -> int:
@@ -471,8 +480,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- Ollama -----------------------------------------------------------------------------
     def _ollama_chat(self, body: dict[str, Any]) -> None:
         reply = self.fake._next_reply(body)
-        if reply.delay:
-            time.sleep(reply.delay)
+        _wait(reply)
         model = body.get("model", "fake-model")
         if reply.status >= 400:
             self._send_json(reply.status, {"error": reply.error or f"fake error {reply.status}"}, reply.headers)
@@ -523,8 +531,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- OpenAI -----------------------------------------------------------------------------
     def _openai_chat(self, body: dict[str, Any]) -> None:
         reply = self.fake._next_reply(body)
-        if reply.delay:
-            time.sleep(reply.delay)
+        _wait(reply)
         model = body.get("model", "fake-model")
         if reply.status >= 400:
             kind = {401: "invalid_api_key", 403: "permission_denied", 429: "rate_limit_exceeded"}.get(reply.status, "error")
@@ -590,8 +597,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- Anthropic --------------------------------------------------------------------------
     def _anthropic(self, body: dict[str, Any]) -> None:
         reply = self.fake._next_reply(body)
-        if reply.delay:
-            time.sleep(reply.delay)
+        _wait(reply)
         if reply.status >= 400:
             kind = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}.get(reply.status, "api_error")
             self._send_json(reply.status, {"type": "error", "error": {"type": kind,
@@ -644,8 +650,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- Gemini -----------------------------------------------------------------------------
     def _gemini(self, body: dict[str, Any]) -> None:
         reply = self.fake._next_reply(body)
-        if reply.delay:
-            time.sleep(reply.delay)
+        _wait(reply)
         if reply.status >= 400:
             status = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}.get(reply.status, "INTERNAL")
             self._send_json(reply.status, {"error": {"code": reply.status, "message": reply.error or f"fake error {reply.status}",

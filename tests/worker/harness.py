@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sqlmodel import col, select
+
 from grobot.core.db import session_scope
-from grobot.core.models import BotStatus
+from grobot.core.models import AgentEvent, BotStatus, LogEntry, Message
 from grobot.core.services import bots
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.llm import FakeLLM, use_fake_llm
@@ -31,6 +33,32 @@ FAST_ENV = {
     "GROBOT_HOUSEKEEPING_SECONDS": "2",
     "GROBOT_MEMORY_PRELOAD": "0",  # the memory tests turn it on
 }
+
+
+def asks(text: str) -> Any:
+    """Match the answer request for ``text`` (not the JSON-schema calls of other chain steps)."""
+    return lambda body: text in str(body.get("messages", [])[-1:]) and not body.get("format") \
+        and not body.get("response_format")
+
+
+def bot_log(bot_id: int) -> list[tuple[str, str]]:
+    """The bot's log as its Logs tab shows it: ``(level, message)``, oldest first."""
+    with session_scope(readonly=True) as session:
+        rows = session.exec(select(LogEntry.level, LogEntry.message).where(LogEntry.bot_id == bot_id)
+                            .order_by(col(LogEntry.id))).all()
+    return [(level, message) for level, message in rows]
+
+
+def terminal_events(content: str) -> list[dict[str, Any]]:
+    """The final events of the run that answered the stored user message ``content``."""
+    with session_scope(readonly=True) as session:
+        run_id = session.exec(select(Message.id).where(Message.role == "user", col(Message.content).contains(content))
+                              .order_by(col(Message.id).desc())).first()
+        if run_id is None:
+            return []
+        rows = session.exec(select(AgentEvent).where(AgentEvent.run_id == run_id,
+                                                     col(AgentEvent.kind).in_(["done", "error"]))).all()
+        return [dict(r.data or {}, kind=r.kind) for r in rows]
 
 
 class Fleet:

@@ -7,27 +7,19 @@ from __future__ import annotations
 import re
 
 import pytest
-from sqlmodel import col, select
 
 from grobot.core.db import session_scope
-from grobot.core.models import Bot, LogEntry
+from grobot.core.models import Bot
 from grobot.core.services import bots, tester_chat
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
-from tests.worker.harness import fleet
+from tests.worker.harness import bot_log, fleet
 
 pytestmark = pytest.mark.slow
 
 
-def _log(bot_id: int) -> list[tuple[str, str]]:
-    with session_scope(readonly=True) as session:
-        rows = session.exec(select(LogEntry.level, LogEntry.message).where(LogEntry.bot_id == bot_id)
-                            .order_by(col(LogEntry.id))).all()
-    return [(level, message) for level, message in rows]
-
-
 def _has(bot_id: int, pattern: str, level: str | None = None) -> bool:
-    return any(re.search(pattern, message) and (level is None or lvl == level) for lvl, message in _log(bot_id))
+    return any(re.search(pattern, message) and (level is None or lvl == level) for lvl, message in bot_log(bot_id))
 
 
 def _token_of(bot_id: int) -> str:
@@ -52,14 +44,14 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
         world.wait_reply(asked, containing="pineapple")
         wait_for(lambda: _has(story, r"^Answered a message \(channel \d+, user \d+, run \d+\) in \d+ ms: "
                                      r"\d+ LLM call\(s\), \d+ tokens in, \d+ out$", "INFO"), 20,
-                 message=f"the answered message in the bot's log: {_log(story)}")
+                 message=f"the answered message in the bot's log: {bot_log(story)}")
 
         # A Test Chat run that fails on the LLM server.
         with session_scope() as session:
             conv = tester_chat.create_session(story, session=session)
             tester_chat.submit(conv.id, "please fail now", session=session)
         wait_for(lambda: _has(story, rf"^The chain failed for bot {story}: .*500"), 30,
-                 message=f"the failed Test Chat run in the bot's log: {_log(story)}")
+                 message=f"the failed Test Chat run in the bot's log: {bot_log(story)}")
 
         # The daily limit: the second message is refused, and the bot logs one WARNING.
         first = world.mention(capped, "one")
@@ -68,20 +60,20 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
         world.wait_reply(second, containing="daily limit")
         wait_for(lambda: _has(capped, r"^Bot capped reached its daily LLM-call limit \(\d+ of 1\); no LLM calls "
                                       r"until 00:00 UTC$", "WARNING"), 20,
-                 message=f"the daily-limit warning in the bot's log: {_log(capped)}")
+                 message=f"the daily-limit warning in the bot's log: {bot_log(capped)}")
 
         # The token Discord refused.
         wait_for(lambda: _has(rejected, r"Discord rejected the token; not retrying until it changes", "ERROR"), 30,
-                 message=f"the rejected token in the bot's log: {_log(rejected)}")
+                 message=f"the rejected token in the bot's log: {bot_log(rejected)}")
 
         # Disabling the bot: its process stops, and the log says why.
         with session_scope() as session:
             bots.update_bot(session.get(Bot, story), {"enabled": False}, session=session)
         world.wait_state(story, "stopped", 20)
         wait_for(lambda: _has(story, rf"^Bot {story}: process \d+ stopped \(disabled; "), 20,
-                 message=f"the stop in the bot's log: {_log(story)}")
+                 message=f"the stop in the bot's log: {bot_log(story)}")
 
-        messages = [m for _, m in _log(story)]
+        messages = [m for _, m in bot_log(story)]
         assert any(re.match(rf"^Bot {story} \(story\): started process \d+$", m) for m in messages), messages
         assert any(m.startswith("Online as story") for m in messages), messages
         assert not any("pineapple" in m or "please fail" in m for m in messages), "no message content in the log"

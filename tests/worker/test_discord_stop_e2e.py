@@ -6,34 +6,14 @@ run ends with exactly one terminal event saying it was cancelled."""
 from __future__ import annotations
 
 import pytest
-from sqlmodel import select
 
-from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Message
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
-from tests.worker.harness import fleet
+from tests.worker.harness import asks, fleet, terminal_events
 
 pytestmark = pytest.mark.slow
 
 STORY = " ".join(f"word{i}" for i in range(80))
-
-
-def _asks(text: str):
-    return lambda body: text in str(body.get("messages", [])[-1:]) and not body.get("format") \
-        and not body.get("response_format")
-
-
-def _terminal_events(content: str) -> list[dict]:
-    """The final events of the run that answered the stored user message ``content``."""
-    with session_scope(readonly=True) as session:
-        run_id = session.exec(select(Message.id).where(Message.role == "user", Message.content.contains(content))  # type: ignore[attr-defined]
-                              .order_by(Message.id.desc())).first()
-        if run_id is None:
-            return []
-        rows = session.exec(select(AgentEvent).where(AgentEvent.run_id == run_id,
-                                                     AgentEvent.kind.in_(["done", "error"]))).all()  # type: ignore[attr-defined]
-        return [dict(r.data or {}, kind=r.kind) for r in rows]
 
 
 def _content(world, message_id: str) -> str:
@@ -49,7 +29,7 @@ def test_the_asker_stops_an_answer_with_slash_stop_or_a_stop_reaction(grobot_env
         channel = world.discord.channel_id
 
         # /stop in the channel, by the asker.
-        world.llm.script_for(_asks("first story"), Reply(text=STORY, chunks=80, chunk_delay=0.15))
+        world.llm.script_for(asks("first story"), Reply(text=STORY, chunks=80, chunk_delay=0.15))
         hangups = world.llm.hangups
         reply = world.wait_reply(world.mention(bot, "first story"), containing="word")
         world.discord.invoke_command(uid, "stop", channel_id=channel, user=world.discord.bob)  # not the asker
@@ -60,12 +40,12 @@ def test_the_asker_stops_an_answer_with_slash_stop_or_a_stop_reaction(grobot_env
                  message=lambda: _content(world, reply["id"]))
         assert "word79" not in _content(world, reply["id"])
         wait_for(lambda: world.llm.hangups > hangups, 10, message="the model's stream was not closed")
-        final = wait_for(lambda: _terminal_events("first story"), 10)
+        final = wait_for(lambda: terminal_events("first story"), 10)
         assert len(final) == 1 and final[0]["kind"] == "error" and final[0]["cancelled"] is True
         assert "/stop" in final[0]["message"]
 
         # 🛑 on the streaming answer: someone else's reaction does nothing, the asker's stops it.
-        world.llm.script_for(_asks("second story"), Reply(text=STORY, chunks=80, chunk_delay=0.15))
+        world.llm.script_for(asks("second story"), Reply(text=STORY, chunks=80, chunk_delay=0.15))
         hangups = world.llm.hangups
         reply = world.wait_reply(world.mention(bot, "second story"), containing="word")
         world.discord.react(channel, reply["id"], "🛑", user=world.discord.bob)
@@ -77,5 +57,5 @@ def test_the_asker_stops_an_answer_with_slash_stop_or_a_stop_reaction(grobot_env
         wait_for(lambda: _content(world, reply["id"]).endswith("(stopped)"), 10,
                  message=lambda: _content(world, reply["id"]))
         wait_for(lambda: world.llm.hangups > hangups, 10, message="the model's stream was not closed")
-        final = wait_for(lambda: _terminal_events("second story"), 10)
+        final = wait_for(lambda: terminal_events("second story"), 10)
         assert len(final) == 1 and final[0]["cancelled"] is True and "🛑" in final[0]["message"]

@@ -95,3 +95,45 @@ async def test_a_final_text_shorter_than_the_draft_deletes_the_parts_it_no_longe
 
     assert deleted == [2] and [p.handle for p in streamer.parts] == [1]
     assert rec.ops == [("send", 1, "a" * 80 + "."), ("send", 2, "b" * 30)]  # the first part already reads right
+
+
+class Refused(Exception):
+    """What a platform's client raises when it does not take a message (e.g. a 403)."""
+
+
+async def test_a_refused_edit_ends_the_delivery_and_is_reported_once():
+    rec = Recorder()
+    failures: list[Exception] = []
+
+    async def refused(handle: int, text: str) -> None:
+        rec.ops.append(("refused", handle, text))
+        raise Refused("403 Forbidden")
+
+    streamer = ReplyStreamer(rec.send, refused, interval=0.05, on_failure=failures.append)
+    streamer.feed("Hello")
+    await async_wait_for(lambda: rec.ops == [("send", 1, "Hello")], timeout=2)
+    streamer.feed(" world")
+    await async_wait_for(lambda: failures, timeout=2)  # the timer's edit was refused
+    streamer.feed(" and more")
+    await streamer.finish("Hello world and more.")  # does not raise, sends nothing more
+    await streamer.finish("again")
+    assert [op[0] for op in rec.ops] == ["send", "refused"]
+    assert len(failures) == 1 and isinstance(streamer.failure, Refused)
+
+
+async def test_a_refused_first_message_is_not_sent_again_with_each_piece():
+    sends: list[str] = []
+    failures: list[Exception] = []
+
+    async def refused(text: str, index: int) -> int:
+        sends.append(text)
+        raise Refused("403 Forbidden")
+
+    streamer = ReplyStreamer(refused, Recorder().edit, interval=0.05, on_failure=failures.append)
+    streamer.feed("Hel")
+    await async_wait_for(lambda: failures, timeout=2)
+    for piece in "lo world":
+        streamer.feed(piece)
+        await asyncio.sleep(0)
+    await streamer.finish()
+    assert sends == ["Hel"] and len(failures) == 1 and not streamer.started
