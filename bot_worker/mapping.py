@@ -17,10 +17,15 @@ def conversation_key(channel: Any, *, is_dm: bool) -> str:
     """``dm:<channel>``, ``thread:<thread>`` or ``guild:<channel>``."""
     if is_dm:
         return f"dm:{channel.id}"
-    if getattr(channel, "parent_id", None) is not None and getattr(channel, "type", None) is not None and \
-            "thread" in str(getattr(channel, "type", "")):
+    if parent_channel_id(channel) is not None:
         return f"thread:{channel.id}"
     return f"guild:{channel.id}"
+
+
+def parent_channel_id(channel: Any) -> str | None:
+    """The channel a thread is in (None: not a thread)."""
+    parent = getattr(channel, "parent_id", None)
+    return str(parent) if parent is not None and "thread" in str(getattr(channel, "type", "")) else None
 
 
 def clean_content(content: str, *, bot_user_id: int, names: dict[int, str]) -> str:
@@ -59,6 +64,7 @@ def to_incoming(message: Any, *, bot_id: int, bot_user_id: int,
         guild_name=getattr(guild, "name", None) if guild is not None else None,
         channel_id=str(channel.id),
         channel_name=getattr(channel, "name", None),
+        parent_channel_id=parent_channel_id(channel) if not is_dm else None,
         discord_message_id=str(message.id),
         attachments=list(attachments or []),
         is_dm=is_dm,

@@ -94,9 +94,9 @@ def reply_section() -> rx.Component:
             columns=TWO_COLUMNS, spacing="4", width="100%",
         ),
         field("Allowed channels", text_input("allowed_channel_ids", placeholder="Any channel"),
-              hint="Discord channel ids, comma-separated. Empty: every channel.", error_key="allowed_channel_ids"),
+              hint="Discord channel ids, comma-separated (their threads too). Empty: every channel.", error_key="allowed_channel_ids"),
         field("Always-on channels", text_input("always_on_channel_ids", placeholder="None"),
-              hint="Channels where the bot answers every message.", error_key="always_on_channel_ids"),
+              hint="Channels (and their threads) where the bot answers every message.", error_key="always_on_channel_ids"),
         field("Keywords", text_input("keywords", placeholder="None"),
               hint="Words that make the bot answer, comma-separated.", error_key="keywords"),
     )

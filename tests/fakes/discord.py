@@ -17,7 +17,8 @@ Faults: :meth:`revoke` (401 at login), :meth:`reject_at_identify` (close 4004),
 (the next matching REST call gets a 429 with or without a ``Via`` header), :meth:`fail` (the
 next matching REST calls get an error status: 403 Missing Permissions, 500, ...).
 :meth:`delete_message` deletes a user's message: a later reply to it is refused (400, code
-50035) unless it says ``fail_if_not_exists: false``, as Discord does.
+50035) unless it says ``fail_if_not_exists: false``, as Discord does. :meth:`create_thread`
+opens a thread under a channel (THREAD_CREATE to the bots).
 
 The wire details follow what discord.py 2.7 needs (content type exactly ``application/json``,
 ids as strings, ``resume_gateway_url`` pointing back here).
@@ -325,6 +326,31 @@ class FakeDiscord:
         for session in targets:
             await self._dispatch(session, "MESSAGE_DELETE", data)
 
+    def create_thread(self, channel_id: int | str, name: str = "thread", *,
+                      owner: dict[str, Any] | None = None) -> int:
+        """A user opens a public thread under ``channel_id``: THREAD_CREATE to the bots; returns its id."""
+        return int(self._run(self._create_thread(int(channel_id), name, owner or self.alice))["id"])
+
+    async def _create_thread(self, parent_id: int, name: str, owner: dict[str, Any]) -> dict[str, Any]:
+        thread = self._new_thread(parent_id, name, owner_id=str(owner["id"]))
+        with self._lock:
+            targets = [s for s in self.sessions.values() if s.ws is not None and not s.ws.closed]
+        for session in targets:
+            await self._dispatch(session, "THREAD_CREATE", dict(thread, newly_created=True))
+        return thread
+
+    def _new_thread(self, parent_id: int, name: str, *, owner_id: str) -> dict[str, Any]:
+        """A public thread under ``parent_id`` (in :attr:`channels`, with its parent)."""
+        tid = self._snowflake()
+        thread = {"id": str(tid), "type": 11, "name": name, "guild_id": str(self.guild_id),
+                  "parent_id": str(parent_id), "owner_id": owner_id, "position": 0,
+                  "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                      "archive_timestamp": "2024-01-01T00:00:00+00:00", "locked": False},
+                  "member_count": 1, "message_count": 0, "rate_limit_per_user": 0, "flags": 0}
+        with self._lock:
+            self.channels[tid] = thread
+        return dict(thread)
+
     def add_attachment(self, filename: str, data: bytes, content_type: str) -> dict[str, Any]:
         """An attachment object served by the fake (for :meth:`send_message`)."""
         key = str(self._snowflake())
@@ -470,7 +496,8 @@ class FakeDiscord:
         with self._lock:
             members = [self._member(u) for u in self.users.values()]
             channels = [dict(c, permission_overwrites=[], nsfw=False, parent_id=None, topic=None,
-                             rate_limit_per_user=0) for c in self.channels.values()]
+                             rate_limit_per_user=0) for c in self.channels.values() if c["type"] != 11]
+            threads = [dict(c) for c in self.channels.values() if c["type"] == 11]
         return {
             "id": str(self.guild_id), "name": self.guild_name, "icon": None, "splash": None,
             "owner_id": self.alice["id"], "afk_timeout": 300, "verification_level": 0,
@@ -479,7 +506,7 @@ class FakeDiscord:
             "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": "1071698660929",
                        "position": 0, "color": 0, "hoist": False, "managed": False, "mentionable": False,
                        "flags": 0}],
-            "emojis": [], "stickers": [], "channels": channels, "threads": [], "members": members,
+            "emojis": [], "stickers": [], "channels": channels, "threads": threads, "members": members,
             "member_count": len(members), "presences": [], "voice_states": [], "stage_instances": [],
             "guild_scheduled_events": [], "large": False, "unavailable": False,
             "joined_at": "2024-01-01T00:00:00+00:00", "system_channel_id": None,
@@ -664,15 +691,7 @@ class FakeDiscord:
             if len(parts) >= 5 and parts[2] == "messages" and parts[4] == "reactions":
                 return web.Response(status=204)
             if len(parts) == 5 and parts[2] == "messages" and parts[4] == "threads":
-                tid = self._snowflake()
-                thread = {"id": str(tid), "type": 11, "name": (body or {}).get("name", "thread"),
-                          "guild_id": str(self.guild_id), "parent_id": str(channel_id), "owner_id": str(bot_id),
-                          "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                              "archive_timestamp": "2024-01-01T00:00:00+00:00", "locked": False},
-                          "member_count": 1, "message_count": 0}
-                with self._lock:
-                    self.channels[tid] = {"id": str(tid), "type": 11, "name": thread["name"], "position": 0}
-                return _json(thread)
+                return _json(self._new_thread(channel_id, (body or {}).get("name", "thread"), owner_id=str(bot_id)))
             if len(parts) == 2 and method == "GET":
                 with self._lock:
                     channel = self.channels.get(channel_id)

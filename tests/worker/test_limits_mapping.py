@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bot_worker.mapping import attachment_kind, to_incoming
+from grobot.core.agents.reply_rules import rules_decision
+from grobot.core.agents.types import ReplyRules
 from grobot.core.flood import Cooldowns, NoticeGate, RunLimiter
 from grobot.core.services.conversations import messages_to_forget
 
@@ -70,6 +72,23 @@ def test_dm_reply_and_thread_keys():
                              channel=SimpleNamespace(id=99, name="t", parent_id=3, type="public_thread"),
                              mentions=[], reference=None)
     assert to_incoming(thread, bot_id=1, bot_user_id=42).conversation_key == "thread:99"
+
+
+def test_a_thread_follows_its_channels_rules_or_its_own():
+    def in_thread(parent: int, thread: int = 99, text: str = "<@42> hi", mentions: bool = True):
+        msg = SimpleNamespace(id=9, content=text, author=_user(5, "alice"), guild=SimpleNamespace(id=1, name="G"),
+                              channel=SimpleNamespace(id=thread, name="t", parent_id=parent, type="public_thread"),
+                              mentions=[_user(42, "helper", bot=True)] if mentions else [], reference=None)
+        return to_incoming(msg, bot_id=1, bot_user_id=42)
+
+    assert in_thread(3).parent_channel_id == "3" and in_thread(3).channel_id == "99"
+    allowed = ReplyRules(allowed_channel_ids=["3"], always_on_channel_ids=["4"])
+    assert rules_decision(allowed, in_thread(3)) is True  # a mention in a thread of an allowed channel
+    assert rules_decision(allowed, in_thread(5)) is False  # of another channel
+    assert rules_decision(ReplyRules(allowed_channel_ids=["99"]), in_thread(5)) is True  # the thread itself listed
+    always = ReplyRules(always_on_channel_ids=["4"])
+    assert rules_decision(always, in_thread(4, text="anyone?", mentions=False)) is True
+    assert rules_decision(always, in_thread(5, text="anyone?", mentions=False)) is False
 
 
 def test_attachment_kinds():

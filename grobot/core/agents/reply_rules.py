@@ -13,7 +13,8 @@ def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
 
     Order: never other bots or itself; the allowed-channel list; DMs; mentions; replies
     to the bot; always-on channels; keywords; then "when relevant" leaves it open. ``bot``:
-    its :class:`ReplyRules`, or anything with those fields (a ``Bot`` row).
+    its :class:`ReplyRules`, or anything with those fields (a ``Bot`` row). A thread follows
+    its channel's rules, and its own when it is listed itself.
     """
     if msg.author_is_bot:
         return False
@@ -21,14 +22,14 @@ def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
         return True  # Test Chat and CLI always get an answer
     if msg.is_dm:
         return bool(bot.reply_in_dms)
-    channel = msg.channel_id or ""
-    if bot.allowed_channel_ids and channel not in bot.allowed_channel_ids:
+    channels = {c for c in (msg.channel_id, msg.parent_channel_id) if c}
+    if bot.allowed_channel_ids and not channels.intersection(bot.allowed_channel_ids):
         return False
     if msg.mentions_bot and bot.reply_to_mentions:
         return True
     if msg.is_reply_to_bot and bot.reply_to_replies:
         return True
-    if channel and channel in (bot.always_on_channel_ids or []):
+    if channels.intersection(bot.always_on_channel_ids or []):
         return True
     if bot.keywords and _has_keyword(msg.content, bot.keywords):
         return True

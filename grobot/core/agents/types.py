@@ -61,6 +61,7 @@ class IncomingMessage:
     guild_name: str | None = None
     channel_id: str | None = None
     channel_name: str | None = None
+    parent_channel_id: str | None = None  # a thread's channel: its reply rules are the thread's too
     discord_message_id: str | None = None
     attachments: list[Attachment] = field(default_factory=list)
     is_dm: bool = False
