@@ -27,7 +27,7 @@ from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
 from bot_worker.remote_store import BotSettings, BotStore
-from bot_worker.run_stops import RunStops
+from bot_worker.run_stops import RunningAnswer, RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import ERROR_REPLY, public_text, with_note
@@ -269,9 +269,13 @@ class FleetBot(discord.Client):
         marks = {"received": received, "config": time.perf_counter()}
         task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
                                         memories=data.memories, similarities=_scored(route_texts, data.similarities)))
+        self.track_answer(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
+
+    def track_answer(self, task: asyncio.Task[Any], *, channel_id: str, author_id: str) -> RunningAnswer:
+        """An answer in progress: its asker stops it (/stop, 🛑), and so does the bot's shutdown."""
         self._answers.add(task)
         task.add_done_callback(self._answers.discard)
-        self.stops.add(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
+        return self.stops.add(task, channel_id=channel_id, author_id=author_id)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """🛑 on a streaming answer, from the user it answers, stops it."""

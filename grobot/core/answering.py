@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.reply_rules import rules_decision
+from grobot.core.agents.reply_rules import rules_decision, silence_reason
 from grobot.core.agents.run_store import Loaded, RunEnd
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
 from grobot.core.errors import GroBotError, error_line
@@ -131,7 +131,10 @@ async def refuse(msg: IncomingMessage, reason: str, deps: ChainDeps, *, sink: Ev
 async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate, *, sink: EventSink | None = None,
                          tools: ToolCatalog | None = None,
                          decision: bool | None | Literal["rules"] = "rules") -> ChainResult:
-    """Read what the run needs, check, and answer (or refuse) one message (``decision``: see :func:`admit`)."""
+    """Read what the run needs, check, and answer (or refuse) one message (``decision``: see :func:`admit`).
+
+    A message the reply rules leave unanswered is not replied (``replied`` false); its
+    ``refusal`` says why, for a host whose user asked the bot directly (``/ask``)."""
     try:
         loaded = await deps.store.load(msg)
     except Exception as exc:
@@ -140,7 +143,7 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
         return await refuse(msg, error_line(exc), deps, sink=sink)
     admission = admit(msg, loaded, gate, decision=decision)
     if admission.decision is False:
-        return ChainResult(replied=False)
+        return ChainResult(replied=False, refusal=silence_reason(loaded.rules or ReplyRules(), msg))
     if admission.refusal:
         result = await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
         result.refusal = admission.refusal

@@ -128,3 +128,15 @@ async def test_two_hosts_in_one_process_keep_their_own_dependencies(grobot_env, 
     assert a.store.writes >= 1 and b.store.writes >= 1  # type: ignore[attr-defined]
     await a.aclose()
     await b.aclose()
+
+
+async def test_a_message_the_rules_leave_unanswered_says_why_for_a_command(grobot_env, fake_llm) -> None:
+    bot_id = _bot("ruled", allowed_channel_ids=["7"], reply_in_dms=False)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    elsewhere = await answered(_discord(bot_id, "@bot hi", mentions_bot=True))  # in channel 9
+    assert not elsewhere.replied and elsewhere.refusal == "Sorry, I don't answer in this channel."
+    dm = await answered(_discord(bot_id, "hi", is_dm=True))
+    assert not dm.replied and dm.refusal == "Sorry, I don't answer direct messages; ask me in a server channel."
+    assert not fake_llm.chat_requests()
+    in_thread = await answered(_discord(bot_id, "@bot hi", mentions_bot=True, parent_channel_id="7"))
+    assert in_thread.replied and not in_thread.refusal  # a thread of channel 7

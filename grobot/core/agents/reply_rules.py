@@ -22,7 +22,7 @@ def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
         return True  # Test Chat and CLI always get an answer
     if msg.is_dm:
         return bool(bot.reply_in_dms)
-    channels = {c for c in (msg.channel_id, msg.parent_channel_id) if c}
+    channels = _channels(msg)
     if bot.allowed_channel_ids and not channels.intersection(bot.allowed_channel_ids):
         return False
     if msg.mentions_bot and bot.reply_to_mentions:
@@ -36,6 +36,21 @@ def rules_decision(bot: ReplyRules, msg: IncomingMessage) -> bool | None:
     if bot.reply_when_relevant:
         return None
     return False
+
+
+def silence_reason(bot: ReplyRules, msg: IncomingMessage) -> str:
+    """Why the rules leave ``msg`` unanswered, in plain words for a user who asked the bot
+    directly (``/ask``, ``/council``: a command is never left without a word)."""
+    if msg.is_dm:
+        return "Sorry, I don't answer direct messages; ask me in a server channel."
+    if bot.allowed_channel_ids and not _channels(msg).intersection(bot.allowed_channel_ids):
+        return "Sorry, I don't answer in this channel."
+    return "Sorry, I'm not set to answer questions here."
+
+
+def _channels(msg: IncomingMessage) -> set[str]:
+    """The channel ids the rules look for: a thread's own, and its channel's."""
+    return {c for c in (msg.channel_id, msg.parent_channel_id) if c}
 
 
 def _has_keyword(text: str, keywords: list[str]) -> bool:

@@ -97,7 +97,7 @@ class ChainResult:
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
-    refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy): what the user is told
+    refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy, the reply rules): what the user is told
 
 
 def limited_user(msg: IncomingMessage) -> str | None:
