@@ -117,7 +117,7 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
 
     async def shown(answer: Any) -> None:
         nonlocal first
-        text = answer.section()
+        text = answer.section(public=True)  # a failure in plain words: not the provider's reply or address
         if first:  # the first part replaces "thinking": it says what was asked
             text, first = f"{_quote(question)}\n\n{text}", False
         try:
@@ -128,7 +128,7 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
     records: list[Any] = []  # the LLM calls as they end: a stopped council still accounts for them
     try:
         result = await deliberate(plan, question, on_advisor=shown, records=records)
-        await send(result.synthesis())
+        await send(result.synthesis(public=True))
     except asyncio.CancelledError as exc:
         if records:
             try:

@@ -104,9 +104,27 @@ async def test_a_failing_advisor_is_reported_and_the_synthesis_goes_on(grobot_en
 
     failed = [a for a in result.advisors if a.error]
     assert [a.name for a in failed] == ["Pragmatist"] and "could not answer" in failed[0].section()
+    # Test Chat and the Council page show the error; Discord a plain reason, not the provider's reply or address.
+    assert "invalid api key" in failed[0].section()
+    public = failed[0].section(public=True)
+    assert public.endswith("_could not answer: my AI service is not set up right; an admin needs to check the "
+                           "bot's settings_") and "invalid api key" not in public and "127.0.0.1" not in public
     assert result.confidence == 55
     synthesis_request = next(r for r in fake_llm.chat_requests() if is_synthesis(r))
     assert "Pragmatist (could not answer" in synthesis_request["messages"][-1]["content"]
+
+
+async def test_a_failed_synthesis_says_a_plain_reason_on_discord(grobot_env, fake_llm):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    enable(bot_id)
+    fake_llm.script_for(is_synthesis, Reply(status=500, error="boom at the backend"), persistent=True)
+
+    result = await deliberate(plan(bot_id), "Go?")
+
+    assert result.confidence is None and "boom at the backend" in result.synthesis()  # Test Chat, the Council page
+    assert result.synthesis(public=True) == ("**Synthesis** could not be made: the AI service is not available "
+                                             "right now; please try again later")
 
 
 async def test_an_advisor_cut_at_its_cap_ends_its_section_at_a_full_sentence(grobot_env, fake_llm):

@@ -10,7 +10,7 @@ from grobot.core.db import session_scope
 from grobot.core.services import council, tester_chat
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
-from tests.worker.harness import fleet
+from tests.worker.harness import bot_log, fleet
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +68,9 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         order = [next(name for name in [r.name for r in DEFAULT_ROLES] if f"**{name}**" in t) for t in texts[:5]]
         assert order == ["Strategist", "Visionary", "Devil's Advocate", "Pragmatist", "Analyst"]
         assert "Strategist: my view." in texts[0]
-        assert "could not answer" in texts[3] and "model crashed" in texts[3]
+        # The failed advisor says a plain reason: not the LLM server's address, nor what it sent back.
+        assert "_could not answer: the AI service is not available right now; please try again later_" in texts[3]
+        assert "model crashed" not in texts[3] and "127.0.0.1" not in texts[3], texts[3]
         synthesis = "".join(texts[5:])
         assert texts[5].startswith("**Synthesis** · confidence 64/100") and "timing" in texts[5]
         assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7, [len(t) for t in texts]
@@ -77,6 +79,9 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         row = wait_for(lambda: next(iter(_deliberations(bot)), None), 10)
         assert row["question"] == "Should we expand?" and row["platform"] == "discord" and row["confidence"] == 64
         assert [a["name"] for a in row["advisors"]] == order and row["tokens_in"] > 0
+        assert "model crashed" in row["advisors"][3]["error"]  # the Council page keeps the full error, and the log
+        wait_for(lambda: [m for _, m in bot_log(bot) if m.startswith("Council advisor Pragmatist could not answer: ")
+                          and "model crashed" in m], 10, message="the advisor's error in the bot's log")
         assert row["asked_by"]
 
         # A deliberation is one run of the asker: the bot's cooldown applies to the next one.

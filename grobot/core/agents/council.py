@@ -4,7 +4,9 @@ Each advisor has its own role text and its own LLM (provider and model; the bot'
 categories by default). They all answer at once; each answer is handed on as soon as it
 arrives (``on_advisor``, in finishing order), so Discord and Test Chat show it while the
 others think. An advisor that fails is reported with its error and the synthesis goes on
-with the others. The synthesis is one structured call: the consensus, the disagreements, a
+with the others: on Discord with a plain reason (:func:`grobot.core.public_errors.public_error`,
+never the provider's reply or its address), in Test Chat, the Council page and the logs in
+full. The synthesis is one structured call: the consensus, the disagreements, a
 recommendation and a confidence score (0-100).
 
 Plain data only (it runs in bot processes, which import no database layer): what a
@@ -27,6 +29,7 @@ from grobot.core.limits import LimitState
 from grobot.core.llm import errors
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.service import CallRecord, LLMCallFailed, call_llm
+from grobot.core.public_errors import GENERIC, public_error
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +134,7 @@ class AdvisorAnswer:
     model: str
     answer: str = ""
     error: str = ""
+    public_error: str = ""  # what a chat user is told of ``error``
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
@@ -138,10 +142,12 @@ class AdvisorAnswer:
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
-    def section(self) -> str:
-        """The advisor's section as a chat shows it (Markdown, at most :data:`SECTION_MAX_CHARS`)."""
+    def section(self, *, public: bool = False) -> str:
+        """The advisor's section as a chat shows it (Markdown, at most :data:`SECTION_MAX_CHARS`);
+        ``public``: for a chat platform's users (a failure says its plain reason, not the error)."""
         head = f"**{self.name}** · {self.provider} {self.model} · {self.seconds:.1f} s"
-        body = f"_could not answer: {self.error}_" if self.error else self.answer.strip()
+        error = (self.public_error or GENERIC) if public else self.error
+        body = f"_could not answer: {error}_" if self.error else self.answer.strip()
         text = f"{head}{BREAK}{body}"
         return text if len(text) <= SECTION_MAX_CHARS else text[:SECTION_MAX_CHARS - 1] + "…"
 
@@ -157,6 +163,7 @@ class Deliberation:
     recommendation: str = ""
     confidence: int | None = None
     error: str = ""  # the synthesis could not be made (the advisors' answers are kept)
+    public_error: str = ""  # what a chat user is told of ``error`` (empty: ``error`` says it plainly)
     seconds: float = 0.0
     records: list[CallRecord] = field(default_factory=list)
 
@@ -168,10 +175,12 @@ class Deliberation:
     def tokens_out(self) -> int:
         return sum(r.tokens_out for r in self.records)
 
-    def synthesis(self) -> str:
-        """The synthesis as a chat shows it (Markdown); the error when there is none."""
+    def synthesis(self, *, public: bool = False) -> str:
+        """The synthesis as a chat shows it (Markdown); the error when there is none (``public``:
+        its plain reason, for a chat platform's users)."""
         if self.confidence is None:
-            return f"**Synthesis** could not be made: {self.error or 'no answer'}"
+            error = (self.public_error if public else "") or self.error
+            return f"**Synthesis** could not be made: {error or 'no answer'}"
         lines = [f"**Synthesis** · confidence {self.confidence}/100", f"**Consensus:** {self.consensus.strip()}"]
         if self.disagreements:
             lines.append("**Disagreements:**\n" + "\n".join(f"- {d.strip()}" for d in self.disagreements) + "\n")
@@ -261,11 +270,12 @@ async def _ask(advisor: Advisor, question: str, records: list[CallRecord]) -> Ad
         answer.answer, answer.model = (ended_cleanly(llm.text) if capped else llm.text).strip(), llm.model
     except LLMCallFailed as exc:
         calls = exc.records
-        answer.error = errors.one_line(str(exc.cause), 300)
+        answer.error, answer.public_error = errors.one_line(str(exc.cause), 300), public_error(exc.cause)
+        logger.warning("Council advisor %s could not answer: %s", advisor.name, answer.error)
     except Exception as exc:  # a bug in a provider must not take the council down
         logger.exception("Advisor %s failed", advisor.name)
         calls = []
-        answer.error = f"{type(exc).__name__}: {exc}"[:300]
+        answer.error, answer.public_error = f"{type(exc).__name__}: {exc}"[:300], public_error(exc)
     answer.seconds = time.perf_counter() - started
     answer.tokens_in = sum(r.tokens_in for r in calls)
     answer.tokens_out = sum(r.tokens_out for r in calls)
@@ -290,6 +300,8 @@ async def _synthesise(llm: EffectiveLLM, question: str, result: Deliberation) ->
     except LLMCallFailed as exc:
         result.records.extend(exc.records)
         result.error = "the synthesis failed: " + errors.one_line(str(exc.cause), 300)
+        result.public_error = public_error(exc.cause)
+        logger.warning("The council's %s", result.error)
         return
     result.records.extend(answer.records)
     try:
