@@ -15,7 +15,8 @@ import discord
 
 from bot_worker.run_stops import RunStops
 from bot_worker.text import split_message
-from grobot.core.agents.types import IncomingMessage
+from grobot.core.agents.reply_rules import silence_reason
+from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.answering import FloodGate, admit
 from grobot.core.errors import GroBotError
 
@@ -38,8 +39,8 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: the bot's store).
 
     ``incoming`` and ``gate``: the command as a message, and the bot's flood state: a deliberation
-    passes the checks of any message (:func:`grobot.core.answering.admit`: limits, cooldown, runs
-    at once) and counts as one run of the asker. ``stops``: the bot's answers in progress (the
+    passes the checks of a message that mentions the bot (:func:`grobot.core.answering.admit`:
+    reply rules, limits, cooldown, runs at once) and counts as one run of the asker. ``stops``: the bot's answers in progress (the
     asker stops the council with /stop or a 🛑 on a section).
     """
     from grobot.core.agents.council import CouncilError, check_plan
@@ -58,9 +59,10 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         return
     admission = None
     if incoming is not None and gate is not None and loaded is not None:
-        admission = admit(incoming, loaded, gate, decision=True)
-        if admission.refusal:
-            await interaction.response.send_message(admission.refusal, ephemeral=True)
+        admission = admit(incoming, loaded, gate)
+        if not admission.admitted:  # e.g. a channel the bot does not answer in: the asker alone is told
+            await interaction.response.send_message(admission.refusal or silence_reason(loaded.rules or ReplyRules(),
+                                                                                         incoming), ephemeral=True)
             return
     task = asyncio.current_task()
     running = (stops.add(task, channel_id=str(interaction.channel_id), author_id=str(interaction.user.id))

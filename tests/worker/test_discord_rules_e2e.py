@@ -1,6 +1,6 @@
 """The reply rules as a Discord user meets them (a real bot process against the fake Discord):
 a thread follows its channel's rules (or its own, when it is listed itself); ``/ask`` meets the
-same rules, limits and ``/stop`` as a message that mentions the bot."""
+same rules, limits and ``/stop`` as a message that mentions the bot, and ``/council`` the same rules."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.models import Bot
-from grobot.core.services import bots
+from grobot.core.services import bots, council
 from tests.fakes.llm import Reply
 from tests.helpers import wait_for
 from tests.worker.harness import asks, fleet, terminal_events
@@ -55,6 +55,14 @@ def test_ask_meets_the_rules_and_stop_of_a_mention(grobot_env, tmp_path):
         dm = world.discord.dm_channel(uid, world.discord.alice)
         assert _ask(world, uid, "what is the plan?", channel_id=dm) == [
             "Sorry, I don't answer direct messages; ask me in a server channel."]
+        # /council too (its deliberation would go to the whole channel).
+        with session_scope() as session:
+            council.set_council(bot, session=session, enabled=True)
+        world.discord.invoke_command(uid, "council", {"question": "what is the plan?"}, channel_id=random)
+        refused = wait_for(lambda: [r["body"] for r in world.discord.interaction_responses if r["kind"] == "callback"
+                                    and "Sorry, I don't answer in this channel." in str(r["body"])], 20,
+                           message="the /council refusal")
+        assert refused[0]["data"]["flags"] & 64  # the asker alone sees it
         assert not [b for b in world.llm.chat_requests() if "what is the plan?" in str(b)]
 
         # Where it is (a thread of an allowed channel too), /ask is answered privately.
