@@ -48,15 +48,17 @@ def encrypt(value: str) -> str:
     return _fernet().encrypt(value.encode()).decode()
 
 
+def wrong_key_hint() -> str:
+    """What to do when stored secrets were encrypted with another key."""
+    return f"set GROBOT_SECRET_KEY to the key they were encrypted with (or restore {key_file()})"
+
+
 def decrypt(token: str) -> str:
     """Decrypt a stored secret; a wrong key raises :class:`SecretKeyError`, never garbage."""
     try:
         return _fernet().decrypt(token.encode()).decode()
     except InvalidToken:
-        raise SecretKeyError(
-            "secrets were encrypted with another key: set GROBOT_SECRET_KEY to the key they were "
-            f"encrypted with (or restore {key_file()})"
-        ) from None
+        raise SecretKeyError(f"secrets were encrypted with another key: {wrong_key_hint()}") from None
 
 
 def decrypt_optional(token: str | None) -> str | None:

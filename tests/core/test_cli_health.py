@@ -10,8 +10,11 @@ import pytest
 from grobot.cli.main import main
 from grobot.core.db import session_scope
 from grobot.core.llm.http_errors import transport_reason
-from grobot.core.services import bots, council, llm_settings
+from grobot.core.security import key_file
+from grobot.core.services import bots, council, llm_settings, mcp_servers
+from grobot.core.settings import get_settings
 from tests.fakes.llm import FakeLLM
+from tests.helpers import make_token
 from tests.ui.webapp import free_port
 
 GOOD_KEY = "sk-good-key-1234"
@@ -29,10 +32,10 @@ def keyed_llm():
         fake.stop()
 
 
-def llm_lines(out: str) -> list[tuple[str, str]]:
-    """The (state, detail) of health's llm rows."""
+def check_lines(out: str, check: str = "llm") -> list[tuple[str, str]]:
+    """The (state, detail) of health's rows of one check."""
     rows = [line.split(None, 2) for line in out.splitlines()]
-    return [(state, detail) for name, state, detail in rows if name == "llm"]
+    return [(state, detail) for name, state, detail in rows if name == check]
 
 
 def set_llm(bot_id: int | None, category: str, provider: str, base_url: str, **fields) -> None:
@@ -44,6 +47,20 @@ def set_llm(bot_id: int | None, category: str, provider: str, base_url: str, **f
 def add_bot(name: str, *, enabled: bool = True) -> int:
     with session_scope() as session:
         return bots.create_bot(session=session, name=name, enabled=enabled).id or 0
+
+
+def set_env(monkeypatch, **values: str) -> None:
+    """Change the environment of the settings (read again on their next use)."""
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+
+
+def no_ollama(monkeypatch) -> str:
+    """OLLAMA_HOST becomes an address nothing listens on (returned)."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    set_env(monkeypatch, OLLAMA_HOST=dead)
+    return dead
 
 
 def test_health_checks_every_server_in_use_the_way_its_provider_is_asked(grobot_env, capsys, fake_llm, keyed_llm):
@@ -66,7 +83,7 @@ def test_health_checks_every_server_in_use_the_way_its_provider_is_asked(grobot_
     out, err = capsys.readouterr()
 
     assert code == 1 and err == ""
-    assert llm_lines(out) == [
+    assert check_lines(out) == [
         ("ok", f"Connected to Ollama at {fake_llm.url}: 2 models available; "
                "used by global decision, tools; bot plain council advisor Analyst"),
         ("ok", f"Connected to OpenAI at {fake_llm.openai_url}: 2 models available; used by global output"),
@@ -87,17 +104,45 @@ def test_health_checks_every_server_in_use_the_way_its_provider_is_asked(grobot_
 
 
 def test_health_without_llm_settings_checks_the_default_server_once(grobot_env, capsys, monkeypatch):
-    from grobot.core.settings import get_settings
-
-    dead = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setenv("OLLAMA_HOST", dead)
-    get_settings.cache_clear()
+    dead = no_ollama(monkeypatch)
     add_bot("helper")
     code = main(["health"])
     out, _ = capsys.readouterr()
     assert code == 1
-    assert llm_lines(out) == [
+    assert check_lines(out) == [
         ("FAIL", f"Ollama: cannot connect to {dead}: connection refused; used by global decision, tools, output")]
+
+
+def test_health_reads_every_kind_of_stored_secret(grobot_env, capsys, monkeypatch):
+    """API keys and MCP servers' secrets are checked like bot tokens: counted, or named when the key cannot read them."""
+    dead = no_ollama(monkeypatch)
+    set_llm(None, "output", "openai", f"{dead}/v1", api_key="sk-global-1")
+    set_llm(add_bot("helper"), "tools", "openai", f"{dead}/v1", api_key="sk-helper-1")
+    with session_scope() as session:
+        mcp_servers.create_server(session=session, name="brave", command="echo", env={"BRAVE_API_KEY": "b-1"})
+    main(["health"])
+    assert check_lines(capsys.readouterr().out, "secrets") == [
+        ("ok", "2 API keys, 1 MCP secret decrypt with the current key")]  # no bot token: it said 'no secrets stored yet'
+
+    set_env(monkeypatch, GROBOT_SECRET_KEY="another-key")
+    with session_scope() as session:
+        bots.create_bot(session=session, name="fresh", token=make_token(777777777777777777))  # readable: not named
+    code = main(["health"])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == ""
+    assert check_lines(out, "secrets") == [
+        ("FAIL", "2 API keys, 1 MCP secret cannot be decrypted with the current key (global output; bot helper tools; "
+                 f"MCP server brave environment): set GROBOT_SECRET_KEY to the key they were encrypted with (or restore "
+                 f"{key_file()})")]
+    for secret in ("sk-global-1", "sk-helper-1", "b-1"):
+        assert secret not in out
+
+
+def test_health_without_secrets_says_so(grobot_env, capsys, monkeypatch):
+    no_ollama(monkeypatch)
+    add_bot("helper")  # no token
+    main(["health"])
+    assert check_lines(capsys.readouterr().out, "secrets") == [("ok", "no secrets stored yet")]
 
 
 def test_a_host_name_that_does_not_resolve_is_said_so():

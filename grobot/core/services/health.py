@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -12,11 +13,11 @@ from sqlmodel import Session, col, select
 
 from grobot.core import migrations, security
 from grobot.core.db import get_engine, session_scope
-from grobot.core.errors import GroBotError
+from grobot.core.errors import GroBotError, SecretKeyError
 from grobot.core.llm import embedded
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import Bot, Council, LLMSetting, Supervisor, utcnow
-from grobot.core.services import council, llm_checks, llm_settings
+from grobot.core.services import council, llm_checks, llm_settings, secrets_rotation
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -48,16 +49,43 @@ def _schema() -> Check:
     return Check("schema", True, f"revision {current}")
 
 
+def _counted(count: int, noun: str) -> str:
+    """``1 API key``, ``2 API keys``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _kinds(counts: Counter[str]) -> str:
+    """``2 API keys, 1 MCP secret``."""
+    return ", ".join(_counted(count, noun) for noun, count in counts.items())
+
+
+def _first_few(items: list[str], noun: str) -> str:
+    """The first SHOWN_OWNERS items, then how many more: ``a; b; c; d; and 2 more bots``."""
+    more = len(items) - SHOWN_OWNERS
+    return "; ".join(items[:SHOWN_OWNERS]) + (f"; and {_counted(more, f'more {noun}')}" if more > 0 else "")
+
+
 def _secrets() -> Check:
+    """Every stored secret (bot tokens, API keys, MCP servers' secrets) decrypts with the current key."""
+    readable: Counter[str] = Counter()
+    unreadable: Counter[str] = Counter()
+    owners: list[str] = []
     with session_scope(readonly=True) as session:
-        token = session.exec(select(Bot.discord_token_enc).where(Bot.discord_token_enc.is_not(None)).limit(1)).first()  # type: ignore[union-attr]
-    if token is None:
+        for secret in secrets_rotation.stored_secrets(session=session):
+            try:
+                security.decrypt(secret.value)
+            except SecretKeyError:
+                unreadable[secret.kind.noun] += 1
+                owners.append(secret.owner(session))
+            else:
+                readable[secret.kind.noun] += 1
+    if unreadable:
+        return Check("secrets", False, f"{_kinds(unreadable)} cannot be decrypted with the current key "
+                                       f"({_first_few(owners, 'secret')}): {security.wrong_key_hint()}")
+    if not readable:
         return Check("secrets", True, "no secrets stored yet")
-    try:
-        security.decrypt(token)
-    except GroBotError as exc:
-        return Check("secrets", False, str(exc))
-    return Check("secrets", True, "stored secrets decrypt with the current key")
+    verb = "decrypts" if readable.total() == 1 else "decrypt"
+    return Check("secrets", True, f"{_kinds(readable)} {verb} with the current key")
 
 
 def _supervisor() -> Check:
@@ -129,9 +157,7 @@ def _council_llms(bot_id: int, llms: dict[str, EffectiveLLM], session: Session) 
 def _used_by(uses: dict[str, list[str]]) -> str:
     """``global output, tools; bot helper decision`` (the first owners, then how many more)."""
     owners = [f"{owner} {', '.join(what)}" for owner, what in uses.items()]
-    more = len(owners) - SHOWN_OWNERS
-    shown = "; ".join(owners[:SHOWN_OWNERS]) + (f"; and {more} more bot{'s' if more > 1 else ''}" if more > 0 else "")
-    return f"used by {shown}"
+    return f"used by {_first_few(owners, 'bot')}"
 
 
 async def _check_server(server: _Server) -> Check:
