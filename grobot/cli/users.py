@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     passwd.add_argument("username")
     passwd.add_argument("--password-stdin", action="store_true")
     passwd.set_defaults(func=_passwd)
-    grant = cmds.add_parser("grant", help="let a tester see a bot")
+    grant = cmds.add_parser("grant", help="let a tester see a bot (admins see every bot)")
     grant.add_argument("username")
     grant.add_argument("bot", metavar="BOT")
     grant.set_defaults(func=_grant)
@@ -89,26 +89,29 @@ def _passwd(args: argparse.Namespace) -> int:
 
 
 def _grant(args: argparse.Namespace) -> int:
-    with session_scope() as session:
-        user = users.get_user(args.username, session=session)
-        bot = bots.get_bot(args.bot, session=session)
-        users.grant_bot(user, bot.id, session=session)
-    print(f"'{args.username}' may now see bot '{args.bot}'")
+    name, _ = _set_granted(args, granted=True)
+    print(f"'{args.username}' may now see bot '{name}'")
     return 0
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    """The web app's rule: only testers are limited to some bots."""
+    name, could_see = _set_granted(args, granted=False)
+    if not could_see:
+        print(f"'{args.username}' could not see bot '{name}': nothing to revoke")
+    else:
+        print(f"'{args.username}' may no longer see bot '{name}'")
+    return 0
+
+
+def _set_granted(args: argparse.Namespace, *, granted: bool) -> tuple[str, bool]:
+    """Let USER see BOT, or no longer, by the Users page's rule: only testers are limited to some bots.
+    Returns the bot's name and whether USER could see it before."""
     with session_scope() as session:
         user = users.get_user(args.username, session=session)
         bot = bots.get_bot(args.bot, session=session)
-        granted = users.visible_bot_ids(user, session=session)
-        users.set_granted_bots(user, (granted or set()) - {bot.id or 0}, session=session)
-    if granted is not None and bot.id not in granted:
-        print(f"'{args.username}' could not see bot '{bot.name}': nothing to revoke")
-    else:
-        print(f"'{args.username}' may no longer see bot '{bot.name}'")
-    return 0
+        bot_id, visible = bot.id or 0, users.visible_bot_ids(user, session=session) or set()
+        users.set_granted_bots(user, visible | {bot_id} if granted else visible - {bot_id}, session=session)
+    return bot.name, bot_id in visible
 
 
 def _set_disabled(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``users revoke|disable|enable``: the Users page's actions from the command line, with its rules."""
+"""``users grant|revoke|disable|enable``: the Users page's actions from the command line, with its rules."""
 
 from __future__ import annotations
 
@@ -41,6 +41,19 @@ def test_revoke_takes_a_tester_s_bot_away(grobot_env, capsys, monkeypatch):
     assert run(capsys, "users", "revoke", "tess", "ghost") == (2, "", "error: no bot named or numbered 'ghost'\n")
     assert run(capsys, "users", "revoke", "nobody", "beta") == (2, "", "error: no user named 'nobody'\n")
     assert visible("tess") == {2}
+
+
+def test_grant_lets_only_a_tester_see_a_bot(grobot_env, capsys, monkeypatch):
+    add_user(capsys, monkeypatch, "tess", "tester")
+    add_user(capsys, monkeypatch, "root", "admin")
+    assert run(capsys, "bot", "add", "--name", "alpha")[0] == 0
+
+    assert run(capsys, "users", "grant", "root", "alpha") == (
+        2, "", "error: only testers are limited to some bots; admins see them all\n")  # as revoke (it said granted)
+    assert run(capsys, "users", "grant", "tess", "1") == (0, "'tess' may now see bot 'alpha'\n", "")
+    assert visible("tess") == {1}
+    assert run(capsys, "users", "grant", "tess", "ghost") == (2, "", "error: no bot named or numbered 'ghost'\n")
+    assert visible("tess") == {1}
 
 
 def test_disable_ends_the_sessions_and_never_takes_the_last_admin(grobot_env, capsys, monkeypatch):
