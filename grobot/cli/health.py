@@ -11,7 +11,7 @@ from grobot.core.services import health
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("health", help="check the database, schema, secrets, worker, memory and every LLM server in use")
     parser.add_argument("--json", action="store_true")
-    parser.set_defaults(func=_health)
+    parser.set_defaults(func=_health, debug_loggers=(health.__name__,))  # -v: the traceback of a check that crashed
 
 
 def _health(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy.engine import make_url
@@ -23,7 +23,8 @@ COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "user
                    "health", "secrets", "worker")
 
 # Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
-# command adds its own with ``set_defaults(reported_loggers=(...))``.
+# command adds its own with ``set_defaults(reported_loggers=(...))``, and names the loggers whose DEBUG
+# messages -v shows too with ``set_defaults(debug_loggers=(...))``.
 QUIET_LIBRARIES = ("mcp",)
 
 
@@ -68,13 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Libraries' own errors (with tracebacks), and the log of what a command reports itself (chat: its
     # run's events), repeat what the command says in one line.
-    quiet = () if args.verbose else QUIET_LIBRARIES + tuple(getattr(args, "reported_loggers", ()))
+    levels = (dict.fromkeys(getattr(args, "debug_loggers", ()), logging.DEBUG) if args.verbose
+              else dict.fromkeys(QUIET_LIBRARIES + tuple(getattr(args, "reported_loggers", ())), logging.CRITICAL))
     from grobot.core.db import creating_sqlite
 
     try:
         # Only `db upgrade` and the worker create a SQLite database that does not exist: any other
         # command would leave an empty file (and its folders) behind and fail on the missing tables.
-        with creating_sqlite(getattr(args, "creates_database", False)), _silenced(quiet):
+        with creating_sqlite(getattr(args, "creates_database", False)), _at_levels(levels):
             return int(args.func(args) or 0)
     except GroBotError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -102,16 +104,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 @contextmanager
-def _silenced(names: Sequence[str]) -> Iterator[None]:
-    """These loggers say only what is critical while the command runs (their levels are restored after it)."""
-    loggers = [logging.getLogger(name) for name in names]
-    levels = [each.level for each in loggers]
-    for each in loggers:
-        each.setLevel(logging.CRITICAL)
+def _at_levels(levels: Mapping[str, int]) -> Iterator[None]:
+    """These loggers log at these levels while the command runs (their own levels are restored after it)."""
+    loggers = {logging.getLogger(name): level for name, level in levels.items()}
+    before = {each: each.level for each in loggers}
+    for each, level in loggers.items():
+        each.setLevel(level)
     try:
         yield
     finally:
-        for each, level in zip(loggers, levels):
+        for each, level in before.items():
             each.setLevel(level)
 
 

@@ -38,6 +38,11 @@ class MemoryUnavailable(GroBotError):
         super().__init__(message)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of what ``exc`` says (its type's name when it says nothing)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def error_line(exc: BaseException, limit: int = 500) -> str:
     """An error in one line for a user: a domain error's own message, else its type and message."""
     if isinstance(exc, GroBotError):

@@ -3,15 +3,19 @@ reason for each one that fails."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 
 from grobot.cli.main import main
 from grobot.core.db import session_scope
 from grobot.core.llm.http_errors import transport_reason
+from grobot.core.memory import registry
 from grobot.core.security import key_file
-from grobot.core.services import bots, council, llm_settings, mcp_servers
+from grobot.core.services import bots, council, fleet, llm_settings, mcp_servers
 from grobot.core.settings import get_settings
 from tests.fakes.llm import FakeLLM
 from tests.helpers import make_token
@@ -143,6 +147,26 @@ def test_health_without_secrets_says_so(grobot_env, capsys, monkeypatch):
     add_bot("helper")  # no token
     main(["health"])
     assert check_lines(capsys.readouterr().out, "secrets") == [("ok", "no secrets stored yet")]
+
+
+def test_a_check_that_crashes_says_so_in_a_sentence_and_logs_its_traceback_with_v(grobot_env):
+    with session_scope() as session:  # a live worker on this host whose memory service address is broken
+        fleet.register_supervisor("sup-1", hostname=socket.gethostname(), pid=os.getpid(), session=session)
+        registry.advertise("sup-1", "http://127.0.0.1:abc", session=session)
+    env = grobot_env.environ(OLLAMA_HOST=f"http://127.0.0.1:{free_port()}")
+
+    def health(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "grobot", *flags, "health"], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    result = health()
+    assert result.returncode == 1 and result.stderr == ""
+    assert check_lines(result.stdout, "worker")[0][0] == "ok"
+    assert check_lines(result.stdout, "memory") == [("FAIL", "could not be checked: Invalid port: 'abc'")]  # not 'InvalidURL: …'
+    verbose = health("-v")
+    assert check_lines(verbose.stdout, "memory") == [("FAIL", "could not be checked: Invalid port: 'abc'")]
+    assert "DEBUG grobot.core.services.health: The memory check crashed" in verbose.stderr
+    assert "Traceback" in verbose.stderr and "httpx.InvalidURL: Invalid port: 'abc'" in verbose.stderr
 
 
 def test_a_host_name_that_does_not_resolve_is_said_so():

@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 
 from grobot.core import migrations, security
 from grobot.core.db import get_engine, session_scope
-from grobot.core.errors import GroBotError, SecretKeyError
+from grobot.core.errors import GroBotError, SecretKeyError, first_line
 from grobot.core.llm import embedded
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import Bot, Council, LLMSetting, Supervisor, utcnow
@@ -227,7 +227,8 @@ def run_checks() -> list[Check]:
     for name, check in named:
         try:
             found = check()
-        except Exception as exc:  # a check must report, not crash
-            found = Check(name, False, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a check must report, not crash: a sentence here, the traceback with -v
+            logger.debug("The %s check crashed", name, exc_info=True)
+            found = Check(name, False, f"could not be checked: {first_line(exc)}")
         checks.extend(found if isinstance(found, list) else [found])
     return checks
