@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from grobot.core.errors import GroBotError
+from grobot.core.errors import GroBotError, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +126,5 @@ def _missing_table(exc: Exception) -> bool:
 def _unexpected(exc: Exception) -> int:
     if _debug():
         raise exc
-    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    print(f"error: {type(exc).__name__}: {message} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)
+    print(f"error: {type(exc).__name__}: {first_line(exc)} (set GROBOT_DEBUG=1 for details)", file=sys.stderr)
     return 2

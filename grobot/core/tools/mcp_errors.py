@@ -13,6 +13,7 @@ import httpx2
 import pydantic
 from mcp.shared.exceptions import MCPError
 
+from grobot.core.errors import first_line
 from grobot.core.tools.mcp_config import McpServerConfig
 
 logger = logging.getLogger(__name__)
@@ -103,8 +104,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:TAIL_CHARS] if text else type(exc).__name__
+    return first_line(exc)[:TAIL_CHARS]
 
 
 def _pick(leaves: list[BaseException]) -> BaseException:

@@ -29,6 +29,7 @@ from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from grobot.core.errors import first_line
 from grobot.core.tools.base import ToolError, ToolResult
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_errors import (
@@ -202,7 +203,7 @@ class _Connection:
             if not ready.done():
                 await self._fail(ready, exc)
             elif not self._reported:
-                logger.warning("MCP server %r: session error: %s", self.name, _first_line(_leaf(exc)))
+                logger.warning("MCP server %r: session error: %s", self.name, first_line(_leaf(exc)))
         finally:
             self._dead = True
             self.session = None
@@ -374,11 +375,6 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class McpHub:
