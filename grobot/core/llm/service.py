@@ -4,6 +4,10 @@ Retries: 429 waits for ``Retry-After`` (else exponential backoff); a timeout is 
 once; a prompt too long for the model is trimmed and retried; an empty answer is retried
 once at a higher temperature. 401/403 and an unreachable server fail at once. A fallback
 model is used only where configured, and always announced (``on_notice`` and the log).
+
+A server that ignores a call's output cap (``max_tokens``) and streams on and on is cut off:
+past :func:`overrun_limit` the stream is closed and the answer ends as one that reached its
+cap, with a warning in the log.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +32,10 @@ RETRY_BASE_SECONDS = 1.0  # first backoff of a 429 without Retry-After; doubles 
 MAX_RETRY_WAIT_SECONDS = 60.0
 MAX_CONTEXT_TRIMS = 2
 EMPTY_RETRY_TEMPERATURE_STEP = 0.4
+# An answer streamed past its cap by this factor (in estimated tokens, plus the slack) is cut off:
+# wide enough for a tokenizer that counts fewer tokens than the estimate, never unbounded.
+OVERRUN_FACTOR = 2
+OVERRUN_SLACK_TOKENS = 64
 
 TextCallback = Callable[[str], Awaitable[None]]
 NoticeCallback = Callable[[str], Awaitable[None]]
@@ -173,18 +182,23 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     started = time.perf_counter()
     response = ChatResponse(model=request.model)
     usage: Usage | None = None
+    limit = overrun_limit(request.max_tokens)
     try:
-        async for chunk in provider.stream(request):
-            if record.ttft_ms is None and (chunk.text or chunk.tool_calls):
-                record.ttft_ms = (time.perf_counter() - started) * 1000
-            if chunk.text:
-                response.text += chunk.text
-                if on_text is not None:
-                    await on_text(chunk.text)
-            response.tool_calls.extend(chunk.tool_calls)
-            if chunk.done:
-                usage = chunk.usage
-                response.finish_reason = chunk.finish_reason
+        async with aclosing(provider.stream(request)) as stream:  # closed at once when cut off
+            async for chunk in stream:
+                if record.ttft_ms is None and (chunk.text or chunk.tool_calls):
+                    record.ttft_ms = (time.perf_counter() - started) * 1000
+                if chunk.text:
+                    response.text += chunk.text
+                    if on_text is not None:
+                        await on_text(chunk.text)
+                response.tool_calls.extend(chunk.tool_calls)
+                if chunk.done:
+                    usage = chunk.usage
+                    response.finish_reason = chunk.finish_reason
+                if limit is not None and estimate_tokens(response.text) > limit:
+                    _cut_off(provider, request, response)
+                    break
     finally:
         record.latency_ms = (time.perf_counter() - started) * 1000
     if usage is None or (usage.tokens_in == 0 and usage.tokens_out == 0):
@@ -193,3 +207,15 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     record.tokens_in, record.tokens_out, record.estimated = usage.tokens_in, usage.tokens_out, usage.estimated
     record.capped = response.finish_reason in ("length", "max_tokens", "MAX_TOKENS")
     return response
+
+
+def overrun_limit(max_tokens: int | None) -> int | None:
+    """Estimated output tokens past which a streamed answer is cut off (None: the call has no cap)."""
+    return max_tokens * OVERRUN_FACTOR + OVERRUN_SLACK_TOKENS if max_tokens else None
+
+
+def _cut_off(provider: Any, request: ChatRequest, response: ChatResponse) -> None:
+    """The server streams past the call's output cap: the answer ends here, as one that reached its cap."""
+    logger.warning("LLM %s on %s ignored the output cap of %d tokens: its answer was cut off after about %d tokens",
+                   request.model, provider.describe(), request.max_tokens or 0, estimate_tokens(response.text))
+    response.finish_reason = "length"

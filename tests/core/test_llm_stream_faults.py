@@ -1,0 +1,40 @@
+"""LLM servers that go wrong in the middle of a streamed answer: the run always ends, and says what happened."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from grobot.core.agents import prompts
+from tests.core.test_chain_basic import make_bot, message
+from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+from tests.helpers import answered, async_wait_for
+
+# A run that never ends fails the test instead of hanging it.
+RUN_DEADLINE_SECONDS = 60
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+async def test_an_answer_streamed_past_its_cap_is_cut_off_and_the_run_ends(grobot_env, fake_llm, provider, caplog):
+    caplog.set_level(logging.WARNING, logger="grobot.core.llm.service")
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    # The server ignores max_tokens: its answer would stream for minutes.
+    fake_llm.script(Reply(text="This goes on. " * 50_000, chunks=50_000, chunk_delay=0.0005))
+    sink = EventCollector()
+    started = time.monotonic()
+
+    result = await asyncio.wait_for(answered(message(bot_id, "hi there"), sink=sink, tools=FakeToolCatalog()),
+                                    RUN_DEADLINE_SECONDS)
+
+    assert time.monotonic() - started < 30
+    assert result.error is None and result.replied
+    # Cut off a little past its cap (the server's tokens are only estimated), at a full sentence.
+    assert 0 < len(result.text) < 12 * prompts.ANSWER_MAX_TOKENS and result.text.endswith("This goes on.")
+    done = sink.of("done")[0].data
+    assert done["usage"]["capped_calls"] == 1 and done["text"] == result.text
+    assert f"ignored the output cap of {prompts.ANSWER_MAX_TOKENS} tokens" in caplog.text
+    await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the endless stream was not closed")
