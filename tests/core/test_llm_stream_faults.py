@@ -7,8 +7,11 @@ import logging
 import time
 
 import pytest
+from sqlmodel import select
 
 from grobot.core.agents import prompts
+from grobot.core.db import session_scope
+from grobot.core.models import Message
 from tests.core.test_chain_basic import make_bot, message
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 from tests.helpers import answered, async_wait_for
@@ -38,3 +41,25 @@ async def test_an_answer_streamed_past_its_cap_is_cut_off_and_the_run_ends(grobo
     assert done["usage"]["capped_calls"] == 1 and done["text"] == result.text
     assert f"ignored the output cap of {prompts.ANSWER_MAX_TOKENS} tokens" in caplog.text
     await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the endless stream was not closed")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+async def test_a_server_that_dies_mid_answer_ends_the_run_with_an_error_not_half_an_answer(grobot_env, fake_llm,
+                                                                                         provider):
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    # Its body ends when its connection closes: at the HTTP level, the cut looks like the end.
+    fake_llm.script(Reply(text="The capital of France is Paris, and the capital of Italy is Rome.", chunks=6,
+                          cut_after=3))
+    sink = EventCollector()
+
+    result = await asyncio.wait_for(answered(message(bot_id, "capitals?"), sink=sink, tools=FakeToolCatalog()),
+                                    RUN_DEADLINE_SECONDS)
+
+    assert result.error is not None and "ended the answer early" in result.error, result.error
+    assert [k for k in sink.kinds() if k in ("done", "error")] == ["error"]
+    with session_scope(readonly=True) as session:  # the part that came is not stored as the whole answer
+        status = session.exec(select(Message.status).where(Message.id == result.run_id)).first()
+        answers = session.exec(select(Message.content).where(Message.role == "assistant")).all()
+    assert status is None or status != "done"
+    assert answers == []

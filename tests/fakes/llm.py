@@ -67,6 +67,9 @@ class Reply:
     prompt_tokens: int | None = None  # usage to report (estimated when None)
     completion_tokens: int | None = None
     finish_reason: str | None = None  # e.g. "length" (the answer stopped at max_tokens); default: stop / tool_calls
+    # The server dies after writing this many events (lines) of the stream: its body, sent without chunked
+    # framing (it ends when the connection closes, as some servers and proxies stream), just stops.
+    cut_after: int | None = None
 
     def answer_text(self) -> str:
         if self.json is not None:
@@ -192,6 +195,10 @@ def _requested_schema(body: dict[str, Any]) -> Any:
         if rf.get("type") == "json_object":
             return {"type": "object"}
     return None
+
+
+class _ServerDied(Exception):
+    """A scripted reply's server dies in the middle of its stream (``Reply.cut_after``)."""
 
 
 class _Server(ThreadingHTTPServer):
@@ -395,19 +402,33 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _start_stream(self, content_type: str, headers: dict[str, str] | None = None) -> None:
+    def _start_stream(self, content_type: str, headers: dict[str, str] | None = None, *,
+                      cut_after: int | None = None) -> None:
+        """Start a streamed body: chunked, or (``cut_after``) one that ends when the connection closes."""
+        self._cut_after = cut_after
         self.send_response(200)
         self.send_header("Content-Type", content_type)
-        self.send_header("Transfer-Encoding", "chunked")
+        if cut_after is None:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
 
     def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        cut_after = getattr(self, "_cut_after", None)
+        if cut_after is None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            return
+        if cut_after <= 0:
+            raise _ServerDied()
+        self.wfile.write(data)
+        self._cut_after = cut_after - 1
 
     def _end_stream(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
+        if getattr(self, "_cut_after", None) is None:
+            self.wfile.write(b"0\r\n\r\n")  # (a body without chunked framing ends with its connection)
 
     def _key_refused(self) -> bool:
         """With ``fake.api_keys`` set, answer 401 (in the provider's shape) to a request without one of them."""
@@ -476,6 +497,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             with self.fake._lock:
                 self.fake.hangups += 1
+        except _ServerDied:
+            self.close_connection = True
+            self.wfile.flush()
 
     # -- Ollama -----------------------------------------------------------------------------
     def _ollama_chat(self, body: dict[str, Any]) -> None:
@@ -511,7 +535,7 @@ class _Handler(BaseHTTPRequestHandler):
                 message["tool_calls"] = calls
             self._send_json(200, {**final, "message": message}, reply.headers)
             return
-        self._start_stream("application/x-ndjson", reply.headers)
+        self._start_stream("application/x-ndjson", reply.headers, cut_after=reply.cut_after)
         for i, piece in enumerate(_split(text, reply.chunks)):
             if i and reply.chunk_delay:
                 time.sleep(reply.chunk_delay)
@@ -561,7 +585,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage,
             }, reply.headers)
             return
-        self._start_stream("text/event-stream", reply.headers)
+        self._start_stream("text/event-stream", reply.headers, cut_after=reply.cut_after)
 
         def event(payload: Any) -> None:
             self._chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
@@ -616,7 +640,7 @@ class _Handler(BaseHTTPRequestHandler):
                            "json": _tool_args(call.get("arguments", {}))})
         tokens_in = reply.prompt_tokens or _estimate_tokens(body.get("messages", []))
         tokens_out = reply.completion_tokens or max(1, len(text) // 4)
-        self._start_stream("text/event-stream", reply.headers)
+        self._start_stream("text/event-stream", reply.headers, cut_after=reply.cut_after)
 
         def event(name: str, payload: dict[str, Any]) -> None:
             self._chunk(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
@@ -668,7 +692,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
                                   "usageMetadata": usage}, reply.headers)
             return
-        self._start_stream("text/event-stream", reply.headers)
+        self._start_stream("text/event-stream", reply.headers, cut_after=reply.cut_after)
         events = [[p] for p in pieces] + ([calls] if calls else [])
         for i, parts in enumerate(events or [[{"text": ""}]]):
             if i and reply.chunk_delay:

@@ -105,6 +105,7 @@ class AnthropicProvider(LLMProvider):
         blocks: dict[int, dict[str, Any]] = {}
         tokens_in = tokens_out = 0
         finish = None
+        stopped = False
         async for event, data in sse_events(iter_lines(response)):
             kind = data.get("type") or event
             if kind == "error":
@@ -134,6 +135,10 @@ class AnthropicProvider(LLMProvider):
                 usage = data.get("usage") or {}
                 tokens_out = int(usage.get("output_tokens") or tokens_out)
                 finish = (data.get("delta") or {}).get("stop_reason") or finish
+            elif kind == "message_stop":
+                stopped = True
+        if finish is None and not stopped:
+            raise errors.ended_early(self.name, self.base_url)
         calls = []
         for _, block in sorted(blocks.items()):
             if block.get("type") != "tool_use":

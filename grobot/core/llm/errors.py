@@ -113,3 +113,10 @@ def parse_retry_after(value: str | None) -> float | None:
         except (TypeError, ValueError):
             return None
         return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def ended_early(provider: str, url: str) -> ServerError:
+    """A streamed answer whose body stopped before the server said it was complete (a crash, a cut
+    connection): what came is not the whole answer."""
+    return ServerError(f"{provider} at {url} ended the answer early: the stream stopped before its end "
+                       "(did the server crash or the connection break?)", provider=provider, url=url)

@@ -112,6 +112,8 @@ class GeminiProvider(LLMProvider):
                             args = fc.get("args") or {}
                             calls.append(ToolCall(name=fc.get("name", ""), arguments=parse_arguments(args), id=new_call_id(),
                                                   raw_arguments=str(args)))
+            if finish is None:
+                raise errors.ended_early(self.name, self.base_url)
             yield StreamChunk(tool_calls=calls, done=True, usage=usage, finish_reason=finish)
 
     async def list_models(self) -> list[str]:

@@ -156,7 +156,7 @@ class OllamaProvider(LLMProvider):
                 if text or calls:
                     yield StreamChunk(text=text, tool_calls=calls)
         if final is None:
-            raise errors.ServerError(f"ollama at {self.base_url} ended the answer early", provider=self.name, url=self.base_url)
+            raise errors.ended_early(self.name, self.base_url)
         yield final
 
     async def list_models(self) -> list[str]:

@@ -97,7 +97,8 @@ class OpenAICompatProvider(LLMProvider):
         calls: dict[int, dict[str, Any]] = {}
         usage: Usage | None = None
         finish: str | None = None
-        async for _event, data in sse_events(iter_lines(response)):
+        said_done: list[bool] = []
+        async for _event, data in sse_events(iter_lines(response), on_done=lambda: said_done.append(True)):
             if not isinstance(data, dict):
                 continue
             if data.get("error"):
@@ -127,6 +128,8 @@ class OpenAICompatProvider(LLMProvider):
                 text = delta.get("content")
                 if text:
                     yield StreamChunk(text=text)
+        if finish is None and not said_done:
+            raise errors.ended_early(self.name, self.base_url)
         tool_calls = [
             ToolCall(name=c["name"], arguments=parse_arguments(c["arguments"]), id=c["id"] or new_call_id(), raw_arguments=c["arguments"])
             for _, c in sorted(calls.items())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from grobot.core.llm.http_client import loads
@@ -11,8 +11,10 @@ from grobot.core.llm.http_client import loads
 logger = logging.getLogger(__name__)
 
 
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, Any]]:
-    """``(event name, parsed JSON data)`` for each event of a body's ``lines``; skips ``data: [DONE]``."""
+async def sse_events(lines: AsyncIterator[str], *,
+                     on_done: Callable[[], None] | None = None) -> AsyncIterator[tuple[str | None, Any]]:
+    """``(event name, parsed JSON data)`` for each event of a body's ``lines``; ``data: [DONE]`` is
+    not an event (``on_done`` is called for it: the OpenAI API's end of a complete answer)."""
     event: str | None = None
     data_lines: list[str] = []
     async for line in lines:
@@ -21,6 +23,8 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | Non
                 payload = "\n".join(data_lines)
                 data_lines = []
                 if payload.strip() == "[DONE]":
+                    if on_done is not None:
+                        on_done()
                     continue  # read on to the end so the connection goes back to the pool
                 try:
                     yield event, loads(payload)
@@ -38,8 +42,11 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | Non
             data_lines.append(value)
     if data_lines:
         payload = "\n".join(data_lines)
-        if payload.strip() != "[DONE]":
-            try:
-                yield event, loads(payload)
-            except ValueError:
-                pass
+        if payload.strip() == "[DONE]":
+            if on_done is not None:
+                on_done()
+            return
+        try:
+            yield event, loads(payload)
+        except ValueError:
+            pass
