@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -12,8 +14,10 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
-from grobot.core.llm import embedded
+from grobot.core.llm import embedded, llama_servers
+from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.llama_servers import LlamaServers
+from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.services import llm_settings
 from tests.helpers import async_wait_for
 
@@ -45,6 +49,60 @@ async def test_a_server_runs_the_demo_model_and_comes_back_after_a_crash(grobot_
     finally:
         await servers.stop_all()
     assert process.returncode is not None
+
+
+def _demo_llm(url: str) -> EffectiveLLM:
+    return EffectiveLLM(category="output", provider="llamacpp", base_url=url, model=embedded.DEMO_MODEL,
+                        context_window=2048, temperature=0.2, api_key=None, fallback_model=None,
+                        supports_images=False, source="builtin")
+
+
+async def test_a_hung_server_is_restarted_and_the_answer_waiting_on_it_ends_with_an_error(grobot_env, caplog):
+    caplog.set_level(logging.ERROR, logger="grobot.core.llm.llama_servers")
+    servers = LlamaServers(threads=2, parallel=1, hang_seconds=2.0)
+    try:
+        info = await servers.ensure(embedded.DEMO_MODEL, 2048)
+        hung = servers._servers[embedded.DEMO_MODEL].process
+        os.kill(hung.pid, signal.SIGSTOP)  # alive but frozen: it takes connections and answers nothing
+        waiting = asyncio.create_task(call_llm(_demo_llm(info.url), [{"role": "user", "content": "Hello"}],
+                                               role="synthesizer", max_tokens=16))
+
+        async def restarted() -> embedded.ServerInfo | None:
+            await servers.check()
+            now = servers.request(embedded.DEMO_MODEL, 2048)
+            return now if now.status == "running" and now.url != info.url else None
+
+        again = await async_wait_for(restarted, 60, message="the hung server was not restarted")
+        # The answer that waited on it ends now, with an error (not at its 120 s timeout, twice).
+        with pytest.raises(LLMCallFailed):
+            await asyncio.wait_for(waiting, 10)
+        assert hung.returncode is not None
+        assert "did not answer for" in caplog.text and "its llama.cpp server hangs); restarting it" in caplog.text
+        answer = await call_llm(_demo_llm(again.url), [{"role": "user", "content": "Hello"}], role="synthesizer",
+                                max_tokens=16)
+        assert answer.text.strip()
+    finally:
+        await servers.stop_all()
+
+
+async def test_a_busy_server_is_not_taken_for_hung(grobot_env, monkeypatch):
+    async def unanswered(url: str) -> bool:
+        return False  # as when every HTTP thread of the server waits behind queued requests
+
+    monkeypatch.setattr(llama_servers, "_answers_health", unanswered)
+    servers = LlamaServers(threads=1, parallel=1, hang_seconds=0.5)
+    try:
+        info = await servers.ensure(embedded.DEMO_MODEL, 2048)
+        working = servers._servers[embedded.DEMO_MODEL].process
+        answer = asyncio.create_task(call_llm(_demo_llm(info.url), [{"role": "user", "content": "Tell me a story."}],
+                                              role="synthesizer", max_tokens=200))
+        while not answer.done():  # its process works all along: it uses CPU
+            await servers.check()
+            await asyncio.sleep(0.2)
+        assert (await answer).text.strip()
+        assert servers._servers[embedded.DEMO_MODEL].process is working and working.returncode is None
+    finally:
+        await servers.stop_all()
 
 
 @pytest.mark.parametrize("content, expected", [

@@ -2,7 +2,8 @@
 
 The bot worker's supervisor owns one :class:`LlamaServers`: it starts the server of every
 model the settings name (at start, and on first use), publishes where each listens, restarts
-one that dies (1 s doubling to 5 min), stops the ones no setting names any more, and stops
+one that dies (1 s doubling to 5 min) or hangs (its ``/health`` unanswered while its process
+uses no CPU, for ``hang_seconds``), stops the ones no setting names any more, and stops
 them all with the worker. Bot processes never load a model: they call the URL the supervisor
 gives them. Each server is ``python -m grobot.core.llm.llama_runner`` (see there).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -30,6 +32,10 @@ START_TIMEOUT_SECONDS = 300.0
 BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 300.0
 STOP_GRACE_SECONDS = 3.0
+HEALTH_TIMEOUT_SECONDS = 3.0
+# A server whose /health goes unanswered this long while its process does no work is hung. (A busy
+# one may keep /health waiting behind its queued requests, but it uses CPU: it is never taken for hung.)
+HANG_SECONDS = 30.0
 
 
 @dataclass
@@ -42,17 +48,20 @@ class _Server:
     backoff: float = 0.0
     retry_at: float = 0.0
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    stalled_since: float | None = None  # monotonic time since when it has neither answered nor worked
+    cpu_seconds: float | None = None  # its process's CPU time at the last check
 
 
 class LlamaServers:
     """Start, watch and stop the llama.cpp servers of this process (create it on its event loop)."""
 
     def __init__(self, *, threads: int | None = None, parallel: int = 2, log_dir: Path | None = None,
-                 start_timeout: float = START_TIMEOUT_SECONDS) -> None:
+                 start_timeout: float = START_TIMEOUT_SECONDS, hang_seconds: float = HANG_SECONDS) -> None:
         self.threads = threads or embedded.default_threads()
         self.parallel = max(1, parallel)
         self.log_dir = log_dir
         self.start_timeout = start_timeout
+        self.hang_seconds = hang_seconds
         self._servers: dict[str, _Server] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.get_running_loop()
@@ -95,7 +104,8 @@ class LlamaServers:
             logger.info("Stopped the embedded model %s: no LLM setting uses it any more", embedded.display_name(model))
 
     async def check(self) -> None:
-        """Restart the servers that died or failed, once their backoff has passed."""
+        """Restart the servers that died, hang or failed, once their backoff has passed."""
+        await self._end_hung()
         now = time.monotonic()
         for server in list(self._servers.values()):
             if server.task is not None and not server.task.done():
@@ -115,6 +125,43 @@ class LlamaServers:
         self._closed = True
         servers, self._servers = list(self._servers.values()), {}
         await asyncio.gather(*(self._stop(s) for s in servers), return_exceptions=True)
+
+    # ------------------------------------------------------------------ hung servers
+    async def _end_hung(self) -> None:
+        """Kill the running servers that hang (their requests then fail at once); :meth:`check` restarts them."""
+        running = [s for s in self._servers.values()
+                   if s.info.status == "running" and s.process is not None and s.process.returncode is None]
+        answers = await asyncio.gather(*(_answers_health(s.info.url) for s in running))
+        now = time.monotonic()
+        for server, answered in zip(running, answers, strict=True):
+            stalled = self._stalled_for(server, answered, now)
+            if stalled is not None and stalled >= self.hang_seconds:
+                await self._kill_hung(server, stalled)
+
+    def _stalled_for(self, server: _Server, answered: bool, now: float) -> float | None:
+        """How long ``server`` has neither answered ``/health`` nor used CPU (None: it is alive)."""
+        assert server.process is not None
+        cpu = process_cpu_seconds(server.process.pid)
+        worked = cpu is not None and server.cpu_seconds is not None and cpu > server.cpu_seconds
+        server.cpu_seconds = cpu
+        if answered or worked:
+            server.stalled_since = None
+            return None
+        if server.stalled_since is None:
+            server.stalled_since = now
+        return now - server.stalled_since
+
+    async def _kill_hung(self, server: _Server, silent: float) -> None:
+        logger.error("The embedded model %s did not answer for %.0f s (its llama.cpp server hangs); restarting it",
+                     embedded.display_name(server.model), silent)
+        process, server.process = server.process, None
+        if process is not None and process.returncode is None:
+            process.kill()  # hung: it would not act on SIGTERM either
+            await process.wait()
+        server.stalled_since = server.cpu_seconds = None
+        server.retry_at = time.monotonic()
+        self._set(server, ServerInfo(model=server.model, status="error",
+                                     error=f"the llama.cpp server stopped answering (no answer for {silent:.0f} s)"))
 
     # ------------------------------------------------------------------ internals
     def _changed(self) -> None:
@@ -240,3 +287,23 @@ async def _supports_tools(url: str) -> bool | None:
     if isinstance(caps, dict) and "supports_tools" in caps:
         return bool(caps["supports_tools"])
     return None
+
+
+async def _answers_health(url: str) -> bool:
+    """Whether llama.cpp's ``/health`` at ``url`` answers within :data:`HEALTH_TIMEOUT_SECONDS`."""
+    try:
+        async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT_SECONDS, trust_env=False) as client:
+            await client.get(f"{url}/health")
+    except httpx.HTTPError:
+        return False
+    return True  # any answer (even 503 "loading") shows its HTTP side is alive
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) process ``pid`` has used so far (Linux ``/proc``), or None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
