@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot_worker.bot_link import StoreError
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
-from grobot.core.agents.run_store import Loaded, RunWrite, message_from_key, message_key, records_from
+from grobot.core.agents.run_store import (
+    Loaded,
+    RunWrite,
+    StoreUnavailable,
+    message_from_key,
+    message_key,
+    records_from,
+)
 from grobot.core.agents.types import Attachment, IncomingMessage
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 
@@ -249,6 +256,8 @@ async def dispatch(store: Any, bot_id: int, name: str, payload: dict[str, Any]) 
         raise StoreError("not_found", str(exc), 404) from None
     except ValidationError as exc:
         raise StoreError("validation", str(exc), 422) from None
+    except StoreUnavailable as exc:  # the bot tries again later
+        raise StoreError("unavailable", str(exc), 503) from None
     except GroBotError as exc:
         raise StoreError("error", str(exc), 409) from None
     return op.result.dump(result)

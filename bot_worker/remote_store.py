@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from bot_worker.bot_link import BotLinkClient
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
 from bot_worker.link_ops import OPS, Op
-from grobot.core.agents.run_store import RunStore
+from grobot.core.agents.run_store import RunStore, StoreUnavailable
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.errors import GroBotError, NotFoundError, ValidationError
 
@@ -36,10 +36,6 @@ __all__ = ["BotSettings", "BotStore", "LinkLogWriter", "MessageData", "RemoteBot
 
 STORE_TIMEOUT_SECONDS = 60.0  # a write may wait on a busy database (SQLite waits up to 30 s for a lock)
 ERRORS: dict[str, type[GroBotError]] = {"not_found": NotFoundError, "validation": ValidationError}
-
-
-class StoreUnavailable(ConnectionError):
-    """The supervisor could not read or write for the bot (its database unreachable, say): try again later."""
 
 
 class BotStore(RunStore, Protocol):

@@ -32,11 +32,14 @@ from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
 from grobot.core.answering import FloodGate
 from grobot.core.db import session_scope
+from grobot.core.errors import error_line
 from grobot.core.services import tester_chat
 
 logger = logging.getLogger(__name__)
 
 FEED_KEEP_SECONDS = 60.0  # an ended run's events stay to be read this long (a page that reloads)
+END_WRITE_FIRST_WAIT = 0.5  # the end of a run is written again after this (doubling) while the database refuses it
+END_WRITE_MAX_WAIT = 10.0
 SHUTDOWN_REASON = "the bot worker stopped; please send the message again"
 STOP_REASON = "stopped by the tester"
 
@@ -166,16 +169,41 @@ class ChatRunner:
         except asyncio.CancelledError as exc:
             reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else SHUTDOWN_REASON
             feed.end(f"the run was cancelled ({reason})", cancelled=True)  # unless the chain ended it already
-            await _safe_write(tester_chat.cancel, job.message_id, f"the run was cancelled ({reason})")
+            await asyncio.shield(self._write_end(tester_chat.cancel, job.message_id,
+                                                 f"the run was cancelled ({reason})"))
             return  # the run is over; the task ends normally (a shutdown gathers it)
         except Exception as exc:
             logger.exception("Test Chat job %s failed", job.message_id, extra={"bot_id": job.bot_id})
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        # Shielded: a Stop that comes while the end is written (again) must not leave the run "running".
         if error:
             feed.end(error)
-            await _safe_write(tester_chat.fail, job.message_id, error)
+            await asyncio.shield(self._write_end(tester_chat.fail, job.message_id, error))
         else:
-            await _safe_write(tester_chat.finish, job.message_id)
+            await asyncio.shield(self._write_end(tester_chat.finish, job.message_id))
+
+    async def _write_end(self, fn: Any, message_id: int, *args: Any) -> None:
+        """Store the end of run ``message_id``, trying again while the database refuses it (locked, away):
+        a run must not stay "running". Once the runner stops, one try (the next supervisor ends the
+        run as abandoned)."""
+        wait = END_WRITE_FIRST_WAIT
+        failures = 0
+        while True:
+            try:
+                await asyncio.to_thread(_write, fn, message_id, *args)
+            except Exception as exc:
+                failures += 1
+                if failures == 1:
+                    logger.warning("Could not write the end of Test Chat run %s (%s); trying again until it is "
+                                   "stored", message_id, error_line(exc, 200))
+                if self.stopping:
+                    return
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, END_WRITE_MAX_WAIT)
+                continue
+            if failures:
+                logger.info("The end of Test Chat run %s is stored (after %d failed tries)", message_id, failures)
+            return
 
 
 def _claim(supervisor_id: str, limit: int) -> list[Job]:
@@ -192,15 +220,9 @@ def _claim(supervisor_id: str, limit: int) -> list[Job]:
         return out
 
 
-async def _safe_write(fn: Any, *args: Any) -> None:
-    def work() -> None:
-        with session_scope() as session:
-            fn(*args, session=session)
-
-    try:
-        await asyncio.to_thread(work)
-    except Exception as exc:
-        logger.warning("Could not write the end of a Test Chat run (%s)", type(exc).__name__)
+def _write(fn: Any, *args: Any) -> None:
+    with session_scope() as session:
+        fn(*args, session=session)
 
 
 class ChatRunnerService(LocalServer):

@@ -255,10 +255,15 @@ def test_a_supervisor_that_cannot_do_it_is_unavailable_not_an_error(grobot_env):
             async def list_notes(self, bot_id: int, user: str):
                 raise RuntimeError("could not connect to server")
 
+            async def list_files(self, bot_id: int):
+                raise StoreUnavailable("the database is busy or unreachable (database is locked)")
+
         async def check(client_for, server) -> None:
             remote = client_for(3)
             with pytest.raises(StoreUnavailable, match="could not connect to server"):
                 await remote.list_notes(3, "42")
+            with pytest.raises(StoreUnavailable, match=r"database is locked"):  # the bot tries again later
+                await remote.list_files(3)
             with pytest.raises(GroBotError, match="another secret key") as caught:
                 await remote.settings_at_start(3)
             assert not isinstance(caught.value, ConnectionError)

@@ -5,13 +5,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 from sqlmodel import select
 
 from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
-from grobot.core import tester_chat_link
+from grobot.core import db, tester_chat_link
+from grobot.core.agents import events as events_module
 from grobot.core.db import session_scope
 from grobot.core.flood import COOLDOWN_NOTICE
 from grobot.core.models import AgentEvent, AppUser, Message, MessageStatus
@@ -175,3 +178,87 @@ async def test_test_chat_keeps_the_bots_cooldown_like_discord(service, fake_llm)
     other = _send(bot_id, "three", author="app-user:2")  # another tester is not held back
     await tester_chat_link.wake(link)
     assert (await asyncio.wait_for(_events_until(link, other), 30))[-1].kind == "done"
+
+
+class _LockedDatabase:
+    """Another program holds the SQLite database's write lock (a backup, a sqlite3 shell) until released."""
+
+    def __init__(self, path: str) -> None:
+        self._connection = sqlite3.connect(path, isolation_level=None)
+        self._connection.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        if self._connection is not None:
+            self._connection.execute("ROLLBACK")
+            self._connection.close()
+            self._connection = None  # type: ignore[assignment]
+
+
+@pytest.fixture
+def lock_database(grobot_env, monkeypatch) -> Iterator[Callable[[float], None]]:
+    """``lock_database(seconds)``: another program holds the database's write lock for ``seconds``;
+    GroBot's writers give up on it after 0.2 s (instead of 30)."""
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    db.dispose_engines()
+    held: list[_LockedDatabase] = []
+
+    def lock(seconds: float) -> None:
+        held.append(_LockedDatabase(str(grobot_env.data_dir / "grobot.db")))
+        asyncio.get_running_loop().call_later(seconds, held[-1].release)
+
+    yield lock
+    for locked in held:
+        locked.release()
+
+
+async def _locked_from_first_token(link: tester_chat_link.Runner, run_id: int, lock: Callable[[float], None],
+                                   seconds: float) -> list[tester_chat_link.FeedEvent]:
+    """The run's events; the database is locked from its first words on, for ``seconds``."""
+    async def on_token() -> None:
+        lock(seconds)
+
+    return await asyncio.wait_for(_events_until(link, run_id, stop_at="token", on_stop=on_token), 60)
+
+
+async def test_an_answer_ending_while_the_database_is_locked_is_stored_once_it_is_free(
+        service, fake_llm, lock_database, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    runner, link = service
+    bot_id = _bot("patient")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    words = " ".join(f"w{i}" for i in range(10))
+    fake_llm.script(Reply(text=words, chunks=10, chunk_delay=0.1))
+    run_id = _send(bot_id, "hi")
+    assert await tester_chat_link.wake(link) == [run_id]
+
+    events = await _locked_from_first_token(link, run_id, lock_database, 2.5)
+
+    assert events[-1].kind == "done", events[-1].data  # not "the answer could not be saved"
+    assert _status(run_id) == ("done", "")
+    with session_scope(readonly=True) as session:
+        answers = session.exec(select(Message.content).where(Message.role == "assistant")).all()
+    assert answers == [words]
+    assert f"Storing the end of run {run_id} failed (the database is busy or unreachable (database is locked))" \
+        in caplog.text
+
+
+async def test_a_run_whose_end_cannot_be_stored_for_long_does_not_stay_running(
+        service, fake_llm, lock_database, monkeypatch, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    monkeypatch.setattr(events_module, "END_RETRY_SECONDS", 0.5)  # the chain gives up before the lock goes
+    runner, link = service
+    bot_id = _bot("unlucky")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="one two three four", chunks=4, chunk_delay=0.1))
+    run_id = _send(bot_id, "hi")
+    assert await tester_chat_link.wake(link) == [run_id]
+
+    events = await _locked_from_first_token(link, run_id, lock_database, 3.0)
+
+    assert events[-1].kind == "error"
+    assert events[-1].data["message"] == ("the answer could not be saved: the database is busy or unreachable "
+                                          "(database is locked)")
+    # Once the database is free again, the run ends as the tester saw it: failed, not "running".
+    await async_wait_for(lambda: _status(run_id)[0] == "error", timeout=20, message=f"run {run_id} still open")
+    assert _status(run_id)[1] == events[-1].data["message"]
+    assert f"Could not write the end of Test Chat run {run_id}" in caplog.text

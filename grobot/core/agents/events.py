@@ -3,6 +3,10 @@
 
 Answer text is batched by time (the first words at once, then about every 60 ms) so that a Discord reply can be edited
 as it grows without one event per token; a run ends with exactly one ``done`` or ``error``.
+
+The last write (the answer, the accounting, the run's status) is tried again while the store is
+unavailable (a database locked or away for a while), for up to ``END_RETRY_SECONDS``, before
+the run ends with "the answer could not be saved".
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ from typing import Any
 
 from grobot.core.agents.run_store import RunEnd, RunStore, RunWrite, UserMessageIn
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
+from grobot.core.errors import error_line
 
 logger = logging.getLogger(__name__)
 
 TOKEN_INTERVAL_SECONDS = 0.06
 TOKEN_MAX_CHARS = 200
 DB_FLUSH_SECONDS = 0.25
+END_RETRY_SECONDS = 120.0  # how long the last write is tried again while the store is unavailable
+END_RETRY_FIRST_WAIT = 0.5  # doubling, at most END_RETRY_MAX_WAIT
+END_RETRY_MAX_WAIT = 10.0
 
 
 class RunRecorder:
@@ -153,10 +161,25 @@ class RunRecorder:
                 self._seq, self._user_message = seq, None
             except Exception:  # not stored, or (a timeout) stored unbeknown to us: the next write says so
                 self._failed = True
+                self._unsaved = pending + self._unsaved  # try again (with the next batch)
                 if end is not None:
                     raise
-                self._unsaved = pending + self._unsaved  # try again with the next batch
                 logger.exception("Storing %d events of run %s failed", len(pending), self.run_id)
+
+    async def _save_end(self, end: RunEnd | None) -> None:
+        """The last write, tried again while the store is unavailable (for up to ``END_RETRY_SECONDS``)."""
+        deadline = time.monotonic() + END_RETRY_SECONDS
+        wait = END_RETRY_FIRST_WAIT
+        while True:
+            try:
+                await self._save(end)
+                return
+            except ConnectionError as exc:  # StoreUnavailable, or a supervisor that did not answer
+                if time.monotonic() + wait > deadline:
+                    raise
+                logger.warning("Storing the end of run %s failed (%s); trying again in %.1f s", self.run_id, exc, wait)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, END_RETRY_MAX_WAIT)
 
     async def finish(self, kind: EventKind, data: dict[str, Any], *, end: RunEnd | None = None) -> Event:
         """End the run with ``done`` or ``error``: store everything (with ``end``, in one
@@ -174,14 +197,12 @@ class RunRecorder:
         try:
             if self.storing:
                 self._unsaved.append((kind.value, data))
-                await self._save(end)
+                await self._save_end(end)
             elif end is not None and end.records:
                 await self.store.save_calls(end.bot_id, None, end.records)
         except Exception as exc:
             logger.exception("Storing the end of run %s failed", self.run_id)
-            first_line = str(exc).splitlines()[0] if str(exc) else ""
-            event = Event(EventKind.ERROR,
-                          {"message": f"the answer could not be saved: {type(exc).__name__}: {first_line}"[:300]})
+            event = Event(EventKind.ERROR, {"message": f"the answer could not be saved: {error_line(exc, 270)}"})
             self.finished = event
             if self.storing:
                 # Whatever else was lost, the stored run must still end: one more try, the error alone.

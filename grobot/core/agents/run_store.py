@@ -21,9 +21,15 @@ from typing import Any, Protocol
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
+from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+
+
+class StoreUnavailable(GroBotError, ConnectionError):
+    """The store cannot read or write for now (its database locked or unreachable, the supervisor
+    away): the same operation may work when tried again later."""
 
 
 @dataclass

@@ -15,10 +15,11 @@ from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from sqlalchemy import insert
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
-from grobot.core.agents.run_store import Loaded, RunWrite, UserMessageIn
+from grobot.core.agents.run_store import Loaded, RunWrite, StoreUnavailable, UserMessageIn
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError
@@ -152,6 +153,11 @@ def save_calls(session: Session, bot_id: int, run_id: int | None, records: list[
                             reliability=reliability, source="archivist", status=status)
 
 
+def unavailable_reason(exc: DBAPIError) -> str:
+    """The driver's own words for a locked or unreachable database ("database is locked"), in one line."""
+    return " ".join(str(exc.orig or exc).split())[:200]
+
+
 def note_dict(note: Any) -> dict[str, Any]:
     return {"id": note.id, "note": note.note, "reliability": round(float(note.reliability), 3)}
 
@@ -186,7 +192,12 @@ class DatabaseStore:
             with session_scope() as session:
                 return fn(session)
 
-        return await self._thread(work)
+        try:
+            return await self._thread(work)
+        except DBAPIError as exc:
+            if isinstance(exc, OperationalError) or exc.connection_invalidated:
+                raise StoreUnavailable(f"the database is busy or unreachable ({unavailable_reason(exc)})") from exc
+            raise
 
     async def load(self, msg: IncomingMessage) -> Loaded:
         return await self._read(lambda session: load_for_run(msg, session=session))
