@@ -31,6 +31,10 @@ class PermissionDenied(GroBotError):
     """The session's role does not allow the action."""
 
 
+class StorageError(GroBotError):
+    """The data folder cannot take what is written to it (its disk full or read-only)."""
+
+
 class MemoryUnavailable(GroBotError):
     """The memory service (run by the bot worker) cannot be reached."""
 

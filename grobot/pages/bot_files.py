@@ -74,9 +74,7 @@ def store_files(token: str, bot_id: int, uploads: list[tuple[str, bytes, str | N
     """Write the uploaded files (all or none: one transaction) and list the files again."""
 
     def work(session: Session, user: AppUser, bot: Bot) -> tuple[list[FileRow], int]:
-        for path, data, content_type in uploads:
-            files_service.write_file(session=session, bot_id=bot.id or 0, path=path, data=data,
-                                     content_type=content_type)
+        files_service.write_files(session=session, bot_id=bot.id or 0, files=uploads)
         logger.info("User %s uploaded %d file(s) to bot %s", user.username, len(uploads), bot.id)
         return _rows(session, bot)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
 
 from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
-from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.services import app_settings, bots, files
+from grobot.core.errors import NotFoundError, StorageError, ValidationError
+from grobot.core.models import Role
+from grobot.core.services import app_settings, bots, files, users
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
@@ -96,3 +98,53 @@ async def test_files_tools_list_and_read_text_only(bot_id):
         await catalog.call_tool("files_read", {"path": "../1/faq.txt"}, context=ctx, timeout=10)
     with pytest.raises(ToolError, match="'path' is a required property"):
         await catalog.call_tool("files_read", {}, context=ctx, timeout=10)
+
+
+class _DiskWithLittleRoom:
+    """The bots' disk with ``free`` bytes left: writes past them fail as on a full disk (ENOSPC)."""
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+        self._fdopen = os.fdopen
+
+    def fdopen(self, fd: int, mode: str = "r", *args, **kwargs):
+        handle = self._fdopen(fd, mode, *args, **kwargs)
+        disk = self
+
+        class Handle:
+            def write(self, data: bytes) -> int:
+                if len(data) > disk.free:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                disk.free -= len(data)
+                return handle.write(data)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                handle.close()
+
+        return Handle()
+
+
+def test_an_upload_to_a_full_disk_says_so_and_changes_no_file(bot_id, monkeypatch):
+    from grobot.pages.bot_files import store_files
+    from grobot.state.bot_page import user_message
+
+    _write(bot_id, "notes.txt", b"old notes")
+    with session_scope() as session:
+        admin = users.create_user(session=session, username="root-admin", password=users.generate_password(),
+                                  role=Role.ADMIN.value)
+        token = users.start_session(admin)
+    folder = get_settings().bot_files_dir(bot_id)
+    monkeypatch.setattr(files.os, "fdopen", _DiskWithLittleRoom(free=1000).fdopen)
+
+    with pytest.raises(StorageError) as caught:
+        store_files(token, bot_id, [("notes.txt", b"new notes", "text/plain"), ("big.bin", b"x" * 5000, None)])
+
+    assert user_message(caught.value) == (f"Big.bin could not be stored: the disk is full ({folder}); "
+                                          "no file was changed")
+    assert (folder / "notes.txt").read_bytes() == b"old notes"  # all or none: the first file is not replaced
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]  # no half-written or temporary file
+    with session_scope(readonly=True) as session:
+        assert [(f.path, f.size) for f in files.list_files(session=session, bot_id=bot_id)] == [("notes.txt", 9)]

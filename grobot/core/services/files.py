@@ -1,11 +1,14 @@
 """The files of a bot: bytes on disk under the bot's folder, metadata in ``bot_file``.
 
 Every path is relative to ``settings.bot_files_dir(bot_id)``; absolute paths, ``..``
-and symbolic links that lead outside the folder are refused.
+and symbolic links that lead outside the folder are refused. Files written together are
+written all or none: each goes to a temporary file first (a full or read-only disk fails
+there, with :class:`StorageError`, before any file changes), then they take their places.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import mimetypes
@@ -15,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from sqlmodel import Session, select
 
-from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.errors import NotFoundError, StorageError, ValidationError
 from grobot.core.models import BotFile, utcnow
 from grobot.core.services import app_settings
 from grobot.core.settings import get_settings
@@ -118,22 +121,65 @@ def write_file(
     *, session: Session, bot_id: int, path: str, data: bytes, content_type: str | None = None
 ) -> BotFile:
     """Create or replace a file (atomically on disk) and its metadata row."""
+    return write_files(session=session, bot_id=bot_id, files=[(path, data, content_type)])[0]
+
+
+def write_files(*, session: Session, bot_id: int, files: list[tuple[str, bytes, str | None]]) -> list[BotFile]:
+    """Create or replace files ``(path, data, content type)`` and their rows, all or none on disk."""
     limit = max_file_bytes(session=session)
+    staged: list[tuple[str, Path, str]] = []
+    try:
+        for path, data, _ in files:
+            staged.append(_stage(bot_id, path, data, limit))
+        for _, target, tmp in staged:
+            os.replace(tmp, target)
+    finally:
+        for _, _, tmp in staged:
+            Path(tmp).unlink(missing_ok=True)  # left over only when a file failed
+    return [_record(session, bot_id, rel, data, content_type)
+            for (rel, _, _), (_, data, content_type) in zip(staged, files, strict=True)]
+
+
+def _stage(bot_id: int, path: str, data: bytes, limit: int) -> tuple[str, Path, str]:
+    """Write ``data`` beside the file of ``path``: ``(clean path, target, temporary file)``."""
     if len(data) > limit:
         raise ValidationError(f"the file is {len(data)} bytes; the limit is {limit} bytes")
-    rel, target = resolve(bot_id, path)
-    if target.exists() and not target.is_file():
-        raise ValidationError(f"{rel!r} is a folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _, target = resolve(bot_id, rel)  # again: the folders now exist, links among them are resolved
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+    rel = clean_path(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        rel, target = resolve(bot_id, rel)
+        if target.exists() and not target.is_file():
+            raise ValidationError(f"{rel!r} is a folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _, target = resolve(bot_id, rel)  # again: the folders now exist, links among them are resolved
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise _storage_error(bot_id, rel, exc) from None
+    return rel, target, tmp
+
+
+_DISK_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the disk is read-only",
+    errno.EACCES: "GroBot may not write there",
+    errno.EPERM: "GroBot may not write there",
+}
+
+
+def _storage_error(bot_id: int, rel: str, exc: OSError) -> StorageError:
+    reason = _DISK_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+    folder = get_settings().bot_files_dir(bot_id)
+    logger.warning("Bot %s: file %s could not be stored in %s: %s", bot_id, rel, folder, exc.strerror or exc)
+    return StorageError(f"{rel} could not be stored: {reason} ({folder}); no file was changed")
+
+
+def _record(session: Session, bot_id: int, rel: str, data: bytes, content_type: str | None) -> BotFile:
     row = session.exec(select(BotFile).where(BotFile.bot_id == bot_id, BotFile.path == rel)).first()
     if row is None:
         row = BotFile(bot_id=bot_id, path=rel)
