@@ -57,6 +57,26 @@ def _demo_llm(url: str) -> EffectiveLLM:
                         supports_images=False, source="builtin")
 
 
+async def test_an_answer_whose_server_is_killed_ends_with_a_plain_error(grobot_env):
+    servers = LlamaServers(threads=2, parallel=1)
+    try:
+        info = await servers.ensure(embedded.DEMO_MODEL, 2048)
+        process = servers._servers[embedded.DEMO_MODEL].process
+
+        async def kill_at_the_first_words(text: str) -> None:
+            if process.returncode is None:
+                os.kill(process.pid, signal.SIGKILL)
+
+        with pytest.raises(LLMCallFailed) as caught:
+            await call_llm(_demo_llm(info.url), [{"role": "user", "content": "Tell me a long story about a dragon."}],
+                           role="synthesizer", max_tokens=200, on_text=kill_at_the_first_words)
+        # Not aiohttp's "ClientPayloadError: … <TransferEncodingError: 400, message='Not enough data…'>".
+        assert str(caught.value) == (f"llamacpp at {info.url}/v1 ended the answer early: the connection broke in "
+                                     "the middle of it (did the server stop?)")
+    finally:
+        await servers.stop_all()
+
+
 async def test_a_hung_server_is_restarted_and_the_answer_waiting_on_it_ends_with_an_error(grobot_env, caplog):
     caplog.set_level(logging.ERROR, logger="grobot.core.llm.llama_servers")
     servers = LlamaServers(threads=2, parallel=1, hang_seconds=2.0)
@@ -74,8 +94,9 @@ async def test_a_hung_server_is_restarted_and_the_answer_waiting_on_it_ends_with
 
         again = await async_wait_for(restarted, 60, message="the hung server was not restarted")
         # The answer that waited on it ends now, with an error (not at its 120 s timeout, twice).
-        with pytest.raises(LLMCallFailed):
+        with pytest.raises(LLMCallFailed) as caught:
             await asyncio.wait_for(waiting, 10)
+        assert "(did the server stop?)" in str(caught.value) or "(connection reset by peer)" in str(caught.value)
         assert hung.returncode is not None
         assert "did not answer for" in caplog.text and "its llama.cpp server hangs); restarting it" in caplog.text
         answer = await call_llm(_demo_llm(again.url), [{"role": "user", "content": "Hello"}], role="synthesizer",

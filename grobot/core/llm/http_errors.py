@@ -63,7 +63,14 @@ def from_transport(exc: Exception, *, provider: str, url: str, timeout: float) -
         return errors.ServerUnavailable(f"cannot reach the {provider} server at {url} (is it running?)", **kw)
     if isinstance(exc, asyncio.TimeoutError):
         return errors.LLMTimeout(f"{provider} at {url} did not answer within {timeout:g} s", **kw)
-    return errors.ServerError(f"{provider} at {url}: connection failed ({type(exc).__name__}: {errors.one_line(str(exc), 120)})", **kw)
+    if isinstance(exc, aiohttp.ClientPayloadError):  # the body stopped short of its announced end
+        return errors.ServerError(f"{provider} at {url} ended the answer early: the connection broke in the middle "
+                                  "of it (did the server stop?)", **kw)
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return errors.ServerError(f"{provider} at {url} closed the connection without answering (did the server "
+                                  "stop?)", **kw)
+    reason = transport_reason(exc) or f"{type(exc).__name__}: {errors.one_line(str(exc), 120)}"
+    return errors.ServerError(f"{provider} at {url}: connection failed ({reason})", **kw)
 
 
 def transport_reason(exc: BaseException) -> str:
