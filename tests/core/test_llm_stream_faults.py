@@ -12,6 +12,7 @@ from sqlmodel import select
 from grobot.core.agents import prompts
 from grobot.core.db import session_scope
 from grobot.core.models import Message
+from grobot.core.settings import get_settings
 from tests.core.test_chain_basic import make_bot, message
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 from tests.helpers import answered, async_wait_for
@@ -63,3 +64,21 @@ async def test_a_server_that_dies_mid_answer_ends_the_run_with_an_error_not_half
         answers = session.exec(select(Message.content).where(Message.role == "assistant")).all()
     assert status is None or status != "done"
     assert answers == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_server_that_only_keeps_the_stream_alive_times_out(grobot_env, fake_llm, provider, monkeypatch):
+    monkeypatch.setenv("GROBOT_LLM_TIMEOUT_SECONDS", "1")
+    get_settings.cache_clear()
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    # Its upstream hangs: after the first words it sends only ": PROCESSING" comments, for ever.
+    fake_llm.script(Reply(text="Let me think", stall=0.1))
+    sink = EventCollector()
+
+    result = await asyncio.wait_for(answered(message(bot_id, "hi there"), sink=sink, tools=FakeToolCatalog()),
+                                    RUN_DEADLINE_SECONDS)
+
+    assert result.error == f"{provider} at {fake_llm.base_url_for(provider)} did not answer within 1 s"
+    assert sink.text() == "Let me think" and [k for k in sink.kinds() if k in ("done", "error")] == ["error"]
+    await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the stalled stream was not closed")

@@ -70,6 +70,9 @@ class Reply:
     # The server dies after writing this many events (lines) of the stream: its body, sent without chunked
     # framing (it ends when the connection closes, as some servers and proxies stream), just stops.
     cut_after: int | None = None
+    # OpenAI and Anthropic streams: after its text the server only sends SSE keep-alive comments, one every this
+    # many seconds, and never ends the answer (until the client hangs up), as a proxy whose upstream hangs does.
+    stall: float | None = None
 
     def answer_text(self) -> str:
         if self.json is not None:
@@ -426,6 +429,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self._cut_after = cut_after - 1
 
+    def _stall(self, every: float) -> None:
+        """Keep the stream open with SSE comments only, until the client hangs up."""
+        while True:
+            self._chunk(b": PROCESSING\n\n")
+            time.sleep(every)
+
     def _end_stream(self) -> None:
         if getattr(self, "_cut_after", None) is None:
             self.wfile.write(b"0\r\n\r\n")  # (a body without chunked framing ends with its connection)
@@ -600,6 +609,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if i and reply.chunk_delay:
                     time.sleep(reply.chunk_delay)
                 event(chunk({"content": piece}))
+        if reply.stall is not None:
+            self._stall(reply.stall)
         if reply.error:
             event({"error": {"message": reply.error, "type": "server_error"}})
             self._end_stream()
@@ -662,6 +673,8 @@ class _Handler(BaseHTTPRequestHandler):
                     event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                   "delta": {"type": "input_json_delta", "partial_json": piece}})
             event("content_block_stop", {"type": "content_block_stop", "index": index})
+        if reply.stall is not None:
+            self._stall(reply.stall)
         if reply.error:
             event("error", {"type": "error", "error": {"type": "api_error", "message": reply.error}})
             self._end_stream()

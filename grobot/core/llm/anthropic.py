@@ -98,15 +98,17 @@ class AnthropicProvider(LLMProvider):
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         async with self._client.stream("/v1/messages", self._body(request), timeout=request.timeout,
                                        model=request.model) as response:
-            async for chunk in self._read(response, structured=request.schema is not None):
+            async for chunk in self._read(response, structured=request.schema is not None,
+                                          idle_timeout=request.timeout or self.timeout):
                 yield chunk
 
-    async def _read(self, response: aiohttp.ClientResponse, *, structured: bool) -> AsyncIterator[StreamChunk]:
+    async def _read(self, response: aiohttp.ClientResponse, *, structured: bool,
+                    idle_timeout: float | None = None) -> AsyncIterator[StreamChunk]:
         blocks: dict[int, dict[str, Any]] = {}
         tokens_in = tokens_out = 0
         finish = None
         stopped = False
-        async for event, data in sse_events(iter_lines(response)):
+        async for event, data in sse_events(iter_lines(response), idle_timeout=idle_timeout):
             kind = data.get("type") or event
             if kind == "error":
                 detail = (data.get("error") or {}).get("message", "unknown error")

@@ -94,7 +94,7 @@ class GeminiProvider(LLMProvider):
             usage: Usage | None = None
             calls: list[ToolCall] = []
             finish = None
-            async for _event, data in sse_events(iter_lines(response)):
+            async for _event, data in sse_events(iter_lines(response), idle_timeout=request.timeout or self.timeout):
                 if data.get("error"):
                     detail = str((data["error"] or {}).get("message", data["error"]))
                     raise errors.ServerError(f"gemini at {self.base_url} failed: {errors.one_line(detail, 200)}", provider=self.name,

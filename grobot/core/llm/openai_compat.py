@@ -77,7 +77,7 @@ class OpenAICompatProvider(LLMProvider):
                     if self._downgrade(text, body):
                         continue
                 await raise_for_status(response, provider=self.name, url=self.base_url, model=request.model)
-                async for chunk in self._read_stream(response):
+                async for chunk in self._read_stream(response, idle_timeout=request.timeout or self.timeout):
                     yield chunk
                 return
 
@@ -93,12 +93,14 @@ class OpenAICompatProvider(LLMProvider):
             return True
         return False
 
-    async def _read_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[StreamChunk]:
+    async def _read_stream(self, response: aiohttp.ClientResponse, *,
+                           idle_timeout: float | None = None) -> AsyncIterator[StreamChunk]:
         calls: dict[int, dict[str, Any]] = {}
         usage: Usage | None = None
         finish: str | None = None
         said_done: list[bool] = []
-        async for _event, data in sse_events(iter_lines(response), on_done=lambda: said_done.append(True)):
+        async for _event, data in sse_events(iter_lines(response), on_done=lambda: said_done.append(True),
+                                             idle_timeout=idle_timeout):
             if not isinstance(data, dict):
                 continue
             if data.get("error"):

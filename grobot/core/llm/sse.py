@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -11,12 +12,17 @@ from grobot.core.llm.http_client import loads
 logger = logging.getLogger(__name__)
 
 
-async def sse_events(lines: AsyncIterator[str], *,
-                     on_done: Callable[[], None] | None = None) -> AsyncIterator[tuple[str | None, Any]]:
+async def sse_events(lines: AsyncIterator[str], *, on_done: Callable[[], None] | None = None,
+                     idle_timeout: float | None = None) -> AsyncIterator[tuple[str | None, Any]]:
     """``(event name, parsed JSON data)`` for each event of a body's ``lines``; ``data: [DONE]`` is
-    not an event (``on_done`` is called for it: the OpenAI API's end of a complete answer)."""
+    not an event (``on_done`` is called for it: the OpenAI API's end of a complete answer).
+
+    Comments (``: keep-alive``) keep a connection open but are no answer: after ``idle_timeout``
+    seconds of comments only, ``TimeoutError`` (the HTTP client's read timeout never fires).
+    """
     event: str | None = None
     data_lines: list[str] = []
+    last_data = time.monotonic()
     async for line in lines:
         if line == "":
             if data_lines:
@@ -33,7 +39,10 @@ async def sse_events(lines: AsyncIterator[str], *,
             event = None
             continue
         if line.startswith(":"):
+            if idle_timeout is not None and time.monotonic() - last_data > idle_timeout:
+                raise TimeoutError(f"only keep-alive comments for {idle_timeout:g} s")
             continue
+        last_data = time.monotonic()
         key, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if key == "event":
