@@ -225,6 +225,13 @@ def locate_run(token: str, bot_id: int, run_id: int) -> RunPlace:
     return run_for_bot(token, bot_id, work, admin=False)
 
 
+def end_if_abandoned(token: str, bot_id: int, run_id: int) -> bool:
+    """End the run when the worker that was answering it has stopped (else it stays "running" until a
+    worker starts again); True when it did."""
+    return run_for_bot(token, bot_id, lambda session, _user, _bot: tester_chat.end_abandoned_run(run_id, session=session),
+                       admin=False, readonly=False)
+
+
 def cancel_pending(token: str, bot_id: int, run_id: int) -> bool:
     """Stop a message no worker has claimed yet; True when it was still waiting."""
 

@@ -22,6 +22,7 @@ from grobot.pages.bot_chat_runs import (
     ChatView,
     RunUpdate,
     cancel_pending,
+    end_if_abandoned,
     forget_chat,
     load_chat,
     locate_run,
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.3  # how often a running answer is read from the database (no runner reachable)
 PENDING_POLL_SECONDS = 1.0  # how often a message no worker has claimed yet is checked
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
+ABANDON_CHECK_SECONDS = 5.0  # how often a running answer read from the database checks that its worker still runs
 FINAL_KINDS = ("done", "error")
 
 
@@ -200,6 +202,7 @@ class LiveState(ChatState):
             self._following = True
             token, bot_id, run_id = self.session_token, self.current_bot_id, self.live_id
         started = time.monotonic()
+        checked_at = started
         try:
             while time.monotonic() - started < FOLLOW_LIMIT_SECONDS:
                 async with self:
@@ -230,6 +233,10 @@ class LiveState(ChatState):
                     self._apply_stored(update)
                 if update.status not in OPEN_STATUSES:
                     break
+                if update.status == "running" and time.monotonic() - checked_at >= ABANDON_CHECK_SECONDS:
+                    checked_at = time.monotonic()
+                    if await _ended_as_abandoned(token, bot_id, run_id):
+                        continue
                 await asyncio.sleep(PENDING_POLL_SECONDS if update.status == "pending" else POLL_SECONDS)
         finally:
             async with self:
@@ -343,6 +350,15 @@ class LiveState(ChatState):
         self.stopping = False
         if not stopped:
             yield rx.toast.info("Nothing to stop: the answer has ended or its worker cannot be reached.")
+
+
+async def _ended_as_abandoned(token: str, bot_id: int, run_id: int) -> bool:
+    """End the followed run if its worker was killed: it ends now, not when a worker starts again."""
+    try:
+        return await asyncio.to_thread(end_if_abandoned, token, bot_id, run_id)
+    except Exception as exc:  # the database is away for a moment: the next check tries again
+        logger.debug("Test Chat abandoned-run check failed: %s", type(exc).__name__)
+        return False
 
 
 async def _read_feed(runner: tester_chat_link.Runner, run_id: int, after: int, claim: bool,

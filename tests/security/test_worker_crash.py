@@ -75,3 +75,33 @@ def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answ
         wait_for(lambda: running_messages() == [], timeout=10, message="no message left running")
     finally:
         stop_worker(worker)
+
+
+def test_a_worker_killed_mid_answer_and_not_restarted_ends_the_answer_on_the_page(
+        admin_page, fake_llm, ui_env, tmp_path) -> None:
+    page = admin_page
+    with session_scope() as session:
+        session.execute(update(Bot).values(enabled=False))
+    bot_id = add_bot(unique("Orphan"))
+    use_fake_llm(fake_llm)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
+                        Reply(text=" ".join(f"word{i}" for i in range(60)), chunks=30, chunk_delay=0.5))
+    worker = start_worker(ui_env, fake_llm, tmp_path / "worker.log")
+    try:
+        page.goto(f"/bots/{bot_id}/chat")
+        expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        page.get_by_role("textbox", name="Message").fill("Tell me a long story")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_test_id("live-answer")).to_contain_text("word0", timeout=LIVE_TIMEOUT_MS)
+
+        worker.send_signal(signal.SIGKILL)  # and no worker starts again
+        worker.wait(10)
+
+        # Once the worker is known to be gone (no heartbeat for 20 s), the page ends the answer itself.
+        error = page.get_by_test_id("answer-error").last
+        expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=60_000)
+        assert running_messages() == []
+        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    finally:
+        stop_worker(worker)

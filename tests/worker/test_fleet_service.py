@@ -6,7 +6,7 @@ import threading
 from datetime import timedelta
 
 from grobot.core.db import session_scope
-from grobot.core.models import BotState, BotStatus, MessageStatus
+from grobot.core.models import BotState, BotStatus, Message, MessageStatus, Supervisor, utcnow
 from grobot.core.services import bots, fleet, tester_chat
 from tests.helpers import make_token
 
@@ -161,3 +161,24 @@ def test_test_chat_claims_are_atomic(any_db_env):
     assert rows[ids[1]].status == "error" and rows[ids[1]].error == "model down"
     for mid in ended:
         assert rows[mid].status == "error" and "stopped" in rows[mid].error
+
+
+def test_a_followed_run_is_ended_only_when_its_worker_has_stopped(grobot_env):
+    a = _bot("a")
+    with session_scope() as session:
+        conv = tester_chat.create_session(a, session=session)
+        alive_run, gone_run = (tester_chat.submit(conv.id, q, session=session).id for q in ("q1", "q2"))
+        fleet.register_supervisor("alive", hostname="h", pid=1, session=session)
+        fleet.register_supervisor("gone", hostname="h", pid=2, session=session)
+    with session_scope() as session:
+        for run_id, holder in ((alive_run, "alive"), (gone_run, "gone")):
+            session.get(Message, run_id).status = MessageStatus.RUNNING.value
+            session.get(Message, run_id).claimed_by = holder
+            session.get(Message, run_id).claimed_at = utcnow() - timedelta(minutes=1)
+        session.get(Supervisor, "gone").heartbeat_at = utcnow() - timedelta(minutes=1)  # killed a minute ago
+    with session_scope() as session:
+        assert tester_chat.end_abandoned_run(alive_run, session=session) is False  # still answering it
+        assert tester_chat.end_abandoned_run(gone_run, session=session) is True
+    with session_scope(readonly=True) as session:
+        assert tester_chat.run_status(alive_run, session=session) == ("running", "")
+        assert tester_chat.run_status(gone_run, session=session) == ("error", tester_chat.ABANDONED_ERROR)

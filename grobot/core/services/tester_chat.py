@@ -4,7 +4,8 @@ The web app creates a session (a conversation keyed ``test:<uuid>``) and submits
 messages as ``pending``. A supervisor claims them atomically (``FOR UPDATE SKIP LOCKED``
 on PostgreSQL; a single guarded ``UPDATE`` on SQLite, where writers are serialised), runs
 the chain with ``run_id`` = the message id, and marks the message ``done`` or ``error``.
-A message left ``running`` by a supervisor that died is ended with a clear error.
+A message left ``running`` by a supervisor that died is ended with a clear error: by the next
+supervisor that starts, or by the page that follows it (:func:`end_abandoned_run`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 20_000
 ABANDONED_ERROR = "the worker that was answering this message stopped; please send it again"
+WORKER_STALE_SECONDS = 20.0  # a supervisor silent this long has stopped (it sends a heartbeat every poll)
 
 
 def create_session(bot_id: int, *, session: Session, app_user_id: int | None = None, title: str = "") -> Conversation:
@@ -113,21 +115,33 @@ def run_holder(message_id: int, *, session: Session) -> tuple[str, str | None]:
     return (row[0] or "", row[1]) if row else ("", None)
 
 
-def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_than: float = 0.0) -> list[int]:
-    """End with a clear error every ``running`` message whose supervisor is not alive any more.
+def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_than: float = 0.0,
+                      only: int | None = None) -> list[int]:
+    """End with a clear error every ``running`` message (``only``: that one) whose supervisor is not
+    alive any more.
 
     ``older_than`` (seconds since the claim) guards against ending a claim that a new
     supervisor made a moment ago and has not registered yet.
     """
     cutoff = utcnow() - timedelta(seconds=older_than)
-    rows = session.exec(select(Message.id, Message.claimed_by).where(
-        Message.status == MessageStatus.RUNNING.value, Message.claimed_at <= cutoff)).all()  # type: ignore[operator]
+    query = select(Message.id, Message.claimed_by).where(
+        Message.status == MessageStatus.RUNNING.value, Message.claimed_at <= cutoff)  # type: ignore[operator]
+    if only is not None:
+        query = query.where(Message.id == only)
+    rows = session.exec(query).all()
     ids = [mid for mid, by in rows if mid is not None and by not in live_supervisor_ids]
     if ids:
         session.execute(update(Message).where(col(Message.id).in_(ids))
                         .values(status=MessageStatus.ERROR.value, error=ABANDONED_ERROR))
         logger.warning("Ended %d Test Chat message(s) left running by a stopped supervisor", len(ids))
     return ids
+
+
+def end_abandoned_run(message_id: int, *, session: Session, stale_after: float = WORKER_STALE_SECONDS) -> bool:
+    """End run ``message_id`` as abandoned when the supervisor that claimed it has stopped (no heartbeat
+    for ``stale_after`` seconds), without waiting for a worker to start again; True when it did."""
+    live = live_supervisor_ids(session=session, stale_after=stale_after)
+    return bool(recover_abandoned(session=session, live_supervisor_ids=live, older_than=stale_after, only=message_id))
 
 
 def live_supervisor_ids(*, session: Session, stale_after: float) -> set[str]:
@@ -187,6 +201,6 @@ def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> lis
     return rows
 
 
-def worker_running(*, session: Session, stale_after: float = 20.0) -> bool:
+def worker_running(*, session: Session, stale_after: float = WORKER_STALE_SECONDS) -> bool:
     """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds."""
     return bool(live_supervisor_ids(session=session, stale_after=stale_after))
