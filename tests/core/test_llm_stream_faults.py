@@ -12,9 +12,11 @@ from sqlmodel import select
 from grobot.core.agents import prompts
 from grobot.core.db import session_scope
 from grobot.core.models import Message
+from grobot.core.services import llm_settings
 from grobot.core.settings import get_settings
 from tests.core.test_chain_basic import make_bot, message
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
+from tests.fakes.mcp_servers import HtmlServer
 from tests.helpers import answered, async_wait_for
 
 # A run that never ends fails the test instead of hanging it.
@@ -82,3 +84,19 @@ async def test_a_server_that_only_keeps_the_stream_alive_times_out(grobot_env, f
     assert result.error == f"{provider} at {fake_llm.base_url_for(provider)} did not answer within 1 s"
     assert sink.text() == "Let me think" and [k for k in sink.kinds() if k in ("done", "error")] == ["error"]
     await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the stalled stream was not closed")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+async def test_a_base_url_that_answers_with_a_web_page_is_named_as_such(grobot_env, provider):
+    bot_id = make_bot()
+    with HtmlServer() as site:  # a web app whose catch-all page answers every path with HTTP 200
+        base_url = site.url.removesuffix("/mcp")
+        with session_scope() as session:
+            for category in ("decision", "tools", "output"):
+                llm_settings.set_llm(session=session, category=category, bot_id=bot_id, provider=provider,
+                                     base_url=base_url, model="some-model", api_key="sk-test")
+        result = await asyncio.wait_for(answered(message(bot_id, "hi"), tools=FakeToolCatalog()),
+                                        RUN_DEADLINE_SECONDS)
+
+    assert result.error == (f"{provider} at {base_url} returned an HTML page (HTTP 200), not an answer of its API: "
+                            "is the base URL right?")

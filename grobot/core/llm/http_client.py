@@ -127,9 +127,13 @@ class LLMHttpClient:
 
 
 async def raise_for_status(response: aiohttp.ClientResponse, *, provider: str, url: str, model: str) -> None:
+    """Raise the matching LLMError for an HTTP error status, or for a web page where the API should answer."""
     if response.status >= 400:
         body = (await response.read()).decode(errors="replace")
         raise from_status(response.status, body, response.headers, provider=provider, url=url, model=model)
+    if "html" in response.content_type:  # a web app's catch-all page: the base URL is not the API's
+        raise errors.BadRequest(f"{provider} at {url} returned an HTML page (HTTP {response.status}), not an answer "
+                                "of its API: is the base URL right?", provider=provider, url=url)
 
 
 async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
