@@ -9,6 +9,7 @@ the supervisor's event loop by aiohttp; the store work runs on the store's own t
 
 from __future__ import annotations
 
+import errno
 import hmac
 import logging
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,22 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+def _failure(exc: Exception) -> str:
+    """What a caller is told of a failure of the store: a full or read-only disk in words an admin can
+    act on (Chroma says "database or disk is full" inside an InternalError), else the error's type."""
+    from grobot.core.settings import get_settings
+
+    settings = get_settings()
+    where = settings.chroma_url or str(settings.chroma_dir)
+    code = getattr(exc, "errno", None)
+    text = str(exc).lower()
+    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or "no space left" in text:
+        return f"the memory store's disk is full ({where}): free some space, then try again"
+    if code == errno.EROFS or "readonly database" in text or "read-only file system" in text:
+        return f"the memory store's disk is read-only ({where})"
+    return type(exc).__name__
 
 
 class MemoryService(LocalServer):
@@ -97,7 +114,7 @@ class MemoryService(LocalServer):
             return _error(400, str(exc) or type(exc).__name__)
         except Exception as exc:
             logger.exception("Memory service request failed")
-            return _error(500, type(exc).__name__)
+            return _error(500, _failure(exc))
 
     # ------------------------------------------------------------------ handlers
     @staticmethod

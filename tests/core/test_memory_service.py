@@ -191,3 +191,20 @@ def test_the_address_of_a_crashed_supervisors_service_goes_when_its_supervisor_i
     with session_scope(readonly=True) as session:
         keys = set(session.exec(select(Setting.key).where(col(Setting.key).startswith(KEY_PREFIX))).all())
     assert keys == {KEY_PREFIX + "alive"}
+
+
+def test_a_full_disk_under_the_memory_store_is_said_in_plain_words(grobot_env, monkeypatch):
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    def full_disk(self, *args, **kwargs):  # what Chroma raises when its SQLite file cannot grow
+        raise InternalError("Query error: Database error: error returned from database: (code: 13) "
+                            "database or disk is full")
+
+    bot_id = make_bot()
+    with memory_service(), session_scope(readonly=True) as s:
+        monkeypatch.setattr(Collection, "add", full_disk)
+        with pytest.raises(MemoryUnavailable) as caught:
+            memories.add_memory(bot_id, "Alice loves green tea", session=s)
+    assert str(caught.value) == (f"memory service failed: the memory store's disk is full "
+                                 f"({grobot_env.data_dir / 'chroma'}): free some space, then try again")
