@@ -100,3 +100,30 @@ async def test_a_base_url_that_answers_with_a_web_page_is_named_as_such(grobot_e
 
     assert result.error == (f"{provider} at {base_url} returned an HTML page (HTTP 200), not an answer of its API: "
                             "is the base URL right?")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_tool_call_arguments_streamed_past_the_cap_are_cut_off_and_the_run_ends(grobot_env, fake_llm, provider,
+                                                                                     caplog):
+    caplog.set_level(logging.WARNING, logger="grobot.core.llm.service")
+    bot_id = make_bot(agent_mode="native")
+    use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
+    # The model loops inside a tool call's arguments and the server ignores max_tokens: minutes of arguments.
+    endless = '{"query": "' + "and again " * 50_000 + '"}'
+    fake_llm.script(Reply(tool_calls=[{"name": "search", "arguments": endless}], tool_chunks=50_000,
+                          chunk_delay=0.0005))
+    catalog = FakeToolCatalog().add("search", _search, schema={"type": "object", "properties": {
+        "query": {"type": "string"}}, "required": ["query"]}, read_only=True)
+    started = time.monotonic()
+
+    result = await asyncio.wait_for(answered(message(bot_id, "search for cats"), tools=catalog), RUN_DEADLINE_SECONDS)
+
+    assert time.monotonic() - started < 30
+    assert catalog.calls == []  # a cut-off call is never made
+    assert result.error is None and result.text  # the next attempt answered
+    assert f"ignored the output cap of {prompts.ANSWER_MAX_TOKENS} tokens" in caplog.text
+    await async_wait_for(lambda: fake_llm.hangups >= 1, timeout=10, message="the endless stream was not closed")
+
+
+async def _search(query: str) -> str:
+    return f"results for {query}"

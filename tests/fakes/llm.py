@@ -73,6 +73,7 @@ class Reply:
     # OpenAI and Anthropic streams: after its text the server only sends SSE keep-alive comments, one every this
     # many seconds, and never ends the answer (until the client hangs up), as a proxy whose upstream hangs does.
     stall: float | None = None
+    tool_chunks: int = 2  # OpenAI and Anthropic streams: each tool call's arguments come in this many pieces
 
     def answer_text(self) -> str:
         if self.json is not None:
@@ -616,11 +617,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._end_stream()
             return
         for index, call in enumerate(calls):
-            args = call["function"]["arguments"]
-            half = len(args) // 2
+            first, *rest = _split(call["function"]["arguments"], reply.tool_chunks)
             event(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                         "function": {"name": call["function"]["name"], "arguments": args[:half]}}]}))
-            event(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]}))
+                                         "function": {"name": call["function"]["name"], "arguments": first}}]}))
+            for piece in rest:
+                if reply.chunk_delay:
+                    time.sleep(reply.chunk_delay)
+                event(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
         event(chunk({}, finish))
         if (body.get("stream_options") or {}).get("include_usage"):
             event({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [],
@@ -669,7 +672,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                     "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
-                for piece in _split(block["json"], 2):
+                for i, piece in enumerate(_split(block["json"], reply.tool_chunks)):
+                    if i and reply.chunk_delay:
+                        time.sleep(reply.chunk_delay)
                     event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                   "delta": {"type": "input_json_delta", "partial_json": piece}})
             event("content_block_stop", {"type": "content_block_stop", "index": index})

@@ -133,6 +133,7 @@ class AnthropicProvider(LLMProvider):
                     yield StreamChunk(text=delta["text"])
                 elif delta.get("type") == "input_json_delta":
                     slot["json"] += delta.get("partial_json", "")
+                    yield StreamChunk(tool_chars=len(delta.get("partial_json", "")))
             elif kind == "message_delta":
                 usage = data.get("usage") or {}
                 tokens_out = int(usage.get("output_tokens") or tokens_out)

@@ -93,6 +93,7 @@ class StreamChunk:
     done: bool = False
     usage: Usage | None = None
     finish_reason: str | None = None
+    tool_chars: int = 0  # characters of tool-call arguments that came with this piece (the answer grows unseen)
 
 
 @dataclass

@@ -126,7 +126,9 @@ class OpenAICompatProvider(LLMProvider):
                         slot["name"] += fn["name"]
                     if fn.get("arguments"):
                         args = fn["arguments"]
-                        slot["arguments"] += args if isinstance(args, str) else json.dumps(args)
+                        piece = args if isinstance(args, str) else json.dumps(args)
+                        slot["arguments"] += piece
+                        yield StreamChunk(tool_chars=len(piece))
                 text = delta.get("content")
                 if text:
                     yield StreamChunk(text=text)

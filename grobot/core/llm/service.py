@@ -22,7 +22,7 @@ from typing import Any
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, ToolCall, Usage
-from grobot.core.llm.budget import estimate_tokens, input_budget, messages_tokens, trim_history
+from grobot.core.llm.budget import CHARS_PER_TOKEN, estimate_tokens, input_budget, messages_tokens, trim_history
 from grobot.core.llm.registry import get_provider
 
 logger = logging.getLogger(__name__)
@@ -183,6 +183,7 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     response = ChatResponse(model=request.model)
     usage: Usage | None = None
     limit = overrun_limit(request.max_tokens)
+    tool_chars = 0  # tool-call arguments streamed so far: output too, though no text shows it
     try:
         async with aclosing(provider.stream(request)) as stream:  # closed at once when cut off
             async for chunk in stream:
@@ -196,7 +197,8 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                 if chunk.done:
                     usage = chunk.usage
                     response.finish_reason = chunk.finish_reason
-                if limit is not None and estimate_tokens(response.text) > limit:
+                tool_chars += chunk.tool_chars
+                if limit is not None and estimate_tokens(response.text) + tool_chars // CHARS_PER_TOKEN > limit:
                     _cut_off(provider, request, response)
                     break
     finally:
@@ -216,6 +218,6 @@ def overrun_limit(max_tokens: int | None) -> int | None:
 
 def _cut_off(provider: Any, request: ChatRequest, response: ChatResponse) -> None:
     """The server streams past the call's output cap: the answer ends here, as one that reached its cap."""
-    logger.warning("LLM %s on %s ignored the output cap of %d tokens: its answer was cut off after about %d tokens",
-                   request.model, provider.describe(), request.max_tokens or 0, estimate_tokens(response.text))
+    logger.warning("LLM %s on %s ignored the output cap of %d tokens: its answer was cut off",
+                   request.model, provider.describe(), request.max_tokens or 0)
     response.finish_reason = "length"
