@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.llm import errors
-from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, ToolCall, Usage
+from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, StreamChunk, ToolCall, Usage
 from grobot.core.llm.budget import CHARS_PER_TOKEN, estimate_tokens, input_budget, messages_tokens, trim_history
 from grobot.core.llm.registry import get_provider
 
@@ -182,8 +182,7 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     started = time.perf_counter()
     response = ChatResponse(model=request.model)
     usage: Usage | None = None
-    limit = overrun_limit(request.max_tokens)
-    tool_chars = 0  # tool-call arguments streamed so far: output too, though no text shows it
+    meter = _OutputMeter(overrun_limit(request.max_tokens))
     try:
         async with aclosing(provider.stream(request)) as stream:  # closed at once when cut off
             async for chunk in stream:
@@ -197,8 +196,7 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                 if chunk.done:
                     usage = chunk.usage
                     response.finish_reason = chunk.finish_reason
-                tool_chars += chunk.tool_chars
-                if limit is not None and estimate_tokens(response.text) + tool_chars // CHARS_PER_TOKEN > limit:
+                if meter.past_limit(chunk):
                     _cut_off(provider, request, response)
                     break
     finally:
@@ -209,6 +207,18 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     record.tokens_in, record.tokens_out, record.estimated = usage.tokens_in, usage.tokens_out, usage.estimated
     record.capped = response.finish_reason in ("length", "max_tokens", "MAX_TOKENS")
     return response
+
+
+@dataclass
+class _OutputMeter:
+    """The output a call has streamed (text, and tool-call arguments that no text shows) against its limit."""
+
+    limit: int | None  # estimated tokens (None: no limit)
+    chars: int = 0
+
+    def past_limit(self, chunk: StreamChunk) -> bool:
+        self.chars += len(chunk.text) + chunk.tool_chars
+        return self.limit is not None and self.chars > self.limit * CHARS_PER_TOKEN
 
 
 def overrun_limit(max_tokens: int | None) -> int | None:
