@@ -202,7 +202,9 @@ def test_a_bot_silent_for_hours_is_offline_and_the_page_says_no_worker_runs(admi
     row = bot_row(page, name)
     expect(row).to_contain_text("Offline", timeout=30_000)
     expect(row).not_to_contain_text("Online")
-    expect(row).to_contain_text(f"no heartbeat since {three_hours_ago.strftime('%H:%M')}")
+    # The time alone when it was today (UTC), else with its date (three hours before 01:00 was yesterday).
+    shown = three_hours_ago.strftime("%H:%M UTC" if three_hours_ago.date() == utcnow().date() else "%Y-%m-%d %H:%M UTC")
+    expect(row).to_contain_text(f"no heartbeat since {shown}")
     expect(row).to_contain_text("is the bot worker running?")
     expect(guilds_cell(row)).to_have_text("—")
     expect(row.locator('[data-status]').first).to_have_attribute("data-status", "offline")
