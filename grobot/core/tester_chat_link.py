@@ -113,7 +113,8 @@ async def follow(runner: Runner, run_id: int, after: int = -1, *, claim: bool = 
     """The events of run ``run_id`` with an index above ``after``, as ``runner`` emits them, until the
     run ends (``claim``: the runner claims pending messages first: one round trip from Send to the
     live run). Raises :class:`NotHere` when the runner does not hold the run, ``httpx.HTTPError``
-    when the line breaks (the worker stopped)."""
+    when the line breaks (the worker stopped). No read timeout (a model may think for minutes): a
+    frozen worker's line stays open and silent, and the caller checks the run when it is silent."""
     params = {"after": after, **({"claim": 1} if claim else {})}
     async with httpx.AsyncClient(timeout=_timeout(None), headers=_headers(), trust_env=False) as client:
         async with client.stream("GET", f"{runner.url}{API}/runs/{int(run_id)}/events",

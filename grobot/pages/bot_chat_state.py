@@ -38,7 +38,9 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.3  # how often a running answer is read from the database (no runner reachable)
 PENDING_POLL_SECONDS = 1.0  # how often a message no worker has claimed yet is checked
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
-ABANDON_CHECK_SECONDS = 5.0  # how often a running answer read from the database checks that its worker still runs
+# How often a running answer checks that its worker still runs: read from the database, or followed
+# at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
+ABANDON_CHECK_SECONDS = 5.0
 FINAL_KINDS = ("done", "error")
 
 
@@ -262,19 +264,27 @@ class LiveState(ChatState):
 
     async def _stream(self, runner: tester_chat_link.Runner, run_id: int, *, claim: bool) -> bool:
         """Show the run's events as the runner emits them; True when the run ended (False: the line
-        broke). Raises ``NotHere`` when the runner does not hold the run.
+        broke, or the runner no longer holds the run). Raises ``NotHere`` when the runner does not hold
+        the run.
 
         The events that arrive together are shown together: one page update (one render of the
-        conversation) for each batch, not for each event."""
+        conversation) for each batch, not for each event. A frozen worker (SIGSTOP, a deadlocked loop)
+        keeps its line open and sends nothing: after ``ABANDON_CHECK_SECONDS`` of silence the run is
+        ended if its worker has stopped, as a killed worker's is, and followed on while it runs."""
         async with self:
             after = self._live_index if self._source == "stream" else -1
+            token, bot_id = self.session_token, self.current_bot_id
         queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
         reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
         try:
             while True:
-                batch = [await queue.get()]
-                while not queue.empty():
-                    batch.append(queue.get_nowait())
+                batch = await _next_batch(queue, ABANDON_CHECK_SECONDS)
+                if not batch:  # silence: a slow model, or a frozen worker
+                    if await _ended_as_abandoned(token, bot_id, run_id):
+                        return True
+                    if not await _held_by(runner, token, bot_id, run_id):
+                        return False  # ended or claimed elsewhere meanwhile (a pending message stopped)
+                    continue
                 events = [item for item in batch if isinstance(item, tester_chat_link.FeedEvent)]
                 if events:
                     async with self:
@@ -353,12 +363,36 @@ class LiveState(ChatState):
 
 
 async def _ended_as_abandoned(token: str, bot_id: int, run_id: int) -> bool:
-    """End the followed run if its worker was killed: it ends now, not when a worker starts again."""
+    """End the followed run if its worker was killed or is frozen (no heartbeat for 20 s): it ends now,
+    not when a worker starts again."""
     try:
         return await asyncio.to_thread(end_if_abandoned, token, bot_id, run_id)
     except Exception as exc:  # the database is away for a moment: the next check tries again
         logger.debug("Test Chat abandoned-run check failed: %s", type(exc).__name__)
         return False
+
+
+async def _held_by(runner: tester_chat_link.Runner, token: str, bot_id: int, run_id: int) -> bool:
+    """Whether ``runner`` still holds the running run (False when that cannot be read now: the follow
+    loop reads it again, and sees to a signed-out user)."""
+    try:
+        place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
+    except Exception as exc:
+        logger.debug("Test Chat locate failed: %s", type(exc).__name__)
+        return False
+    return place.status == "running" and place.holder == runner
+
+
+async def _next_batch(queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None],
+                      timeout: float) -> list[tester_chat_link.FeedEvent | BaseException | None]:
+    """The next item on ``queue`` and those that came with it ([] when none came within ``timeout`` s)."""
+    try:
+        batch = [await asyncio.wait_for(queue.get(), timeout)]
+    except TimeoutError:
+        return []
+    while not queue.empty():
+        batch.append(queue.get_nowait())
+    return batch
 
 
 async def _read_feed(runner: tester_chat_link.Runner, run_id: int, after: int, claim: bool,
