@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from bot_worker.local_http import LocalServer, bearer_token
-from grobot.core.errors import GroBotError, NotFoundError
+from grobot.core.errors import GroBotError, NotFoundError, disk_problem
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.memory.local import LocalMemory
 
@@ -44,11 +44,10 @@ def _failure(exc: Exception) -> str:
 
     settings = get_settings()
     where = settings.chroma_url or str(settings.chroma_dir)
-    code = getattr(exc, "errno", None)
-    text = str(exc).lower()
-    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or "no space left" in text:
+    code = disk_problem(exc)
+    if code in (errno.ENOSPC, errno.EDQUOT):
         return f"the memory store's disk is full ({where}): free some space, then try again"
-    if code == errno.EROFS or "readonly database" in text or "read-only file system" in text:
+    if code == errno.EROFS:
         return f"the memory store's disk is read-only ({where})"
     return type(exc).__name__
 

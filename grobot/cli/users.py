@@ -95,8 +95,8 @@ def _grant(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    name, could_see = _set_granted(args, granted=False)
-    if not could_see:
+    name, changed = _set_granted(args, granted=False)
+    if not changed:
         print(f"'{args.username}' could not see bot '{name}': nothing to revoke")
     else:
         print(f"'{args.username}' may no longer see bot '{name}'")
@@ -104,14 +104,13 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def _set_granted(args: argparse.Namespace, *, granted: bool) -> tuple[str, bool]:
-    """Let USER see BOT, or no longer, by the Users page's rule: only testers are limited to some bots.
-    Returns the bot's name and whether USER could see it before."""
+    """Let USER see BOT, or no longer (only testers are limited to some bots). Returns the bot's name and
+    whether that changed what USER may see."""
     with session_scope() as session:
         user = users.get_user(args.username, session=session)
         bot = bots.get_bot(args.bot, session=session)
-        bot_id, visible = bot.id or 0, users.visible_bot_ids(user, session=session) or set()
-        users.set_granted_bots(user, visible | {bot_id} if granted else visible - {bot_id}, session=session)
-    return bot.name, bot_id in visible
+        change = users.grant_bot if granted else users.revoke_bot
+        return bot.name, change(user, bot.id or 0, session=session)
 
 
 def _set_disabled(args: argparse.Namespace) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class GroBotError(Exception):
     """Base of every error GroBot reports to a user (CLI: one line, exit code 2)."""
@@ -40,6 +42,29 @@ class MemoryUnavailable(GroBotError):
 
     def __init__(self, message: str = "memory service unavailable: is the bot worker running?") -> None:
         super().__init__(message)
+
+
+# Why the data folder refused a write, in words an admin can act on, by the OS error number.
+DISK_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the disk is read-only",
+    errno.EACCES: "GroBot may not write there",
+    errno.EPERM: "GroBot may not write there",
+}
+# The same, where a library only says it in words (SQLite and Chroma: "database or disk is full").
+_DISK_WORDS = (("disk is full", errno.ENOSPC), ("no space left", errno.ENOSPC),
+               ("readonly database", errno.EROFS), ("read-only file system", errno.EROFS))
+
+
+def disk_problem(exc: BaseException) -> int | None:
+    """The OS error number of a write the disk refused (full, read-only, forbidden: a key of
+    :data:`DISK_REASONS`), from ``exc`` or its words; None for any other failure."""
+    code = getattr(exc, "errno", None)
+    if code in DISK_REASONS:
+        return int(code)
+    text = str(exc).lower()
+    return next((number for words, number in _DISK_WORDS if words in text), None)
 
 
 def first_line(exc: BaseException) -> str:

@@ -48,20 +48,12 @@ def running_messages() -> list[int]:
 def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answered(
         admin_page, fake_llm, ui_env, tmp_path) -> None:
     page = admin_page
-    with session_scope() as session:  # only this test's bot runs (the others have no real Discord)
-        session.execute(update(Bot).values(enabled=False))
-    bot_id = add_bot(unique("Crashy"))
-    use_fake_llm(fake_llm)  # the global default too: no embedded model is started
-    use_fake_llm(fake_llm, bot_id=bot_id)
-    fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
-                        Reply(text=" ".join(f"word{i}" for i in range(60)), chunks=30, chunk_delay=0.5))
+    bot_id = chat_bot(fake_llm, "Crashy")  # only this test's bot runs (the others have no real Discord)
+    tell_a_long_story(fake_llm)
     log_path = tmp_path / "worker.log"
     worker = start_worker(ui_env, fake_llm, log_path)
     try:
-        page.goto(f"/bots/{bot_id}/chat")
-        expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-        page.get_by_role("textbox", name="Message").fill("Tell me a long story")
-        page.get_by_role("button", name="Send").click()
+        send(page, bot_id, "Tell me a long story")
         live = page.get_by_test_id("live-answer")
         expect(live).to_contain_text("word0", timeout=LIVE_TIMEOUT_MS)  # the answer is streaming
         assert running_messages(), "the message is not running"
@@ -70,10 +62,7 @@ def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answ
         worker.wait(10)
         worker = start_worker(ui_env, fake_llm, log_path)
 
-        error = page.get_by_test_id("answer-error").last
-        expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=LIVE_TIMEOUT_MS)
-        assert running_messages() == []
-        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+        expect_ended_as_abandoned(page, timeout=LIVE_TIMEOUT_MS)
 
         page.get_by_role("textbox", name="Message").fill("Ping")
         page.get_by_role("button", name="Send").click()
@@ -86,35 +75,39 @@ def test_a_worker_killed_mid_answer_leaves_an_error_and_the_next_message_is_answ
 def test_a_worker_killed_mid_answer_and_not_restarted_ends_the_answer_on_the_page(
         admin_page, fake_llm, ui_env, tmp_path) -> None:
     page = admin_page
-    with session_scope() as session:
-        session.execute(update(Bot).values(enabled=False))
-    bot_id = add_bot(unique("Orphan"))
-    use_fake_llm(fake_llm)
-    use_fake_llm(fake_llm, bot_id=bot_id)
-    fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
-                        Reply(text=" ".join(f"word{i}" for i in range(60)), chunks=30, chunk_delay=0.5))
+    bot_id = chat_bot(fake_llm, "Orphan")
+    tell_a_long_story(fake_llm)
     worker = start_worker(ui_env, fake_llm, tmp_path / "worker.log")
     try:
-        page.goto(f"/bots/{bot_id}/chat")
-        expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-        page.get_by_role("textbox", name="Message").fill("Tell me a long story")
-        page.get_by_role("button", name="Send").click()
+        send(page, bot_id, "Tell me a long story")
         expect(page.get_by_test_id("live-answer")).to_contain_text("word0", timeout=LIVE_TIMEOUT_MS)
 
         worker.send_signal(signal.SIGKILL)  # and no worker starts again
         worker.wait(10)
 
         # Once the worker is known to be gone (no heartbeat for 20 s), the page ends the answer itself.
-        error = page.get_by_test_id("answer-error").last
-        expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=60_000)
-        assert running_messages() == []
-        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+        expect_ended_as_abandoned(page)
     finally:
         stop_worker(worker)
 
 
+def tell_a_long_story(fake_llm) -> None:
+    """"Tell me a long story" is answered slowly: 30 pieces, one every 0.5 s."""
+    fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
+                        Reply(text=" ".join(f"word{i}" for i in range(60)), chunks=30, chunk_delay=0.5))
+
+
+def expect_ended_as_abandoned(page, timeout: float = 60_000) -> None:
+    """The page ended the answer of a worker that stopped: the error shows, nothing is left running, Send works."""
+    error = page.get_by_test_id("answer-error").last
+    expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=timeout)
+    assert running_messages() == []
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
 def chat_bot(fake_llm, name: str) -> int:
-    """A new bot answered by the fake LLM, the only one a worker runs (the others have no real Discord)."""
+    """A new bot answered by the fake LLM (the global default too: no embedded model is started), the only
+    one a worker runs (the others have no real Discord)."""
     with session_scope() as session:
         session.execute(update(Bot).values(enabled=False))
     bot_id = add_bot(unique(name))
@@ -187,8 +180,7 @@ def thaw_and_stop(worker: subprocess.Popen[bytes]) -> None:
 def test_a_worker_frozen_mid_answer_ends_the_answer_on_the_page(admin_page, fake_llm, ui_env, tmp_path) -> None:
     page = admin_page
     bot_id = chat_bot(fake_llm, "Frozen")
-    fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
-                        Reply(text=" ".join(f"word{i}" for i in range(60)), chunks=30, chunk_delay=0.5))
+    tell_a_long_story(fake_llm)
     worker = start_runner(ui_env, fake_llm, tmp_path / "worker.log")
     try:
         send(page, bot_id, "Tell me a long story")
@@ -198,10 +190,7 @@ def test_a_worker_frozen_mid_answer_ends_the_answer_on_the_page(admin_page, fake
         freeze(worker, ui_env.data_dir / "grobot.db")
 
         # Once the silent worker is known to be gone (no heartbeat for 20 s), the page ends the answer.
-        error = page.get_by_test_id("answer-error").last
-        expect(error).to_contain_text(f"The bot could not answer: {ABANDONED_ERROR}", timeout=60_000)
-        assert running_messages() == []
-        expect(page.get_by_role("button", name="Send")).to_be_enabled()
+        expect_ended_as_abandoned(page)
     finally:
         thaw_and_stop(worker)
 

@@ -128,28 +128,31 @@ class LlamaServers:
 
     # ------------------------------------------------------------------ hung servers
     async def _end_hung(self) -> None:
-        """Kill the running servers that hang (their requests then fail at once); :meth:`check` restarts them."""
+        """Kill the running servers that hang (their requests then fail at once); :meth:`check` restarts them.
+        Only a server that used no CPU since the last check is asked for its ``/health``."""
         running = [s for s in self._servers.values()
                    if s.info.status == "running" and s.process is not None and s.process.returncode is None]
-        answers = await asyncio.gather(*(_answers_health(s.info.url) for s in running))
+        idle = [s for s in running if not self._worked(s)]
+        answers = await asyncio.gather(*(_answers_health(s.info.url) for s in idle))
         now = time.monotonic()
-        for server, answered in zip(running, answers, strict=True):
-            stalled = self._stalled_for(server, answered, now)
-            if stalled is not None and stalled >= self.hang_seconds:
-                await self._kill_hung(server, stalled)
+        for server, answered in zip(idle, answers, strict=True):
+            if answered:
+                server.stalled_since = None
+                continue
+            server.stalled_since = server.stalled_since or now
+            if now - server.stalled_since >= self.hang_seconds:
+                await self._kill_hung(server, now - server.stalled_since)
 
-    def _stalled_for(self, server: _Server, answered: bool, now: float) -> float | None:
-        """How long ``server`` has neither answered ``/health`` nor used CPU (None: it is alive)."""
+    @staticmethod
+    def _worked(server: _Server) -> bool:
+        """Whether ``server``'s process used CPU since the last check (then it is alive, even with
+        ``/health`` waiting behind its queued requests)."""
         assert server.process is not None
-        cpu = process_cpu_seconds(server.process.pid)
-        worked = cpu is not None and server.cpu_seconds is not None and cpu > server.cpu_seconds
-        server.cpu_seconds = cpu
-        if answered or worked:
+        cpu, server.cpu_seconds = server.cpu_seconds, process_cpu_seconds(server.process.pid)
+        worked = cpu is not None and server.cpu_seconds is not None and server.cpu_seconds > cpu
+        if worked:
             server.stalled_since = None
-            return None
-        if server.stalled_since is None:
-            server.stalled_since = now
-        return now - server.stalled_since
+        return worked
 
     async def _kill_hung(self, server: _Server, silent: float) -> None:
         logger.error("The embedded model %s did not answer for %.0f s (its llama.cpp server hangs); restarting it",

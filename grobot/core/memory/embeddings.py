@@ -141,9 +141,8 @@ class MiniLMEmbedder:
             vectors.extend(self._embed_batch(texts[start : start + BATCH_SIZE], on_run if start == 0 else None))
         return vectors
 
-    def _embed_batch(self, texts: list[str], on_run: Callable[[], None] | None = None) -> list[list[float]]:
-        if not texts:
-            return []
+    def inputs(self, texts: list[str]) -> tuple[Any, Any]:
+        """The model's inputs for ``texts``: token ids and attention mask, padded to the longest."""
         encodings = self._tokenizer.encode_batch([t or " " for t in texts])
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(texts), width), dtype=np.int64)
@@ -151,16 +150,25 @@ class MiniLMEmbedder:
         for row, enc in enumerate(encodings):
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = 1
+        return ids, mask
+
+    def run_model(self, ids: Any, mask: Any) -> Any:
+        """The model's last hidden state for prepared inputs (it runs without the GIL)."""
+        (hidden,) = self._session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        return hidden
+
+    def _embed_batch(self, texts: list[str], on_run: Callable[[], None] | None = None) -> list[list[float]]:
+        if not texts:
+            return []
+        ids, mask = self.inputs(texts)
         with self._lock:
             if on_run is not None:
                 try:
                     on_run()
                 except Exception:  # e.g. the waiter's event loop closed: the vector is still wanted
                     logger.debug("on_run callback failed", exc_info=True)
-            (hidden,) = self._session.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
+            hidden = self.run_model(ids, mask)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)

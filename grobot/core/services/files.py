@@ -8,7 +8,6 @@ there, with :class:`StorageError`, before any file changes), then they take thei
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import logging
 import mimetypes
@@ -18,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from sqlmodel import Session, select
 
-from grobot.core.errors import NotFoundError, StorageError, ValidationError
+from grobot.core.errors import DISK_REASONS, NotFoundError, StorageError, ValidationError, disk_problem
 from grobot.core.models import BotFile, utcnow
 from grobot.core.services import app_settings
 from grobot.core.settings import get_settings
@@ -163,17 +162,8 @@ def _stage(bot_id: int, path: str, data: bytes, limit: int) -> tuple[str, Path, 
     return rel, target, tmp
 
 
-_DISK_REASONS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EROFS: "the disk is read-only",
-    errno.EACCES: "GroBot may not write there",
-    errno.EPERM: "GroBot may not write there",
-}
-
-
 def _storage_error(bot_id: int, rel: str, exc: OSError) -> StorageError:
-    reason = _DISK_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+    reason = DISK_REASONS.get(disk_problem(exc) or 0) or exc.strerror or type(exc).__name__
     folder = get_settings().bot_files_dir(bot_id)
     logger.warning("Bot %s: file %s could not be stored in %s: %s", bot_id, rel, folder, exc.strerror or exc)
     return StorageError(f"{rel} could not be stored: {reason} ({folder}); no file was changed")

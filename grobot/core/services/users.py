@@ -93,31 +93,41 @@ def visible_bot(user: AppUser, bot_id: int, *, session: Session) -> Bot:
     return bot
 
 
-def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
-    if session.get(AppUserBot, (user.id, bot_id)) is None:
-        session.add(AppUserBot(app_user_id=user.id, bot_id=bot_id))
-        session.flush()
+def _only_testers(user: AppUser) -> None:
+    if user.role != Role.TESTER.value:
+        raise ValidationError("only testers are limited to some bots; admins see them all")
 
 
-def revoke_bot(user: AppUser, bot_id: int, *, session: Session) -> None:
-    """A tester may no longer see the bot (nothing happens when they could not)."""
+def grant_bot(user: AppUser, bot_id: int, *, session: Session) -> bool:
+    """A tester may see the bot (False: they could already); an admin sees every bot already."""
+    _only_testers(user)
+    if session.get(AppUserBot, (user.id, bot_id)) is not None:
+        return False
+    bots_service.get_bot(bot_id, session=session)  # NotFoundError for a deleted bot
+    session.add(AppUserBot(app_user_id=user.id, bot_id=bot_id))
+    session.flush()
+    return True
+
+
+def revoke_bot(user: AppUser, bot_id: int, *, session: Session) -> bool:
+    """A tester may no longer see the bot (False: they could not)."""
+    _only_testers(user)
     link = session.get(AppUserBot, (user.id, bot_id))
-    if link is not None:
-        session.delete(link)
-        session.flush()
+    if link is None:
+        return False
+    session.delete(link)
+    session.flush()
+    return True
 
 
 def set_granted_bots(user: AppUser, bot_ids: set[int], *, session: Session) -> None:
     """Exactly ``bot_ids`` become the bots a tester may see."""
-    if user.role != Role.TESTER.value:
-        raise ValidationError("only testers are limited to some bots; admins see them all")
+    _only_testers(user)
     current = visible_bot_ids(user, session=session) or set()
     for bot_id in bot_ids - current:
-        bots_service.get_bot(bot_id, session=session)  # NotFoundError for a deleted bot
-        session.add(AppUserBot(app_user_id=user.id, bot_id=bot_id))
+        grant_bot(user, bot_id, session=session)
     for bot_id in current - bot_ids:
         revoke_bot(user, bot_id, session=session)
-    session.flush()
     logger.info("User %s may now see %d bot(s)", user.username, len(bot_ids))
 
 
