@@ -1,4 +1,5 @@
-"""The link between a supervisor and its bot processes: heartbeats and data over HTTP on 127.0.0.1.
+"""The link between a supervisor and its bot processes: heartbeats and data on 127.0.0.1
+(JSON frames on one TCP connection per bot process, :mod:`bot_worker.link_wire`).
 
 A bot process reports to its supervisor every heartbeat period instead of writing its
 heartbeat to the database itself. The supervisor writes the reports of all its bots in
@@ -8,13 +9,13 @@ supervisor hold the bot's lease. So an idle bot needs no database connection: on
 PostgreSQL a fleet of 100 bots no longer holds 100 connections (``max_connections`` is
 100 by default), and the database takes one write per poll instead of one per bot.
 
-The link also carries everything else a bot reads and writes (``/store/{op}``, see
+The link also carries everything else a bot reads and writes (``store/{op}``, see
 :mod:`bot_worker.link_ops`): bot processes import no database layer at all.
 
 This module is the bot's end and what both ends share (the heartbeat and its answer, the
-lease watch); the server, :class:`bot_worker.link_server.BotLinkServer`, is the supervisor's
-(a bot process does not load aiohttp's server). It listens on an ephemeral port. Each bot gets its own bearer token, derived
-from a random secret made at each start, and may only use its own paths; the address and
+lease watch); the server, :class:`bot_worker.link_server.BotLinkServer`, is the supervisor's.
+It listens on an ephemeral port. Each bot gets its own token, derived from a random secret
+made at each start, and may only use its own paths; the address and
 token reach the bot in its environment (``GROBOT_SUPERVISOR_URL`` and
 ``GROBOT_SUPERVISOR_TOKEN``). A bot started by hand, without them, uses the database
 itself.
@@ -23,15 +24,14 @@ itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
-import orjson
-
+from bot_worker import link_wire
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -79,10 +79,6 @@ class StoreError(Exception):
         self.kind, self.status = kind, status
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
-
-
 def initial_lease() -> datetime | None:
     """The lease expiry the supervisor gave this bot process at its start (None: unknown)."""
     value = get_settings().worker.lease_expires
@@ -98,12 +94,14 @@ def seconds_until(moment: datetime) -> float:
 
 
 class BotLinkClient:
-    """The bot's end (aiohttp, which discord.py loads anyway); use it on one event loop."""
+    """The bot's end: one connection to its supervisor (:mod:`bot_worker.link_wire`), opened on
+    first use and again after it broke; calls may overlap. Use it on one event loop."""
 
     def __init__(self, url: str, token: str) -> None:
-        self.url = url.rstrip("/")
-        self.headers = {"Authorization": f"Bearer {token}"}
-        self._session: aiohttp.ClientSession | None = None
+        self.url = url
+        self.token = token
+        self._connection: _Connection | None = None
+        self._opening: asyncio.Lock | None = None
         self._closed = False
 
     @classmethod
@@ -113,21 +111,34 @@ class BotLinkClient:
         return cls(url, token) if url and token else None
 
     async def call(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float) -> tuple[int, dict[str, Any]]:
-        """POST ``body`` to ``/v1/bots/{bot_id}/{path}``: ``(status, JSON answer)``; raises
-        ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
+        """Send ``body`` to ``path`` (``heartbeat``, ``store/{op}``) of bot ``bot_id``: ``(status,
+        answer)``; raises ``ConnectionError`` when the supervisor does not answer within ``timeout``
+        seconds, or refuses the token (401)."""
         if self._closed:
             raise ConnectionError("the bot link is closed")
-        if self._session is None:
-            self._session = aiohttp.ClientSession(trust_env=False, json_serialize=_dumps)
         try:
-            async with self._session.post(f"{self.url}/v1/bots/{bot_id}/{path}", json=body, headers=self.headers,
-                                          timeout=aiohttp.ClientTimeout(total=timeout)) as response:
-                status, data = response.status, await response.json(loads=orjson.loads)
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            async with asyncio.timeout(timeout):
+                connection = await self._open()
+                status, data = await connection.request(bot_id, path, body)
+        except link_wire.FrameError as exc:  # too large to send: no use trying again
+            raise ConnectionError(f"the bot link cannot carry it: {exc}") from exc
+        except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError) as exc:
             raise ConnectionError(f"the supervisor did not answer ({type(exc).__name__})") from exc
         if status == 401:
             raise ConnectionError(f"the supervisor answered 401: {data.get('error')}")
-        return status, data if isinstance(data, dict) else {}
+        return status, data
+
+    async def _open(self) -> _Connection:
+        if self._connection is not None and self._connection.alive:
+            return self._connection
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:  # calls that start together share one new connection
+            if self._connection is None or not self._connection.alive:
+                if self._connection is not None:
+                    await self._connection.close()
+                self._connection = await _Connection.open(self.url, self.token)
+            return self._connection
 
     async def heartbeat(self, report: Report, *, timeout: float) -> Answer:
         """Report; raises ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
@@ -139,9 +150,77 @@ class BotLinkClient:
 
     async def close(self) -> None:
         self._closed = True
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+
+
+class _Connection:
+    """One open connection of a :class:`BotLinkClient`: its requests waiting for their answers,
+    which a task reads off the connection as they come."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.waiting: dict[int, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
+        self.next_id = 0
+        self.open = True
+        self.reading = asyncio.create_task(self._read_answers())
+
+    @classmethod
+    async def open(cls, url: str, token: str) -> _Connection:
+        host, port = link_wire.address(url)
+        reader, writer = await asyncio.open_connection(host, port, limit=link_wire.MAX_FRAME)
+        writer.write(link_wire.encode({"token": token}))
+        return cls(reader, writer)
+
+    async def request(self, bot_id: int, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.next_id += 1
+        number = self.next_id
+        answer = asyncio.get_running_loop().create_future()
+        self.waiting[number] = answer
+        try:
+            self.writer.write(link_wire.encode({"id": number, "bot": bot_id, "path": path, "body": body}))
+            await self.writer.drain()
+            return await answer
+        finally:
+            self.waiting.pop(number, None)  # answered, or given up (a late answer is dropped)
+
+    async def _read_answers(self) -> None:
+        failure: Exception = ConnectionError("the supervisor closed the link")
+        try:
+            while True:
+                frame = await link_wire.read_frame(self.reader)
+                waiter = self.waiting.pop(int(frame.get("id") or 0), None)
+                if waiter is not None and not waiter.done():
+                    body = frame.get("body")
+                    waiter.set_result((int(frame.get("status") or 500), body if isinstance(body, dict) else {}))
+        except asyncio.CancelledError:
+            raise
+        except asyncio.IncompleteReadError:
+            pass
+        except (OSError, ValueError) as exc:
+            failure = ConnectionError(f"the bot link broke: {exc}")
+            logger.warning("The bot link broke: %s", exc)
+        finally:
+            self.open = False
+            for waiter in self.waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(failure)
+            self.waiting.clear()
+
+    @property
+    def alive(self) -> bool:
+        """Open, and not closed by the supervisor (even if the reading task has not seen it yet)."""
+        return self.open and not self.reader.at_eof()
+
+    async def close(self) -> None:
+        self.open = False
+        self.reading.cancel()
+        self.writer.close()
+        with contextlib.suppress(OSError, asyncio.CancelledError):
+            await self.writer.wait_closed()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.reading
 
 
 class LeaseWatch:

@@ -11,6 +11,7 @@ reconcile loop (:class:`FleetState`).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -21,12 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Protocol
 
-import orjson
-from aiohttp import web
-
+from bot_worker import link_wire
 from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, Report, StoreError
 from bot_worker.link_ops import dispatch
-from bot_worker.local_http import LocalServer, bearer_token
 from bot_worker.local_store import LocalBotStore
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.models import utcnow
@@ -39,70 +37,115 @@ logger = logging.getLogger(__name__)
 StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
 
 
-class BotLinkServer(LocalServer):
+class BotLinkServer:
     """The supervisor's end: ``on_report`` answers each bot's heartbeat (called on the event loop);
-    ``store`` serves the data operations, ``(bot id, op, payload) -> result``."""
+    ``store`` serves the data operations, ``(bot id, op, payload) -> result``.
+
+    Each connection's requests run as they come, side by side; each answer goes back as its
+    request finishes (:mod:`bot_worker.link_wire`).
+    """
 
     name = "Bot link"
 
     def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
                  host: str = "127.0.0.1") -> None:
-        super().__init__(host)
+        self.host = host
+        self.url = ""
         self._on_report = on_report
         self._store = store
         self._secret = secrets.token_bytes(32)
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
 
     async def start(self) -> str:
-        """Listen on an ephemeral port; returns the base URL."""
-        app = web.Application(client_max_size=32 * 1024 * 1024)  # a run's events, a batch of log records
-        app.add_routes([web.post("/v1/bots/{bot_id:\\d+}/heartbeat", self._heartbeat),
-                        web.post("/v1/bots/{bot_id:\\d+}/store/{op}", self._store_op)])
-        return await self.serve(app)
+        """Listen on an ephemeral port; returns the link's address."""
+        self._server = await asyncio.start_server(self._serve_connection, self.host, 0, limit=link_wire.MAX_FRAME,
+                                                  reuse_address=True)
+        self.url = link_wire.url_of(self.host, self._server.sockets[0].getsockname()[1])
+        logger.info("%s listening on %s", self.name, self.url)
+        return self.url
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
+            await self._server.wait_closed()
+            self._server = None
 
     def token(self, bot_id: int) -> str:
-        """The bearer token of bot ``bot_id`` (valid for its own paths only)."""
+        """The token of bot ``bot_id`` (valid for its own paths only)."""
         return hmac.new(self._secret, f"bot:{bot_id}".encode(), hashlib.sha256).hexdigest()
 
     def env(self, bot_id: int) -> dict[str, str]:
         """What bot ``bot_id``'s process needs to reach this server (blank when it did not start)."""
         return {URL_ENV: self.url, TOKEN_ENV: self.token(bot_id) if self.url else ""}
 
-    def _bot_id(self, request: web.Request) -> int | None:
-        """The bot of the path, when the request carries its token."""
-        bot_id = int(request.match_info["bot_id"])
-        return bot_id if hmac.compare_digest(bearer_token(request), self.token(bot_id)) else None
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        requests: set[asyncio.Task[None]] = set()
+        try:
+            token = str((await link_wire.read_frame(reader)).get("token") or "")
+            while True:
+                frame = await link_wire.read_frame(reader)
+                request = asyncio.create_task(self._answer(frame, token, writer))
+                requests.add(request)
+                request.add_done_callback(requests.discard)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the bot process closed its end (it stopped, or gave up on an answer)
+        except link_wire.FrameError as exc:
+            logger.warning("A bot link connection sent %s: closed", exc)
+        finally:
+            for request in requests:
+                request.cancel()
+            self._connections.discard(task)
+            writer.close()
 
-    async def _store_op(self, request: web.Request) -> web.Response:
-        bot_id = self._bot_id(request)
-        if bot_id is None:
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+    async def _answer(self, frame: dict[str, Any], token: str, writer: asyncio.StreamWriter) -> None:
+        status, body = await self._handle(frame, token)
+        try:
+            data = link_wire.encode({"id": frame.get("id"), "status": status, "body": body})
+        except link_wire.FrameError as exc:
+            data = link_wire.encode({"id": frame.get("id"), "status": 500, "body": {"error": str(exc), "kind": "error"}})
+        if not writer.is_closing():
+            writer.write(data)
+
+    async def _handle(self, frame: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
+        """``(status, body)`` of one request ``{"bot", "path", "body"}`` sent with ``token``."""
+        try:
+            bot_id = int(frame.get("bot"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return 400, {"error": "bad request: no bot", "kind": "bad_request"}
+        if not hmac.compare_digest(token, self.token(bot_id)):
+            return 401, {"error": "missing or wrong token"}
+        path, payload = str(frame.get("path") or ""), frame.get("body")
+        payload = payload if isinstance(payload, dict) else {}
+        if path == "heartbeat":
+            return self._heartbeat(bot_id, payload)
+        if not path.startswith("store/"):
+            return 404, {"error": f"no such path: {path!r}", "kind": "bad_request"}
         if self._store is None:
-            return web.json_response({"error": "this supervisor serves no data"}, status=404)
-        op = request.match_info["op"]
+            return 404, {"error": "this supervisor serves no data"}
+        op = path.removeprefix("store/")
         try:
-            payload = await request.json(loads=orjson.loads)
-        except ValueError as exc:
-            return web.json_response({"error": f"bad request: {exc}", "kind": "bad_request"}, status=400)
-        try:
-            result = await self._store(bot_id, op, payload if isinstance(payload, dict) else {})
+            return 200, {"result": await self._store(bot_id, op, payload)}
         except StoreError as exc:
-            return web.json_response({"error": str(exc), "kind": exc.kind}, status=exc.status)
+            return exc.status, {"error": str(exc), "kind": exc.kind}
         except Exception as exc:  # the bot reports it (and tries again later); the supervisor keeps the traceback
             logger.exception("Bot %s: the store operation %r failed", bot_id, op, extra={"bot_id": bot_id})
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
-            return web.json_response({"error": message[:500], "kind": "error"}, status=500)
-        return web.Response(body=orjson.dumps({"result": result}, default=str), content_type="application/json")
+            return 500, {"error": message[:500], "kind": "error"}
 
-    async def _heartbeat(self, request: web.Request) -> web.Response:
-        if self._bot_id(request) is None:
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+    def _heartbeat(self, bot_id: int, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         try:
-            data = await request.json()
-            report = Report(bot_id=int(request.match_info["bot_id"]), pid=int(data["pid"]),
-                            guild_count=int(data.get("guild_count") or 0), online=bool(data.get("online")))
+            report = Report(bot_id=bot_id, pid=int(data["pid"]), guild_count=int(data.get("guild_count") or 0),
+                            online=bool(data.get("online")))
         except (ValueError, TypeError, KeyError) as exc:
-            return web.json_response({"error": f"bad heartbeat: {exc}"}, status=400)
-        return web.json_response(self._on_report(report).as_dict())
+            return 400, {"error": f"bad heartbeat: {exc}"}
+        return 200, self._on_report(report).as_dict()
 
 
 class FleetState(Protocol):

@@ -16,12 +16,12 @@ A bot started by hand (no supervisor in its environment) uses
 from __future__ import annotations
 
 import inspect
-import json
 import logging
-import urllib.request
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from bot_worker import link_wire
 from bot_worker.bot_link import BotLinkClient
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
 from bot_worker.link_ops import OPS, Op
@@ -111,19 +111,39 @@ for _op in OPS.values():
 class LinkLogWriter:
     """Writes a batch of log records through the bot link (the log handler's writer thread calls it).
 
-    Plain ``urllib`` in that thread: the records must reach the supervisor even while the
-    bot's event loop is busy or already gone.
+    A blocking socket of its own, in that thread: the records must reach the supervisor even
+    while the bot's event loop is busy or already gone.
     """
 
     def __init__(self, bot_id: int, link: BotLinkClient, timeout: float = 10.0) -> None:
-        self.url = f"{link.url}/v1/bots/{bot_id}/store/logs"
-        self.headers = {**link.headers, "Content-Type": "application/json"}
+        self.bot_id = bot_id
+        self.address = link_wire.address(link.url)
+        self.token = link.token
         self.timeout = timeout
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never a proxy
+        self._socket: socket.socket | None = None
+        self._sent = 0
 
     def __call__(self, rows: list[dict[str, Any]]) -> int:
-        """Send ``rows``; returns how many the supervisor dropped (their bot was deleted)."""
-        body = json.dumps(OPS["logs"].payload(rows)).encode()
-        request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
-        with self._opener.open(request, timeout=self.timeout) as response:  # raises on any status but 2xx
-            return int(json.loads(response.read()).get("result") or 0)
+        """Send ``rows``; returns how many the supervisor dropped (their bot was deleted). Raises
+        ``ConnectionError`` (or ``OSError``) when they did not reach it."""
+        body = OPS["logs"].payload(rows)
+        try:
+            if self._socket is None:
+                self._socket = socket.create_connection(self.address, timeout=self.timeout)
+                self._socket.sendall(link_wire.encode({"token": self.token}))
+            self._sent += 1
+            self._socket.sendall(link_wire.encode({"id": self._sent, "bot": self.bot_id, "path": "store/logs",
+                                                   "body": body}))
+            answer = link_wire.read_frame_blocking(self._socket)
+        except (OSError, ValueError):
+            self.close()
+            raise
+        status, data = int(answer.get("status") or 500), answer.get("body") or {}
+        if status != 200:
+            raise ConnectionError(f"the supervisor answered {status}: {data.get('error')}")
+        return int(data.get("result") or 0)
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None

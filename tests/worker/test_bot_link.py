@@ -1,4 +1,4 @@
-"""The bot link: bot processes report their heartbeats to their supervisor over HTTP."""
+"""The bot link: bot processes report their heartbeats to their supervisor, and reach their data, on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot_worker import link_wire
 from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report
 from bot_worker.link_server import BotLinkServer
 from bot_worker.supervisor import Supervisor
@@ -83,6 +84,100 @@ def test_a_wrong_token_or_a_silent_supervisor_is_a_connection_error():
             server.close()
 
     asyncio.run(silent())
+
+
+def test_calls_that_overlap_share_one_connection_and_each_gets_its_own_answer():
+    """A bot's reads and writes overlap (an answer streams while its heartbeat is due): each
+    waits for its own answer, on the one connection its process keeps open."""
+
+    async def store(bot_id: int, op: str, payload: dict) -> object:
+        await asyncio.sleep(payload["wait"])  # answers come back in another order than asked
+        return {"op": op, "n": payload["n"]}
+
+    async def check() -> None:
+        server = BotLinkServer(lambda report: Answer(ok=True), store=store)
+        await server.start()
+        env = server.env(7)
+        client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
+        try:
+            answers = await asyncio.gather(*(
+                client.call(7, f"store/op{n}", {"n": n, "wait": (20 - n) / 1000}, timeout=5) for n in range(20)))
+            assert answers == [(200, {"result": {"op": f"op{n}", "n": n}}) for n in range(20)]
+            assert len(server._connections) == 1
+        finally:
+            await client.close()
+            await server.stop()
+
+    asyncio.run(check())
+
+
+def test_a_call_given_up_leaves_the_link_working_and_a_broken_connection_is_opened_again():
+    async def check() -> None:
+        slow_done = asyncio.Event()
+
+        async def store(bot_id: int, op: str, payload: dict) -> object:
+            if op == "slow":
+                await asyncio.sleep(0.5)
+                slow_done.set()
+            return op
+
+        server = BotLinkServer(lambda report: Answer(ok=True), store=store)
+        await server.start()
+        env = server.env(7)
+        client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
+        try:
+            with pytest.raises(ConnectionError, match="did not answer"):
+                await client.call(7, "store/slow", {}, timeout=0.1)
+            assert await client.call(7, "store/quick", {}, timeout=5) == (200, {"result": "quick"})
+            await asyncio.wait_for(slow_done.wait(), 5)  # its late answer is dropped, not taken for another's
+            assert await client.call(7, "store/after", {}, timeout=5) == (200, {"result": "after"})
+
+            # Something the link cannot carry is refused before it is sent, in plain words.
+            with pytest.raises(ConnectionError, match="cannot carry it: a frame of .* over the link's"):
+                await client.call(7, "store/big", {"text": "x" * (link_wire.MAX_FRAME + 1)}, timeout=5)
+
+            # The supervisor drops the connection (it restarted its link): the next call opens a new one.
+            for task in list(server._connections):
+                task.cancel()
+            await _until(lambda: not server._connections and not client._connection.alive)
+            assert await client.call(7, "store/again", {}, timeout=5) == (200, {"result": "again"})
+        finally:
+            await client.close()
+            await server.stop()
+
+    asyncio.run(check())
+
+
+def test_a_connection_that_sends_garbage_is_closed_and_others_are_served():
+    async def check() -> None:
+        server = BotLinkServer(lambda report: Answer(ok=True), store=lambda bot_id, op, payload: asyncio.sleep(0, op))
+        await server.start()
+        host, port = link_wire.address(server.url)
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(link_wire.encode({"token": server.token(7)}) + link_wire.HEADER.pack(9) + b"not json!")
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, without an answer
+        writer.close()
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(link_wire.HEADER.pack(link_wire.MAX_FRAME + 1))  # announces more than a frame may hold
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        writer.close()
+        env = server.env(7)
+        client = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
+        try:
+            assert await client.call(7, "store/fine", {}, timeout=5) == (200, {"result": "fine"})
+            assert (await client.call(7, "nowhere", {}, timeout=5))[0] == 404
+        finally:
+            await client.close()
+            await server.stop()
+
+    asyncio.run(check())
+
+
+async def _until(predicate, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
 
 
 def test_a_bot_started_by_hand_has_no_link(monkeypatch):
