@@ -163,7 +163,7 @@ class _Connection:
         self.reader, self.writer = reader, writer
         self.waiting: dict[int, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
         self.next_id = 0
-        self.open = True
+        self.connected = True
         self.reading = asyncio.create_task(self._read_answers())
 
     @classmethod
@@ -202,7 +202,7 @@ class _Connection:
             failure = ConnectionError(f"the bot link broke: {exc}")
             logger.warning("The bot link broke: %s", exc)
         finally:
-            self.open = False
+            self.connected = False
             for waiter in self.waiting.values():
                 if not waiter.done():
                     waiter.set_exception(failure)
@@ -211,10 +211,10 @@ class _Connection:
     @property
     def alive(self) -> bool:
         """Open, and not closed by the supervisor (even if the reading task has not seen it yet)."""
-        return self.open and not self.reader.at_eof()
+        return self.connected and not self.reader.at_eof()
 
     async def close(self) -> None:
-        self.open = False
+        self.connected = False
         self.reading.cancel()
         self.writer.close()
         with contextlib.suppress(OSError, asyncio.CancelledError):
