@@ -60,6 +60,14 @@ def _debug() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; what it prints never drives the terminal (:func:`grobot.cli.output.terminal_text`)."""
+    from grobot.cli.output import terminal_safe_output
+
+    with terminal_safe_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

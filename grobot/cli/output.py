@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 # How a command names a service's field in its errors: its flag ("--context-window"), or a
 # function of the problem that returns the whole text ("--secret KEY=...: ...").
@@ -20,6 +21,57 @@ def _default(value: Any) -> Any:
     if hasattr(value, "value"):
         return value.value
     return str(value)
+
+
+# What a terminal acts on instead of showing: the C0 controls but tab and line feed (ESC starts colour,
+# cursor, title and clipboard sequences; CR overwrites the line), DEL, the C1 controls (0x9b is a
+# one-character ESC [) and the bidirectional overrides that show text in another order than it is.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it without acting on it: each control character written as its
+    escape (``\\x1b``), line feeds and tabs kept (a CR LF line end is a line feed)."""
+    return _UNSHOWABLE.sub(_escaped, text.replace("\r\n", "\n"))
+
+
+class TerminalSafe:
+    """A text stream that writes :func:`terminal_text` of what it is given to ``stream``.
+
+    Every command prints text it does not control (answers, tool results, MCP servers' errors,
+    memories, names): none of it may move the cursor, retitle the window or set the clipboard.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(terminal_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding...
+        return getattr(self.stream, name)
+
+
+@contextmanager
+def terminal_safe_output() -> Iterator[None]:
+    """Within this block, ``sys.stdout`` and ``sys.stderr`` write :func:`terminal_text` (each stream is
+    given back after it unless something else replaced it meanwhile)."""
+    out, err = TerminalSafe(sys.stdout), TerminalSafe(sys.stderr)
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.stdout is out:
+            sys.stdout = before[0]
+        if sys.stderr is err:
+            sys.stderr = before[1]
 
 
 def print_json(data: Any) -> None:

@@ -329,3 +329,19 @@ async def test_an_answer_that_ends_by_itself_is_kept_as_it_is(grobot_env, fake_l
 
     assert result.text == "Sure, here it is: first open the settings, then"
     await wait_for_background()
+
+
+def test_cli_chat_shows_a_model_s_terminal_escapes_as_text(grobot_env, fake_llm, capsys):
+    """What a model or a tool writes never drives the terminal: no colour, cursor, title or clipboard
+    sequence, no carriage return overwriting a line; each shows as its escaped characters."""
+    from grobot.cli.main import main
+
+    bot_id = make_bot(name="EscBot")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    hostile = "Sure.\x1b]52;c;cm0gLXJmIH4=\x07 Done\x1b[2J\rcleared\x9b31m \u202eevil"
+    fake_llm.script(Reply(text=hostile, chunks=4))
+
+    assert main(["chat", "EscBot", "hi"]) == 0
+    out = capsys.readouterr().out
+    assert not any(char in out for char in "\x1b\x07\r\x9b\u202e")
+    assert "Sure.\\x1b]52;c;cm0gLXJmIH4=\\x07 Done\\x1b[2J\\x0dcleared\\x9b31m \\u202eevil" in out
