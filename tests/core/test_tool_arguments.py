@@ -149,9 +149,9 @@ async def test_a_free_text_argument_gets_no_choices_on_the_retry(bot, fake_llm):
     assert catalog.calls == [("remember", {"text": "the meeting is at 10:00"})]
 
 
-def docs_catalog() -> FakeToolCatalog:
+def docs_catalog(listing: str = "plan.md, notes.txt") -> FakeToolCatalog:
     async def list_docs() -> str:
-        return "plan.md, notes.txt"
+        return listing
 
     async def read_doc(path: str) -> str:
         return f"the text of {path}"
@@ -171,7 +171,7 @@ async def test_a_later_round_takes_its_arguments_from_the_results_so_far(bot, fa
 
     assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
     extractor = fake_llm.chat_requests()[2]["messages"]
-    assert "list_docs({}) -> plan.md, notes.txt" in extractor[-1]["content"]
+    assert '{"tool": "list_docs", "arguments": {}, "result": "plan.md, notes.txt"}' in extractor[-1]["content"]
 
 
 async def test_a_forced_value_the_results_hold_is_used(bot, fake_llm):
@@ -184,6 +184,18 @@ async def test_a_forced_value_the_results_hold_is_used(bot, fake_llm):
 
     assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
     assert result.text == "The plan says ..."
+
+
+async def test_a_file_name_on_a_line_of_its_own_in_the_results_is_not_made_up(bot, fake_llm):
+    """A listing with one file a line (shown to the model inside a JSON string) still names its files."""
+    catalog = docs_catalog("plan.md\nnotes.txt")
+    fake_llm.script(Reply(json={"tool": "list_docs"}), Reply(json={"tool": "read_doc"}),
+                    Reply(json={"arguments": {"path": "notes.txt"}}), Reply(text="The notes say ..."))
+
+    result = await run_chain(message(bot, "Show me the docs"), tools=catalog)
+
+    assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "notes.txt"})]
+    assert result.text == "The notes say ..."
 
 
 async def test_a_file_name_the_conversation_never_wrote_goes_to_the_clarifier(bot, fake_llm):

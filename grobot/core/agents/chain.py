@@ -28,7 +28,7 @@ from grobot.core.agents.parameter_extractor import Extraction, check, extract, n
 from grobot.core.agents.run import Run
 from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import synthesize
-from grobot.core.agents.tool_identifier import Choice, choose_one, results_text
+from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
@@ -236,8 +236,8 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         # Parameter Extractor for the tools that take arguments (in parallel); none for the others.
         needs = [c for c in fresh if needs_arguments(by_name[c.name])
                  and (c.arguments is None or check(c.arguments, by_name[c.name]))]
-        shown = results_text(done)  # "" in the first round
-        results = await asyncio.gather(*(_extract(run, by_name[c.name], c.arguments, shown, keep_going=bool(exchange))
+        shown, said = results_text(done), results_said(done)  # "" in the first round
+        results = await asyncio.gather(*(_extract(run, by_name[c.name], c.arguments, shown, said, keep_going=bool(exchange))
                                          for c in needs))
         if any(r is None for r in results):  # the tools model failed twice: answer with the results so far
             note = prompts.TOOLS_MODEL_FAILED_NOTE
@@ -283,12 +283,13 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     return answer
 
 
-async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, results: str, *,
+async def _extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, results: str, said: str, *,
                    keep_going: bool) -> Extraction | None:
-    """The Parameter Extractor (``results``: the earlier rounds' results), asked once more with the
-    error when its call fails (None: failed twice)."""
+    """The Parameter Extractor (``results``, ``said``: the earlier rounds' results as shown to the model and
+    unquoted), asked once more with the error when its call fails (None: failed twice)."""
     return await recovery.retry_once(run, "parameter_extractor",
-                                     lambda failed: extract(run, spec, partial, failed=failed, results=results),
+                                     lambda failed: extract(run, spec, partial, failed=failed, results=results,
+                                                            results_said=said),
                                      keep_going=keep_going)
 
 

@@ -203,12 +203,13 @@ def _describe_arguments(spec: ToolSpec) -> str:
 
 
 async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, failed: str = "",
-                  results: str = "") -> Extraction:
+                  results: str = "", results_said: str = "") -> Extraction:
     """Ask the tools model for the arguments of ``spec`` (``partial``: what the Identifier gave).
 
     ``failed``: the error of the previous try of this call, shown to the model with a simpler task.
     ``results``: the tool results of the earlier rounds, which may hold a value (the file a listing
-    names): shown to the model, and a forced value may come from them as from the user's words.
+    names): shown to the model (:func:`~grobot.core.agents.tool_identifier.results_text`), and a forced
+    value may come from what they say (``results_said``, unquoted) as from the user's words.
     """
     description = " ".join((spec.description or "-").split())[:300]
     system = prompts.PARAMETER_EXTRACTOR.format(name=spec.name, description=description,
@@ -227,7 +228,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     zones = time_zones.zone_choices(run.msg.content) if zone_names else []  # read only for a tool that takes one
     zone_choices: dict[str, list[Any]] = {name: zones for name in zone_names} if zones else {}
     schema = _schema(spec, choices=zone_choices)
-    said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results.lower()
+    said = _user_words([*run.history[-RECENT_MESSAGES:], run.user_msg]) + "\n" + results_said.lower()
     file_names = _file_arguments(spec)
 
     forced: list[str] = []
@@ -293,7 +294,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                 kept = dict(args) if isinstance(args, dict) else {}
                 if forced:
                     literals = _literal_choices(spec, [n for n in forced if n not in zone_names],
-                                                f"{run.msg.content}\n{results}", kept)
+                                                f"{run.msg.content}\n{results_said}", kept)
                     schema = _schema(spec, forced, {**zone_choices, **literals})
         if attempt == 0:
             await run.think("parameter_extractor", f"the arguments for {spec.name} were not valid ({last_error}); asking again")

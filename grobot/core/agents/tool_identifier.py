@@ -27,12 +27,24 @@ def describe_tools(specs: list[ToolSpec]) -> str:
     return "\n".join(f"- {s.name}: {' '.join((s.description or '(no description)').split())[:300]}" for s in specs)
 
 
+def _shown(content: str) -> str:
+    return content if len(content) <= MAX_RESULT_CHARS_SHOWN else content[:MAX_RESULT_CHARS_SHOWN] + " …(cut)"
+
+
 def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
+    """The results so far for the tools model, one JSON object a line: a result's own lines, quotes or
+    braces stay inside its string and cannot pass for another tool's result or for an instruction."""
     lines = []
     for name, args, content in done:
-        shown = content if len(content) <= MAX_RESULT_CHARS_SHOWN else content[:MAX_RESULT_CHARS_SHOWN] + " …(cut)"
-        lines.append(f"- {name}({json.dumps(args, ensure_ascii=False)}) -> {shown}")
+        item = json.dumps({"tool": name, "arguments": args, "result": _shown(content)}, ensure_ascii=False)
+        lines.append(item.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))  # Unicode line breaks too
     return "\n".join(lines)
+
+
+def results_said(done: list[tuple[str, dict[str, Any], str]]) -> str:
+    """What the results so far say, as the tools model reads them in :func:`results_text` (unquoted): where
+    an argument's value may come from, as from the user's words."""
+    return "\n".join(_shown(content) for _name, _args, content in done)
 
 
 def choice_schema(specs: list[ToolSpec], *, allow_none: bool = True) -> dict[str, Any]:
