@@ -11,6 +11,7 @@ the memory skips one whose meaning is already stored.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -153,8 +154,10 @@ async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
     memories ``(text, kind)`` worth keeping."""
     prompt = prompts.ARCHIVIST_WITH_MEMORY if with_memory else prompts.ARCHIVIST
     system = prompt.format(known="\n".join(f"- {n}" for n in known) or "(none)", author=exchange.author_name)
-    messages = [{"role": "system", "content": system},
-                {"role": "user", "content": f"{exchange.author_name}: {exchange.user_text}\n\nBot: {exchange.answer}"}]
+    # One JSON object: a message that writes "Bot: ..." or "bob: ..." lines stays the person's own words.
+    shown = json.dumps({"person": exchange.author_name, "message": exchange.user_text, "bot_answer": exchange.answer},
+                       ensure_ascii=False)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": shown}]
     records = []
     notes: list[tuple[str, float]] = []
     memories: list[tuple[str, str]] = []
