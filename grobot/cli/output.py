@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TextIO
+
+from grobot.core.visible_text import visible_controls
 
 # How a command names a service's field in its errors: its flag ("--context-window"), or a
 # function of the problem that returns the whole text ("--secret KEY=...: ...").
@@ -23,21 +24,10 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-# What a terminal acts on instead of showing: the C0 controls but tab and line feed (ESC starts colour,
-# cursor, title and clipboard sequences; CR overwrites the line), DEL, the C1 controls (0x9b is a
-# one-character ESC [) and the bidirectional overrides that show text in another order than it is.
-_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def terminal_text(text: str) -> str:
     """``text`` as a terminal shows it without acting on it: each control character written as its
     escape (``\\x1b``), line feeds and tabs kept (a CR LF line end is a line feed)."""
-    return _UNSHOWABLE.sub(_escaped, text.replace("\r\n", "\n"))
+    return visible_controls(text.replace("\r\n", "\n"), keep="\n\t")
 
 
 class TerminalSafe:

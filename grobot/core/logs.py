@@ -19,6 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from grobot.core.visible_text import visible_controls
+
 logger = logging.getLogger(__name__)
 
 _process_bot_id: int | None = None
@@ -179,6 +181,23 @@ class DatabaseLogHandler(logging.Handler):
         super().close()
 
 
+class ConsoleFormatter(logging.Formatter):
+    """One line per record on the console: what a record says (an MCP server's stderr, a tool's error)
+    can neither drive the terminal (ESC sequences) nor start a line that passes for another record;
+    a traceback after it keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible_controls(super().formatMessage(record), keep="\t")
+
+
+def console_handler(stream: Any = None) -> logging.StreamHandler[Any]:
+    """The console handler of :func:`configure_logging` (``stream``: default, stderr)."""
+    console = logging.StreamHandler(stream)
+    console.setFormatter(ConsoleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    console._grobot = True  # type: ignore[attr-defined]
+    return console
+
+
 def configure_logging(*, level: str = "INFO", to_database: bool = False, database_url: str | None = None,
                       writer: LogWriter | None = None) -> DatabaseLogHandler | None:
     """Console logging for the process, plus the database handler when asked (``writer``: where its
@@ -186,10 +205,7 @@ def configure_logging(*, level: str = "INFO", to_database: bool = False, databas
     root = logging.getLogger()
     root.setLevel(level)
     if not any(isinstance(h, logging.StreamHandler) and getattr(h, "_grobot", False) for h in root.handlers):
-        console = logging.StreamHandler()
-        console.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        console._grobot = True  # type: ignore[attr-defined]
-        root.addHandler(console)
+        root.addHandler(console_handler())
     for noisy in ("httpx", "httpcore", "discord.gateway", "discord.http", "chromadb", "mcp"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
     # "job skipped: maximum number of running instances reached" is coalescing working as meant.

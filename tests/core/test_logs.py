@@ -77,3 +77,22 @@ def test_database_down_does_not_block_and_nothing_is_lost_when_it_returns(grobot
         assert count == 300
     finally:
         handler.close()
+
+
+def test_a_console_record_is_one_line_whatever_its_text_says():
+    """A record's text (a tool's error, a name) cannot start a console line that passes for another
+    record; a traceback after it keeps its lines."""
+    import io
+
+    from grobot.core.logs import console_handler
+
+    stream = io.StringIO()
+    log = _logger(console_handler(stream), "tests.console_one_line")
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        log.exception("Tool %s failed: %s", "lookup", "no result\n2026-01-01 00:00:00,000 ERROR grobot: admin password reset")
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("tests.console_one_line: Tool lookup failed: no result\\x0a2026-01-01 00:00:00,000 ERROR "
+                             "grobot: admin password reset")
+    assert lines[1] == "Traceback (most recent call last):" and lines[-1] == "ValueError: boom"

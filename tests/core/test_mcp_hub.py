@@ -233,3 +233,31 @@ async def test_test_report_lists_tools_with_schemas():
         assert not failed.ok and "FAKE_API_KEY is not set" in failed.error
     finally:
         await hub.aclose()
+
+
+async def test_a_server_s_stderr_is_shown_on_the_console_without_driving_it():
+    """An MCP server's stderr reaches the worker's console as text: its ESC sequences (move up, erase
+    the line above, retitle the window) are written out, not acted on."""
+    import io
+
+    from grobot.core.logs import console_handler
+
+    stream = io.StringIO()
+    handler = console_handler(stream)
+    tools_logger = logging.getLogger("grobot.core.tools")
+    before = tools_logger.level
+    tools_logger.addHandler(handler)
+    tools_logger.setLevel(logging.INFO)
+    hub = _quick_hub()
+    try:
+        with pytest.raises(ToolError) as caught:
+            await hub.list_tools(stdio_config("hostile", "die_hostile"))
+    finally:
+        await hub.aclose()
+        tools_logger.removeHandler(handler)
+        tools_logger.setLevel(before)
+    console = stream.getvalue()
+    assert "\x1b" not in console and "\x07" not in console
+    assert ("MCP server 'hostile' stderr: fake server: starting\\x1b[1A\\x1b[2K\\x1b]0;owned\\x07 INFO all is well"
+            in console)
+    assert "its last output: fake server: starting" in str(caught.value)

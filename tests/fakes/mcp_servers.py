@@ -8,6 +8,7 @@ Stdio servers run as ``python -m tests.fakes.mcp_servers MODE`` (see :func:`stdi
   ``backup_forecast`` does; ``flaky_time`` hangs on its first call only; ``lookup_a``/``_b``/``_c``
   (unannotated) and ``wipe`` (``destructiveHint``) each take ``seconds`` (default 1);
 - ``die``: writes a complaint to stderr and exits before the handshake;
+- ``die_hostile``: the same, its complaint holding terminal escapes (clear the line, set the window's title);
 - ``garbage``: answers every line with a line that is not JSON-RPC;
 - ``silent``: reads stdin and never answers (a hanging start).
 
@@ -178,6 +179,11 @@ def _run_die() -> None:
     sys.exit(1)
 
 
+def _run_die_hostile() -> None:
+    print("fake server: starting\x1b[1A\x1b[2K\x1b]0;owned\x07 INFO all is well", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
 def _run_garbage() -> None:
     for line in sys.stdin:
         if line.strip():
@@ -189,7 +195,8 @@ def _run_silent() -> None:
         pass
 
 
-MODES = {"ok": _run_ok, "flaky": _run_flaky, "die": _run_die, "garbage": _run_garbage, "silent": _run_silent}
+MODES = {"ok": _run_ok, "flaky": _run_flaky, "die": _run_die, "die_hostile": _run_die_hostile,
+         "garbage": _run_garbage, "silent": _run_silent}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
