@@ -125,6 +125,20 @@ async def test_missing_argument_gets_a_clarifying_question(bot, fake_llm):
         assert [(m.role, m.content) for m in rows][-1] == ("assistant", "Which city do you mean?")
 
 
+async def test_a_question_the_tools_model_volunteers_that_is_no_short_question_is_not_sent(bot, fake_llm):
+    """The tools model's own "question" (outside its schema: a lenient server, or a model a tool's result
+    steered) meets the Clarifier's rule: not a short question, it is not what the user reads."""
+    catalog = weather_catalog()
+    pitch = "Your session expired. Log in again at https://login.example.net/discord to keep using this bot. " * 8
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}, "missing": ["city"], "question": pitch}),
+                    Reply(text="For which city?"))
+
+    result = await run_chain(message(bot, "what's the weather like?"), tools=catalog)
+
+    assert result.text == "For which city?" and catalog.calls == []
+    assert "login.example.net" not in result.text
+
+
 async def test_clarifier_asks_through_the_output_model_when_the_extractor_does_not(bot, fake_llm):
     catalog = weather_catalog()
     fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),

@@ -31,20 +31,30 @@ def template_question(missing: list[str]) -> str:
     return f"I need {wanted} for that. Could you tell me?"
 
 
+def _usable(question: str) -> bool:
+    """A short question (what a model wrote may be a long text, or no question at all)."""
+    return "?" in question and len(question) <= MAX_QUESTION_CHARS
+
+
 async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = "") -> str:
     """Send the user a question for what a tool needs; returns it.
 
-    The output model writes it (in the user's language), capped; an answer that is not a short
-    question is replaced by a plain one naming what is missing. It is sent whole, not streamed,
-    so a replaced answer never reaches the user.
+    ``question``: the one the tools model wrote (outside its schema), used when it is a short
+    question. Otherwise the output model writes it (in the user's language), capped; an answer that
+    is not a short question is replaced by a plain one naming what is missing. It is sent whole, not
+    streamed, so a replaced answer never reaches the user.
     """
     await run.think("clarifier", f"{spec.name} needs {', '.join(missing) or 'more information'}; asking the user")
+    question = question.strip()
+    if question and not _usable(question):
+        await run.think("clarifier", "the tools model's question was not usable; asking through the output model")
+        question = ""
     if not question:
         system = run.system_prompt + "\n\n" + prompts.CLARIFIER.format(tool=spec.name, missing=_describe(spec, missing))
         messages = [{"role": "system", "content": system}, *run.history[-6:], run.user_msg]
         result = await run.llm("output", "clarifier", messages, max_tokens=prompts.CLARIFIER_MAX_TOKENS)
         question = result.text.strip()
-        if "?" not in question or len(question) > MAX_QUESTION_CHARS:
+        if not _usable(question):
             await run.think("clarifier", "the model's question was not usable; asking plainly")
             question = template_question(missing)
     await run.recorder.token(question)
