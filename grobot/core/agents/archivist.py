@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grobot.core.agents import prompts
+from grobot.core.agents.context import one_line
 from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.memory import MAX_MEMORY_CHARS, MemoryPort, NoopMemory
@@ -153,7 +154,8 @@ async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
     """One LLM call: store the notes it finds (in ``store``, the run's RunStore); return the
     memories ``(text, kind)`` worth keeping."""
     prompt = prompts.ARCHIVIST_WITH_MEMORY if with_memory else prompts.ARCHIVIST
-    system = prompt.format(known="\n".join(f"- {n}" for n in known) or "(none)", author=exchange.author_name)
+    system = prompt.format(known="\n".join(f"- {one_line(n)}" for n in known) or "(none)",
+                           author=one_line(exchange.author_name))
     # One JSON object: a message that writes "Bot: ..." or "bob: ..." lines stays the person's own words.
     shown = json.dumps({"person": exchange.author_name, "message": exchange.user_text, "bot_answer": exchange.answer},
                        ensure_ascii=False)

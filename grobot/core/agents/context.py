@@ -32,7 +32,7 @@ class UserKnowledge:
     notes: list[tuple[str, float]] = field(default_factory=list)  # (note, reliability)
 
 
-def _one_line(text: object) -> str:
+def one_line(text: object) -> str:
     """``text`` on one line: a name, a note or a memory (what users and models wrote) cannot add lines
     of its own (a rule, a directive) to the system prompt."""
     return " ".join(str(text).split())
@@ -47,10 +47,10 @@ def _place(msg: IncomingMessage) -> str:
         return "a Discord direct message"
     parts = ["Discord"]
     if msg.guild_name or msg.guild_id:
-        parts.append(f'server "{_one_line(msg.guild_name or msg.guild_id)}"')
+        parts.append(f'server "{one_line(msg.guild_name or msg.guild_id)}"')
     if msg.channel_name or msg.channel_id:
         kind = "thread" if msg.conversation_key.startswith("thread:") else "channel"
-        parts.append(f"{kind} #{_one_line(msg.channel_name or msg.channel_id)}")
+        parts.append(f"{kind} #{one_line(msg.channel_name or msg.channel_id)}")
     return ", ".join(parts)
 
 
@@ -68,23 +68,23 @@ def build_system_prompt(
     lines = [prompts.CORE_DIRECTIVES, "", prompts.RUNTIME_HEADER]
     lines.append(f"- You are {bot_name}, on {_place(msg)}.")
     lines.append(f"- Now: {now.strftime('%A %Y-%m-%d %H:%M')} UTC.")
-    author = _one_line(msg.author_name)
+    author = one_line(msg.author_name)
     lines.append(f"- You are answering {author} (user id {msg.author_id}).")
     if msg.attachments:
-        names = ", ".join(f"{_one_line(a.filename)} ({_one_line(a.content_type)}, {a.size} bytes)"
+        names = ", ".join(f"{one_line(a.filename)} ({one_line(a.content_type)}, {a.size} bytes)"
                           for a in msg.attachments)
         lines.append(f"- The message has attachments: {names}.")
     if user.directives.strip():
         lines.append(f"- How to treat {author} (set by an admin): {user.directives.strip()}")
     if user.notes:
         lines.append(f"- What you know about {author} (reliability in brackets):")
-        lines.extend(f"  - {_one_line(note)} [{reliability:.1f}]" for note, reliability in user.notes[:MAX_NOTES])
+        lines.extend(f"  - {one_line(note)} [{reliability:.1f}]" for note, reliability in user.notes[:MAX_NOTES])
     if memories:
         lines.append("- Things you remember from earlier conversations:")
-        lines.extend(f"  - {_one_line(m)}" for m in memories if m.strip())
+        lines.extend(f"  - {one_line(m)}" for m in memories if m.strip())
     if unavailable:
         lines.append("- Tools that cannot be used right now (say so if the user needs them): "
-                     + "; ".join(f"{name} ({_one_line(reason)})" for name, reason in unavailable.items()))
+                     + "; ".join(f"{name} ({one_line(reason)})" for name, reason in unavailable.items()))
     lines += ["", prompts.PERSONALITY_HEADER, personality.strip() or prompts.DEFAULT_PERSONALITY]
     return "\n".join(lines)
 
@@ -104,7 +104,7 @@ def user_message(msg: IncomingMessage, *, with_name: bool, images: bool) -> dict
     """The user's message in OpenAI format; images as content parts when the model takes them."""
     text = user_text(msg)
     if with_name:
-        text = f"{_one_line(msg.author_name)}: {text}"
+        text = f"{one_line(msg.author_name)}: {text}"
     pictures = [a for a in msg.attachments if a.image_base64] if images else []
     if not pictures:
         return {"role": "user", "content": text}
@@ -122,6 +122,6 @@ def history_for_model(history: list[dict[str, Any]], *, with_names: bool) -> lis
         item = dict(item)
         name = item.pop("name", None) if item.get("role") == "user" else item.get("name")
         if item.get("role") == "user" and with_names and name and isinstance(item.get("content"), str):
-            item["content"] = f"{_one_line(name)}: {item['content']}"
+            item["content"] = f"{one_line(name)}: {item['content']}"
         result.append(item)
     return result
