@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import reflex as rx
 
 from grobot.components.forms import error_text
+from grobot.components.layout import NARROW_ONLY, WIDE_CELL
 from grobot.core.errors import GroBotError
 from grobot.core.services import costs
 from grobot.core.services.validation import capitalised, sentences
@@ -92,13 +93,25 @@ class PricesState(AdminState):
         return [result, UsageState.open] if self.currency != before else result
 
 
+def source_badge(line: PriceLine) -> rx.Component:
+    """Whose price it is: "set here" (the admin's) or "default"."""
+    return rx.badge(line.source, color_scheme=rx.cond(line.admin, "accent", "gray"), variant="soft")
+
+
 def price_row(line: PriceLine) -> rx.Component:
+    """One model's price; a narrow screen shows its provider and source under the model, in place of
+    their columns, so the row (and its Remove button) fits the screen."""
     return rx.table.row(
-        rx.table.cell(line.provider),
-        rx.table.row_header_cell(rx.text(line.model, weight="medium")),
+        rx.table.cell(line.provider, display=WIDE_CELL),
+        rx.table.row_header_cell(rx.vstack(
+            rx.text(line.model, weight="medium", word_break="break-word"),
+            rx.hstack(rx.text(line.provider, size="1", color=rx.color("gray", 11)), source_badge(line),
+                      spacing="2", align="center", wrap="wrap", display=NARROW_ONLY, data_testid="price-details"),
+            spacing="1",
+        )),
         rx.table.cell(line.input, text_align="right"),
         rx.table.cell(line.output, text_align="right"),
-        rx.table.cell(rx.badge(line.source, color_scheme=rx.cond(line.admin, "accent", "gray"), variant="soft")),
+        rx.table.cell(source_badge(line), display=WIDE_CELL),
         rx.table.cell(rx.cond(
             line.admin,
             rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
@@ -168,11 +181,11 @@ def prices_card() -> rx.Component:
             rx.box(
                 rx.table.root(
                     rx.table.header(rx.table.row(
-                        rx.table.column_header_cell("Provider"),
+                        rx.table.column_header_cell("Provider", display=WIDE_CELL),
                         rx.table.column_header_cell("Model"),
                         rx.table.column_header_cell("Input", **right),
                         rx.table.column_header_cell("Output", **right),
-                        rx.table.column_header_cell("Source"),
+                        rx.table.column_header_cell("Source", display=WIDE_CELL),
                         rx.table.column_header_cell(""),
                     )),
                     rx.table.body(rx.foreach(PricesState.prices, price_row)),

@@ -16,6 +16,7 @@ from grobot.core.models import utcnow
 from grobot.core.services import app_settings, conversations, costs, llm_calls, tester_chat, usage_accounting
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
+from tests.ui.screens import NARROW, sized_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -138,3 +139,33 @@ def test_global_budgets_on_the_settings_page_alert_on_the_usage_page(admin_page,
     page.goto("/usage")
     expect(page.get_by_test_id("budget-alerts")).to_contain_text(
         f"{name}: 90 % of the monthly LLM calls budget used (90 of 100)", timeout=PAGE_TIMEOUT_MS)
+
+
+def test_an_admins_price_and_its_remove_button_fit_a_phone(browser, web_app, ui_admin) -> None:
+    """At 420 px the prices table showed Provider, Model, Input and Output only: whether a price was
+    the admin's ("set here") and its Remove button were past the right edge of the screen."""
+    model = unique("phone-model").lower()
+    with session_scope() as session:
+        costs.set_price("openai", model, "1.5", "3", session=session)
+    try:
+        with sized_page(browser, web_app.url, NARROW, ui_admin) as page:
+            page.goto("/usage")
+            row = page.get_by_test_id("prices").locator(f"tr[data-price-model='{model}']")
+            remove = row.get_by_role("button", name=f"Remove the price of {model}")
+            expect(remove).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+            width = page.viewport_size["width"]
+            set_here = row.get_by_text("set here").locator("visible=true")
+            for what, element in (("Remove button", remove), ("'set here'", set_here)):
+                expect(element).to_be_visible()
+                box = element.bounding_box()
+                # as the page first shows it: the table is not scrolled sideways
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, \
+                    f"the {what} is off the {width} px screen: {box}"
+            expect(row.get_by_test_id("price-details")).to_contain_text("openai")
+            remove.click()
+            expect(row).to_have_count(0)
+            assert page.grobot_errors == [], page.grobot_errors
+    finally:
+        with session_scope() as session:
+            if any(p.model == model and p.source == "admin" for p in costs.list_prices(session=session)):
+                costs.delete_price("openai", model, session=session)
