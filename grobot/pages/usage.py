@@ -14,7 +14,7 @@ import reflex as rx
 from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
-from grobot.components.layout import page_layout
+from grobot.components.layout import NARROW_ONLY, WIDE_CELL, page_layout
 from grobot.components.stat_card import stat_card
 from grobot.core.services import costs, usage, usage_charts
 from grobot.pages import usage_charts as charts
@@ -184,11 +184,18 @@ class UsageState(AdminState):
 
 
 def usage_row(line: UsageLine) -> rx.Component:
+    """One bot's or agent role's usage; a narrow screen shows its tokens in and out under its name, in
+    place of their columns, so the row (mean latency and cost too) fits the screen."""
     return rx.table.row(
-        rx.table.row_header_cell(rx.text(line.name, weight="medium")),
+        rx.table.row_header_cell(rx.vstack(
+            rx.text(line.name, weight="medium", word_break="break-word"),
+            rx.text(line.tokens_in, " in · ", line.tokens_out, " out tokens", size="1", color=rx.color("gray", 11),
+                    display=NARROW_ONLY, data_testid="usage-tokens"),
+            spacing="1",
+        )),
         rx.table.cell(line.calls, text_align="right"),
-        rx.table.cell(line.tokens_in, text_align="right"),
-        rx.table.cell(line.tokens_out, text_align="right"),
+        rx.table.cell(line.tokens_in, text_align="right", display=WIDE_CELL),
+        rx.table.cell(line.tokens_out, text_align="right", display=WIDE_CELL),
         rx.table.cell(
             rx.cond(
                 line.errors > 0,
@@ -211,8 +218,8 @@ def usage_table(first: str, lines: rx.Var, testid: str) -> rx.Component:
             rx.table.row(
                 rx.table.column_header_cell(first, width="28%"),
                 rx.table.column_header_cell("LLM calls", **right),
-                rx.table.column_header_cell("Tokens in", **right),
-                rx.table.column_header_cell("Tokens out", **right),
+                rx.table.column_header_cell("Tokens in", display=WIDE_CELL, **right),
+                rx.table.column_header_cell("Tokens out", display=WIDE_CELL, **right),
                 rx.table.column_header_cell("Errors", **right),
                 rx.table.column_header_cell("Mean latency", **right),
                 rx.table.column_header_cell("Est. cost", **right),
@@ -220,7 +227,7 @@ def usage_table(first: str, lines: rx.Var, testid: str) -> rx.Component:
         ),
         rx.table.body(rx.foreach(lines, usage_row)),
         variant="surface",
-        size="2",
+        size=rx.breakpoints(initial="1", md="2"),
         width="100%",
         data_testid=testid,
     )

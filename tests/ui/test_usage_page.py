@@ -141,6 +141,15 @@ def test_global_budgets_on_the_settings_page_alert_on_the_usage_page(admin_page,
         f"{name}: 90 % of the monthly LLM calls budget used (90 of 100)", timeout=PAGE_TIMEOUT_MS)
 
 
+def assert_on_screen(page, element, what: str) -> None:
+    """``element`` is shown within the width of the screen, as the page first shows it (no table
+    scrolled sideways)."""
+    expect(element).to_be_visible()
+    box, width = element.bounding_box(), page.viewport_size["width"]
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, \
+        f"the {what} is off the {width} px screen: {box}"
+
+
 def test_an_admins_price_and_its_remove_button_fit_a_phone(browser, web_app, ui_admin) -> None:
     """At 420 px the prices table showed Provider, Model, Input and Output only: whether a price was
     the admin's ("set here") and its Remove button were past the right edge of the screen."""
@@ -153,14 +162,8 @@ def test_an_admins_price_and_its_remove_button_fit_a_phone(browser, web_app, ui_
             row = page.get_by_test_id("prices").locator(f"tr[data-price-model='{model}']")
             remove = row.get_by_role("button", name=f"Remove the price of {model}")
             expect(remove).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-            width = page.viewport_size["width"]
-            set_here = row.get_by_text("set here").locator("visible=true")
-            for what, element in (("Remove button", remove), ("'set here'", set_here)):
-                expect(element).to_be_visible()
-                box = element.bounding_box()
-                # as the page first shows it: the table is not scrolled sideways
-                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, \
-                    f"the {what} is off the {width} px screen: {box}"
+            assert_on_screen(page, remove, "Remove button")
+            assert_on_screen(page, row.get_by_text("set here").locator("visible=true"), "'set here'")
             expect(row.get_by_test_id("price-details")).to_contain_text("openai")
             remove.click()
             expect(row).to_have_count(0)
@@ -169,3 +172,26 @@ def test_an_admins_price_and_its_remove_button_fit_a_phone(browser, web_app, ui_
         with session_scope() as session:
             if any(p.model == model and p.source == "admin" for p in costs.list_prices(session=session)):
                 costs.delete_price("openai", model, session=session)
+
+
+def test_the_usage_per_bot_and_per_agent_role_fit_a_phone(browser, web_app, ui_admin) -> None:
+    """At 420 px the tables per bot and per agent role had seven columns: the mean latency and the
+    estimated cost were past the right edge of the screen."""
+    name = unique("Pocket")
+    bot_id = add_bot(name)
+    with session_scope() as session:
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None,
+                               records=[_call("openai", "gpt-4o", 1_200, 34, 900.0)])
+    with sized_page(browser, web_app.url, NARROW, ui_admin) as page:
+        page.goto("/usage")
+        bots_row = page.get_by_test_id("usage-by-bot").get_by_role("row").filter(
+            has=page.get_by_role("rowheader").get_by_text(name, exact=True))
+        expect(bots_row).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
+        roles_row = page.get_by_test_id("usage-by-role").get_by_role("row").filter(
+            has=page.get_by_role("rowheader").get_by_text("synthesizer", exact=True))
+        for table, row in (("per bot", bots_row), ("per agent role", roles_row)):
+            assert_on_screen(page, row.get_by_role("cell").last, f"estimated cost {table}")
+            assert_on_screen(page, row.get_by_role("cell").nth(-2), f"mean latency {table}")
+        expect(bots_row.get_by_role("cell")).to_have_text(["1", "0", "900 ms", re.compile(r"^[A-Z]{3} ")])
+        expect(bots_row.get_by_test_id("usage-tokens")).to_have_text("1,200 in · 34 out tokens")
+        assert page.grobot_errors == [], page.grobot_errors
