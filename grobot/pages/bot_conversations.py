@@ -17,6 +17,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CONVERSATIONS
 from grobot.components.empty_state import empty_state
+from grobot.components.list_item import list_item
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.components.url_state import replace_url
 from grobot.core.models import AppUser, Bot
@@ -202,7 +203,7 @@ def people_filter() -> rx.Component:
 
 def conversation_item(row: ConversationRow) -> rx.Component:
     active = ConversationsState.selected == row.id
-    return rx.box(
+    return list_item(
         rx.hstack(
             rx.icon(rx.match(row.kind, ("DM", "mail"), ("thread", "messages-square"), "hash"), size=14,
                     color=MUTED, min_width="14px"),
@@ -211,14 +212,8 @@ def conversation_item(row: ConversationRow) -> rx.Component:
         ),
         rx.text(row.messages, " messages · ", row.people, rx.cond(row.people == 1, " person", " people"), " · ",
                 row.last, size="1", color=MUTED),
+        active=active,
         on_click=ConversationsState.open_conversation(row.id),
-        role="button",
-        padding="0.5rem 0.6rem",
-        border_radius="8px",
-        cursor="pointer",
-        background=rx.cond(active, rx.color("accent", 3), "transparent"),
-        _hover={"background": rx.color("gray", 3)},
-        width="100%",
         data_conversation=row.id,
     )
 

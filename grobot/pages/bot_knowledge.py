@@ -21,6 +21,7 @@ from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import error_text
+from grobot.components.list_item import list_item
 from grobot.components.safe_text import safe_text
 from grobot.components.url_state import replace_url
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
@@ -266,7 +267,7 @@ class KnowledgeState(BotPageState):
 
 def user_item(row: UserRow) -> rx.Component:
     active = KnowledgeState.selected == row.discord_user_id
-    return rx.box(
+    return list_item(
         rx.hstack(
             rx.center(rx.icon("user-round", size=14, color=rx.color("gray", 11)), width="1.75rem", height="1.75rem",
                       min_width="1.75rem", border_radius="50%", background=rx.color("gray", 4)),
@@ -290,14 +291,8 @@ def user_item(row: UserRow) -> rx.Component:
             spacing="2",
             align="center",
         ),
+        active=active,
         on_click=KnowledgeState.select_user(row.discord_user_id),
-        padding="0.5rem 0.6rem",
-        border_radius="8px",
-        cursor="pointer",
-        background=rx.cond(active, rx.color("accent", 3), "transparent"),
-        _hover={"background": rx.color("gray", 3)},
-        width="100%",
-        role="button",
         data_user=row.discord_user_id,
     )
 

@@ -1,6 +1,7 @@
 """Finding one's way (real browser, real web app): an unknown address shows the page frame, says
 the page does not exist and links back to the bot list; "Skip to content" is the first Tab
-stop of every page and takes the keyboard past the sidebar to the page's content.
+stop of every page and takes the keyboard past the sidebar to the page's content; the lists one
+picks from (conversations, Discord users) are reached with Tab and opened with Enter.
 
 Shares the running web app (and its database) with the other modules of ``tests/ui``.
 """
@@ -12,6 +13,8 @@ import logging
 import pytest
 from playwright.sync_api import expect
 
+from grobot.core.db import session_scope
+from grobot.core.services import conversations, discord_users
 from tests.ui.auth import PAGE_TIMEOUT_MS, home_url_pattern, login_url_pattern
 from tests.ui.chat import add_bot, unique
 from tests.ui.screens import PHONE, WIDE, sized_page, wait_for_page
@@ -22,6 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
 FOCUSED = "() => document.activeElement && document.activeElement.closest('main') !== null"
 FOCUS_DEADLINE = {"timeout": 5_000}
+MAX_TAB_PRESSES = 80  # more Tab stops than any page has before its lists
 
 
 def test_an_unknown_address_says_so_and_leads_back(browser, web_app, ui_admin) -> None:
@@ -88,3 +92,39 @@ def _in_view(locator) -> bool:
                    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0
                           && r.top < window.innerHeight && r.left < window.innerWidth; }"""
     )
+
+
+def _tab_to(page, selector: str) -> None:
+    """Press Tab until the focus is on ``selector`` (fails when the keyboard never gets there)."""
+    page.get_by_role("main").focus()
+    for _ in range(MAX_TAB_PRESSES):
+        page.keyboard.press("Tab")
+        if page.evaluate("(s) => document.activeElement !== null && document.activeElement.matches(s)", selector):
+            return
+    raise AssertionError(f"{MAX_TAB_PRESSES} presses of Tab never reached {selector}: a keyboard cannot open it")
+
+
+def test_a_conversation_and_a_discord_user_open_with_the_keyboard(browser, web_app, ui_admin) -> None:
+    """Conversations and Knowledge Base: the entries of their lists were clickable boxes the Tab key
+    never reached, so an admin without a mouse could open no conversation and no user."""
+    bot_id = add_bot(unique("Keyed"))
+    with session_scope() as session:
+        conv = conversations.get_or_create_conversation(session=session, bot_id=bot_id, key="guild:906",
+                                                        title="#keyboard")
+        conversations.insert_user_message(session=session, conversation_id=conv.id, content="Typed, not clicked",
+                                          author_id="4343", author_name="Grace Hopper")
+        discord_users.set_directives(session=session, bot_id=bot_id, discord_user_id="4343",
+                                     directives="Be brief.", display_name="Grace Hopper")
+    with sized_page(browser, web_app.url, WIDE, ui_admin) as page:
+        page.goto(f"/bots/{bot_id}/conversations")
+        expect(page.locator("[data-conversation]")).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
+        _tab_to(page, "[data-conversation]")
+        page.keyboard.press("Enter")
+        expect(page.get_by_test_id("conversation-line")).to_contain_text("Typed, not clicked", timeout=PAGE_TIMEOUT_MS)
+
+        page.goto(f"/bots/{bot_id}/knowledge")
+        expect(page.locator('[data-user="4343"]')).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        _tab_to(page, '[data-user="4343"]')
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("textbox", name="Directives")).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+        assert page.grobot_errors == [], page.grobot_errors
