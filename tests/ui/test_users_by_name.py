@@ -142,3 +142,14 @@ def test_conversations_tab_lists_channels_and_dms_by_user_with_their_messages(ad
     expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/knowledge\?user={ALICE}$"), timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("heading", level=2)).to_have_text("Alice Liddell", timeout=PAGE_TIMEOUT_MS)
     assert dm  # the DM stays listed for Bob
+
+
+def test_a_conversation_of_one_message_says_1_message(admin_page) -> None:
+    """The conversation list said "1 messages · 1 person"."""
+    page = admin_page
+    bot_id = add_bot(unique("Terse"))
+    _say(bot_id, "guild:907", "#quiet", ALICE, "Alice Liddell", "Anyone here?")
+    page.goto(f"/bots/{bot_id}/conversations")
+    row = page.locator("[data-conversation]")
+    expect(row).to_contain_text("1 message · 1 person · ", timeout=PAGE_TIMEOUT_MS)
+    expect(row).not_to_contain_text("messages")
