@@ -59,6 +59,14 @@ class FileRow:
     updated: str
 
 
+def upload_done() -> list[rx.event.EventSpec]:
+    """Forget the files just uploaded, the file input's too: choosing the same file again (a new
+    version of it, or after fixing the folder) is then an upload again, not a change the browser ignores."""
+    return [rx.clear_selected_files(UPLOAD_ID),
+            rx.call_script(f"document.querySelectorAll('#{UPLOAD_ID} input[type=file]')"
+                           ".forEach((input) => { input.value = ''; })")]
+
+
 def _rows(session: Session, bot: Bot) -> tuple[list[FileRow], int]:
     rows = [FileRow(path=f.path, size=human_size(f.size), content_type=f.content_type,
                     updated=f.updated_at.strftime("%Y-%m-%d %H:%M"))
@@ -161,10 +169,10 @@ class FilesState(BotPageState):
         except Exception as exc:
             self.uploading = False
             self.upload_error = user_message(exc)
-            yield rx.clear_selected_files(UPLOAD_ID)
+            yield upload_done()
             return
         self.uploading = False
-        yield rx.clear_selected_files(UPLOAD_ID)
+        yield upload_done()
         yield rx.toast.success(f"Uploaded {len(items)} file{'' if len(items) == 1 else 's'}.")
 
     @rx.event

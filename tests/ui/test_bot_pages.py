@@ -430,6 +430,38 @@ def test_files_upload_list_download_and_delete(admin_page) -> None:
         assert session.exec(select(BotFile).where(BotFile.bot_id == bot_id)).all() == []
 
 
+def test_choosing_the_same_file_again_uploads_it_again(admin_page, tmp_path) -> None:
+    """Choosing a file of the same name again (after an upload refused for its folder, or a new
+    version of it) did nothing: no upload, no message, the old version stayed. (The file is chosen
+    from the disk, as in the browser's file chooser, which reports no change for the same file.)"""
+    page = admin_page
+    bot_id = add_bot(unique("Reloader"))
+    open_tab(page, bot_id, "files")
+    expect(page.get_by_text("No files yet")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    chooser = page.locator("#bot-files-upload input[type=file]")
+    folder = page.get_by_role("textbox", name="Folder (optional)")
+    local = tmp_path / "prices.md"
+    local.write_bytes(b"v1")
+
+    folder.fill("../escape")
+    expect(page.get_by_test_id("upload-target")).to_contain_text("../escape/")
+    chooser.set_input_files(local)
+    expect(page.get_by_test_id("upload-error")).to_contain_text("outside the bot's folder", timeout=LIVE_TIMEOUT_MS)
+
+    folder.fill("docs")  # the folder fixed, the same file chosen again
+    expect(page.get_by_test_id("upload-target")).to_contain_text("docs/")
+    chooser.set_input_files(local)
+    row = page.locator('[data-path="docs/prices.md"]')
+    expect(row).to_contain_text("2 bytes", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("upload-error")).to_have_count(0)
+
+    local.write_bytes(b"version 2")  # a new version of the file, chosen again
+    chooser.set_input_files(local)
+    expect(row).to_contain_text("9 bytes", timeout=LIVE_TIMEOUT_MS)
+    with session_scope(readonly=True) as session:
+        assert files.read_bytes(session=session, bot_id=bot_id, path="docs/prices.md") == b"version 2"
+
+
 def test_files_fit_a_phone_with_the_name_readable_and_the_actions_at_hand(browser, web_app, ui_admin) -> None:
     bot_id = add_bot(unique("Pocket"))
     name = "docs/a-rather-long-manual-file-name-for-a-phone.md"
