@@ -11,11 +11,32 @@
   const MESSAGE = "Discard unsaved changes?";
   const GUARDED = "form[data-unsaved-guard]";
 
+  // A form whose fields live in the page's state (it holds the data-unsaved marker) learns of an edit only
+  // once the server has answered; so a field typed in counts as edited for PENDING_MS after the last
+  // keystroke too, and leaving right after typing still asks. Sending the form (Save changes) or a plain
+  // button in it (Discard) ends that time.
+  const PENDING_MS = 2000;
+  const STATEFUL = "form";
+  const statefulForm = (target) => {
+    const form = target && target.closest ? target.closest(STATEFUL) : null;
+    return form && form.querySelector("[data-unsaved]") ? form : null;
+  };
   const mark = (event) => {
     const target = event.target;
-    const form = target && target.closest ? target.closest(GUARDED) : null;
-    if (form && !(target.closest && target.closest("[data-unsaved-ignore]"))) form.dataset.edited = "true";
+    if (!target || !target.closest || target.closest("[data-unsaved-ignore]")) return;
+    const form = target.closest(GUARDED);
+    if (form) form.dataset.edited = "true";
+    const stateful = statefulForm(target);
+    if (stateful) stateful.dataset.pendingSince = String(Date.now());
   };
+  const pending = () => Array.from(document.querySelectorAll(`${STATEFUL}[data-pending-since]`)).some(
+    (form) => Date.now() - Number(form.dataset.pendingSince) < PENDING_MS);
+  const settle = (form) => { if (form) delete form.dataset.pendingSince; };
+  document.addEventListener("submit", (event) => settle(statefulForm(event.target)), true);
+  document.addEventListener("click", (event) => {
+    const button = event.target && event.target.closest ? event.target.closest("button:not([role])") : null;
+    if (button && button.type !== "submit") settle(statefulForm(button));
+  }, true);
   document.addEventListener("input", mark, true);
   document.addEventListener("change", mark, true);
   document.addEventListener("click", (event) => {
@@ -26,8 +47,12 @@
     }
   }, true);
 
-  const dirty = () => Boolean(document.querySelector(`${GUARDED}[data-edited="true"], [data-unsaved="true"]`));
-  const forget = () => document.querySelectorAll(`${GUARDED}[data-edited]`).forEach((form) => delete form.dataset.edited);
+  const dirty = () => Boolean(document.querySelector(`${GUARDED}[data-edited="true"], [data-unsaved="true"]`))
+    || pending();
+  const forget = () => {
+    document.querySelectorAll(`${GUARDED}[data-edited]`).forEach((form) => delete form.dataset.edited);
+    document.querySelectorAll(`${STATEFUL}[data-pending-since]`).forEach(settle);
+  };
   window.grobotUnsaved = { dirty, forget };
 
   // Links inside the app (React Router handles them without unloading the page).

@@ -138,6 +138,31 @@ def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows
     assert bot_rows(bot_id) == {}
 
 
+def test_leaving_right_after_typing_asks_too(admin_page) -> None:
+    """A tab clicked right after typing in a bot's Settings (before the server had heard of the edit)
+    left the page without asking, and the edit was lost."""
+    page = admin_page
+    bot_id = add_bot(unique("Hasty"), personality="Be brief.")
+    open_tab(page, bot_id, "settings")
+    dialogs = Dialogs(page)
+    personality = page.get_by_role("textbox", name="Personality")
+    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    logs = page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs")
+    personality.fill("You are a hasty librarian.")
+    logs.click()  # at once: no waiting for "Unsaved changes"
+    assert dialogs.take() == [("confirm", DISCARD)]
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/settings$"))
+    expect(personality).to_have_value("You are a hasty librarian.")
+
+    # Saved, then leaving at once asks nothing.
+    expect(page.get_by_text("Unsaved changes")).to_be_visible()
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    logs.click()
+    expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/logs$"), timeout=PAGE_TIMEOUT_MS)
+    assert dialogs.take() == []
+
+
 def test_the_back_button_asks_before_unsaved_edits_are_lost(admin_page, llm_rows_restored) -> None:
     page = admin_page
     bot_id = add_bot(unique("Backward"), personality="Be brief.")
