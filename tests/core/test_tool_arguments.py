@@ -171,7 +171,7 @@ async def test_a_later_round_takes_its_arguments_from_the_results_so_far(bot, fa
 
     assert catalog.calls == [("list_docs", {}), ("read_doc", {"path": "plan.md"})]
     extractor = fake_llm.chat_requests()[2]["messages"]
-    assert '{"tool": "list_docs", "arguments": {}, "result": "plan.md, notes.txt"}' in extractor[-1]["content"]
+    assert '- list_docs({}) -> "plan.md, notes.txt"' in extractor[-1]["content"]
 
 
 async def test_a_forced_value_the_results_hold_is_used(bot, fake_llm):

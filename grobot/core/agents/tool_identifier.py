@@ -32,12 +32,14 @@ def _shown(content: str) -> str:
 
 
 def results_text(done: list[tuple[str, dict[str, Any], str]]) -> str:
-    """The results so far for the tools model, one JSON object a line: a result's own lines, quotes or
-    braces stay inside its string and cannot pass for another tool's result or for an instruction."""
+    """The results so far for the tools model, one line each: ``- name(arguments) -> "result"``, the
+    result a JSON string, so its own lines, quotes or braces stay inside it and cannot pass for
+    another tool's result or for an instruction. (The 135M demo model read a JSON object a line
+    worse: it took a time for a question still open and called more time tools.)"""
     lines = []
     for name, args, content in done:
-        item = json.dumps({"tool": name, "arguments": args, "result": _shown(content)}, ensure_ascii=False)
-        lines.append(item.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))  # Unicode line breaks too
+        shown = json.dumps(_shown(content), ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        lines.append(f"- {name}({json.dumps(args, ensure_ascii=False)}) -> {shown}")
     return "\n".join(lines)
 
 
