@@ -362,15 +362,21 @@ async def test_one_tool_on_every_provider(grobot_env, fake_llm, provider):
     assert catalog.calls == [("get_weather", {"city": "Lima"})]
 
 
-async def test_unavailable_tools_are_told_to_the_model(bot, fake_llm):
+async def test_unavailable_tools_are_told_to_the_model_by_name_and_why_to_the_admins_only(bot, fake_llm):
+    """The model may repeat what its prompt says to a Discord user: it hears which tools cannot be used,
+    not why (an internal address, the last stderr of a server that crashed, which may print a secret)."""
     catalog = weather_catalog()
-    catalog.missing = {"search": "MCP server 'search' is not reachable"}
+    why = "MCP server 'search' exited at start; last stderr: Error: invalid key sk-live-123 for http://10.0.0.5:8080"
+    catalog.missing = {"search": why}
     sink = EventCollector()
 
     await run_chain(message(bot, "search the web for cats"), sink=sink, tools=catalog)
 
-    assert "search (MCP server 'search' is not reachable)" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
-    assert any(e.data.get("unavailable") for e in sink.of("thinking"))
+    system = fake_llm.chat_requests()[-1]["messages"][0]["content"]
+    assert "Tools that cannot be used right now (say so if the user needs them): search" in system
+    assert not any(secret in system for secret in ("sk-live-123", "10.0.0.5", "stderr"))
+    thinking = [e for e in sink.of("thinking") if e.data.get("unavailable")]
+    assert thinking and why in thinking[0].data["text"]  # the Test Chat's steps show the admin why
 
 
 async def test_a_tool_result_is_one_quoted_item_of_the_results_it_cannot_forge_another(grobot_env, fake_llm):

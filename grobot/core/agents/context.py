@@ -82,9 +82,9 @@ def build_system_prompt(
     if memories:
         lines.append("- Things you remember from earlier conversations:")
         lines.extend(f"  - {one_line(m)}" for m in memories if m.strip())
-    if unavailable:
+    if unavailable:  # their names only: why (an address, a crashed server's last stderr) is for the admins
         lines.append("- Tools that cannot be used right now (say so if the user needs them): "
-                     + "; ".join(f"{name} ({one_line(reason)})" for name, reason in unavailable.items()))
+                     + ", ".join(one_line(name) for name in unavailable))
     lines += ["", prompts.PERSONALITY_HEADER, personality.strip() or prompts.DEFAULT_PERSONALITY]
     return "\n".join(lines)
 

@@ -54,7 +54,7 @@ class Run:
     started: float = field(default_factory=time.perf_counter)
     tools_seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
-    unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog)
+    unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog; the model gets the names)
     known_similarities: dict[str, float] | None = None  # the message against tool texts, computed before the run
     route_texts: list[str] | None = None  # the tool texts the Tool Router scored
 
