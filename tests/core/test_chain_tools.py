@@ -228,6 +228,26 @@ async def test_tool_failure_is_explained_to_the_model(bot, fake_llm):
     assert result.error is None and result.text.startswith("Echo:")
 
 
+async def test_an_mcp_server_s_failure_reaches_the_model_in_plain_words_and_the_admins_whole(bot, fake_llm):
+    """The model may repeat a tool's result to a Discord user: an MCP server's failure (an address, its
+    last stderr lines, which may print a key) reaches it as a plain sentence; the run's events keep it all."""
+    why = "MCP server 'weather' exited; last stderr: Error: key sk-live-123 refused by http://10.0.0.5:8080"
+
+    async def broken(city: str) -> str:
+        raise ToolError(why)
+
+    catalog = FakeToolCatalog().add("weather__get", broken, schema=CITY, source="weather")
+    fake_llm.script(pick("weather__get", city="Paris"))  # then the default echo answer
+    sink = EventCollector()
+
+    await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
+
+    told = fake_llm.chat_requests()[-1]["messages"][-1]["content"]
+    assert told == f"Tool weather__get failed: {executor.SERVER_FAILED}"
+    assert not any(secret in str(fake_llm.chat_requests()) for secret in ("sk-live-123", "10.0.0.5"))
+    assert [e.data["content"] for e in sink.of("tool_result")] == [f"Tool weather__get failed: {why}"]
+
+
 async def test_transient_faults_are_retried_then_the_fallback_tool_answers(bot, fake_llm, monkeypatch):
     monkeypatch.setattr(executor, "RETRY_BACKOFF_SECONDS", 0.01)
     attempts = {"flaky": 0}

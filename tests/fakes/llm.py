@@ -793,7 +793,7 @@ class EventCollector:
 class FakeToolCatalog:
     """A :class:`~grobot.core.tools.base.ToolCatalog` of Python functions, for chain tests.
 
-    ``add(name, func, schema=..., read_only=..., fallback=..., timeout=..., from_user=...)``: ``func`` is an
+    ``add(name, func, schema=..., read_only=..., fallback=..., timeout=..., from_user=..., source=...)``: ``func`` is an
     async function taking the arguments as keywords and returning a string or a ToolResult
     (or raising ToolError). ``calls`` records ``(name, arguments)`` in call order.
     """
@@ -806,12 +806,13 @@ class FakeToolCatalog:
 
     def add(self, name: str, func: Callable[..., Any], *, schema: dict[str, Any] | None = None, description: str = "",
             read_only: bool = False, fallback: str | None = None, timeout: float | None = None,
-            from_user: tuple[str, ...] = ()) -> FakeToolCatalog:
+            from_user: tuple[str, ...] = (), source: str = "builtin") -> FakeToolCatalog:
         from grobot.core.tools.base import ToolSpec
 
         self.specs[name] = ToolSpec(name=name, description=description or f"the {name} tool",
                                     input_schema=schema or {"type": "object", "properties": {}},
-                                    read_only=read_only, fallback=fallback, timeout_seconds=timeout, from_user=from_user)
+                                    read_only=read_only, fallback=fallback, timeout_seconds=timeout, from_user=from_user,
+                                    source=source)
         self.funcs[name] = func
         return self
 

@@ -34,6 +34,9 @@ RETRY_BACKOFF_MAX = 10.0  # ... up to this
 # limit only catches a catalog that does not, a little later.
 TIMEOUT_GRACE_SECONDS = 1.0
 MAX_RESULT_CHARS = 8000
+# What the model hears of an MCP server's failure: the error itself (an address, the server's last
+# stderr lines, which may print a key) is for the admins, and the model may repeat it to a user.
+SERVER_FAILED = "its MCP server could not be used right now"
 EVENT_RESULT_CHARS = 2000
 
 
@@ -125,8 +128,10 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
     fallback_used = None
     if call.error:
         content, is_error, attempts = f"Tool {call.name} was not called: {call.error}", True, 0
+        told = content
     elif spec is None:
         content, is_error, attempts = f"Tool {call.name} failed: there is no tool of that name", True, 0
+        told = content
     else:
         try:
             outcome = await _attempts(run, spec, call.arguments, catalog)
@@ -134,11 +139,14 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
             await _abandoned(run, call, started)
             raise
         content, is_error, attempts = outcome.content, outcome.is_error, outcome.attempts
+        told = outcome.told if outcome.told is not None else content
         fallback = specs.get(spec.fallback) if spec.fallback and spec.fallback != spec.name else None
         if is_error and spec.fallback and outcome.may_have_written:
-            content += f"\nIts fallback {spec.fallback} was not tried: the call may have run, and it changes things."
+            note = f"\nIts fallback {spec.fallback} was not tried: the call may have run, and it changes things."
+            content, told = content + note, told + note
         elif is_error and spec.fallback and fallback is None:
-            content += f"\nIts fallback {spec.fallback} is not available now."
+            note = f"\nIts fallback {spec.fallback} is not available now."
+            content, told = content + note, told + note
         elif is_error and fallback is not None:
             fallback_used = fallback.name
             tries = f"{attempts} tries" if attempts > 1 else "one try"
@@ -154,8 +162,10 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
             attempts += second.attempts
             if second.is_error:
                 content = f"{content}\nFallback {fallback.name} failed too: {second.content}"
+                told = f"{told}\nFallback {fallback.name} failed too: {second.told if second.told is not None else second.content}"
             else:
                 content, is_error = f"(answered by the fallback tool {fallback.name})\n{second.content}", False
+                told = content
     duration = (time.perf_counter() - started) * 1000
     content = _truncate(content, MAX_RESULT_CHARS)
     await rec.emit(EventKind.TOOL_RESULT, {"id": call.id, "name": call.name, "content": _truncate(content, EVENT_RESULT_CHARS),
@@ -165,7 +175,10 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
     if is_error:
         status["error"] = content.splitlines()[0][:300]
     await rec.emit(EventKind.PROGRESS, status)
-    return ExecutedCall(call=call, content=content, is_error=is_error, duration_ms=duration, attempts=attempts, fallback=fallback_used)
+    # The model (and so the user it answers) gets ``told``: an MCP server's failure in plain words;
+    # the run's events, which the admins see, keep the whole of it.
+    return ExecutedCall(call=call, content=_truncate(told, MAX_RESULT_CHARS), is_error=is_error, duration_ms=duration,
+                        attempts=attempts, fallback=fallback_used)
 
 
 async def _abandoned(run: Run, call: PlannedCall, started: float) -> None:
@@ -192,6 +205,7 @@ class _Outcome:
     is_error: bool
     attempts: int
     may_have_written: bool = False  # failed after it may have run, and the tool writes
+    told: str | None = None  # what the model is told, when not ``content``
 
 
 def backoff_seconds(attempt: int) -> float:
@@ -206,13 +220,14 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
     attempt = 0
     while True:
         attempt += 1
+        plain = False  # the error is the platform's, with what only admins should read (an MCP server's)
         try:
             result: ToolResult = await asyncio.wait_for(
                 catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout + TIMEOUT_GRACE_SECONDS)
         except TimeoutError:
             error = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
         except ToolError as exc:
-            error = exc
+            error, plain = exc, spec.source != "builtin"
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -227,12 +242,14 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
         if error.transient and not unsafe and attempt < MAX_ATTEMPTS:
             await _backoff(run, spec, attempt, str(error))
             continue
-        content = f"Tool {spec.name} failed: {error}"
+        told = f"Tool {spec.name} failed: {SERVER_FAILED if plain else error}"
+        suffix = ""
         if error.transient and attempt > 1:
-            content += f" (after {attempt} tries)"
+            suffix = f" (after {attempt} tries)"
         elif unsafe and attempt < MAX_ATTEMPTS:
-            content += " (not sent again: it may have run, and it changes things)"
-        return _Outcome(content, True, attempt, may_have_written=unsafe)
+            suffix = " (not sent again: it may have run, and it changes things)"
+        return _Outcome(f"Tool {spec.name} failed: {error}{suffix}", True, attempt, may_have_written=unsafe,
+                        told=told + suffix)
 
 
 async def _backoff(run: Run, spec: ToolSpec, attempt: int, reason: str) -> None:
