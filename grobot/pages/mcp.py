@@ -345,7 +345,7 @@ def no_servers() -> rx.Component:
 def refresh_note() -> rx.Component:
     return rx.callout(
         "Saving a server and its Test button connect to it now and list its tools (or show why they cannot). "
-        "The worker (python -m bot_worker) also refreshes every enabled server's tools every "
+        "The worker (python -m grobot worker) also refreshes every enabled server's tools every "
         "GROBOT_MCP_REFRESH_SECONDS (5 minutes by default).",
         icon="info",
         variant="surface",

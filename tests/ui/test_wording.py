@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AppUser, BotStatus, LogEntry, Role, Setting, Supervisor, utcnow
+from grobot.core.models import AppUser, BotStatus, LogEntry, McpServer, Role, Setting, Supervisor, utcnow
 from grobot.core.services import app_settings, files
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
@@ -157,3 +157,22 @@ def test_the_added_bot_toast_says_the_running_worker_starts_it(admin_page, runni
     toast = page.get_by_text(re.compile(rf"Bot {name} added"))
     expect(toast).to_contain_text("the running worker starts it", timeout=LIVE_TIMEOUT_MS)
     expect(toast).not_to_contain_text("start the worker")
+
+
+def test_the_mcp_page_names_the_worker_command_the_other_pages_name(admin_page) -> None:
+    """Every page tells the admin to start the worker with ``python -m grobot worker`` (the MCP page
+    said ``python -m bot_worker``, which works, but is a second name for the same thing)."""
+    from grobot.core.services import mcp_servers
+
+    with session_scope() as session:  # the note shows above a list of servers
+        server_id = mcp_servers.create_server(session=session, name=unique("wording").lower(),
+                                              command="mcp-server-time").id
+    try:
+        page = admin_page
+        page.goto("/mcp")
+        note = page.get_by_text("also refreshes every enabled server's tools")
+        expect(note).to_contain_text("The worker (python -m grobot worker)", timeout=PAGE_TIMEOUT_MS)
+        expect(page.get_by_text("python -m bot_worker")).to_have_count(0)
+    finally:  # other modules look at the page without servers
+        with session_scope() as session:
+            mcp_servers.delete_server(session.get(McpServer, server_id), session=session)
