@@ -15,6 +15,7 @@ from bot_worker.link_server import BotLinkServer
 from bot_worker.supervisor import Supervisor
 from bot_worker.supervisor_config import Slot, SupervisorConfig
 from grobot.core.settings import get_settings
+from tests.helpers import async_wait_for
 
 EXPIRES = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -139,7 +140,8 @@ def test_a_call_given_up_leaves_the_link_working_and_a_broken_connection_is_open
             # The supervisor drops the connection (it restarted its link): the next call opens a new one.
             for task in list(server._connections):
                 task.cancel()
-            await _until(lambda: not server._connections and not client._connection.alive)
+            await async_wait_for(lambda: not server._connections and not client._connection.alive, 5,
+                                 message="the dropped connection noticed on both ends")
             assert await client.call(7, "store/again", {}, timeout=5) == (200, {"result": "again"})
         finally:
             await client.close()
@@ -171,13 +173,6 @@ def test_a_connection_that_sends_garbage_is_closed_and_others_are_served():
             await server.stop()
 
     asyncio.run(check())
-
-
-async def _until(predicate, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 def test_a_bot_started_by_hand_has_no_link(monkeypatch):

@@ -14,6 +14,7 @@ from typing import Any
 
 from grobot.core.agents import prompts
 from grobot.core.agents.types import IncomingMessage
+from grobot.core.llm import errors
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class UserKnowledge:
 def one_line(text: object) -> str:
     """``text`` on one line: a name, a note or a memory (what users and models wrote) cannot add lines
     of its own (a rule, a directive) to the system prompt."""
-    return " ".join(str(text).split())
+    return errors.one_line(text, limit=None)
 
 
 def _place(msg: IncomingMessage) -> str:

@@ -73,10 +73,10 @@ class BadRequest(LLMError):
     """The server refused the request (4xx other than the above)."""
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """``text`` squeezed onto one line, cut at ``limit`` characters."""
+def one_line(text: object, limit: int | None = 300) -> str:
+    """``text`` squeezed onto one line, cut at ``limit`` characters (None: whole)."""
     line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
 CONTEXT_MARKERS = (
