@@ -129,6 +129,15 @@ class FleetBot(discord.Client):
         self.lease.close()
         await super().close()
 
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        """Drop events once closing has begun. discord.py's close() leaves its READY task running
+        (it waits ``guild_ready_timeout`` for the guilds), and that task dispatches 'ready' on a
+        client whose loop is gone: a traceback in the bot's log at every stop soon after a start."""
+        if self.is_closed():
+            logger.debug("Closed: dropped the %r event", event)
+            return
+        super().dispatch(event, *args, **kwargs)
+
     async def stop(self, exit_code: int | None = None) -> None:
         """Close the client; ``exit_code`` becomes the process's (None: keep it)."""
         if exit_code is not None:

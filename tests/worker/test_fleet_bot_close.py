@@ -1,0 +1,24 @@
+"""A bot process closed soon after its gateway session started ends without a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from bot_worker.fleet_bot import FleetBot, ProcessConfig
+from bot_worker.remote_store import BotSettings
+
+
+def test_events_dispatched_after_close_are_dropped_not_scheduled_on_a_closed_loop():
+    """discord.py's close() leaves its READY task waiting for guilds; when it ends, it dispatches
+    'ready' on the closed client. That raised in the task (the client's loop is gone) and put a
+    traceback in the bot's log whenever a bot was stopped soon after it started."""
+
+    async def scenario() -> None:
+        bot = BotSettings(id=3, name="closing", enabled=True, version="", gateway_revision=1)
+        client = FleetBot(bot, ProcessConfig(), store=SimpleNamespace(), link=None)  # type: ignore[arg-type]
+        await client.close()
+        client.dispatch("ready")
+        client.dispatch("guild_available", SimpleNamespace(id=1))
+
+    asyncio.run(scenario())
