@@ -43,6 +43,15 @@ def test_days_in_the_readers_zone_pages_and_export(any_db_env):
                         "message": "=line 19, with a comma"}
 
 
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_no_exported_cell_can_run_as_a_spreadsheet_formula(start):
+    """An MCP server's stderr or a model's text ends up in the log: its CSV cells never start a formula."""
+    line = log_entries.LogLine(id=1, created_at=datetime(2026, 3, 9, tzinfo=UTC), level="WARNING",
+                               logger=f"{start}mcp.weather", message=f"{start}HYPERLINK(\"http://x\")")
+    row = list(csv.reader(io.StringIO(log_entries.export([line], fmt="csv"))))[1]
+    assert row[2:] == [f"'{start}mcp.weather", f"'{start}HYPERLINK(\"http://x\")"]
+
+
 def test_wrong_ranges_are_refused_in_words():
     with pytest.raises(ValidationError, match="the date range ends before it starts"):
         log_entries.day_range("2026-03-10", "2026-03-09")

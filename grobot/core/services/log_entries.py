@@ -111,6 +111,14 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list of what makes a spreadsheet cell a formula
+
+
+def _cell(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows and never runs: a formula start gets a quote before it."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def export(lines: list[LogLine], *, fmt: str = "csv", zone: str = "") -> str:
     """Entries as CSV (time, level, logger, message) or JSON Lines, times in ``zone`` with their offset."""
     tz = zone_of(zone)
@@ -124,7 +132,5 @@ def export(lines: list[LogLine], *, fmt: str = "csv", zone: str = "") -> str:
     writer = csv.writer(out)
     writer.writerow(["time", "level", "logger", "message"])
     for t, line in stamped:
-        # A cell a spreadsheet would run as a formula starts with a quote instead.
-        message = "'" + line.message if line.message[:1] in ("=", "+", "-", "@") else line.message
-        writer.writerow([t, line.level, line.logger, message])
+        writer.writerow([t, line.level, _cell(line.logger), _cell(line.message)])
     return out.getvalue()
