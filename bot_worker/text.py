@@ -7,6 +7,8 @@ import logging
 import re
 from typing import Any
 
+from grobot.core.markdown_fences import FENCE, fence_open_at, fences_closed
+
 logger = logging.getLogger(__name__)
 
 DISCORD_LIMIT = 2000
@@ -17,7 +19,8 @@ def public_text(data: dict[str, Any]) -> str:
     """What a failed run's error event tells a Discord user: its public reason when the run gave one
     (never a server's address or a provider's reply), else its message (a refusal, a stop)."""
     return str(data.get("public") or data.get("message") or "unknown error")
-_FENCE = re.compile(r"^\s*(```+|~~~+)")
+
+
 _CLOSE = "\n```"
 
 # Cut priorities: a higher one always wins over a lower one, whatever its position.
@@ -41,7 +44,7 @@ def _candidates(text: str, limit: int) -> tuple[dict[int, int], list[tuple[int, 
         pos = end + 1
         if start > limit:
             break
-        match = _FENCE.match(line)
+        match = FENCE.match(line)
         was_in_code = in_code
         if match:
             if not in_code:
@@ -66,7 +69,7 @@ def _candidates(text: str, limit: int) -> tuple[dict[int, int], list[tuple[int, 
             continue
         if cut - 1 <= limit:
             next_line = lines[index + 1]
-            priority = (_PARAGRAPH if (line.strip() == "" or next_line.strip() == "" or match or _FENCE.match(next_line))
+            priority = (_PARAGRAPH if (line.strip() == "" or next_line.strip() == "" or match or FENCE.match(next_line))
                         else _LINE)
             best[priority] = max(best.get(priority, 0), cut)
             if priority == _PARAGRAPH:
@@ -74,28 +77,9 @@ def _candidates(text: str, limit: int) -> tuple[dict[int, int], list[tuple[int, 
     return best, [(c, f) for c, f in reopen_at.items()]
 
 
-def _fence_open_at(text: str, position: int) -> str | None:
-    """The fence line of the code block open at ``position`` (None outside code)."""
-    in_code, fence = False, ""
-    pos = 0
-    for line in text.split("\n"):
-        if pos >= position:
-            break
-        if _FENCE.match(line):
-            if not in_code:
-                in_code, fence = True, line.strip()
-            else:
-                in_code = False
-        pos += len(line) + 1
-    return fence if in_code else None
-
-
 def with_note(text: str, note: str) -> str:
     """``text`` with ``note`` ("(stopped)", an error) after it, outside any code block left open."""
-    body = text.rstrip()
-    if _fence_open_at(body, len(body) + 1) is not None:
-        body += "\n```"
-    return f"{body}\n\n{note}"
+    return f"{fences_closed(text.rstrip())}\n\n{note}"
 
 
 def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
@@ -124,7 +108,7 @@ def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
                 fence = reopen_map.get(cut)
             else:
                 # No boundary at all: a hard cut (closing a code block if one is open).
-                fence = _fence_open_at(text, limit - len(_CLOSE))
+                fence = fence_open_at(text, limit - len(_CLOSE))
                 cut = limit - len(_CLOSE) if fence is not None else limit
         head, rest = text[:cut].rstrip(), text[cut:].lstrip("\n")
         if fence is not None:

@@ -29,6 +29,7 @@ from grobot.core.limits import LimitState
 from grobot.core.llm import errors
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.service import CallRecord, LLMCallFailed, call_llm
+from grobot.core.markdown_fences import fences_closed
 from grobot.core.public_errors import GENERIC, public_error
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 ADVISOR_MAX_TOKENS = 400  # one short section each
 SYNTHESIS_MAX_TOKENS = 600
 SECTION_MAX_CHARS = 1900  # a section fits one Discord message with its heading
+CLOSING_ROOM = 8  # what closing a code block cut open may add to a section
 BREAK = "  \n"  # a line break in Markdown (Test Chat) that Discord shows as one too
 MAX_QUESTION_CHARS = 4000
 
@@ -149,7 +151,9 @@ class AdvisorAnswer:
         error = (self.public_error or GENERIC) if public else self.error
         body = f"_could not answer: {error}_" if self.error else self.answer.strip()
         text = f"{head}{BREAK}{body}"
-        return text if len(text) <= SECTION_MAX_CHARS else text[:SECTION_MAX_CHARS - 1] + "…"
+        if len(text) > SECTION_MAX_CHARS:  # room for the "…" and a closing fence
+            text = text[:SECTION_MAX_CHARS - 1 - CLOSING_ROOM].rstrip() + "…"
+        return fences_closed(text)  # a code block left open would swallow what is shown after it
 
 
 @dataclass
@@ -181,13 +185,16 @@ class Deliberation:
         if self.confidence is None:
             error = (self.public_error if public else "") or self.error
             return f"**Synthesis** could not be made: {error or 'no answer'}"
-        lines = [f"**Synthesis** · confidence {self.confidence}/100", f"**Consensus:** {self.consensus.strip()}"]
+        # Each part is the model's Markdown: a code block it left open is closed before the next part.
+        lines = [f"**Synthesis** · confidence {self.confidence}/100",
+                 f"**Consensus:** {fences_closed(self.consensus.strip())}"]
         if self.disagreements:
-            lines.append("**Disagreements:**\n" + "\n".join(f"- {d.strip()}" for d in self.disagreements) + "\n")
+            lines.append("**Disagreements:**\n" + "\n".join(f"- {fences_closed(d.strip())}" for d in self.disagreements)
+                         + "\n")
         else:
             lines.append("**Disagreements:** none")
         if self.recommendation.strip():
-            lines.append(f"**Recommendation:** {self.recommendation.strip()}")
+            lines.append(f"**Recommendation:** {fences_closed(self.recommendation.strip())}")
         return BREAK.join(lines)
 
     def as_dict(self) -> dict[str, Any]:
