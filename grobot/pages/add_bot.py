@@ -14,10 +14,11 @@ import reflex as rx
 from sqlmodel import Session
 
 from grobot.components.forms import field, form_dialog
-from grobot.core.errors import ConflictError, GroBotError, ValidationError
+from grobot.core.errors import ConflictError, GroBotError
 from grobot.core.models import AppUser
 from grobot.core.services import bots as bots_service
 from grobot.core.services import tester_chat
+from grobot.core.services.validation import capitalised, field_problems, field_sentence
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
@@ -27,16 +28,20 @@ MAX_PERSONALITY_ROWS = 5
 
 
 def form_errors(exc: GroBotError) -> dict[str, str]:
-    """``{"field": "problem"}`` for a failed create (``form`` when it is about no one field)."""
+    """``{"field": "problem"}`` for a failed create (``form`` for what is about no field of the dialog)."""
     message = str(exc)
     if isinstance(exc, ConflictError):
-        return {"name": message[:1].upper() + message[1:]}
+        return {"name": capitalised(message)}
     errors: dict[str, str] = {}
-    for part in message.split("; "):
-        key, sep, problem = part.partition(": ")
-        if sep and key in FIELDS:
-            errors[key] = problem[:1].upper() + problem[1:]
-    return errors or {"form": message[:1].upper() + message[1:]}
+    others: list[str] = []
+    for key, problem in field_problems(message):
+        if key in FIELDS:
+            errors[key] = capitalised(problem)
+        else:
+            others.append(field_sentence(key, problem))
+    if others:
+        errors["form"] = " ".join(others)
+    return errors or {"form": capitalised(message)}
 
 
 def added_message(name: str, *, worker_running: bool) -> str:
@@ -50,11 +55,6 @@ def create(session: Session, user: AppUser, form: dict[str, Any]) -> tuple[int, 
     """Create the bot from the submitted form (admins; the caller checked the role); returns its
     id and whether a bot worker runs (a recent heartbeat)."""
     token = str(form.get("token") or "").strip()
-    if token:
-        try:
-            token = bots_service.validate_token(token)
-        except ValidationError as exc:
-            raise ValidationError(f"token: {exc}") from None
     bot = bots_service.create_bot(session=session, name=str(form.get("name") or "").strip(), token=token or None,
                                   personality=str(form.get("personality") or ""),
                                   enabled=bool(form.get("enabled")))

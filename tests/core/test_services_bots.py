@@ -21,6 +21,7 @@ from grobot.core.models import (
     UserProfile,
 )
 from grobot.core.services import bots, llm_settings
+from grobot.core.services.validation import field_problems
 from grobot.core.settings import get_settings
 from tests.helpers import make_token
 
@@ -41,6 +42,19 @@ def test_a_token_that_is_not_a_discord_token_is_refused(grobot_env):
             bots.create_bot(session=s, name="t", token=bad)
     with session_scope(readonly=True) as session:
         assert session.exec(select(func.count()).select_from(Bot)).one() == 0  # nothing half-written
+
+
+def test_every_problem_of_a_new_bot_is_named_at_once(grobot_env):
+    """A form shows each problem next to its field: a bad token does not hide a taken or bad name."""
+    with session_scope() as session:
+        bots.create_bot(session=session, name="taken")
+    with pytest.raises(ValidationError) as refused, session_scope() as session:
+        bots.create_bot(session=session, name="taken", token="not-a-token")
+    assert [key for key, _ in field_problems(str(refused.value))] == ["name", "token"]
+    assert "already exists" in str(refused.value)
+    with pytest.raises(ValidationError) as refused, session_scope() as session:
+        bots.create_bot(session=session, name="bad/name", token="not-a-token")
+    assert [key for key, _ in field_problems(str(refused.value))] == ["name", "token"]
 
 
 def test_unknown_fields_and_bounds_are_refused(grobot_env):

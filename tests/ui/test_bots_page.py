@@ -150,9 +150,11 @@ def test_admin_adds_a_bot_from_the_web_app(admin_page, ui_env) -> None:
     dialog.get_by_role("button", name="Add bot").click()
     expect(dialog.locator('[data-field-error="new-bot-token"]')).to_contain_text(
         "does not look like a Discord bot token")
+    expect(dialog.locator('[data-field-error="new-bot-name"]')).to_contain_text("already exists")  # both at once
     dialog.get_by_label("Discord token").fill(token)
     dialog.get_by_role("button", name="Add bot").click()
     expect(dialog.locator('[data-field-error="new-bot-name"]')).to_contain_text("already exists")
+    expect(dialog.locator('[data-field-error="new-bot-token"]')).to_have_count(0)
     expect(dialog.get_by_label("Personality")).to_have_value("A cheerful helper")
 
     dialog.get_by_label("Name").fill(name)

@@ -185,16 +185,35 @@ def create_bot(
     enabled: bool = True,
     **fields: Any,
 ) -> Bot:
-    """Create a bot (validated) with its status row."""
-    data = validate(BotFields, {"name": name, "personality": personality, "enabled": enabled, **fields})
-    if not data.name:
-        raise ValidationError("name: required")
+    """Create a bot (validated) with its status row. Every field's problem is in one error
+    (``name: …; token: …``), so that a form can show them all at once."""
+    problems: list[str] = []
+    data: BotFields | None = None
+    try:
+        data = validate(BotFields, {"name": name, "personality": personality, "enabled": enabled, **fields})
+    except ValidationError as exc:
+        problems.append(str(exc))
+    if data is not None and not data.name:
+        problems.append("name: required")
+    if token:
+        try:
+            token = validate_token(token)
+        except ValidationError as exc:
+            problems.append(f"token: {exc}")
+    if data is not None and data.name:
+        try:
+            _check_name_free(data.name, session=session)
+        except ConflictError as exc:
+            if not problems:
+                raise
+            problems.insert(0, f"name: {exc}")
+    if problems or data is None:
+        raise ValidationError("; ".join(problems))
     if data.agent_mode is AgentMode.NATIVE:
         _check_native(None, session=session)
-    _check_name_free(data.name, session=session)
     bot = Bot(**data.model_dump(exclude_none=True))
     if token:
-        bot.discord_token_enc = security.encrypt(validate_token(token))
+        bot.discord_token_enc = security.encrypt(token)
     session.add(bot)
     try:
         session.flush()
