@@ -10,6 +10,7 @@ import logging
 from grobot.cli.output import naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.services import costs, usage, usage_charts
+from grobot.core.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def _one_bot(args: argparse.Namespace) -> int:
     print(f"{t.bot_name} today ({t.day} UTC): {t.tokens} tokens of {_limit(t.token_limit, 'unlimited')}, {t.calls} "
           f"LLM calls of {_limit(t.call_limit, 'unlimited')}, {t.errors} errors, cost {currency} {_cost(t.cost)}; "
           f"per-user message limit {_limit(t.user_message_limit, 'none')} "
-          f"({t.users_at_limit} user(s) at it){'; LIMIT REACHED' if t.over_limit else ''}")
+          f"({counted(t.users_at_limit, 'user')} at it){'; LIMIT REACHED' if t.over_limit else ''}")
     print(f"this month ({t.month}): {t.month_tokens} tokens of {_limit(t.month_token_limit, 'unlimited')}, "
           f"{t.month_calls} LLM calls of {_limit(t.month_call_limit, 'unlimited')}, cost {currency} "
           f"{_cost(t.month_cost)} of {_limit(t.month_cost_limit, 'unlimited')}")

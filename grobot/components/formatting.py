@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 
 import reflex as rx
 
+from grobot.core.wording import counted as counted_text
+
 logger = logging.getLogger(__name__)
 
 
@@ -44,9 +46,9 @@ def count(value: int) -> str:
 def counted(value: int | rx.Var, noun: str, plural: str | None = None) -> str | rx.Var:
     """``"1 guild"``, ``"3 guilds"``: a count with its noun in the right number (for a plain
     int, or a state var as a text var)."""
-    many = plural or f"{noun}s"
     if isinstance(value, int):
-        return f"{value:,} {noun if value == 1 else many}"
+        return counted_text(value, noun, plural)
+    many = plural or f"{noun}s"
     return value.to_string() + " " + rx.cond(value == 1, noun, many)  # type: ignore[attr-defined,operator]
 
 

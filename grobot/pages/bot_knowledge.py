@@ -28,6 +28,7 @@ from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import Bot
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
+from grobot.core.wording import counted
 from grobot.pages.bot_knowledge_users import NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget, load_detail, load_users
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, user_message
@@ -258,8 +259,8 @@ class KnowledgeState(BotPageState):
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         self.selected = ""
-        return [replace_url(self._url()), rx.toast.success(f"Forgot user {user_id}: {counts.get('notes', 0)} note(s), "
-                                                           f"{counts.get('memories', 0)} memory item(s) deleted.")]
+        deleted = f"{counted(counts.get('notes', 0), 'note')} and {counted(counts.get('memories', 0), 'memory', 'memories')}"
+        return [replace_url(self._url()), rx.toast.success(f"Forgot user {user_id}: {deleted} deleted.")]
 
 
 # --------------------------------------------------------------------------- components

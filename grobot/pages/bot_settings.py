@@ -12,6 +12,7 @@ import reflex as rx
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import SETTINGS
+from grobot.components.formatting import counted
 from grobot.components.forms import error_text, switch_label
 from grobot.components.layout import wide_only
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
@@ -156,7 +157,7 @@ def today_panel() -> rx.Component:
                 columns=TWO_COLUMNS, spacing="4", width="100%",
             ),
             rx.text(rx.cond(today.user_message_limit == "unlimited", "No per-user message limit.",
-                            rx.fragment(today.users_at_limit, " user(s) at their limit of ",
+                            rx.fragment(counted(today.users_at_limit, "user"), " at their limit of ",
                                         today.user_message_limit, " messages today.")),
                     size="1", color=rx.color("gray", 11), data_testid="today-users"),
             spacing="3",

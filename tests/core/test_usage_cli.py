@@ -63,7 +63,7 @@ def test_admin_sets_limits_and_reads_usage_against_them(grobot_env, capsys):
     assert detail["today"]["tokens"] == 15 and detail["top_users"] == [{"discord_user_id": "77", "messages": 20}]
     assert len(detail["days"]) == 1
     code, out, _ = run(capsys, "usage", "beta")
-    assert code == 0 and "15 tokens of 5000" in out and "1 user(s) at it" in out
+    assert code == 0 and "15 tokens of 5000" in out and "(1 user at it)" in out
 
     # Over its budget, `chat` makes no LLM call and says why.
     code, out, err = run(capsys, "chat", "alpha", "hello?")

@@ -571,7 +571,7 @@ def test_settings_daily_limits_persist_and_today_shows_the_usage(admin_page) -> 
     today = page.get_by_test_id("today-usage")
     expect(today.get_by_test_id("today-tokens")).to_have_text("1,234 / 5,000")
     expect(today.get_by_test_id("today-calls")).to_have_text("12 / unlimited")
-    expect(today.get_by_test_id("today-users")).to_have_text("1 user(s) at their limit of 5 messages today.")
+    expect(today.get_by_test_id("today-users")).to_have_text("1 user at their limit of 5 messages today.")
 
     # The monthly budgets and the daily cost are set on the same page (not only from the CLI).
     budgets = page.get_by_test_id("bot-budgets")

@@ -19,6 +19,7 @@ from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import Bot, Council, LLMSetting, Supervisor, utcnow
 from grobot.core.services import council, llm_checks, llm_settings, secrets_rotation
 from grobot.core.settings import get_settings
+from grobot.core.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -49,20 +50,15 @@ def _schema() -> Check:
     return Check("schema", True, f"revision {current}")
 
 
-def _counted(count: int, noun: str) -> str:
-    """``1 API key``, ``2 API keys``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _kinds(counts: Counter[str]) -> str:
     """``2 API keys, 1 MCP secret``."""
-    return ", ".join(_counted(count, noun) for noun, count in counts.items())
+    return ", ".join(counted(count, noun) for noun, count in counts.items())
 
 
 def _first_few(items: list[str], noun: str) -> str:
     """The first SHOWN_OWNERS items, then how many more: ``a; b; c; d; and 2 more bots``."""
     more = len(items) - SHOWN_OWNERS
-    return "; ".join(items[:SHOWN_OWNERS]) + (f"; and {_counted(more, f'more {noun}')}" if more > 0 else "")
+    return "; ".join(items[:SHOWN_OWNERS]) + (f"; and {counted(more, f'more {noun}')}" if more > 0 else "")
 
 
 def _secrets() -> Check:

@@ -20,6 +20,7 @@ from grobot.core.llm.base import ChatRequest
 from grobot.core.llm.http_errors import transport_reason
 from grobot.core.models import LLMSetting
 from grobot.core.settings import get_settings
+from grobot.core.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ async def check_connection(*, provider: str, base_url: str = "", api_key: str | 
     name = provider_name(provider)
     if provider == embedded.PROVIDER:
         models = tuple(embedded.available_models())
-        return CheckResult(OK, f"{len(models)} GGUF file{'' if len(models) == 1 else 's'} on this machine", models)
+        return CheckResult(OK, f"{counted(len(models), 'GGUF file')} on this machine", models)
     cls = PROVIDER_CLASSES.get(provider)
     if cls is None:
         return CheckResult(FAILED, f"unknown provider {provider!r}")
@@ -103,7 +104,7 @@ async def check_connection(*, provider: str, base_url: str = "", api_key: str | 
             await client.aclose()
         except Exception:  # closing is best effort
             logger.debug("Closing the check client failed", exc_info=True)
-    count = f"{len(models)} model{'' if len(models) == 1 else 's'} available" if models else "it answered"
+    count = f"{counted(len(models), 'model')} available" if models else "it answered"
     return CheckResult(OK, f"Connected to {name} at {url}: {count}", tuple(models))
 
 

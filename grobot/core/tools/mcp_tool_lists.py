@@ -12,6 +12,7 @@ from grobot.core.services import mcp_servers
 from grobot.core.tools.base import ToolError
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_results import tool_as_dict
+from grobot.core.wording import counted
 
 if TYPE_CHECKING:
     from grobot.core.tools.mcp_hub import McpHub
@@ -98,7 +99,7 @@ def tools_line(names: list[str], *, max_names: int = 8) -> str:
     if not names:
         return "OK: connected, but the server offers no tools"
     shown = ", ".join(names[:max_names]) + (f", +{len(names) - max_names} more" if len(names) > max_names else "")
-    return f"OK: {len(names)} tool{'' if len(names) == 1 else 's'} ({shown})"
+    return f"OK: {counted(len(names), 'tool')} ({shown})"
 
 
 def report_line(report: Any, *, max_names: int = 8) -> str:
