@@ -89,8 +89,11 @@ def _passwd(args: argparse.Namespace) -> int:
 
 
 def _grant(args: argparse.Namespace) -> int:
-    name, _ = _set_granted(args, granted=True)
-    print(f"'{args.username}' may now see bot '{name}'")
+    name, changed = _set_granted(args, granted=True)
+    if not changed:
+        print(f"'{args.username}' could already see bot '{name}': nothing to grant")
+    else:
+        print(f"'{args.username}' may now see bot '{name}'")
     return 0
 
 

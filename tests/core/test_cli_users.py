@@ -52,6 +52,8 @@ def test_grant_lets_only_a_tester_see_a_bot(grobot_env, capsys, monkeypatch):
         2, "", "error: only testers are limited to some bots; admins see them all\n")  # as revoke (it said granted)
     assert run(capsys, "users", "grant", "tess", "1") == (0, "'tess' may now see bot 'alpha'\n", "")
     assert visible("tess") == {1}
+    assert run(capsys, "users", "grant", "tess", "alpha") == (
+        0, "'tess' could already see bot 'alpha': nothing to grant\n", "")
     assert run(capsys, "users", "grant", "tess", "ghost") == (2, "", "error: no bot named or numbered 'ghost'\n")
     assert visible("tess") == {1}
 

@@ -153,7 +153,7 @@ async def test_an_answer_that_reaches_its_cap_does_not_end_mid_sentence(grobot_e
     await wait_for_background()
 
     assert result.error is None and terminal(sink) == ["done"]
-    assert capped(sink)  # a 135M model asked for a long story writes past 220 tokens
+    assert capped(sink)  # a 135M model asked for a long story writes past its answer cap
     streamed, kept = sink.text().rstrip(), result.text
     assert kept == sink.of("done")[0].data["text"]
     assert kept.endswith(("…", ".", "!", "?", '."', '!"', '?"')), kept[-80:]

@@ -108,4 +108,8 @@ EXTRACTOR_MAX_TOKENS = 400
 CLARIFIER_MAX_TOKENS = 80
 ARCHIVIST_MAX_TOKENS = 160
 ANSWER_MAX_TOKENS = 1024
-DEMO_ANSWER_MAX_TOKENS = 220  # the embedded demo model: longer answers of a 135M model are noise
+# The embedded demo model: longer answers of a 135M model are noise. Everything one plain message
+# may make it generate (the Gatekeeper's decision, the Tool Identifier's choice, the answer, the
+# Archivist's notes) stays within DEMO_MESSAGE_MAX_TOKENS.
+DEMO_MESSAGE_MAX_TOKENS = 400
+DEMO_ANSWER_MAX_TOKENS = DEMO_MESSAGE_MAX_TOKENS - GATEKEEPER_MAX_TOKENS - IDENTIFIER_MAX_TOKENS - ARCHIVIST_MAX_TOKENS
