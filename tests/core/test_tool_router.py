@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import chromadb
 
@@ -67,18 +68,24 @@ async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup
     real = embeddings.get_embedder()
 
     class Counting:
-        def embed(self, texts: list[str], **options: object) -> list[list[float]]:
+        def embed(self, texts: list[str]) -> list[list[float]]:
             embedded.extend(texts)
-            return real.embed(texts, **options)  # type: ignore[arg-type]
+            return real.embed(texts)
+
+        def start_one(self, text: str) -> Any:
+            embedded.append(text)
+            return real.start_one(text)
 
     monkeypatch.setattr(embeddings, "get_embedder", lambda: Counting())
     monkeypatch.setattr(memory_store, "get_embedder", lambda: Counting())
     store = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
     store.add(1, ["Alice loves green tea"], {})
+    embedded.clear()
     memory = LocalMemory(store)
     try:
         message = "what does Alice like to drink?"
         await asyncio.wrap_future(memory.embedding(message))  # the supervisor starts it when the message arrives
+        assert embedded == [message]
         tools = [tool_router.tool_text(TIME), tool_router.tool_text(FILES)]
         embedded.clear()
         scores = await memory.similarities(message, tools)

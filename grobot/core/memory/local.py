@@ -52,7 +52,10 @@ class LocalMemory:
         import sys
 
         module = sys.modules.get("grobot.core.memory.embeddings")
-        return bool(module is not None and module.get_embedder.cache_info().currsize)
+        if module is None:
+            return False
+        cache_info = getattr(module.get_embedder, "cache_info", None)
+        return cache_info is None or bool(cache_info().currsize)  # None: an embedder given in its place
 
     async def warm(self) -> None:
         """Load Chroma and the embedding model now (on the store's threads), so that the first
@@ -126,49 +129,35 @@ class LocalMemory:
 
         return await self._run(work)
 
-    def embedding(self, text: str, *, on_run: Callable[[], None] | None = None) -> Future[Any]:
+    def embedding(self, text: str) -> Future[Any]:
         """The vector of a message, computed once for the memory lookup and the Tool Router.
 
-        The first caller starts it on the store's threads (the supervisor does so when a message
-        arrives, while it reads the database); later callers of the same text share it. (The
-        executor runs its work in order: a store call submitted later never waits for a vector
-        that is still queued behind it.) ``on_run``: called from the store's thread as the
-        model starts on the text (not for a text already started).
+        The first caller starts it (the supervisor does so when a message arrives, before it
+        reads the database); later callers of the same text share it. Once the model is loaded,
+        it runs on ONNX Runtime's own thread (:meth:`MiniLMEmbedder.start_one`): this thread only
+        tokenizes, and the model, which holds no GIL, runs beside what this thread does next.
+        Before that, the store's threads load the model and compute it.
         """
         found = self._messages.get(text)
         if found is not None and not (found.done() and (found.cancelled() or found.exception() is not None)):
             self._messages.move_to_end(text)
             return found
-        future = self._executor.submit(_embed_one, text, on_run)
+        if self.embedder_loaded():
+            from grobot.core.memory.embeddings import get_embedder
+
+            future = get_embedder().start_one(text)
+        else:
+            future = self._executor.submit(_embed_one, text)
         self._messages[text] = future
         while len(self._messages) > RECENT_MESSAGES:
             self._messages.popitem(last=False)
         return future
 
     async def start_embedding(self, text: str) -> None:
-        """Start the vector of ``text`` (:meth:`embedding`) and return once the model runs on it
-        (or it is done, or :data:`EMBEDDING_HEAD_START` has passed).
-
-        The model runs without the GIL, a database read is Python: started in this order, they
-        run side by side. Started together, the embedding's thread waits for the GIL until the
-        read is over, and the two take their sum (``bench/router_cost.py``: the supervisor's read
-        with the scores took 3.6 ms before, 2.0 ms now, against 1.0 ms without them).
-        """
-        loop = asyncio.get_running_loop()
-        running = asyncio.Event()
-
-        def on_run() -> None:
-            loop.call_soon_threadsafe(running.set)
-
-        future = self.embedding(text, on_run=on_run)
-        if future.done():
-            return
-        started = asyncio.ensure_future(running.wait())
-        try:
-            await asyncio.wait((started, asyncio.wrap_future(future)), timeout=EMBEDDING_HEAD_START,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            started.cancel()
+        """Start the vector of ``text`` (:meth:`embedding`) and return at once: a database read
+        made next runs beside the model (``bench/router_cost.py`` shows the supervisor's read
+        with and without it)."""
+        self.embedding(text)
 
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
         """Cosine similarity of ``text`` to each candidate (the Tool Router); candidates' vectors are cached."""
@@ -203,16 +192,14 @@ class LocalMemory:
 
 VECTOR_CACHE_SIZE = 4096
 RECENT_MESSAGES = 64
-# How long :meth:`LocalMemory.start_embedding` waits for the model to start (its thread may be busy).
-EMBEDDING_HEAD_START = 0.002
 
 
-def _embed_one(text: str, on_run: Callable[[], None] | None = None) -> Any:
+def _embed_one(text: str) -> Any:
     import numpy as np
 
     from grobot.core.memory.embeddings import get_embedder
 
-    return np.asarray(get_embedder().embed([text], on_run=on_run)[0], dtype=np.float32)
+    return np.asarray(get_embedder().embed([text])[0], dtype=np.float32)
 
 
 def _similarities(cache: dict[str, Any], vector: Any, candidates: list[str]) -> list[float]:
