@@ -34,6 +34,7 @@ from bot_worker.text import ERROR_REPLY, public_text, with_note
 from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision
+from grobot.core.agents.tool_router import KnownScores
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import Admission, FloodGate, admit, answer
 from grobot.core.errors import GroBotError
@@ -71,6 +72,16 @@ class ProcessConfig:
 def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | None:
     """The supervisor's similarities of a message, by tool text (None: none computed)."""
     return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
+
+
+async def _scores_or_none(store: BotStore, bot_id: int, texts: list[str], key: str) -> dict[str, float] | None:
+    """The supervisor's similarities of a message by tool text, answered after its read (None:
+    none, or they could not be had: the router then asks the memory service, or uses words)."""
+    try:
+        return _scored(texts, await store.tool_scores(bot_id, key))
+    except Exception as exc:
+        logger.debug("No tool scores from the supervisor: %s", type(exc).__name__)
+        return None
 
 
 def _privileged(bot: BotSettings) -> list[str]:
@@ -243,18 +254,29 @@ class FleetBot(discord.Client):
         if cached is not None and rules_decision(cached.rules, incoming) is False:
             return
         addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
+        route_texts = self._route_texts if addressed else []
+        # The Tool Router's scores come in a second answer, asked for right after the read: the
+        # read does not wait for the embedding model, and this bot goes on while it runs.
+        scores = (asyncio.ensure_future(_scores_or_none(self.store, self.bot_id, route_texts, str(message.id)))
+                  if route_texts else None)
         try:
             # One request for the whole message: the settings, and for a message it may answer,
             # its MCP servers and what the chain reads first. A message addressed to the bot is
             # almost always answered: the supervisor also looks its memories up (one request).
-            route_texts = self._route_texts if addressed else []
-            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts)
+            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts,
+                                                scores_key=str(message.id) if scores is not None else None)
         except Exception as exc:
+            if scores is not None:
+                scores.cancel()
             logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
                          else type(exc).__name__)
             if addressed:  # addressed to the bot: say so rather than stay silent
                 await self._notice(message, UNAVAILABLE_NOTICE)
             return
+        if scores is not None and data.similarities is not None:  # answered with the read after all
+            scores.cancel()
+            scores = None
+        similarities = scores if scores is not None else _scored(route_texts, data.similarities)
         bot, links, loaded = data.settings, data.links, data.loaded
         if bot is not None:
             self._ignore_cache = (bot, time.monotonic(), bot.version)
@@ -277,7 +299,7 @@ class FleetBot(discord.Client):
             return
         marks = {"received": received, "config": time.perf_counter()}
         task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
-                                        memories=data.memories, similarities=_scored(route_texts, data.similarities)))
+                                        memories=data.memories, similarities=similarities))
         self.track_answer(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
 
     def track_answer(self, task: asyncio.Task[Any], *, channel_id: str, author_id: str) -> RunningAnswer:
@@ -299,7 +321,7 @@ class FleetBot(discord.Client):
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
                       links: Any = None, marks: dict[str, float] | None = None,
-                      memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> None:
+                      memories: list[str] | None = None, similarities: KnownScores = None) -> None:
         """Answer an admitted message: its attachments, then the chain, streamed into a reply.
 
         An answer Discord does not take (no permission in the channel, the channel gone, its

@@ -97,7 +97,7 @@ def _forced(value: Any) -> Codec:
 
 PLAIN = Codec()
 STR, INT, FLOAT, BOOL, LIST, DICT = (_plain(t) for t in (str, int, float, bool, list, dict))
-OPT_STR, OPT_INT, OPT_FLOAT = (_optional(t) for t in (str, int, float))
+OPT_STR, OPT_INT, OPT_FLOAT, OPT_LIST = (_optional(t) for t in (str, int, float, list))
 
 
 def _link_class() -> type[Link]:
@@ -205,8 +205,10 @@ def _ops(*ops: Op) -> dict[str, Op]:
 OPS: dict[str, Op] = _ops(
     # -- the bot's own (BotStore) ---------------------------------------------------------------
     Op("start", "settings_at_start", result=_data(BotSettings, optional=True)),
-    Op("message", "for_message", (Arg("msg", MESSAGE), Arg("memories", BOOL, False), Arg("route_texts", ROUTE_TEXTS, None)),
+    Op("message", "for_message", (Arg("msg", MESSAGE), Arg("memories", BOOL, False), Arg("route_texts", ROUTE_TEXTS, None),
+                                  Arg("scores_key", OPT_STR, None)),
        result=_data(MessageData)),
+    Op("scores", "tool_scores", (Arg("key", STR),), result=OPT_LIST),
     Op("online", "mark_online", (Arg("pid", INT), Arg("user_id", STR), Arg("user_name", STR), Arg("guild_count", INT),
                                  Arg("revision", INT)), result=BOOL),
     Op("exit", "record_exit", (Arg("detail", STR), Arg("pid", INT), Arg("rejected_revision", OPT_INT, None))),

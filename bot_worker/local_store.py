@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
@@ -62,6 +63,57 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
         return None
 
 
+class PendingScores:
+    """The Tool Router's scores of messages whose read was answered before them.
+
+    A bot sends a message's read and right after it a request for its scores (one slot per
+    message key, made by whichever of the two comes first). The read starts the message's
+    vector and is answered once the database is read, without waiting for the model; the
+    bot goes on with its answer while the model runs, and the scores come when they are
+    ready. Slots nobody claims (the bot gone) are dropped, oldest first.
+    """
+
+    KEEP = 256
+
+    def __init__(self) -> None:
+        self._slots: OrderedDict[tuple[int, str], asyncio.Future[list[float] | None]] = OrderedDict()
+
+    def _slot(self, bot_id: int, key: str) -> asyncio.Future[list[float] | None]:
+        slot = self._slots.get((bot_id, key))
+        if slot is None:
+            slot = self._slots[(bot_id, key)] = asyncio.get_running_loop().create_future()
+            while len(self._slots) > self.KEEP:
+                _, oldest = self._slots.popitem(last=False)
+                if not oldest.done():
+                    oldest.set_result(None)
+        return slot
+
+    def fill(self, bot_id: int, key: str, scores: asyncio.Future[list[float] | None]) -> None:
+        """``scores`` answer the slot when they are done (None if cancelled)."""
+        slot = self._slot(bot_id, key)
+
+        def done(future: asyncio.Future[list[float] | None]) -> None:
+            if not slot.done():
+                slot.set_result(None if future.cancelled() or future.exception() is not None else future.result())
+
+        scores.add_done_callback(done)
+
+    def drop(self, bot_id: int, key: str) -> None:
+        """No scores for ``key``: its request is answered None at once."""
+        slot = self._slot(bot_id, key)
+        if not slot.done():
+            slot.set_result(None)
+
+    async def take(self, bot_id: int, key: str, *, timeout: float) -> list[float] | None:
+        slot = self._slot(bot_id, key)
+        try:
+            return await asyncio.wait_for(asyncio.shield(slot), timeout)
+        except TimeoutError:
+            return None
+        finally:
+            self._slots.pop((bot_id, key), None)
+
+
 class LocalBotStore(DatabaseStore):
     """:class:`bot_worker.remote_store.BotStore` on the database of this process; ``deps``: the
     supervisor's (its memory looks a message's memories up and scores it against the tools)."""
@@ -69,6 +121,7 @@ class LocalBotStore(DatabaseStore):
     def __init__(self, executor: Executor | None = None, *, deps: ChainDeps | None = None) -> None:
         super().__init__(executor)
         self.deps = deps if deps is not None else ChainDeps(store=self)
+        self.pending_scores = PendingScores()
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None:
         def read(session: Session) -> BotSettings | None:
@@ -78,27 +131,37 @@ class LocalBotStore(DatabaseStore):
         return await self._read(read)
 
     async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
-                          route_texts: list[str] | None = None) -> MessageData:
+                          route_texts: list[str] | None = None, scores_key: str | None = None) -> MessageData:
+        """``scores_key``: the scores are not waited for but answered to :meth:`tool_scores` with
+        this key (the bot asks for them right after this read, and goes on with the read's answer)."""
         from grobot.core.agents.chain import start_memory_lookup
 
         marks = [time.perf_counter()]
         memory = self.deps.memory
         start_embedding = getattr(memory, "start_embedding", None) if route_texts and precomputable(msg.content) else None
+        deferred: asyncio.Future[list[float] | None] | None = None
         if start_embedding is not None:
-            # The message's vector, for the Tool Router (and the memory lookup), on the memory's
-            # threads while this one reads the database.
+            # The message's vector, for the Tool Router (and the memory lookup): the model runs
+            # beside the database read.
             await start_embedding(msg.content)
+            if scores_key:
+                deferred = asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
+                self.pending_scores.fill(bot_id, scores_key, deferred)
+        if scores_key and deferred is None:
+            self.pending_scores.drop(bot_id, scores_key)  # none to compute: the router asks for them if needed
         marks.append(time.perf_counter())
         data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
         marks.append(time.perf_counter())
         if data.loaded is None:
+            if deferred is not None:
+                deferred.cancel()  # not answered: nobody needs them
             return data
         # After the read, and only for a message the bot answers. (At the same time, a Chroma query
         # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
         # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
         lookup = start_memory_lookup(msg, memory) if memories else None  # a query (and the embedding if not started)
         scores = (asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
-                  if start_embedding is not None else None)
+                  if start_embedding is not None and deferred is None else None)
         if lookup is not None:
             data.memories = await lookup  # within the memory time budget
         elif memories:
@@ -111,6 +174,11 @@ class LocalBotStore(DatabaseStore):
             timings_logger.debug("bot %s: read for a message (ms): vector started %.2f, database %.2f, memories and "
                                  "scores %.2f", bot_id, vector, read, rest)
         return data
+
+    async def tool_scores(self, bot_id: int, key: str) -> list[float] | None:
+        """The scores :meth:`for_message` computes for ``key`` after answering (None: none were
+        computed, or not within the memory time limit)."""
+        return await self.pending_scores.take(bot_id, key, timeout=get_settings().memory_budget_seconds)
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool:

@@ -44,9 +44,13 @@ class BotStore(RunStore, Protocol):
     async def settings_at_start(self, bot_id: int) -> BotSettings | None: ...
 
     async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
-                          route_texts: list[str] | None = None) -> MessageData:
+                          route_texts: list[str] | None = None, scores_key: str | None = None) -> MessageData:
         """What ``msg`` reads (:class:`MessageData`); ``memories``: look its memories up too;
-        ``route_texts``: score the message against these tool texts for the Tool Router."""
+        ``route_texts``: score the message against these tool texts for the Tool Router, in the
+        answer, or with ``scores_key`` later, for :meth:`tool_scores`."""
+
+    async def tool_scores(self, bot_id: int, key: str) -> list[float] | None:
+        """The scores a :meth:`for_message` with ``scores_key`` computes (None: none)."""
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool: ...

@@ -21,6 +21,7 @@ from typing import Literal
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.reply_rules import rules_decision, silence_reason
 from grobot.core.agents.run_store import Loaded, RunEnd
+from grobot.core.agents.tool_router import KnownScores
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
@@ -97,7 +98,7 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
 
 async def answer(msg: IncomingMessage, admission: Admission, loaded: Loaded, deps: ChainDeps, *,
                  sink: EventSink | None = None, tools: ToolCatalog | None = None,
-                 memories: list[str] | None = None, similarities: dict[str, float] | None = None) -> ChainResult:
+                 memories: list[str] | None = None, similarities: KnownScores = None) -> ChainResult:
     """Run the chain for an admitted message, then free its slot.
 
     ``memories`` / ``similarities``: what the host's read found already (the bot link looks the

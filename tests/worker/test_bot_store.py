@@ -141,6 +141,46 @@ def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(g
     asyncio.run(_with_link(check, memory))
 
 
+class SlowScoringMemory(ScoringMemory):
+    """Its model takes until the test lets it finish."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.finish = asyncio.Event()
+
+    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        await self.finish.wait()
+        return await super().similarities(text, candidates)
+
+
+def test_a_bot_gets_its_read_before_the_scores_and_the_scores_as_a_second_answer(grobot_env):
+    """The read does not wait for the embedding model: the bot asks for the scores right after it
+    and goes on with the read's answer while the model runs."""
+    bot_id = make_bot(keywords=["banana"])
+    memory = SlowScoringMemory()
+    texts = ["get current time: the time in a zone", "files list: the bot's files"]
+
+    async def check(client_for, server) -> None:
+        remote = client_for(bot_id)
+        scores = asyncio.ensure_future(remote.tool_scores(bot_id, "m1"))
+        data = await asyncio.wait_for(remote.for_message(bot_id, _message(bot_id, "a banana time?"), memories=True,
+                                                         route_texts=texts, scores_key="m1"), 10)
+        assert data.loaded is not None and data.similarities is None and data.memories == ["alice likes bananas"]
+        assert not scores.done()  # the model is still running
+        memory.finish.set()
+        assert await asyncio.wait_for(scores, 10) == [0.5, 0.1]
+        # Asked before the read; a message the bot ignores, or one of several requests: answered None.
+        early = asyncio.ensure_future(remote.tool_scores(bot_id, "m2"))
+        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"), route_texts=texts, scores_key="m2")
+        assert ignored.loaded is None and await asyncio.wait_for(early, 10) is None
+        several = asyncio.ensure_future(remote.tool_scores(bot_id, "m3"))
+        await remote.for_message(bot_id, _message(bot_id, "a banana, then tell me the time"), route_texts=texts,
+                                 scores_key="m3")
+        assert await asyncio.wait_for(several, 10) is None
+
+    asyncio.run(_with_link(check, memory))
+
+
 def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
     bot_id, other_id = make_bot("notes"), make_bot("other")
     with session_scope() as session:

@@ -64,7 +64,7 @@ async def run_chain(
     decision: bool | None = True,
     preloaded: Loaded | None = None,
     memories: Awaitable[list[str]] | list[str] | None = None,
-    similarities: dict[str, float] | None = None,
+    similarities: tool_router.KnownScores = None,
 ) -> ChainResult:
     """Answer one message the checks admitted (:mod:`grobot.core.answering`): emit its events to
     ``sink``, store them and the answer, return the result.
@@ -74,7 +74,7 @@ async def run_chain(
     Gatekeeper model decides). ``preloaded``: what :func:`load_for_run` read for this very
     message (else it is read now). ``memories``: this message's memories, or their retrieval
     started early by the caller (:func:`start_memory_lookup`); else they are retrieved now.
-    ``similarities``: the message against tool texts, computed already (see :func:`tool_router.route`).
+    ``similarities``: the message against tool texts, computed already or coming (see :func:`tool_router.route`).
     """
     if deps is None:
         deps = ChainDeps.local()

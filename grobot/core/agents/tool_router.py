@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,9 @@ hey get set use tell give show make let now just some any all more most very muc
 """.split())
 _WORD = re.compile(r"[a-z0-9]+")
 
+
+Scores = dict[str, float]  # tool text -> cosine similarity to the message
+KnownScores = Scores | Awaitable[Scores | None] | None  # see :func:`route`
 
 _FILE_NAME = re.compile(r"\b[\w-]+\.[a-z0-9]{1,5}\b", re.IGNORECASE)
 
@@ -162,16 +166,19 @@ async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: f
 
 
 async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float,
-                known: dict[str, float] | None = None) -> Routing:
+                known: KnownScores = None) -> Routing:
     """Score ``specs`` against each request of ``message``; ``embedder``: anything with ``similarities(text, texts)``.
 
     ``known``: the similarities of a one-clause ``message`` by tool text, computed before the run
-    (a bot's supervisor does so while it reads the message's settings); missing ones are asked for.
+    (a bot's supervisor does so while it reads the message's settings), or an awaitable of them
+    (they come after that read); missing ones are asked for.
     """
     similarities = getattr(embedder, "similarities", None)
     parts = clauses(message)
     if not parts or not specs:
         return Routing()
+    if known is not None and not isinstance(known, dict):
+        known = await known
     known = known if len(parts) == 1 else None
     scored = await asyncio.gather(*(_scores(part, specs, similarities, budget, known) for part in parts))
     routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")
