@@ -17,11 +17,13 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import FILES
 from grobot.components.empty_state import empty_state
+from grobot.components.forms import error_text
 from grobot.components.layout import NARROW_ONLY, WIDE_CELL
 from grobot.components.safe_text import safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
+from grobot.core.services.validation import capitalised
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -123,6 +125,18 @@ class FilesState(BotPageState):
         """Where uploads go, as the admin reads it."""
         folder = self.folder.strip().strip("/")
         return f"{folder}/" if folder else "the top folder"
+
+    @rx.var
+    def folder_problem(self) -> str:
+        """Why the typed folder would be refused (the files service's own rule), or empty."""
+        folder = self.folder.strip().strip("/")
+        if not folder:
+            return ""
+        try:
+            files_service.clean_path(folder)
+        except files_service.ValidationError as exc:
+            return f"{capitalised(str(exc))}."
+        return ""
 
     @rx.var
     def max_size(self) -> str:
@@ -255,8 +269,12 @@ def upload_zone() -> rx.Component:
                             rx.input(value=FilesState.folder, on_change=FilesState.set_folder,
                                      placeholder="e.g. docs/manuals", width="18rem", max_width="100%"),
                             display="flex", flex_direction="column", gap="0.25rem", max_width="100%"),
-                rx.text("Files go into ", rx.code(FilesState.target_folder), f", up to {FilesState.max_size} each.",
-                        size="1", color=rx.color("gray", 11), data_testid="upload-target"),
+                rx.cond(
+                    FilesState.folder_problem != "",
+                    error_text(FilesState.folder_problem, data_testid="upload-target"),
+                    rx.text("Files go into ", rx.code(FilesState.target_folder), f", up to {FilesState.max_size} each.",
+                            size="1", color=rx.color("gray", 11), data_testid="upload-target"),
+                ),
                 align="end",
                 justify="between",
                 width="100%",

@@ -115,7 +115,7 @@ def price_row(line: PriceLine) -> rx.Component:
         rx.table.cell(rx.cond(
             line.admin,
             rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
-                           aria_label="Remove the price of " + line.model,
+                           aria_label="Remove the price of " + line.provider + " " + line.model,
                            on_click=PricesState.delete_price(line.provider, line.model)),
         )),
         data_price_model=line.model,

@@ -419,7 +419,8 @@ def test_files_upload_list_download_and_delete(admin_page) -> None:
 
     # A folder that leaves the bot's folder: the service's error, nothing stored.
     page.get_by_role("textbox", name="Folder (optional)").fill("../escape")
-    expect(page.get_by_test_id("upload-target")).to_contain_text("../escape/")
+    expect(page.get_by_test_id("upload-target")).to_have_text(  # said before any upload, not "Files go into"
+        "'../escape' goes outside the bot's folder ('..' is not allowed).")
     chooser.set_input_files([{"name": "x.txt", "mimeType": "text/plain", "buffer": b"x"}])
     expect(page.get_by_test_id("upload-error")).to_contain_text("outside the bot's folder", timeout=LIVE_TIMEOUT_MS)
 
@@ -444,7 +445,7 @@ def test_choosing_the_same_file_again_uploads_it_again(admin_page, tmp_path) -> 
     local.write_bytes(b"v1")
 
     folder.fill("../escape")
-    expect(page.get_by_test_id("upload-target")).to_contain_text("../escape/")
+    expect(page.get_by_test_id("upload-target")).to_contain_text("goes outside the bot's folder")
     chooser.set_input_files(local)
     expect(page.get_by_test_id("upload-error")).to_contain_text("outside the bot's folder", timeout=LIVE_TIMEOUT_MS)
 

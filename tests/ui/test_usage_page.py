@@ -106,7 +106,7 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     page.get_by_role("button", name="Save currency").click()
     expect(page.get_by_text("Costs are shown in CHF")).to_be_visible()
     expect(mini.get_by_role("cell").last).to_have_text("CHF 0.1400")
-    page.get_by_role("button", name="Remove the price of gpt-4o-mini").click()
+    page.get_by_role("button", name="Remove the price of openai gpt-4o-mini").click()
     expect(row.get_by_role("cell").nth(3)).to_have_text("default")
     assert page.grobot_record.console_errors == [], page.grobot_record.console_errors
 
@@ -160,7 +160,7 @@ def test_an_admins_price_and_its_remove_button_fit_a_phone(browser, web_app, ui_
         with sized_page(browser, web_app.url, NARROW, ui_admin) as page:
             page.goto("/usage")
             row = page.get_by_test_id("prices").locator(f"tr[data-price-model='{model}']")
-            remove = row.get_by_role("button", name=f"Remove the price of {model}")
+            remove = row.get_by_role("button", name=f"Remove the price of openai {model}")
             expect(remove).to_be_visible(timeout=PAGE_TIMEOUT_MS)
             assert_on_screen(page, remove, "Remove button")
             assert_on_screen(page, row.get_by_text("set here").locator("visible=true"), "'set here'")
