@@ -114,14 +114,16 @@ def test_the_web_apps_upload_refuses_hostile_names_and_planted_links(admin_page,
     folder = page.get_by_role("textbox", name="Folder (optional)")
     error = page.get_by_test_id("upload-error")
 
-    # Each error differs from the one before, so each shows that upload's own refusal.
-    for typed, name, message in (("out", "planted.txt", "outside the bot's folder"),
-                                 ("docs/..\\..", "x.txt", "no backslashes"),
-                                 ("out/deeper", "planted.txt", "outside the bot's folder"),
-                                 ("", "a" * 300 + ".txt", "at most 255 bytes"),
-                                 ("../../escape", "x.txt", "outside the bot's folder")):
+    # Each error differs from the one before, so each shows that upload's own refusal. A folder the
+    # path rules refuse is said before the upload too; a planted link only the upload can find.
+    for typed, hint, name, message in (("out", "out/", "planted.txt", "outside the bot's folder"),
+                                       ("docs/..\\..", "no backslashes", "x.txt", "no backslashes"),
+                                       ("out/deeper", "out/deeper/", "planted.txt", "outside the bot's folder"),
+                                       ("", "the top folder", "a" * 300 + ".txt", "at most 255 bytes"),
+                                       ("../../escape", "outside the bot's folder", "x.txt",
+                                        "outside the bot's folder")):
         folder.fill(typed)
-        expect(page.get_by_test_id("upload-target")).to_contain_text(f"{typed}/" if typed else "the top folder")
+        expect(page.get_by_test_id("upload-target")).to_contain_text(hint)
         chooser.set_input_files([{"name": name, "mimeType": "text/plain", "buffer": b"pwned"}])
         expect(error).to_contain_text(message, timeout=PAGE_TIMEOUT_MS)
     assert list(outside.iterdir()) == []
