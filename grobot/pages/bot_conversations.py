@@ -17,6 +17,7 @@ from sqlmodel import Session
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CONVERSATIONS
 from grobot.components.empty_state import empty_state
+from grobot.components.formatting import counted
 from grobot.components.list_item import list_item
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.components.url_state import replace_url
@@ -210,8 +211,7 @@ def conversation_item(row: ConversationRow) -> rx.Component:
             safe_text(row.title, size="2", weight="medium", truncate=True),
             spacing="2", align="center", min_width="0",
         ),
-        rx.text(row.messages, rx.cond(row.messages == 1, " message · ", " messages · "), row.people,
-                rx.cond(row.people == 1, " person", " people"), " · ",
+        rx.text(counted(row.messages, "message"), " · ", counted(row.people, "person", "people"), " · ",
                 row.last, size="1", color=MUTED),
         active=active,
         on_click=ConversationsState.open_conversation(row.id),

@@ -24,6 +24,7 @@ from grobot.core.models import AppUser, Bot
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised
+from grobot.core.wording import counted
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -59,6 +60,11 @@ class FileRow:
     size: str
     content_type: str
     updated: str
+
+
+def typed_folder(text: str) -> str:
+    """The folder field as uploads use it: no surrounding spaces or slashes ("" is the top folder)."""
+    return text.strip().strip("/")
 
 
 def upload_done() -> list[rx.event.EventSpec]:
@@ -123,13 +129,13 @@ class FilesState(BotPageState):
     @rx.var
     def target_folder(self) -> str:
         """Where uploads go, as the admin reads it."""
-        folder = self.folder.strip().strip("/")
+        folder = typed_folder(self.folder)
         return f"{folder}/" if folder else "the top folder"
 
     @rx.var
     def folder_problem(self) -> str:
         """Why the typed folder would be refused (the files service's own rule), or empty."""
-        folder = self.folder.strip().strip("/")
+        folder = typed_folder(self.folder)
         if not folder:
             return ""
         try:
@@ -169,7 +175,7 @@ class FilesState(BotPageState):
             return
         self.uploading, self.upload_error = True, ""
         yield
-        folder = self.folder.strip().strip("/")
+        folder = typed_folder(self.folder)
         items: list[tuple[str, bytes, str | None]] = []
         try:
             for upload in uploads:
@@ -187,7 +193,7 @@ class FilesState(BotPageState):
             return
         self.uploading = False
         yield upload_done()
-        yield rx.toast.success(f"Uploaded {len(items)} file{'' if len(items) == 1 else 's'}.")
+        yield rx.toast.success(f"Uploaded {counted(len(items), 'file')}.")
 
     @rx.event
     async def download(self, path: str):

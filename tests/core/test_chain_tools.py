@@ -13,7 +13,7 @@ from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.models import LLMCall, Message
 from grobot.core.services import app_settings
-from grobot.core.tools.base import ToolError, ToolResult
+from grobot.core.tools.base import SERVER_FAILED, ToolError, ToolResult
 from tests.core.tool_chain_helpers import make_bot, message, pick
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
@@ -243,7 +243,7 @@ async def test_an_mcp_server_s_failure_reaches_the_model_in_plain_words_and_the_
     await run_chain(message(bot, "weather in Paris?"), sink=sink, tools=catalog)
 
     told = fake_llm.chat_requests()[-1]["messages"][-1]["content"]
-    assert told == f"Tool weather__get failed: {executor.SERVER_FAILED}"
+    assert told == f"Tool weather__get failed: {SERVER_FAILED}"
     assert not any(secret in str(fake_llm.chat_requests()) for secret in ("sk-live-123", "10.0.0.5"))
     assert [e.data["content"] for e in sink.of("tool_result")] == [f"Tool weather__get failed: {why}"]
 

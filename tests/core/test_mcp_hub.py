@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from grobot.core.tools.base import ToolError
+from grobot.core.tools.base import SERVER_FAILED, ToolError
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
 from tests.fakes.mcp_servers import EverythingHttp, HtmlServer, everything_stdio_config, stdio_config
@@ -102,6 +102,7 @@ async def test_a_hanging_tool_times_out_and_the_session_goes_on(hub):
         await hub.call_tool(FAKE, "sleep", {"seconds": 30}, timeout=0.5)
     assert time.monotonic() - started < 5
     assert str(caught.value) == "MCP server 'fake' did not answer tool 'sleep' within 0.5 s"
+    assert caught.value.told == SERVER_FAILED  # what the answering model hears of it
     assert caught.value.transient
     assert (await hub.call_tool(FAKE, "echo", {"text": "still here"}, timeout=10)).content == "still here"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import chromadb
@@ -76,8 +77,10 @@ async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup
             embedded.append(text)
             return real.start_one(text)
 
-    monkeypatch.setattr(embeddings, "get_embedder", lambda: Counting())
-    monkeypatch.setattr(memory_store, "get_embedder", lambda: Counting())
+    counting = functools.lru_cache(maxsize=1)(Counting)  # loaded, as the process-wide embedder is
+    counting()
+    monkeypatch.setattr(embeddings, "get_embedder", counting)
+    monkeypatch.setattr(memory_store, "get_embedder", counting)
     store = ChromaMemory(chromadb.PersistentClient(path=str(grobot_env.data_dir / "chroma")))
     store.add(1, ["Alice loves green tea"], {})
     embedded.clear()

@@ -820,7 +820,7 @@ class FakeToolCatalog:
         return list(self.specs.values())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *, context: Any, timeout: float) -> Any:
-        from grobot.core.tools.base import ToolError, ToolResult
+        from grobot.core.tools.base import SERVER_FAILED, ToolError, ToolResult
 
         self.calls.append((name, dict(arguments)))
         if name not in self.funcs:
@@ -829,6 +829,10 @@ class FakeToolCatalog:
             value = await asyncio.wait_for(self.funcs[name](**arguments), timeout)
         except TimeoutError:
             raise ToolError(f"tool {name} did not answer within {timeout:g} s (timed out)", may_have_run=True) from None
+        except ToolError as exc:  # a tool of an MCP server fails as the hub's do: in plain words for the model
+            if self.specs[name].source != "builtin":
+                exc.told = exc.told or SERVER_FAILED
+            raise
         return value if isinstance(value, ToolResult) else ToolResult(content=str(value))
 
     def unavailable(self) -> dict[str, str]:

@@ -10,6 +10,7 @@ Shares the running web app (and its database) with the other modules of ``tests/
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -83,13 +84,19 @@ def bot_rows(bot_id: int) -> dict[str, LLMSetting]:
 # --------------------------------------------------------------------------- Bot Settings: saves and the guard
 
 
-def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows_restored) -> None:
-    page = admin_page
-    bot_id = add_bot(unique("Careful"), personality="Be brief.")
+def _new_bot_settings(page, prefix: str) -> tuple[int, Dialogs, Any]:
+    """A new bot ("Be brief.") with its Settings open: its id, the page's dialogs, its Personality field."""
+    bot_id = add_bot(unique(prefix), personality="Be brief.")
     open_tab(page, bot_id, "settings")
     dialogs = Dialogs(page)
     personality = page.get_by_role("textbox", name="Personality")
     expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    return bot_id, dialogs, personality
+
+
+def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows_restored) -> None:
+    page = admin_page
+    bot_id, dialogs, personality = _new_bot_settings(page, "Careful")
 
     # Nothing edited: a tab switch asks nothing.
     page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
@@ -142,11 +149,7 @@ def test_leaving_right_after_typing_asks_too(admin_page) -> None:
     """A tab clicked right after typing in a bot's Settings (before the server had heard of the edit)
     left the page without asking, and the edit was lost."""
     page = admin_page
-    bot_id = add_bot(unique("Hasty"), personality="Be brief.")
-    open_tab(page, bot_id, "settings")
-    dialogs = Dialogs(page)
-    personality = page.get_by_role("textbox", name="Personality")
-    expect(personality).to_have_value("Be brief.", timeout=PAGE_TIMEOUT_MS)
+    bot_id, dialogs, personality = _new_bot_settings(page, "Hasty")
     logs = page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs")
     personality.fill("You are a hasty librarian.")
     logs.click()  # at once: no waiting for "Unsaved changes"

@@ -34,9 +34,6 @@ RETRY_BACKOFF_MAX = 10.0  # ... up to this
 # limit only catches a catalog that does not, a little later.
 TIMEOUT_GRACE_SECONDS = 1.0
 MAX_RESULT_CHARS = 8000
-# What the model hears of an MCP server's failure: the error itself (an address, the server's last
-# stderr lines, which may print a key) is for the admins, and the model may repeat it to a user.
-SERVER_FAILED = "its MCP server could not be used right now"
 EVENT_RESULT_CHARS = 2000
 
 
@@ -220,14 +217,13 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
     attempt = 0
     while True:
         attempt += 1
-        plain = False  # the error is the platform's, with what only admins should read (an MCP server's)
         try:
             result: ToolResult = await asyncio.wait_for(
                 catalog.call_tool(spec.name, arguments, context=context, timeout=timeout), timeout + TIMEOUT_GRACE_SECONDS)
         except TimeoutError:
             error = ToolError(f"no answer within {timeout:g} s (timed out)", may_have_run=True)
         except ToolError as exc:
-            error, plain = exc, spec.source != "builtin"
+            error = exc
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -242,7 +238,7 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
         if error.transient and not unsafe and attempt < MAX_ATTEMPTS:
             await _backoff(run, spec, attempt, str(error))
             continue
-        told = f"Tool {spec.name} failed: {SERVER_FAILED if plain else error}"
+        told = f"Tool {spec.name} failed: {error.told or error}"
         suffix = ""
         if error.transient and attempt > 1:
             suffix = f" (after {attempt} tries)"

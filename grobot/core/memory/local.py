@@ -52,10 +52,7 @@ class LocalMemory:
         import sys
 
         module = sys.modules.get("grobot.core.memory.embeddings")
-        if module is None:
-            return False
-        cache_info = getattr(module.get_embedder, "cache_info", None)
-        return cache_info is None or bool(cache_info().currsize)  # None: an embedder given in its place
+        return bool(module is not None and module.get_embedder.cache_info().currsize)
 
     async def warm(self) -> None:
         """Load Chroma and the embedding model now (on the store's threads), so that the first

@@ -49,18 +49,26 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# What the answering model hears of an MCP server's failure: the error itself (an address, the
+# server's last stderr lines, which may print a key) is for the admins, and the model may repeat
+# what it hears to a user.
+SERVER_FAILED = "its MCP server could not be used right now"
+
+
 class ToolError(Exception):
     """A tool could not run; ``transient`` faults may be retried.
 
     ``may_have_run``: the call was sent but its answer never came (a timeout, the connection lost
     mid-call), so it may have run: a tool known to write is then not sent again unless it is
-    idempotent.
+    idempotent. ``told``: what the model answering a user may hear of it (None: the message).
     """
 
-    def __init__(self, message: str, *, transient: bool = False, may_have_run: bool = False) -> None:
+    def __init__(self, message: str, *, transient: bool = False, may_have_run: bool = False,
+                 told: str | None = None) -> None:
         super().__init__(message)
         self.transient = transient or may_have_run
         self.may_have_run = may_have_run
+        self.told = told
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.errors import GroBotError
-from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
+from grobot.core.tools.base import SERVER_FAILED, ToolContext, ToolError, ToolResult, ToolSpec
 from grobot.core.tools.builtins import BuiltinTool, builtin_tools
 from grobot.core.tools.lifecycle import McpSessions
 from grobot.core.tools.mcp_config import McpServerConfig
@@ -111,7 +111,7 @@ class BotCatalog:
         entry = self._mcp.get(name)
         if entry is None:
             reason = next((r for server, r in self._unavailable.items() if name.startswith(f"{server}__")), None)
-            raise ToolError(reason or f"unknown tool {name!r}")
+            raise ToolError(reason, told=SERVER_FAILED) if reason else ToolError(f"unknown tool {name!r}")
         return await self._hub.call_tool(entry.config, entry.tool, arguments, timeout=timeout)
 
     def unavailable(self) -> dict[str, str]:

@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from grobot.core.errors import first_line
-from grobot.core.tools.base import ToolError, ToolResult
+from grobot.core.tools.base import SERVER_FAILED, ToolError, ToolResult
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_errors import (
     HttpProbe,
@@ -414,8 +414,13 @@ class McpHub:
     async def call_tool(
         self, config: McpServerConfig, tool: str, arguments: dict[str, Any], *, timeout: float
     ) -> ToolResult:
-        """Call ``tool`` (its own MCP name) on the server; raises :class:`ToolError` with one line."""
-        result = await self.call_tool_raw(config, tool, arguments, timeout=timeout)
+        """Call ``tool`` (its own MCP name) on the server; raises :class:`ToolError` with one line,
+        which tells the model only :data:`SERVER_FAILED` (the line is for the admins)."""
+        try:
+            result = await self.call_tool_raw(config, tool, arguments, timeout=timeout)
+        except ToolError as exc:
+            exc.told = exc.told or SERVER_FAILED
+            raise
         return tool_result(result)
 
     async def call_tool_raw(
