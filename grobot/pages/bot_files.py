@@ -34,13 +34,15 @@ UPLOAD_ID = "bot-files-upload"
 
 
 def human_size(size: int) -> str:
-    """``1.5 MB`` style sizes."""
-    value = float(size)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{int(value)} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+    """``1 byte``, ``17 bytes``, ``1.5 MB`` style sizes."""
+    if size < 1024:
+        return counted(size, "byte")
+    value = size / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
         value /= 1024
-    return f"{size} bytes"
+    return f"{value:.1f} GB"
 
 
 def too_big(name: str, size: int, limit: int) -> str:

@@ -12,7 +12,7 @@ from grobot.core.errors import ValidationError
 from grobot.core.services import bots, llm_settings
 from grobot.core.services.validation import sentences, validate
 from grobot.pages.add_bot import added_message
-from grobot.pages.bot_files import too_big
+from grobot.pages.bot_files import human_size, too_big
 from grobot.state.app_state import login_route, safe_next
 from grobot.state.bot_page import enabled_message
 
@@ -42,6 +42,12 @@ def test_sizes_differ_when_the_rounded_figures_would_not() -> None:
     assert too_big("Big.bin", 1_048_577, 1_048_576) == (
         "Big.bin is 1,048,577 bytes; the limit is 1,048,576 bytes (1.0 MB).")
     assert too_big("Huge.bin", 3 * 1_048_576, 1_048_576) == "Huge.bin is 3.0 MB; the limit is 1.0 MB."
+
+
+def test_file_sizes_as_the_files_list_shows_them() -> None:
+    """The list said "1 bytes"."""
+    assert [human_size(n) for n in (1, 17, 1536, 5 * 1_048_576, 3 * 1024 ** 3)] == [
+        "1 byte", "17 bytes", "1.5 KB", "5.0 MB", "3.0 GB"]
 
 
 @pytest.mark.parametrize(("raw", "text"), [
