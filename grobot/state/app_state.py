@@ -153,9 +153,14 @@ class AppState(rx.State):
 
     @rx.event
     async def sign_out(self):
-        """Log out: end the user's sessions on the server, forget it here and in the browser."""
-        if self.user_id:
-            await asyncio.to_thread(_end_sessions, self.user_id)
-            logger.info("User %s signed out of the web app", self.username)
+        """Log out: end the sessions of the user this session belongs to (never of the user the tab
+        last showed: a tab's state is not proof of anything), forget it here and in the browser."""
+        try:
+            user = await asyncio.to_thread(current_user, self.session_token)
+        except NotSignedIn:
+            user = None
+        if user is not None:
+            await asyncio.to_thread(_end_sessions, user.id)
+            logger.info("User %s signed out of the web app", user.username)
         self._forget_session()
         return sign_out_script()

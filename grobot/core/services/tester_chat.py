@@ -109,6 +109,20 @@ def cancel(message_id: int, error: str, *, session: Session, pending_only: bool 
                             .values(status=MessageStatus.CANCELLED.value, error=error[:2000])))
 
 
+def check_run(message_id: int, *, session: Session, bot_id: int, app_user_id: int | None) -> None:
+    """Raise :class:`NotFoundError` unless ``message_id`` is a Test Chat message sent to ``bot_id``
+    (and, with ``app_user_id``, by that user): what a page may follow, stop or end. A run of
+    another bot or another user reads exactly like one that does not exist."""
+    row = session.exec(
+        select(Conversation.id, Conversation.app_user_id)
+        .join(Message, col(Message.conversation_id) == col(Conversation.id))
+        .where(Message.id == message_id, Message.role == "user", Conversation.bot_id == bot_id,
+               Conversation.kind == "test")
+    ).first()
+    if row is None or (app_user_id is not None and row[1] != app_user_id):
+        raise NotFoundError(f"no Test Chat message numbered {message_id}")
+
+
 def run_holder(message_id: int, *, session: Session) -> tuple[str, str | None]:
     """``(status, supervisor id that claimed it)`` of a Test Chat user message (``("", None)``: gone)."""
     row = session.exec(select(Message.status, Message.claimed_by).where(Message.id == message_id)).first()
