@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 import socketio
 from reflex.utils import format as rx_format
 
+from grobot.pages.bot_knowledge import KnowledgeState  # imported here: a state is defined in the main thread
 from grobot.state.app_state import AppState
 from grobot.web_session import SESSION_COOKIE
 
@@ -48,8 +49,6 @@ def with_session(token: str) -> Sent:
 def _barrier(marker: str) -> Sent:
     """A harmless event whose update carries ``marker``: the server handles a client's events one
     after the other, so once its update arrives, every event sent before it has been handled."""
-    from grobot.pages.bot_knowledge import KnowledgeState
-
     return Sent(KnowledgeState.set_lookup_id, {"value": marker})
 
 
