@@ -10,13 +10,17 @@ connection carries the cookie in its handshake, where the state reads it
 (``AppState.session_token``, from ``router.headers.cookie``, which Reflex never sends to the
 browser). ``DELETE /_grobot/session`` clears it (signing out).
 
-A cookie rides along with any request to the app, so the middleware also refuses a websocket
-(or socket.io request) whose ``Origin`` is another site: a page elsewhere cannot act with the
-admin's cookie. ``SameSite=Strict`` keeps the cookie off cross-site requests as well.
+A cookie rides along with any request to the app, so the middleware also refuses a websocket, an
+upload or any other request whose ``Origin`` is another site: a page elsewhere cannot act with the
+admin's cookie (and ``rxconfig.py`` lets no other origin read a response: no CORS for it).
+``SameSite=Strict`` keeps the cookie off cross-site requests as well. An upload (``/_upload``)
+needs a session cookie of its own, and its handler acts with that session
+(:func:`upload_session`), not with the one of the tab whose client token the request names.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -38,7 +42,16 @@ SESSION_PATH = "/_grobot/session"
 HANDOFF_TTL_SECONDS = 60
 MAX_BODY_BYTES = 8192
 _HANDOFF_CONTEXT = b"grobot web session handoff v1\x00"
-_EVENT_PATH = "/_event"
+_UPLOAD_PATH = "/_upload"
+# The session cookie of each upload request being handled, by the client token it names.
+_upload_sessions: dict[str, str] = {}
+_upload_locks: dict[str, asyncio.Lock] = {}
+
+
+def upload_session(client_token: str) -> str:
+    """The session token of the cookie of the upload request being handled for the tab
+    ``client_token`` ("" when there is none: an upload handler reached without an upload request)."""
+    return _upload_sessions.get(client_token, "")
 
 
 def _handoff_fernet() -> MultiFernet:
@@ -158,26 +171,58 @@ def _cookie(value: str, max_age: int, secure: bool) -> tuple[bytes, bytes]:
 
 
 class WebSessionMiddleware:
-    """``/_grobot/session`` (set or clear the cookie) and the origin check of the websocket."""
+    """``/_grobot/session`` (set or clear the cookie), the origin check of every request, and the
+    uploads' own authorisation (:func:`upload_session`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind, path = scope.get("type"), scope.get("path", "")
-        if kind == "websocket" or (kind == "http" and path.startswith(_EVENT_PATH)):
-            if not _same_site_origin(scope):
-                logger.warning("Refused a websocket from another origin")
-                if kind == "websocket":
-                    await receive()  # websocket.connect
-                    await send({"type": "websocket.close", "code": 1008})
-                else:
-                    await _respond(send, 403)
-                return
+        if kind not in ("websocket", "http"):
+            await self.app(scope, receive, send)
+            return
+        if not _same_site_origin(scope):
+            logger.warning("Refused a %s from another origin", "websocket" if kind == "websocket" else "request")
+            if kind == "websocket":
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _respond(send, 403)
+            return
         if kind == "http" and path == SESSION_PATH:
             await self._session(scope, receive, send)
             return
+        if kind == "http" and (path == _UPLOAD_PATH or path.startswith(_UPLOAD_PATH + "/")):
+            await self._upload(scope, receive, send)
+            return
         await self.app(scope, receive, send)
+
+    async def _upload(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An upload runs with the session of its own request's cookie, never with the one of the tab
+        whose client token it names (a token that shows in URLs and logs). Reflex's listing of
+        uploaded files (``GET /_upload/...``) serves nothing: GroBot keeps no file there."""
+        if scope.get("method") != "POST" or scope.get("path") != _UPLOAD_PATH:
+            await _respond(send, 404)
+            return
+        headers = _headers(scope)
+        client_token = headers.get("reflex-client-token", "")
+        session = session_from_cookie_header(headers.get("cookie", ""))
+        if not client_token or security.verify_session(session) is None:
+            logger.warning("Refused an upload without a valid session cookie")
+            await _respond(send, 403)
+            return
+        lock = _upload_locks.setdefault(client_token, asyncio.Lock())
+        try:
+            async with lock:  # one upload of a tab at a time: each handler reads its own request's session
+                _upload_sessions[client_token] = session
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    _upload_sessions.pop(client_token, None)
+        finally:
+            if not lock.locked() and _upload_locks.get(client_token) is lock:
+                del _upload_locks[client_token]
 
     async def _session(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method", "")

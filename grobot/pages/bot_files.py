@@ -27,6 +27,7 @@ from grobot.core.services.validation import capitalised
 from grobot.core.wording import counted
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+from grobot.web_session import upload_session
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +176,9 @@ class FilesState(BotPageState):
         """Store the dropped or chosen files under the folder typed above (the service checks size and path)."""
         if not uploads:
             return
+        # The upload request's own session cookie, not this tab's: the request names the tab by its
+        # client token, which anyone who saw the websocket's URL knows (grobot.web_session).
+        token = upload_session(self.router.session.client_token)
         self.uploading, self.upload_error = True, ""
         yield
         folder = typed_folder(self.folder)
@@ -186,8 +190,7 @@ class FilesState(BotPageState):
                     raise files_service.ValidationError(too_big(name, upload.size, self.max_bytes))
                 data = await upload.read()
                 items.append((f"{folder}/{name}" if folder else name, data, upload.content_type))
-            self.files, self.max_bytes = await asyncio.to_thread(store_files, self.session_token,
-                                                                 self.current_bot_id, items)
+            self.files, self.max_bytes = await asyncio.to_thread(store_files, token, self.current_bot_id, items)
         except Exception as exc:
             self.uploading = False
             self.upload_error = user_message(exc)
