@@ -27,7 +27,7 @@ from grobot.core.errors import PermissionDenied
 from grobot.core.models import AppUser, Role
 from grobot.core.services import users
 from grobot.core.services.users import NotSignedIn
-from grobot.web_session import SESSION_COOKIE, clear_session_script, session_from_cookie_header
+from grobot.web_session import SESSION_COOKIE, claim_tab, clear_session_script, session_from_cookie_header
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class AppState(rx.State):
         return self.role == Role.ADMIN.value
 
     def _show_user(self, user: users.SignedInUser | None) -> None:
+        if user is not None:  # this tab's state now holds what the user sees: it is theirs alone
+            claim_tab(self.router.session.client_token, user.id)
         self.user_id = user.id if user else 0
         self.username = user.username if user else ""
         self.role = user.role if user else ""

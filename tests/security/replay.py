@@ -70,12 +70,13 @@ async def _replay(url: str, events: list[Sent], session: str | None, origin: str
     watched, linger = watch
     seen = asyncio.Event()
 
+    barrier = f"{BARRIER}-{uuid.uuid4().hex[:8]}"  # this connection's (a state may hold an earlier one's)
+
     async def on_event(data: Any) -> None:
         data = json.loads(data) if isinstance(data, str) else data
         text = json.dumps(data)
-        if BARRIER in text:
+        if barrier in text:
             markers.put_nowait(text)
-            return
         updates.append(data)
         if any(item in text for item in watched):
             seen.set()
@@ -86,13 +87,13 @@ async def _replay(url: str, events: list[Sent], session: str | None, origin: str
                              namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT, headers=headers)
         try:
             for number, event in enumerate(events):
-                for sent in (event, _barrier(f"{BARRIER}-{number}")):
+                for sent in (event, _barrier(f"{barrier}-{number}")):
                     pathname, _, query = sent.path.partition("?")
                     await client.emit("event", {"name": sent.name, "payload": sent.payload,
                                                 "router_data": {"pathname": pathname, "query": dict(parse_qsl(query)),
                                                                 "asPath": sent.path}},
                                       namespace=NAMESPACE)
-                while f"{BARRIER}-{number}\"" not in await asyncio.wait_for(markers.get(), timeout=EVENT_TIMEOUT):
+                while f"{barrier}-{number}\"" not in await asyncio.wait_for(markers.get(), timeout=EVENT_TIMEOUT):
                     pass  # the server has handled this event
             if watched and linger > 0:  # a background task's updates come when they come: give them time
                 try:

@@ -17,6 +17,7 @@ import logging
 import uuid
 
 import pytest
+import reflex as rx
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
@@ -24,8 +25,10 @@ from grobot.core.db import session_scope
 from grobot.core.services import files, tester_chat, users
 from grobot.pages.bot_chat_state import ChatState
 from grobot.pages.bot_files import FilesState
+from grobot.pages.users_state import UsersState
 from grobot.state.app_state import AppState
 from grobot.state.bot_page import BotPageState
+from grobot.web_session import SESSION_COOKIE
 from tests.security.app_handlers import app_handlers
 from tests.security.attacks import (
     ATTACKS,
@@ -148,3 +151,26 @@ def test_sign_out_ends_only_the_sessions_of_its_own_cookie(web_app, world) -> No
     with session_scope(readonly=True) as session_:
         assert users.user_for_session(tokens["admin"], session=session_) is None
 
+
+
+def test_a_tab_its_user_left_opens_empty_for_anyone_else(web_app, world) -> None:
+    """A tab's client token is in its websocket's URL (so in a proxy's log), and its state holds what its
+    user saw. Opened again with that token, with no cookie or another user's, it is a new, empty tab:
+    the server sends none of what the admin saw there, and an upload naming it is refused."""
+    import httpx
+
+    tokens = world.tokens()
+    tab = str(uuid.uuid4())
+    replay(web_app.url, Sent(AppState.require_admin, {}, "/users"), Sent(UsersState.open, {}, "/users"),
+           session=tokens["admin"], token=tab)  # the admin's tab lists the accounts; the admin closes it
+    for session in (None, tokens["tester"]):
+        updates = replay(web_app.url, Sent(rx.State.hydrate, {}, "/users"), session=session, token=tab)
+        assert world.victim.username not in json.dumps(updates), "the tab showed the admin's users list"
+        answer = httpx.post(f"{web_app.url}/_upload", files={"files": ("x.txt", b"x", "text/plain")}, timeout=30,
+                            headers={"reflex-client-token": tab, "reflex-event-handler": name_of(FilesState.upload),
+                                     **({"Cookie": f"{SESSION_COOKIE}={session}"} if session else {})})
+        assert answer.status_code == 403
+
+    # The control: the admin opens the tab again and finds it as they left it.
+    updates = replay(web_app.url, Sent(rx.State.hydrate, {}, "/users"), session=tokens["admin"], token=tab)
+    assert world.victim.username in json.dumps(updates)
