@@ -22,6 +22,7 @@ from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, council
 from grobot.core.services.users import NotSignedIn
+from grobot.core.wording import counted
 from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
@@ -95,7 +96,7 @@ def _confidence(value: int | None) -> str:
 
 def _progress(d: Any) -> str:
     answered = sum(1 for a in d.advisors if not a.get("state"))
-    return f"{answered} of {len(d.advisors)} advisors answered"
+    return f"{answered} of {counted(len(d.advisors), 'advisor')} answered"
 
 
 def _row(d: Any, currency: str) -> DeliberationRow:
@@ -162,7 +163,7 @@ class CouncilState(BotPageState):
     def shown_count(self) -> str:
         """"3 deliberations · 1 in progress · 2 failed" (a failed one, without a synthesis, is not a deliberation)."""
         done, running, failed = (self.counts.get(k, 0) for k in ("done", "running", "failed"))
-        text = f"{done} {'deliberation' if done == 1 else 'deliberations'}"
+        text = counted(done, "deliberation")
         text += (f" · {running} in progress" if running else "") + (f" · {failed} failed" if failed else "")
         total = done + running + failed
         return text + (f" (the newest {len(self.deliberations)} shown)" if len(self.deliberations) < total else "")
