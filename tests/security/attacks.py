@@ -31,6 +31,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
+from grobot.pages.bot_chat_model import ChatModelState
 from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
@@ -254,7 +255,7 @@ def _setvar(w: World, page: int) -> list[Sent]:
 REFLEX_STATES = (rx.State, OnLoadInternalState, UpdateVarsInternalState, FrontendEventExceptionState,
                  SharedStateBaseInternal)
 STATES = (AppState, AdminState, BotPageState, BotsState, LoginState, AddBotState, McpPresetState, McpState,
-          SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ConversationsState, CouncilState,
+          SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ChatModelState, ConversationsState, CouncilState,
           CouncilSettingsState, FilesState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
 
 ADMIN_PAGE_ATTACKS: list[Attack] = [
@@ -333,6 +334,7 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                             Sent(BotsState.refresh, {"_tick": "1"}, "/")]),
     Attack((ChatState.load, ChatState.set_draft, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
             ChatState.reset_chat), _chat),
+    Attack((ChatModelState.load,), lambda w, page: on(page, "chat", (ChatModelState.load, {}), admin_only=False)),
     Attack((LiveState.follow, LiveState.stop), _live, lambda w: _live(w, w.granted, (w.admin_run_hidden,))),
     Attack((ConversationsState.load, ConversationsState.filter_user, ConversationsState.open_conversation,
             ConversationsState.close_conversation),
@@ -344,9 +346,11 @@ BOT_PAGE_ATTACKS: list[Attack] = [
            lambda w: on(w.granted, "conversations", (ConversationsState.load, {}),
                         (ConversationsState.open_conversation, {"conversation_id": w.conversation}),
                         query=f"c={w.conversation}")),
-    Attack((CouncilState.load, CouncilState.open_deliberation, CouncilState.close_deliberation),
+    Attack((CouncilState.load, CouncilState.open_deliberation, CouncilState.refresh_live,
+            CouncilState.close_deliberation),
            lambda w, page: on(page, "council", (CouncilState.load, {}),
                               (CouncilState.open_deliberation, {"deliberation_id": w.deliberation}),
+                              (CouncilState.refresh_live, {"_tick": "1"}),
                               (CouncilState.close_deliberation, {}), query=f"deliberation={w.deliberation}"),
            lambda w: on(w.granted, "council", (CouncilState.load, {}),
                         (CouncilState.open_deliberation, {"deliberation_id": w.deliberation}),
