@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.agents.events import RunRecorder
-from grobot.core.agents.tool_router import KnownScores
 from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
 from grobot.core.llm import alternatives
 from grobot.core.llm.base import Usage
@@ -56,8 +55,8 @@ class Run:
     tools_seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
     unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog; the model gets the names)
-    known_similarities: KnownScores = None  # the message against tool texts, computed before the run (or coming)
-    route_texts: list[str] | None = None  # the tool texts the Tool Router scored
+    # The Tool Router's scores of the message by tool text, read with it (:meth:`Prepared.found_scores`).
+    known_scores: Callable[[], Awaitable[dict[str, float] | None]] | None = None
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
         """One LLM call on the model of ``category``; every attempt is accounted for."""
