@@ -239,6 +239,7 @@ def test_a_preset_not_installed_starts_through_npx_or_uvx(preset_env, monkeypatc
     assert started.args[-4:] == ("-y", "@brave/brave-search-mcp-server", "--transport", "stdio")
     assert started.command.endswith(("/node", "npx"))
     monkeypatch.setattr(catalogue, "_script", lambda name: None)  # neither mcp-server-time nor uv installed
+    monkeypatch.setattr(catalogue, "_found", lambda command: False)
     started = launch(catalogue.get_preset("time"))
     assert (started.command, started.args, started.installed) == ("uvx", ("mcp-server-time", "--local-timezone=UTC"),
                                                                   False)
