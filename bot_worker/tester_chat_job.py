@@ -1,6 +1,7 @@
 """One Test Chat job: answer a stored pending user message (``run_id`` = its id) the way of every
 host (:mod:`grobot.core.answering`): prepared, admitted (the checks a Discord user meets), then
-answered by the chain, or by the advisory council for ``/council QUESTION``, or refused."""
+answered by the chain, or by the advisory council for ``/council QUESTION``, or refused. An answer
+that fails or is stopped gives the tester's cooldown back, so that Retry is not refused by it."""
 
 from __future__ import annotations
 
@@ -30,12 +31,16 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
     if not admission.admitted:  # Test Chat is always answered by the rules: a refusal, said and stored
         return (await refuse(prepared, admission.refusal, deps, sink=sink)).error
     question = council_question(content)
-    if question is None:
-        return (await answer(prepared, admission, deps, sink=sink)).error
-    prepared.discard()  # the council needs none of the chain's lookups
-    try:  # "/council QUESTION": the bot's advisory council deliberates, as one run of the tester
-        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
-                                     store=deps.store)
+    error: str | None = "stopped"
+    try:
+        if question is None:
+            error = (await answer(prepared, admission, deps, sink=sink)).error
+        else:  # "/council QUESTION": the bot's advisory council deliberates, as one run of the tester
+            prepared.discard()  # it needs none of the chain's lookups
+            _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
+                                         store=deps.store)
     finally:
         admission.release()
+        if error:  # failed or stopped: the tester may retry it at once
+            admission.give_back_cooldown(gate)
     return error

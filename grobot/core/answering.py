@@ -59,6 +59,7 @@ class Admission:
     refusal: str = ""
     notify: bool = False
     _gate: FloodGate | None = field(default=None, repr=False)
+    _cooldown: tuple[str, float] | None = field(default=None, repr=False)  # (author, when it started)
 
     @property
     def admitted(self) -> bool:
@@ -69,6 +70,13 @@ class Admission:
         gate, self._gate = self._gate, None
         if gate is not None:
             gate.runs.release()
+
+    def give_back_cooldown(self, gate: FloodGate) -> None:
+        """The answer failed or was stopped: the user's cooldown window it started is forgotten (so that
+        the message can be sent again at once)."""
+        started, self._cooldown = self._cooldown, None
+        if started is not None:
+            gate.cooldowns.release(*started)
 
 
 async def prepare(msg: IncomingMessage, deps: ChainDeps) -> Prepared:
@@ -109,8 +117,8 @@ def _checks(prepared: Prepared, gate: FloodGate) -> Admission:
                          meant and gate.cooldowns.should_notice(author, cooldown))
     if not gate.runs.try_acquire(int(loaded.bot.max_concurrent_runs or 1)):
         return Admission(decision, BUSY_NOTICE, meant)  # not answered: the user's cooldown does not start
-    gate.cooldowns.start(author, cooldown)
-    return Admission(decision, _gate=gate)
+    started = gate.cooldowns.start(author, cooldown)
+    return Admission(decision, _gate=gate, _cooldown=(author, started) if started is not None else None)
 
 
 async def answer(prepared: Prepared, admission: Admission, deps: ChainDeps, *, sink: EventSink | None = None,
