@@ -141,11 +141,13 @@ async def run_chain(
                      "timings": timings}
         if run.notices:
             done_data["fallbacks"] = run.notices
-        event = await recorder.finish(EventKind.DONE, done_data, end=_run_end(run, None))
+        end = _run_end(run, None)
+        if end is not None:
+            end.answered = _answered(msg, total, len(run.records), usage)
+        event = await recorder.finish(EventKind.DONE, done_data, end=end)
         run_id = recorder.run_id
         if event.kind is EventKind.ERROR:
             return ChainResult(replied=True, run_id=run_id, error=event.data.get("message"), llm_calls=len(run.records), timings=timings)
-        _log_answered(msg, run_id, total, len(run.records), usage)
         archivist.schedule(store=store, bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            answer=final_text, decision_llm=loaded.llms["decision"],
@@ -165,14 +167,13 @@ async def run_chain(
         return await _fail(recorder, run, error_line(exc), started, public=public_error(exc))
 
 
-def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, calls: int, usage: Any) -> None:
-    """One INFO line in the bot's log per answered message: where, from whom, how long, how many tokens
-    (never what was said)."""
+def _answered(msg: IncomingMessage, seconds: float, calls: int, usage: Any) -> dict[str, Any]:
+    """What the bot's log says of an answered message (:func:`~grobot.core.agents.run_store.answered_line`;
+    stored with the run's end, in its transaction)."""
     where = "Test Chat" if msg.platform == "test_chat" else (
         "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
-    logger.info("Answered a message (%s, user %s, run %s) in %.0f ms: %d LLM call(s), %d tokens in, %d out",
-                where, msg.author_id or "?", run_id if run_id is not None else "-", seconds * 1000, calls,
-                usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
+    return {"where": where, "user": msg.author_id or "?", "ms": round(seconds * 1000), "calls": calls,
+            "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}
 
 
 def cancel_reason(exc: asyncio.CancelledError) -> str:

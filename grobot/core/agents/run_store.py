@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from grobot.core.agents.context import UserKnowledge
@@ -53,9 +53,6 @@ class Loaded:
     bot_id: int | None = None
     conversation_key: str | None = None
     run_id: int | None = None
-
-    def is_for(self, msg: IncomingMessage) -> bool:
-        return (self.bot_id, self.conversation_key, self.run_id) == (msg.bot_id, msg.conversation_key, msg.run_id)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -193,6 +190,17 @@ class RunEnd:
     stored_run: bool = False  # the run answers a stored message (Test Chat): its status is set
     error: str | None = None
     cancelled: bool = False  # the run was stopped (the error says so)
+    # An answered message's line in the bot's log (:func:`answered_line`): where, from whom, how long, how
+    # many calls and tokens (never what was said), stored with the run's end.
+    answered: dict[str, Any] | None = None
+
+
+def answered_line(answered: dict[str, Any], run_id: int | None) -> str:
+    """``Answered a message (channel 5, user 42, run 7) in 12 ms: 1 LLM call(s), 30 tokens in, 8 out``."""
+    return (f"Answered a message ({answered.get('where')}, user {answered.get('user') or '?'}, run "
+            f"{run_id if run_id is not None else '-'}) in {float(answered.get('ms') or 0):.0f} ms: "
+            f"{int(answered.get('calls') or 0)} LLM call(s), {int(answered.get('tokens_in') or 0)} tokens in, "
+            f"{int(answered.get('tokens_out') or 0)} out")
 
 
 @dataclass
@@ -210,7 +218,12 @@ class RunWrite:
     retry: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON-ready data (shallow: the events' payloads and the messages are JSON already)."""
+        user, end = self.user_message, self.end
+        return {"run_id": self.run_id, "conversation_id": self.conversation_id,
+                "user_message": dict(vars(user)) if user is not None else None, "events": self.events,
+                "end": {**vars(end), "records": [dict(vars(r)) for r in end.records]} if end is not None else None,
+                "retry": self.retry}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunWrite:

@@ -21,12 +21,12 @@ from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.reply_rules import rules_decision
-from grobot.core.agents.run_store import Loaded, Prepared, RunWrite, StoreUnavailable, UserMessageIn
+from grobot.core.agents.run_store import Loaded, Prepared, RunWrite, StoreUnavailable, UserMessageIn, answered_line
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
-from grobot.core.models import AgentEvent, Bot, BotMcpServer, Message, MessageStatus, utcnow
+from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
@@ -35,6 +35,7 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+ANSWERED_LOGGER = "grobot.core.agents.chain"  # the logger an answered message's line is stored under
 
 
 def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> Loaded:
@@ -169,6 +170,10 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
                                               messages=end.new_messages, author_name=end.author_name)
         if end.records:
             llm_calls.insert_calls(session=session, bot_id=end.bot_id, run_id=run_id, records=end.records)
+        if end.answered is not None and end.error is None:  # the bot's log line, with the answer
+            session.add(LogEntry(bot_id=end.bot_id, created_at=now, level="INFO", logger=ANSWERED_LOGGER,
+                                 message=answered_line(end.answered, run_id)[:10_000]))
+            logger.debug("Bot %s: %s", end.bot_id, answered_line(end.answered, run_id))
         if run_id is not None and end.stored_run:
             asked = session.get(Message, run_id)
             if asked is not None and asked.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
