@@ -48,6 +48,20 @@ def pct(values: list[float], q: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid``: its threads' run time in nanoseconds (``/proc/PID/task/*/schedstat``),
+    not the clock ticks of ``/proc/PID/stat`` (10 ms each, too coarse for a few ms per message)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+                    total += int(handle.read().split()[0])
+            except OSError:
+                continue  # a thread that ended meanwhile
+    except OSError:
+        total = 0
+    if total:
+        return total / 1e9
     with open(f"/proc/{pid}/stat") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
@@ -281,13 +295,6 @@ def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, s
     return measured
 
 
-def idle_rate(pids: dict[str, int], seconds: float) -> dict[str, float]:
-    """CPU seconds per second of each process while no message comes (polls, heartbeats)."""
-    before = {role: cpu_seconds(pid) for role, pid in pids.items()}
-    time.sleep(seconds)
-    return {role: (cpu_seconds(pid) - before[role]) / seconds for role, pid in pids.items()}
-
-
 def start_bare_bot(bench: Bench) -> tuple[subprocess.Popen[bytes], int]:
     """The bare discord.py bot (:mod:`bench.bare_bot`) on the same fake Discord and fake LLM; ``(process, user id)``."""
     token, uid = bench.discord.new_bot_token("bare")
@@ -300,12 +307,15 @@ def start_bare_bot(bench: Bench) -> tuple[subprocess.Popen[bytes], int]:
 
 def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> None:
     """Platform overhead and CPU per message with the fake LLM (default reply: streamed in 3 chunks), GroBot
-    beside a bare discord.py bot on the same harness, in alternating rounds (the machine's state drifts)."""
+    beside a bare discord.py bot on the same harness, in alternating rounds (the machine's state drifts).
+
+    Each side's CPU per message is its processes' CPU during its own rounds less what they use while the
+    other side's messages go by (the supervisor's polls and heartbeats, the gateway events of the other
+    bot's messages, which every bot in a guild receives)."""
     uid = bench.discord_ids[bot_id]
     assert bench.supervisor is not None
-    grobot = {"bot": bench.statuses()[bot_id].pid, "supervisor": bench.supervisor.pid}
     bare_proc, bare_uid = start_bare_bot(bench)
-    bare = {"bare": bare_proc.pid}
+    pids = {"bot": bench.statuses()[bot_id].pid, "supervisor": bench.supervisor.pid, "bare": bare_proc.pid}
     try:
         for i in range(3):  # warm up (imports, connection pools, first queries)
             for who in (uid, bare_uid):
@@ -313,16 +323,15 @@ def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> No
                 wait_until(lambda: any("warm up" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30,
                            "warm-up")
         time.sleep(1.5)
-        idle = idle_rate({**grobot, **bare}, 5.0)
         ours, floor = Measured(), Measured()
         per_round = max(1, count // rounds)
         for r in range(rounds):
-            ours.add(send_and_measure(bench, uid, grobot, per_round, 2 * r * per_round))
-            floor.add(send_and_measure(bench, bare_uid, bare, per_round, (2 * r + 1) * per_round))
+            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round))
+            floor.add(send_and_measure(bench, bare_uid, pids, per_round, (2 * r + 1) * per_round))
     finally:
         bare_proc.terminate()
         bare_proc.wait(10)
-    n = len(ours.first_reply)
+    n, n_bare = len(ours.first_reply), len(floor.first_reply)
     ms = lambda v: v * 1000
     delay = ms(bench.llm.default_delay)
     print(f"message -> first reply POST:      p50 {ms(pct(ours.first_reply, .5)):6.1f} ms   p95 "
@@ -332,17 +341,20 @@ def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> No
         print_stages(bench.log_path, n)
     print(f"LLM stream end -> completing edit: p50 {ms(pct(ours.completing, .5)):6.1f} ms   p95 "
           f"{ms(pct(ours.completing, .95)):6.1f} ms   (measured from the answer request, less the LLM's wait)")
-    net = {role: ours.cpu[role] - idle[role] * ours.window for role in grobot}
-    bare_net = floor.cpu["bare"] - idle["bare"] * floor.window
+    # What each process uses while the other side's messages go by, per second, scaled to its own rounds.
+    aside = {role: floor.cpu[role] / floor.window for role in ("bot", "supervisor")}
+    aside["bare"] = ours.cpu["bare"] / ours.window
+    net = {role: ours.cpu[role] - aside[role] * ours.window for role in ("bot", "supervisor")}
+    bare_net = floor.cpu["bare"] - aside["bare"] * floor.window
     print(f"bot CPU per message:               {ms(net['bot'] / n):6.2f} ms   (incl. background archivist; "
-          f"{ms(1 / TICK):.0f} ms clock tick; less its idle {100 * idle['bot']:.2f} % of one core)")
+          f"{ms(ours.cpu['bot'] / n):.2f} ms less {100 * aside['bot']:.2f} % of one core while the bare bot's messages go by)")
     print(f"supervisor CPU per message:        {ms(net['supervisor'] / n):6.2f} ms   (the bot's reads and writes it "
-          f"serves, less its own polls: {100 * idle['supervisor']:.1f} % of one core idle, "
-          f"{ms(idle['supervisor'] * ours.window / n):.2f} ms per message here)")
-    total, bare_total = (net["bot"] + net["supervisor"]) / n, bare_net / len(floor.first_reply)
-    print(f"CPU per message, bot + supervisor: {ms(total):6.2f} ms   against a bare discord.py bot's "
-          f"{ms(bare_total):.2f} ms on the same harness: {total / bare_total:.2f}x the floor "
-          f"(n={n} + {len(floor.first_reply)}, {rounds} alternating rounds)")
+          f"serves: {ms(ours.cpu['supervisor'] / n):.2f} ms less its polls and heartbeats, {100 * aside['supervisor']:.2f} % "
+          f"of one core while the bare bot's messages go by)")
+    total, bare_total = (net["bot"] + net["supervisor"]) / n, bare_net / n_bare
+    print(f"CPU per message, bot + supervisor: {ms(total):6.2f} ms   against a bare discord.py bot's {ms(bare_total):.2f} ms "
+          f"({ms(floor.cpu['bare'] / n_bare):.2f} less {100 * aside['bare']:.2f} % of one core while GroBot's go by) on the "
+          f"same harness: {total / bare_total:.2f}x the floor (n={n} + {n_bare}, {rounds} alternating rounds)")
 
 
 def bench_reconcile(bench: Bench, ids: list[int], trials: int) -> None:
