@@ -230,6 +230,17 @@ def _traced(log_path: Path, marker: str, count: int) -> list[dict[str, float]]:
             for line in lines[-count:]]
 
 
+def _link_requests(log_path: Path, bot_id: int) -> dict[str, int]:
+    """How many bot link requests of each operation bot ``bot_id`` has made so far (``--stages``)."""
+    marker = f"bot {bot_id}: link request "
+    counts: dict[str, int] = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        if marker in line:
+            op = line.split(marker, 1)[1].strip()
+            counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
 def print_stages(log_path: Path, count: int) -> None:
     """Where a message's first reply spends its time (``--stages``: the fleet's GROBOT_TRACE_TIMINGS lines)."""
     bot = _traced(log_path, "message timings (ms from receipt): ", count)
@@ -323,6 +334,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> No
                 wait_until(lambda: any("warm up" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30,
                            "warm-up")
         time.sleep(1.5)
+        requests_before = _link_requests(bench.log_path, bot_id)
         ours, floor = Measured(), Measured()
         per_round = max(1, count // rounds)
         for r in range(rounds):
@@ -339,6 +351,10 @@ def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> No
           f" bare discord.py: p50 {ms(pct(floor.first_reply, .5)):.1f} ms)")
     if bench.trace:
         print_stages(bench.log_path, n)
+        requests = _link_requests(bench.log_path, bot_id)
+        per_op = {op: (requests.get(op, 0) - requests_before.get(op, 0)) / n for op in requests}
+        print(f"    the bot's requests to its supervisor per message: {sum(per_op.values()):.2f} ("
+              + ", ".join(f"{op} {v:.2f}" for op, v in sorted(per_op.items()) if v) + "; incl. the background archivist)")
     print(f"LLM stream end -> completing edit: p50 {ms(pct(ours.completing, .5)):6.1f} ms   p95 "
           f"{ms(pct(ours.completing, .95)):6.1f} ms   (measured from the answer request, less the LLM's wait)")
     # What each process uses while the other side's messages go by, per second, scaled to its own rounds.

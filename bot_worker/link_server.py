@@ -26,6 +26,7 @@ from bot_worker import link_wire
 from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError
 from bot_worker.link_ops import dispatch
 from bot_worker.local_store import LocalBotStore
+from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.models import utcnow
 from grobot.core.services import fleet
@@ -145,6 +146,8 @@ class BotLinkServer:
         if self._store is None:
             return 404, {"error": "this supervisor serves no data"}
         op = path.removeprefix("store/")
+        if timings_logger.isEnabledFor(logging.DEBUG):  # bench/fleet.py --stages counts them per message
+            timings_logger.debug("bot %s: link request %s", bot_id, op)
         try:
             return 200, {"result": await self._store(bot_id, op, payload)}
         except StoreError as exc:
