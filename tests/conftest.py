@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:
 
 from tests.pg import PgCluster  # noqa: E402
 
-pytest_plugins = ["tests.fakes.llm"]
+pytest_plugins = ["tests.fakes.llm", "tests.browser_fixtures"]
 
 TEST_SECRET_KEY = "tests-secret-key-not-for-production"
 
