@@ -162,6 +162,17 @@ def grobot_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.
     _reset_process_state()
 
 
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
+    """``grobot_env`` shared by the tests of a module (one supervisor for them all:
+    ``tests/worker/conftest.py``); a test that asks for it must not ask for ``grobot_env`` too."""
+    patch = pytest.MonkeyPatch()
+    env = _make_env("sqlite", tmp_path_factory.mktemp("module"), patch, request)
+    yield env
+    patch.undo()
+    _reset_process_state()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def any_db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
     """The same test on SQLite and on PostgreSQL."""

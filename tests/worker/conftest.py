@@ -1,0 +1,30 @@
+"""Fixtures of the worker tests: one supervisor for the end-to-end tests of a module that can share it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import GroBotEnv
+from tests.worker.harness import Fleet, fleet
+
+
+@pytest.fixture(scope="module")
+def module_fleet(module_env: GroBotEnv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """A supervisor, the fake Discord and the fake LLM for all the tests of a module that use ``world``
+    (starting a supervisor is the slow part of an end-to-end test)."""
+    with fleet(module_env, tmp_path_factory.mktemp("fleet")) as shared:
+        shared.start_supervisor()
+        yield shared
+
+
+@pytest.fixture
+def world(module_fleet: Fleet) -> Iterator[Fleet]:
+    """The module's running fleet, for one test: the fakes have nothing scripted or recorded yet, and
+    the bots the test adds are deleted after it (their names may come again)."""
+    module_fleet.begin_test()
+    try:
+        yield module_fleet
+    finally:
+        module_fleet.remove_bots()
