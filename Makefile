@@ -74,8 +74,11 @@ CHECK_WORKERS ?= auto
 check: install-dev system-deps npm-deps lint
 	$(PY) -m pytest -m "not slow" -n $(CHECK_WORKERS) --durations=15 $(PYTEST_ARGS)
 
+# The full suite on TEST_WORKERS workers by module (tests/scheduling.py keeps the browser tests on
+# one worker, the demo-model tests on one); TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install-dev system-deps npm-deps lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=15 $(PYTEST_ARGS)
 
 # Style and types (configured in pyproject.toml): ruff on the tree, mypy on grobot/core and bot_worker.
 lint: install-dev

@@ -1,6 +1,6 @@
 """Session fixtures of the browser tests, shared by ``tests/ui`` and ``tests/security``: one
 database and one running web app for the whole test session (building and starting the app is
-the slow part), one Debian Chromium, and the admin account.
+the slow part), and the admin account; each package launches Chromium (``chromium``).
 
 A package uses them through its own ``ui_env`` (package scope, in its conftest): the package
 starts from the migrated database with only the admin account in it and an empty data dir, as
@@ -11,9 +11,13 @@ the bots and users it looks at.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import logging
 import os
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -23,7 +27,9 @@ import pytest
 
 from tests.conftest import TEST_SECRET_KEY, GroBotEnv, _reset_process_state
 from tests.ui.auth import UiUser
-from tests.ui.webapp import CHROMIUM_ARGS, WebApp, chromium_path
+from tests.ui.webapp import CHROMIUM_ARGS, ROOT, WebApp, chromium_path
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -96,17 +102,38 @@ def ui_database(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path)
 def web_app(ui_database: UiDatabase) -> Iterator[WebApp]:
     """The real web app (``reflex run --env prod``) on a free port, serving ``ui_database``:
     built and started once for the session."""
-    with ui_database.active() as env:
-        environ = env.environ()
-    app = WebApp(env=environ, log_path=env.data_dir.parent / "reflex.log", states_dir=env.data_dir.parent / "states")
-    app.start()
-    yield app
-    app.stop()
+    with _only_web_app_of_this_tree():
+        with ui_database.active() as env:
+            environ = env.environ()
+        app = WebApp(env=environ, log_path=env.data_dir.parent / "reflex.log",
+                     states_dir=env.data_dir.parent / "states")
+        try:
+            app.start()
+        except AssertionError as exc:  # the production build can fail on a loaded machine (its prerender times out)
+            logger.warning("The web app did not start; trying once more: %s", str(exc)[-2000:])
+            app.start()
+        yield app
+        app.stop()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
-    """Headless Chromium from Debian (``apt-get install chromium``), one for the session."""
+@contextmanager
+def _only_web_app_of_this_tree() -> Iterator[None]:
+    """Fail at once, in plain words, where a second web app would rebuild ``.web`` under the first
+    (another pytest of this worktree, or browser tests on two xdist workers)."""
+    lock = Path(tempfile.gettempdir()) / f"grobot-web-app-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]}.lock"
+    with lock.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.fail(f"another test process runs the web app of {ROOT}: run the browser tests in one process "
+                        "(with xdist: -n N --dist loadscope, as make test does)")
+        yield
+
+
+def chromium() -> Iterator[object]:
+    """Headless Chromium from Debian (``apt-get install chromium``), for a package's ``browser``
+    fixture: Playwright's sync API keeps an event loop running on this thread while it is open,
+    so it closes at the package's end, before tests that run asyncio themselves."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()

@@ -29,12 +29,7 @@ TEST_SECRET_KEY = "tests-secret-key-not-for-production"
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what ``make check`` leaves to ``make test`` (pytest.ini): ``browser`` (the web app in
     Chromium), ``e2e`` (a real supervisor: the ``*_e2e.py`` modules), ``real_llm`` (the demo model),
-    each also ``slow``. By directory and by fixture, so a new test is marked where it lands.
-
-    Under ``pytest -n N --dist loadgroup`` (``make test``) the tests that share a session-wide
-    process run on one worker: every browser test (one web app), every real-model test (one demo
-    model server), and each module's tests that share its supervisor (``world``). xdist hands out
-    the biggest groups first."""
+    each also ``slow``. By directory and by fixture, so a new test is marked where it lands."""
     for item in items:
         path = Path(str(item.fspath)).resolve()
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -48,11 +43,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for name in sorted(marks | ({"slow"} if marks else set())):
             if item.get_closest_marker(name) is None:
                 item.add_marker(name)
-        group = next((name for name in ("browser", "real_llm") if name in marks), None)
-        if group is None and "module_fleet" in fixtures:
-            group = path.stem
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadscope``: by module, the browser and demo-model tests on one worker (tests/scheduling.py)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from tests.scheduling import SharedProcessScheduling
+
+    return SharedProcessScheduling(config, log)
 
 
 @dataclass

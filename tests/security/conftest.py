@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.browser_fixtures import UiDatabase
+from tests.browser_fixtures import UiDatabase, chromium
 from tests.conftest import GroBotEnv
 from tests.ui.auth import sign_in
 from tests.ui.webapp import WebApp
@@ -53,6 +53,12 @@ class Attacker:
     @property
     def hits(self) -> list[str]:
         return list(self.server.hits)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[object]:
+    """Headless Chromium, one for the package."""
+    yield from chromium()
 
 
 @pytest.fixture(scope="package")

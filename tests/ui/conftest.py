@@ -13,12 +13,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.browser_fixtures import UiDatabase
+from tests.browser_fixtures import UiDatabase, chromium
 from tests.conftest import GroBotEnv
 from tests.ui.auth import UiUser, sign_in
 from tests.ui.webapp import WebApp
 
 logger = logging.getLogger(__name__)
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[object]:
+    """Headless Chromium, one for the package."""
+    yield from chromium()
 
 
 @pytest.fixture(scope="package", autouse=True)

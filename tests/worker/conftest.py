@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from tests.conftest import GroBotEnv
+from tests.helpers import wait_for
 from tests.worker.harness import Fleet, fleet
 
 
@@ -16,6 +18,9 @@ def module_fleet(module_env: GroBotEnv, tmp_path_factory: pytest.TempPathFactory
     (starting a supervisor is the slow part of an end-to-end test)."""
     with fleet(module_env, tmp_path_factory.mktemp("fleet")) as shared:
         shared.start_supervisor()
+        # Started before the first test's deadlines begin (seconds on a loaded machine).
+        wait_for(lambda: re.search(r"Supervisor \S+ started", shared.log()), 120,
+                 message=f"the supervisor started; log:\n{shared._tail()}")
         yield shared
 
 

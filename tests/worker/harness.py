@@ -103,7 +103,7 @@ class Fleet:
         with session_scope(readonly=True) as session:
             return session.get(BotStatus, bot_id)
 
-    def wait_state(self, bot_id: int, state: str, timeout: float = 20.0) -> BotStatus:
+    def wait_state(self, bot_id: int, state: str, timeout: float = 30.0) -> BotStatus:
         def check() -> BotStatus | None:
             status = self.status(bot_id)
             return status if status is not None and status.state == state else None
@@ -124,7 +124,7 @@ class Fleet:
         return self.discord.send_message(channel_id or self.discord.channel_id, f"<@{uid}> {text}", mentions=[uid],
                                          author=author)
 
-    def wait_reply(self, message: dict[str, Any], *, containing: str = "", timeout: float = 20.0) -> dict[str, Any]:
+    def wait_reply(self, message: dict[str, Any], *, containing: str = "", timeout: float = 30.0) -> dict[str, Any]:
         def check() -> dict[str, Any] | None:
             for reply in self.discord.replies_to(message["id"]):
                 if containing in reply["content"]:

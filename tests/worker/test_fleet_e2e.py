@@ -340,8 +340,8 @@ def test_bot_processes_hold_no_postgresql_connection(pg_env, tmp_path):
         for bot_id in ids:
             world.wait_online(bot_id)
         seen = {bot_id: world.status(bot_id).heartbeat_at for bot_id in ids}
-        wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] for bot_id in ids), 10)
-        assert all(world.status(bot_id).state == "online" for bot_id in ids)
+        wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] and world.status(bot_id).state == "online"
+                             for bot_id in ids), 30, message="every bot online, its heartbeat written again")
         names = _connections_by_name()
         assert "grobot-worker" in names and not any(name.startswith("grobot-bot-") for name in names), names
         a, b, c = ids
