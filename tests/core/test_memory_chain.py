@@ -57,7 +57,7 @@ async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, mon
             return None
 
         async def search(self, bot_id, query, k=5):
-            await asyncio.sleep(5)  # a memory that hangs: the chain must not wait for it
+            await asyncio.sleep(60)  # a memory that hangs: the chain must not wait for it
             return ["never seen"]
 
     monkeypatch.setenv("GROBOT_MEMORY_BUDGET_SECONDS", "0.3")
@@ -70,7 +70,7 @@ async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, mon
     result = await run_chain(_message(bot_id, "what do you remember?"), ChainDeps.local(SlowMemory()), tools=FakeToolCatalog())
     elapsed = time.perf_counter() - started
     assert result.error is None and result.text
-    assert elapsed < 2.0, elapsed
+    assert elapsed < 20, f"the chain waited {elapsed:.1f} s for a memory that hangs for 60 s"
     assert "never seen" not in fake_llm.chat_requests()[-1]["messages"][0]["content"]
 
 
