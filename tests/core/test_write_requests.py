@@ -65,18 +65,22 @@ def _notes(bot_id: int) -> list[str]:
 
 
 async def test_plain_chat_about_remembering_stores_nothing(bot, fake_llm):
+    """The tools model is not even asked: a statement or a question is no request (the demo model says "yes"
+    to "I like tea.")."""
     memory = Memory()
     script(fake_llm, tool="memory_remember", arguments={"text": "Good times, good times, good times"},
-           answer="The Commodore 64 was a great machine!")
+           answer="The Commodore 64 was a great machine!", asked="yes")
     sink = EventCollector()
 
     told = await _ask(bot, "I remember my first computer, it was a Commodore 64", memory, sink)
+    checks = [body for body in fake_llm.chat_requests() if is_write_check(body)]
 
     script(fake_llm, tool="user_notes_add", arguments={"note": "not a required property", "reliability": 0.9},
-           answer="Try repeating a name when you hear it.")
+           answer="Try repeating a name when you hear it.", asked="yes")
     asked = await _ask(bot, "Any tips for remembering people's names?", memory)
+    checks += [body for body in fake_llm.chat_requests() if is_write_check(body)]
 
-    assert memory.kept == [] and _notes(bot) == []
+    assert memory.kept == [] and _notes(bot) == [] and checks == []
     assert told.text == "The Commodore 64 was a great machine!"
     assert asked.text == "Try repeating a name when you hear it."
     steps = [e.data["text"] for e in sink.of("thinking") if e.data.get("step") == "write_check"]
@@ -127,12 +131,12 @@ async def test_the_native_loop_cannot_write_what_was_not_asked_for(grobot_env, f
                     Reply(text="What a lovely day!"))
 
     result = await run_chain(message(bot_id, "It was a lovely day at the beach."), tools=catalog)
+    told = fake_llm.chat_requests()[-1]["messages"][-1]["content"]  # what the model heard of the refused call
 
     fake_llm.script(Reply(tool_calls=[{"name": "journal__save_entry", "arguments": {"entry": "Beach day"}}]),
                     Reply(text="Saved."))
     saved = await run_chain(message(bot_id, "Save an entry: beach day with Tom", key="test:two"), tools=catalog)
 
     assert result.text == "What a lovely day!"
-    told = fake_llm.chat_requests()[2]["messages"][-1]["content"]
-    assert "does not ask for it" in told  # what the model heard of the refused call
+    assert "does not ask for it" in told
     assert written == ["Beach day"] and saved.text == 'Saved: "Beach day".'

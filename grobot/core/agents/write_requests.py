@@ -13,12 +13,14 @@ is therefore made only when the message asks for it, by one of two rules:
   Friday", "Can you note that I live in Berlin?". What follows the verb is what to keep, in the
   user's own words ("the meeting is on Friday");
 - else **the tools model's word**: one constrained yes/no ("Does the message ask you to ...?"),
-  asked only when a tool that changes things was chosen and the first rule did not find the request
-  (another language, another verb). A small model answers "no" when in doubt, which keeps nothing.
+  asked only when a tool that changes things was chosen, the first rule did not find the request
+  and the message may hold one in other words (another verb, another language: "Save this: ...",
+  "Merke dir, dass ...", :func:`may_be_request`).
 
-A statement ("I remember ...", "I note that you are slow"), a question about the topic ("tips for
-remembering names?") is no request: its words start with a subject or a question word, not a verb
-addressed to the bot.
+A statement ("I remember ...", "I note that you are slow") or a question about the topic ("tips for
+remembering names?") is no request: its words start with a subject, an article or a question word
+(the closed classes of English, French, Spanish and German), not with a verb addressed to the bot,
+and it is not even put to the model (the demo model says "yes" to "I like tea.").
 """
 
 from __future__ import annotations
@@ -52,6 +54,45 @@ _FIRST_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _STARTS = re.compile(r"(?:^|[.!?;\n]+\s*|,\s*|\s(?:and|then|also)\s+)", re.IGNORECASE)
 # Where what a request asks to keep ends: its sentence, or the next request ("..., and list your files").
 _CONTENT_END = re.compile(r"[.!?;\n]|,\s*(?:and|then)\s|\sand\s+then\s", re.IGNORECASE)
+
+
+# Words a statement or a question starts with, never an imperative: pronouns, articles, determiners,
+# question words and auxiliaries (English, French, Spanish, German).
+_NOT_A_VERB = frozenset("""
+i i'm i've i'd i'll me my mine we we're we've our us you you're your he he's his she she's her it it's its
+they they're their them this that these those there here the a an some any no every each all what what's which
+who whom whose how when where why whether if is are was were am be been do does did have has had doesn't
+didn't isn't aren't wasn't weren't haven't hasn't shall should may might must ought anyone anybody someone
+somebody everyone nobody nothing something everything one my
+je j' tu il elle on nous vous ils elles le la les l' un une des du mon ma mes ton ta tes son sa ses notre nos
+votre vos leur leurs ce cet cette ces c' qui que qu' quoi quel quelle quels quelles comment pourquoi où quand
+est-ce y a il
+yo tú el ella nosotros vosotros ellos ellas usted ustedes lo los las una unos unas mi mis tu tus su sus nuestro
+nuestra este esta estos estas ese esa qué quién cómo por cuándo dónde cuál hay es soy estoy
+ich du er sie es wir ihr der die das den dem des ein eine einen einem mein meine dein deine sein seine unser
+euer was wer wie warum wann wo welche welcher welches ist bin sind war gibt
+""".split())
+_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def may_be_request(message: str) -> bool:
+    """Whether ``message`` may ask the bot to do something, in words :func:`request_for` does not know: one of its
+    sentences is framed as a request ("please", "can you") or starts with a word that may be a verb (not a
+    pronoun, an article or a question word), and is not a question that does not address the bot."""
+    for sentence in re.findall(r"[^.!?\n]+[.!?]*", message):
+        text = sentence.strip()
+        framed = _FRAME.sub("", text, count=1)
+        if framed != text and re.match(r"(?:can|could|would|will|won't|wouldn't|couldn't)\s+you|please|kindly|pls|plz",
+                                       text, re.IGNORECASE):
+            return True  # "Can you keep this for me?", "Please save ..."
+        while framed != text:
+            text, framed = framed, _FRAME.sub("", framed, count=1)
+        first = _WORDS.match(text.lower())
+        # An English word in -ing starts a statement ("Remembering names is hard"), not an imperative.
+        if first and first.group() not in _NOT_A_VERB and not (first.group().endswith("ing") and len(first.group()) >= 6) \
+                and not text.endswith("?"):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -130,7 +171,7 @@ async def asks_for(run: Any, spec: ToolSpec) -> bool:
     if request_for(run.msg.content, spec, bot_name=run.bot.name) is not None:
         asked = True
     else:
-        asked = await asked_by_model(run, spec)
+        asked = may_be_request(run.msg.content) and await asked_by_model(run, spec)
         await run.think("write_check", f"{spec.name} changes things: "
                         + ("the tools model says the message asks for it" if asked
                            else "the message does not ask for it, so it is not called"), tool=spec.name, asked=asked)
