@@ -300,7 +300,8 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         """Save the bot's override of one category: only the values the admin set (the rest is
         inherited); a typed API key is checked with the provider first."""
         fields: dict[str, Any] = {key: str(form_data.get(key) or "").strip() for key in
-                                  ("provider", "base_url", "model", "context_window", "temperature")}
+                                  ("provider", "base_url", "model", "context_window", "temperature",
+                                   "repeat_penalty")}
         fields["fallback_model"] = str(form_data.get("fallback_model") or "").strip() or None
         fields["supports_images"] = bool(form_data.get("supports_images"))
         typed = Typed.from_form(form_data, bot_id=self.current_bot_id)

@@ -93,7 +93,8 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
                 "every few minutes); 0 = no cap.", "1"),
 )
 
-LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "fallback_model", "supports_images")
+LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "repeat_penalty", "fallback_model",
+              "supports_images")
 
 
 def _number_text(value: Any) -> str:
@@ -113,6 +114,7 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
             "model": llm.model,
             "context_window": str(llm.context_window),
             "temperature": _number_text(llm.temperature),
+            "repeat_penalty": "" if llm.repeat_penalty is None else _number_text(llm.repeat_penalty),
             "fallback_model": llm.fallback_model or "",
             "supports_images": "yes" if llm.supports_images else "",
             "api_key": llm.public()["api_key"],
@@ -152,7 +154,7 @@ def _llm_fields(form: dict[str, Any]) -> dict[str, Any]:
         "fallback_model": str(form.get("fallback_model", "")).strip() or None,
         "supports_images": bool(form.get("supports_images")),
     }
-    for key in ("context_window", "temperature"):
+    for key in ("context_window", "temperature", "repeat_penalty"):
         text = str(form.get(key, "")).strip()
         fields[key] = text if text else None
     return fields

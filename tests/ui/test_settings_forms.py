@@ -306,7 +306,8 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
     # Nothing set for the bot: each value says what it inherits, and from where.
     expect(card.get_by_test_id("llm-hint")).to_have_text([
         "Inherited: ollama (default).", "Empty: llama3.2 (default).", "Empty: http://localhost:11434 (default).",
-        "Empty: 8192 (default).", "Empty: 0.7 (default)."], timeout=PAGE_TIMEOUT_MS)
+        "Empty: 8192 (default).", "Empty: 0.7 (default).", "Empty: the server's own (default)."],
+        timeout=PAGE_TIMEOUT_MS)
     base_url = card.get_by_role("textbox", name="Base URL")
     expect(base_url).to_have_value("")  # the effective URL is not copied into the form
 
@@ -338,7 +339,7 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
         "ollama", "", "fake-model", None, None)
     expect(card.get_by_test_id("llm-hint")).to_have_text([
         "Set for this bot.", "Set for this bot.", "Empty: http://localhost:11434 (default).",
-        "Empty: 8192 (default).", "Empty: 0.7 (default)."])
+        "Empty: 8192 (default).", "Empty: 0.7 (default).", "Empty: the server's own (default)."])
 
 
 def test_a_bot_llm_card_checks_a_new_key_and_names_another_provider(admin_page, fake_llm, llm_rows_restored) -> None:

@@ -73,6 +73,11 @@ class Sampling:
         return {"frequency_penalty": penalty} if penalty else {}
 
 
+def default_text(provider: str) -> str:
+    """What an unset repetition penalty means for ``provider``, in words (the settings forms' hint)."""
+    return f"{EMBEDDED_REPEAT_PENALTY:g} with DRY" if provider == EMBEDDED else "the server's own"
+
+
 def frequency_penalty(repeat_penalty: float | None) -> float | None:
     """OpenAI's additive ``frequency_penalty`` (-2 to 2) for a multiplicative repetition penalty: 1.1 -> 0.2."""
     if repeat_penalty is None or repeat_penalty <= 1.0:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, select
 
-from grobot.core.llm import embedded
+from grobot.core.llm import embedded, sampling
 from grobot.core.models import LLMCategory, LLMSetting
 from grobot.core.services import llm_settings
 from grobot.core.settings import get_settings
@@ -20,7 +20,7 @@ GLOBAL = "global setting"
 ENVIRONMENT = "environment variable OLLAMA_HOST"
 PROVIDER_DEFAULT = "provider default"
 DEFAULT = "default"
-FIELDS = ("base_url", "model", "context_window", "temperature")
+FIELDS = ("base_url", "model", "context_window", "temperature", "repeat_penalty")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) 
             inherited, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
         else:
             inherited, source = _text(getattr(parent, name)), parent_source
+        if name == "repeat_penalty" and not inherited:
+            inherited = sampling.default_text(provider)  # unset all the way: the provider's default
         fields[name] = FieldSource(own=own, inherited=_text(inherited), source=source)
     return OverrideView(category=category, overridden=row is not None,
                         provider=FieldSource(own=row.provider if row is not None else "", inherited=parent.provider,
