@@ -31,7 +31,7 @@ REPEAT_LAST_N = 128  # tokens the repetition penalty looks back over
 DRY_MULTIPLIER = 0.8
 DRY_BASE = 1.75
 DRY_ALLOWED_LENGTH = 2
-DRY_PENALTY_LAST_N = -1  # the whole context
+DRY_PENALTY_LAST_N = 1024  # tokens DRY looks back over (this llama.cpp refuses -1, "the whole context")
 MIN_P = 0.05  # a token far less likely than the best one is never drawn (cuts the tail a small model rambles in)
 
 
