@@ -1,8 +1,8 @@
 """repeat penalty: an LLM setting's repetition penalty for the roles that write prose (NULL: the
 provider's default, which for the embedded llama.cpp models is GroBot's own; 1.0: off)
 
-Revision ID: 0008_repeat_penalty
-Revises: 0007_costs
+Revision ID: 0009_repeat_penalty
+Revises: 0008_deliberation_status
 Create Date: 2026-11-28 23:00:00
 """
 from typing import Sequence, Union
@@ -11,8 +11,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = '0008_repeat_penalty'
-down_revision: Union[str, None] = '0007_costs'
+revision: str = '0009_repeat_penalty'
+down_revision: Union[str, None] = '0008_deliberation_status'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
