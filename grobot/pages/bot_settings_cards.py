@@ -199,6 +199,10 @@ def llm_card(row: LLMRow) -> rx.Component:
                              _hint(row, "temperature")),
                     columns="2", spacing="3", width="100%",
                 ),
+                labelled("Repetition penalty", rx.input(name="repeat_penalty", default_value=row.repeat_penalty,
+                                                        type="number", step="0.05",
+                                                        placeholder=inherit["repeat_penalty"], **small),
+                         _hint(row, "repeat_penalty")),
                 labelled("Fallback model", rx.input(name="fallback_model", default_value=row.fallback_model,
                                                     placeholder="None", **small)),
                 rx.el.label(
