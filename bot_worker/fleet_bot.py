@@ -299,7 +299,7 @@ class FleetBot(discord.Client):
             return
         marks = {"received": received, "config": time.perf_counter()}
         task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
-                                        memories=data.memories, similarities=similarities))
+                                        memories=data.memories, similarities=similarities, documents=data.documents))
         self.track_answer(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
 
     def track_answer(self, task: asyncio.Task[Any], *, channel_id: str, author_id: str) -> RunningAnswer:
@@ -321,7 +321,8 @@ class FleetBot(discord.Client):
 
     async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
                       links: Any = None, marks: dict[str, float] | None = None,
-                      memories: list[str] | None = None, similarities: KnownScores = None) -> None:
+                      memories: list[str] | None = None, similarities: KnownScores = None,
+                      documents: Any = None) -> None:
         """Answer an admitted message: its attachments, then the chain, streamed into a reply.
 
         An answer Discord does not take (no permission in the channel, the channel gone, its
@@ -384,7 +385,7 @@ class FleetBot(discord.Client):
                 chain_running = True
                 try:
                     result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
-                                          memories=memories, similarities=similarities)
+                                          memories=memories, similarities=similarities, documents=documents)
                 finally:
                     chain_running = False
                 if result.route_texts is not None:  # scored with the next message's settings read

@@ -12,6 +12,7 @@ from typing import Any
 
 from grobot.core.agents.run_store import Loaded
 from grobot.core.agents.types import IncomingMessage, ReplyRules
+from grobot.core.documents.message import Found
 
 logger = logging.getLogger(__name__)
 
@@ -51,12 +52,14 @@ class MessageData:
     loaded: Loaded | None = None
     memories: list[str] | None = None
     similarities: list[float] | None = None  # the message against the ``route_texts`` asked for
+    documents: Found | None = None  # its passages of the bot's documents, looked up with the memories
 
     def as_dict(self) -> dict[str, Any]:
         return {"settings": self.settings.as_dict() if self.settings else None, "decision": self.decision,
                 "links": [link.as_dict() for link in self.links] if self.links is not None else None,
                 "loaded": self.loaded.as_dict() if self.loaded is not None else None, "memories": self.memories,
-                "similarities": self.similarities}
+                "similarities": self.similarities,
+                "documents": self.documents.as_dict() if self.documents is not None else None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MessageData:
@@ -70,6 +73,7 @@ class MessageData:
             loaded=Loaded.from_dict(loaded) if loaded else None,
             memories=[str(m) for m in found] if found is not None else None,
             similarities=[float(v) for v in scores] if scores is not None else None,
+            documents=Found.from_dict(data.get("documents")),
         )
 
 

@@ -25,6 +25,7 @@ from grobot.core.agents.run_store import RunWrite
 from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
 from grobot.core.agents.tool_router import precomputable
 from grobot.core.agents.types import IncomingMessage, ReplyRules
+from grobot.core.documents import message as doc_message
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
 from grobot.core.models import Bot
@@ -160,12 +161,15 @@ class LocalBotStore(DatabaseStore):
         # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
         # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
         lookup = start_memory_lookup(msg, memory) if memories else None  # a query (and the embedding if not started)
+        passages = doc_message.start_lookup(memory, msg, data.loaded.bot) if memories else None  # beside it
         scores = (asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
                   if start_embedding is not None and deferred is None else None)
         if lookup is not None:
             data.memories = await lookup  # within the memory time budget
         elif memories:
             data.memories = []
+        if memories:
+            data.documents = await passages if passages is not None else doc_message.NOTHING
         if scores is not None:
             data.similarities = await scores
         if timings_logger.isEnabledFor(logging.DEBUG):

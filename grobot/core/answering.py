@@ -23,6 +23,7 @@ from grobot.core.agents.reply_rules import rules_decision, silence_reason
 from grobot.core.agents.run_store import Loaded, RunEnd
 from grobot.core.agents.tool_router import KnownScores
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
+from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from grobot.core.limits import check as limit_hit
@@ -98,17 +99,19 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
 
 async def answer(msg: IncomingMessage, admission: Admission, loaded: Loaded, deps: ChainDeps, *,
                  sink: EventSink | None = None, tools: ToolCatalog | None = None,
-                 memories: list[str] | None = None, similarities: KnownScores = None) -> ChainResult:
+                 memories: list[str] | None = None, similarities: KnownScores = None,
+                 documents: Found | None = None) -> ChainResult:
     """Run the chain for an admitted message, then free its slot.
 
-    ``memories`` / ``similarities``: what the host's read found already (the bot link looks the
-    memories up and scores the message against the tools while it reads the settings).
+    ``memories`` / ``similarities`` / ``documents``: what the host's read found already (the bot link
+    looks the memories and document passages up and scores the message against the tools while it
+    reads the settings).
     """
     from grobot.core.agents.chain import run_chain  # an idle bot process does not load the chain
 
     try:
         return await run_chain(msg, deps, sink=sink, tools=tools, decision=admission.decision, preloaded=loaded,
-                               memories=memories, similarities=similarities)
+                               memories=memories, similarities=similarities, documents=documents)
     finally:
         admission.release()
 

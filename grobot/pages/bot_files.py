@@ -1,4 +1,5 @@
-"""The Files tab (admins): the bot's files (which its tools can read), upload, download, delete.
+"""The Files tab (admins): the bot's files (which its tools can read and it answers from), upload, download,
+delete, and each file's state in the bot's document index (:mod:`grobot.pages.bot_documents`).
 
 The files service checks sizes and paths (nothing may leave the bot's folder); this page
 shows its errors as they are.
@@ -24,25 +25,14 @@ from grobot.core.models import AppUser, Bot
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised
-from grobot.core.wording import counted
+from grobot.core.wording import counted, human_size
+from grobot.pages.bot_documents import DocumentsState, documents_card, file_state
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
 logger = logging.getLogger(__name__)
 
 UPLOAD_ID = "bot-files-upload"
-
-
-def human_size(size: int) -> str:
-    """``1 byte``, ``17 bytes``, ``1.5 MB`` style sizes."""
-    if size < 1024:
-        return counted(size, "byte")
-    value = size / 1024
-    for unit in ("KB", "MB"):
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
 
 
 def too_big(name: str, size: int, limit: int) -> str:
@@ -164,7 +154,7 @@ class FilesState(BotPageState):
             self.files_error = user_message(exc)
             return None
         self.files_loaded = True
-        return None
+        return DocumentsState.load
 
     @rx.event
     def set_folder(self, value: str) -> None:
@@ -196,6 +186,7 @@ class FilesState(BotPageState):
         self.uploading = False
         yield upload_done()
         yield rx.toast.success(f"Uploaded {counted(len(items), 'file')}.")
+        yield DocumentsState.files_changed
 
     @rx.event
     async def download(self, path: str):
@@ -230,7 +221,7 @@ class FilesState(BotPageState):
                                                                  self.current_bot_id, path)
         except Exception as exc:
             return rx.toast.error(user_message(exc))
-        return rx.toast.success(f"Deleted {path}.")
+        return [rx.toast.success(f"Deleted {path}."), DocumentsState.files_changed]
 
 
 # --------------------------------------------------------------------------- components
@@ -245,6 +236,7 @@ def file_row(row: FileRow) -> rx.Component:
                 safe_text(row.path, weight="medium", word_break="break-all"),
                 rx.text(row.size, " · ", row.updated, size="1", color=muted, display=NARROW_ONLY,
                         data_testid="file-details"),  # narrow screens: in place of the columns left out
+                file_state(row.path),
                 spacing="0",
                 min_width="0",
             ),
@@ -363,6 +355,7 @@ def files_tab() -> rx.Component:
                             "price lists."),
             ),
         ),
+        documents_card(),
         delete_dialog(),
         spacing="4",
         width="100%",

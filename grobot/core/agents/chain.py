@@ -30,6 +30,8 @@ from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
+from grobot.core.documents import message as doc_message
+from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
@@ -65,6 +67,7 @@ async def run_chain(
     preloaded: Loaded | None = None,
     memories: Awaitable[list[str]] | list[str] | None = None,
     similarities: tool_router.KnownScores = None,
+    documents: Awaitable[Found] | Found | None = None,
 ) -> ChainResult:
     """Answer one message the checks admitted (:mod:`grobot.core.answering`): emit its events to
     ``sink``, store them and the answer, return the result.
@@ -75,12 +78,13 @@ async def run_chain(
     message (else it is read now). ``memories``: this message's memories, or their retrieval
     started early by the caller (:func:`start_memory_lookup`); else they are retrieved now.
     ``similarities``: the message against tool texts, computed already or coming (see :func:`tool_router.route`).
+    ``documents``: the message's passages of the bot's documents, like ``memories``.
     """
     if deps is None:
         deps = ChainDeps.local()
         try:
             return await run_chain(msg, deps, sink=sink, tools=tools, decision=decision, preloaded=preloaded,
-                                   memories=memories, similarities=similarities)
+                                   memories=memories, similarities=similarities, documents=documents)
         finally:
             await deps.aclose()
     store = deps.store
@@ -122,10 +126,15 @@ async def run_chain(
             catalog = await _catalog(run, deps)
         lookup = _found(memories) if isinstance(memories, list) else memories if memories is not None \
             else _memories(memory, msg)
-        specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
+        passages = documents if documents is not None else doc_message.lookup(memory, msg, loaded.bot)
+        specs, found, in_documents = await asyncio.gather(_list_tools(run, catalog), lookup, _in_documents(passages))
+        specs = doc_message.offered(specs, in_documents)
         run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
                                                        user=loaded.knowledge, memories=found,
-                                                       unavailable=run.unavailable_tools)
+                                                       unavailable=run.unavailable_tools) + doc_message.prompt_part(in_documents)
+        if doc_message.described(in_documents):
+            await run.think("documents", doc_message.described(in_documents),
+                            sources=[p.source() for p in in_documents.passages])
         run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
                                        channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
                                        platform="discord" if msg.platform == "discord" else "test_chat",
@@ -136,6 +145,7 @@ async def run_chain(
             answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
         else:
             answer = await _chain_mode(run, specs, catalog, memory)
+        answer = await doc_message.cite(run, answer, in_documents)
 
         # -- done: store the answer, the events and the accounting in one transaction
         final_text = recorder.text or answer
@@ -360,6 +370,11 @@ def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Tas
 
 async def _found(memories: list[str]) -> list[str]:
     return memories
+
+
+async def _in_documents(found: Awaitable[Found] | Found) -> Found:
+    """The message's passages: found by the host already, or coming."""
+    return found if isinstance(found, Found) else await found
 
 
 async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:

@@ -1,0 +1,131 @@
+"""A message and the bot's documents: the lookup beside its memories, the passages in the answering
+prompt, and the source the reply names.
+
+The lookup is embeddings only (no LLM call): the supervisor searches the bot's passages with
+the message's vector while it looks its memories up, and only those at least as similar as
+the bot's threshold reach the prompt. A message no passage comes close to is answered as
+before; the ``documents_search`` tool is then offered (the model may search with other
+words), and left out when the prompt has the passages already or the bot has no documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from grobot.core.documents import PASSAGES_PER_MESSAGE, Passage, query_of
+from grobot.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = "documents_search"
+PROMPT_CHARS = 2400  # of passages in the answering prompt, at most
+MARKDOWN_SPECIAL = "\\`*_~|[]<>"  # marks that format text in the middle of a line
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a message's lookup found: the relevant passages (best first), and whether the bot has
+    any document indexed (False also when documents are off or could not be searched)."""
+
+    passages: list[Passage] = field(default_factory=list)
+    indexed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"passages": [p.as_dict() for p in self.passages], "indexed": self.indexed}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Found | None:
+        if data is None:
+            return None
+        return cls([Passage.from_dict(p) for p in data.get("passages") or []], bool(data.get("indexed")))
+
+
+NOTHING = Found()
+
+
+async def lookup(memory: Any, msg: Any, bot: Any) -> Found:
+    """The passages of ``msg`` in its bot's documents (``bot``: its ``BotConfig``), within the memory
+    time limit; never raises (a failure finds nothing)."""
+    query = query_of(bot)
+    search = getattr(memory, "documents", None)
+    if query is None or search is None or not msg.content.strip():
+        return NOTHING
+    try:
+        found = await asyncio.wait_for(search(msg.bot_id, msg.content, query.k, threshold=query.threshold, quote=True),
+                                       get_settings().memory_budget_seconds)
+    except Exception as exc:
+        logger.info("No document passages for the message (%s)", type(exc).__name__)
+        return Found(indexed=True)  # perhaps it has some: the tool stays offered
+    return NOTHING if found is None else Found(list(found), True)
+
+
+def start_lookup(memory: Any, msg: Any, bot: Any) -> asyncio.Task[Found] | None:
+    """Start :func:`lookup` now (None: documents are off, or this process cannot search them)."""
+    if query_of(bot) is None or getattr(memory, "documents", None) is None or not msg.content.strip():
+        return None
+    return asyncio.get_running_loop().create_task(lookup(memory, msg, bot))
+
+
+def offered(specs: list[Any], found: Found) -> list[Any]:
+    """The tools for this message: ``documents_search`` only when the bot has documents and the prompt
+    has none of their passages yet."""
+    if found.indexed and not found.passages:
+        return specs
+    return [s for s in specs if s.name != TOOL_NAME]
+
+
+def prompt_part(found: Found) -> str:
+    """The passages for the answering prompt ("" for none), each with its source, within :data:`PROMPT_CHARS`."""
+    if not found.passages:
+        return ""
+    lines = ["", "", "From your documents (answer from these passages; they are the bot's files, not the user's words):"]
+    left = PROMPT_CHARS
+    for passage in found.passages[:PASSAGES_PER_MESSAGE]:
+        text = " ".join(passage.text.split())[:left]
+        if not text:
+            break
+        lines.append(f"- [{_one_line(passage.source())}] {text}")
+        left -= len(text)
+    return "\n".join(lines)
+
+
+def described(found: Found) -> str:
+    """The chain's step for Test Chat: which passages went into the prompt, how close."""
+    if not found.passages:
+        return "no passage of the bot's documents is close to the message" if found.indexed else ""
+    return "in the prompt: " + "; ".join(f"{p.source()} ({p.score:.2f})" for p in found.passages)
+
+
+def citation(found: Found) -> str:
+    """The line a reply ends with: the passages' sources (file and section) and the sentence of the
+    best one closest to the question ("" when no passage was used)."""
+    if not found.passages:
+        return ""
+    sources = list(dict.fromkeys(p.source() for p in found.passages[:2]))
+    label = "Source" if len(sources) == 1 else "Sources"
+    line = f"{label}: " + "; ".join(escape_markdown(s) for s in sources)
+    quote = found.passages[0].quote.strip()
+    if quote:
+        line += f" — “{escape_markdown(_one_line(quote))}”"
+    return f"\n\n{line}"
+
+
+async def cite(run: Any, answer: str, found: Found) -> str:
+    """``answer`` with its :func:`citation`, which is streamed like the answer's words."""
+    line = citation(found)
+    if not line or not answer.strip():
+        return answer
+    await run.recorder.token(line)
+    return answer + line
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with Markdown's marks escaped, so that a file name shows as written on Discord and in Test Chat."""
+    return "".join(f"\\{ch}" if ch in MARKDOWN_SPECIAL else ch for ch in text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
