@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import os
 import random
@@ -47,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.documents_suite import DEV, DOCUMENTS, HELD_OUT, MANUAL, PLAIN, QUESTIONS, Question  # noqa: E402
 
 FILLER_PASSAGES = 10_000
+print = functools.partial(print, flush=True)
 MANUAL_PAGES = 60
 
 
@@ -224,12 +226,12 @@ def strict(reply: str, facts: tuple[str, ...]) -> tuple[bool, str]:
     return (any(f in text for f in facts), "" if any(f in text for f in facts) else "the fact is missing")
 
 
-async def replies(deps: Any, bot_id: int, verbose: bool) -> dict[str, Any]:
+async def replies(deps: Any, bot_id: int, verbose: bool, sample: int = 1) -> dict[str, Any]:
     from grobot.core.agents.chain import run_chain, wait_for_background
     from grobot.core.agents.types import IncomingMessage
     results: dict[str, list[tuple[bool, bool]]] = {"dev": [], "held-out": []}
     seconds = []
-    for index, question in enumerate(QUESTIONS):
+    for index, question in enumerate(QUESTIONS[::sample]):
         events: list[Any] = []
 
         async def sink(event: Any) -> None:
@@ -251,9 +253,12 @@ async def replies(deps: Any, bot_id: int, verbose: bool) -> dict[str, Any]:
         results[split].append((sent_ok, own_ok))
         if verbose:
             mark = "ok  " if sent_ok else "FAIL"
-            print(f"  {mark} {'own' if own_ok else '   '} {seconds[-1]:5.1f}s {question.text[:60]:60} {why}")
-            if not sent_ok or verbose:
-                print(f"        {(reply or result.error or '')[:240]!r}  [{(step or {}).get('text', 'no passages')}]")
+            print(f"  {mark} {'own' if own_ok else '   '} {seconds[-1]:5.1f}s {result.llm_calls} calls "
+                  f"{question.text[:60]:60} {why}", flush=True)
+            steps = [f"{e.data.get('step')}: {str(e.data.get('text'))[:100]}" for e in events
+                     if e.kind.value == "thinking" and e.data.get("step") != "documents"]
+            print(f"        {(reply or result.error or '')[:400]!r}\n        [{(step or {}).get('text', 'no passages')}]"
+                  f"\n        {steps}", flush=True)
     await wait_for_background(timeout=120)
     return {"results": results, "p50": _pct(seconds, 0.5)}
 
@@ -332,7 +337,7 @@ async def _main(args: argparse.Namespace) -> int:
         await indexer.sync()
         deps = ChainDeps.local(memory)
         try:
-            answered = await replies(deps, fresh, args.verbose)
+            answered = await replies(deps, fresh, args.verbose, args.sample)
             calls = await plain_calls(deps, fresh, plain_bot)
         finally:
             await deps.aclose()
@@ -361,6 +366,7 @@ def main() -> int:
     parser.add_argument("--base-url", default="")
     parser.add_argument("--context", type=int, default=4096)
     parser.add_argument("--skip-model", action="store_true", help="no replies on a model")
+    parser.add_argument("--sample", type=int, default=1, help="on the model: every Nth question only")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)

@@ -31,7 +31,7 @@ def _in_megabytes(problem: str) -> str:
     """The service's limit in bytes said in MB (``greater than or equal to 1024`` -> ``... 0.001 MB``)."""
     import re
 
-    return re.sub(r"\d{4,}", lambda m: f"{int(m.group()) / 1048576:g} MB", problem)
+    return re.sub(r"\d{4,}", lambda m: f"{round(int(m.group()) / 1048576, 3):g} MB", problem)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -106,7 +106,7 @@ def _list(args: argparse.Namespace) -> int:
     if not states:
         print("no files (documents add BOT FILE, or the Files tab)")
         return 0
-    print_table([[path, _short(state.line)] for path, state in states.items()], ["FILE", "STATE"])
+    print_table([[path, state.line] for path, state in states.items()], ["FILE", "STATE"])
     if not worker and any(state.state in UNSETTLED for state in states.values()):
         print("No bot worker is running: files are indexed when it starts.")
     return 0

@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 TOOL_NAME = "documents_search"
 PROMPT_CHARS = 2400  # of passages in the answering prompt, at most
+CLOSE_SCORES = 0.05  # a second passage this close to the best is named as a source too
 MARKDOWN_SPECIAL = "\\`*_~|[]<>"  # marks that format text in the middle of a line
 
 
@@ -100,11 +101,12 @@ def described(found: Found) -> str:
 
 
 def citation(found: Found) -> str:
-    """The line a reply ends with: the passages' sources (file and section) and the sentence of the
-    best one closest to the question ("" when no passage was used)."""
+    """The line a reply ends with: the best passage's source (file and section; and the next one's when it
+    is about as close) and its sentence closest to the question ("" when no passage was used)."""
     if not found.passages:
         return ""
-    sources = list(dict.fromkeys(p.source() for p in found.passages[:2]))
+    best = found.passages[0]
+    sources = list(dict.fromkeys(p.source() for p in found.passages[:2] if p.score >= best.score - CLOSE_SCORES))
     label = "Source" if len(sources) == 1 else "Sources"
     line = f"{label}: " + "; ".join(escape_markdown(s) for s in sources)
     quote = found.passages[0].quote.strip()
