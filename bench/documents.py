@@ -231,7 +231,9 @@ async def replies(deps: Any, bot_id: int, verbose: bool, sample: int = 1) -> dic
     from grobot.core.agents.types import IncomingMessage
     results: dict[str, list[tuple[bool, bool]]] = {"dev": [], "held-out": []}
     seconds = []
-    for index, question in enumerate(QUESTIONS[::sample]):
+    # Every ``sample``-th question, taken in turn from each third (so that held-out ones are among them).
+    chosen = [q for i, q in enumerate(QUESTIONS) if i % sample == (i // sample) % sample] if sample > 1 else QUESTIONS
+    for index, question in enumerate(chosen):
         events: list[Any] = []
 
         async def sink(event: Any) -> None:

@@ -66,6 +66,23 @@ def index_again(token: str, bot_id: int) -> int:
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
 
+LABELS = {"documents_threshold": "threshold", "documents_max_file_bytes": "largest_file",
+          "documents_max_passages": "most_passages"}  # as the form labels them
+
+
+def _with_labels(exc: Exception) -> Exception:
+    """A settings error that names the form's fields, not the bot's columns (the size in MB)."""
+    if not isinstance(exc, documents_service.ValidationError):
+        return exc
+    import re
+
+    text = str(exc)
+    for name, label in LABELS.items():
+        text = text.replace(name, label)
+    text = re.sub(r"\d{4,}", lambda m: f"{round(int(m.group()) / MEGABYTE, 3):g} MB", text)
+    return documents_service.ValidationError(text)
+
+
 def _number(text: str, what: str) -> float:
     try:
         return float(text.strip().replace(",", "."))
@@ -185,8 +202,7 @@ class DocumentsState(BotPageState):
             await asyncio.to_thread(save_documents, self.session_token, self.current_bot_id, changes)
         except Exception as exc:
             self.saving = False
-            self.documents_error = user_message(exc).replace("documents_threshold", "Threshold").replace(
-                "documents_max_file_bytes", "Largest file").replace("documents_max_passages", "Most passages")
+            self.documents_error = user_message(_with_labels(exc))
             return
         self.saving = False
         await self._reload(ask_worker, form=True)
@@ -238,18 +254,21 @@ def documents_card() -> rx.Component:
         rx.cond(
             DocumentsState.enabled,
             rx.flex(
-                field("Threshold", rx.input(id="documents-threshold", value=DocumentsState.threshold,
+                rx.box(field("Threshold", rx.input(id="documents-threshold", value=DocumentsState.threshold,
                                             on_change=DocumentsState.set_threshold, width="7rem", inputmode="decimal"),
                       input_id="documents-threshold",
                       help_text="0 to 1: how close a passage must be to a question to be used (default 0.3)"),
-                field("Largest file (MB)", rx.input(id="documents-max-file", value=DocumentsState.max_file_mb,
+                       width="15rem", max_width="100%"),
+                rx.box(field("Largest file (MB)", rx.input(id="documents-max-file", value=DocumentsState.max_file_mb,
                                                     on_change=DocumentsState.set_max_file_mb, width="7rem",
                                                     inputmode="decimal"),
                       input_id="documents-max-file", help_text="larger files are not indexed"),
-                field("Most passages", rx.input(id="documents-max-passages", value=DocumentsState.max_passages,
+                       width="11rem", max_width="100%"),
+                rx.box(field("Most passages", rx.input(id="documents-max-passages", value=DocumentsState.max_passages,
                                                 on_change=DocumentsState.set_max_passages, width="8rem",
                                                 inputmode="numeric"),
                       input_id="documents-max-passages", help_text="the bot keeps at most this many"),
+                       width="12rem", max_width="100%"),
                 rx.hstack(
                     rx.button("Save", on_click=DocumentsState.save_limits, loading=DocumentsState.saving,
                               disabled=~DocumentsState.documents_dirty),

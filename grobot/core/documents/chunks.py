@@ -16,9 +16,12 @@ from grobot.core.documents.convert import Section
 TARGET_WORDS = 110  # a passage closes once it has this many words
 MAX_WORDS = 170  # and never grows past this (MiniLM reads 256 tokens: about 180 words)
 # Bumped when the cutting changes: every document is indexed again.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[\"“'(\[]?[A-Z0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[]?[A-Z0-9])")
+# Words whose period ends no sentence ("Dr. Lena Hoffmann").
+_ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "prof", "st", "no", "vs", "etc", "e.g", "i.e", "approx", "fig", "p", "pp",
+                  "inc", "ltd", "co", "jr", "sr", "mt", "ca"}
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"https?://\S+")
 _MARKS = re.compile(r"[*_`#>|]+|-{3,}")
@@ -62,7 +65,7 @@ def _units(text: str) -> list[str]:
         if _words(paragraph) <= MAX_WORDS:
             units.append(paragraph)
             continue
-        for sentence in _SENTENCE_END.split(paragraph):
+        for sentence in split_sentences(paragraph):
             words = sentence.split()
             for start in range(0, len(words), MAX_WORDS):
                 units.append(" ".join(words[start:start + MAX_WORDS]))
@@ -87,11 +90,26 @@ def _cut(text: str) -> list[str]:
     return ["\n\n".join(piece) for piece in pieces]
 
 
-def sentences(text: str) -> list[str]:
-    """A passage's sentences (and list items), for the quote a reply cites."""
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut at the ends of its sentences (not after "Dr." and such)."""
     found: list[str] = []
-    for line in re.split(r"\n+", text):
-        line = _LINK.sub(r"\1", line).strip().lstrip("-*+ ").strip()
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start:match.start()].split()
+        last = before[-1].rstrip(".").lower() if before else ""
+        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            continue
+        found.append(text[start:match.start()].strip())
+        start = match.end()
+    found.append(text[start:].strip())
+    return [s for s in found if s]
+
+
+def sentences(text: str) -> list[str]:
+    """A passage's sentences and list items (a paragraph's lines joined first), for the quote a reply cites."""
+    found: list[str] = []
+    for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)", text):
+        line = " ".join(_LINK.sub(r"\1", paragraph).split()).lstrip("-*+ ").strip()
         line = re.sub(r"^\d+[.)]\s+", "", line)
-        found.extend(s.strip() for s in _SENTENCE_END.split(line) if len(s.split()) >= 3)
+        found.extend(s for s in split_sentences(line) if len(s.split()) >= 3)
     return found

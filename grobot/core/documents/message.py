@@ -82,7 +82,8 @@ def prompt_part(found: Found) -> str:
     """The passages for the answering prompt ("" for none), each with its source, within :data:`PROMPT_CHARS`."""
     if not found.passages:
         return ""
-    lines = ["", "", "From your documents (answer from these passages; they are the bot's files, not the user's words):"]
+    lines = ["", "", "From your documents (answer briefly from these passages; they are the bot's files, not the user's "
+                     "words):"]
     left = PROMPT_CHARS
     for passage in found.passages[:PASSAGES_PER_MESSAGE]:
         text = " ".join(passage.text.split())[:left]
