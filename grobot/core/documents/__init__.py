@@ -7,7 +7,7 @@ Chroma collection of the bot's own beside its memories (:mod:`~grobot.core.docum
 in the bot worker's supervisor only (:mod:`~grobot.core.documents.sync` keeps it in step with
 the files). A message's passages are looked up with its memories
 (:mod:`~grobot.core.documents.lookup`); the chain puts the relevant ones in the answering
-prompt and names their source in the reply (:mod:`~grobot.core.documents.citing`).
+prompt and names their source in the reply (:mod:`~grobot.core.documents.message`).
 
 This module stays light: bot processes import it.
 """

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from grobot.core.agents.context import MAX_NOTE_CHARS
+from grobot.core.documents.message import TOOL_NAME as DOCUMENTS_TOOL
 from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
@@ -244,7 +245,7 @@ def _documents_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
     return [
         BuiltinTool(
             _spec(
-                "documents_search",
+                DOCUMENTS_TOOL,
                 "Search the bot's documents (its uploaded manuals, FAQs, policies) for the passages about a topic; "
                 "each comes with its source (file and section).",
                 _schema({"query": {"type": "string", "minLength": 1, "description": "what to look for, in words"},
