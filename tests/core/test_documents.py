@@ -5,20 +5,24 @@ their source, kept in step when a file is replaced or deleted, and bad files eac
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.types import IncomingMessage
+from grobot.core.agents.types import BotConfig, IncomingMessage
 from grobot.core.db import session_scope
+from grobot.core.documents import message as doc_message
 from grobot.core.documents.convert import convert
+from grobot.core.documents.message import TOOL_NAME, offered
 from grobot.core.documents.sync import DocumentsIndexer
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.models import BotDocument
 from grobot.core.services import bots, documents, files
+from grobot.core.tools.base import ToolSpec
 from tests.documents_helpers import docx_bytes, pdf_bytes, scanned_pdf_bytes
 from tests.fakes.llm import is_archivist_request, use_fake_llm
 
@@ -222,6 +226,20 @@ async def test_an_answer_from_a_document_names_its_source_and_plain_chat_costs_n
             calls[label] = (plain.llm_calls, len(asked))
             assert "From your documents" not in str(asked[-1]["messages"][0]["content"])
         assert calls["on"] == calls["off"] == (1, 1)
+        # Chat gets no documents_search tool (choosing among the tools could cost a call); a question whose
+        # closest passage comes near the threshold without passing it does.
+        tools = [ToolSpec(TOOL_NAME, "", {}), ToolSpec("datetime_now", "", {})]
+        config = BotConfig(id=bot_id, name="keeper", personality="", agent_mode="chain", max_tool_rounds=5)
+        chat = await doc_message.lookup(memory, _message(bot_id, "Thanks, that's all for now.", "x"), config)
+        assert (chat.indexed, chat.passages, chat.near) == (True, [], False)
+        assert [t.name for t in offered(tools, chat)] == ["datetime_now"]
+        question = _message(bot_id, "How long is a gift card valid?", "x")
+        best = (await memory.documents(bot_id, question.content, 1, quote=False))[0].score
+        close = await doc_message.lookup(memory, question, replace(config, documents_threshold=best + 0.02))
+        assert (close.passages, close.near) == ([], True)
+        assert [t.name for t in offered(tools, close)] == [TOOL_NAME, "datetime_now"]
+        found = await doc_message.lookup(memory, question, config)
+        assert found.passages and [t.name for t in offered(tools, found)] == ["datetime_now"]
         await wait_for_background()
     finally:
         await deps.aclose()

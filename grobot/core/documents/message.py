@@ -4,8 +4,8 @@ prompt, and the source the reply names.
 The lookup is embeddings only (no LLM call): the supervisor searches the bot's passages with
 the message's vector while it looks its memories up, and only those at least as similar as
 the bot's threshold reach the prompt. A message no passage comes close to is answered as
-before; the ``documents_search`` tool is then offered (the model may search with other
-words), and left out when the prompt has the passages already or the bot has no documents.
+before, with no tool of its own; the ``documents_search`` tool is offered only to a message
+whose closest passage came near the threshold (the model may search with other words).
 """
 
 from __future__ import annotations
@@ -23,25 +23,31 @@ logger = logging.getLogger(__name__)
 TOOL_NAME = "documents_search"
 PROMPT_CHARS = 2400  # of passages in the answering prompt, at most
 CLOSE_SCORES = 0.05  # a second passage this close to the best is named as a source too
+# A message whose closest passage is this much below the threshold may still be about the documents:
+# the documents_search tool is offered. (On the bench's suite, questions score 0.30 and up, chat 0.12-0.23.)
+TOOL_MARGIN = 0.05
 MARKDOWN_SPECIAL = "\\`*_~|[]<>"  # marks that format text in the middle of a line
 
 
 @dataclass(frozen=True)
 class Found:
-    """What a message's lookup found: the relevant passages (best first), and whether the bot has
-    any document indexed (False also when documents are off or could not be searched)."""
+    """What a message's lookup found: the relevant passages (best first), whether the bot has any
+    document indexed (False also when documents are off or could not be searched), and whether its
+    closest passage came near the threshold without passing it (the message may be about them)."""
 
     passages: list[Passage] = field(default_factory=list)
     indexed: bool = False
+    near: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"passages": [p.as_dict() for p in self.passages], "indexed": self.indexed}
+        return {"passages": [p.as_dict() for p in self.passages], "indexed": self.indexed, "near": self.near}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Found | None:
         if data is None:
             return None
-        return cls([Passage.from_dict(p) for p in data.get("passages") or []], bool(data.get("indexed")))
+        return cls([Passage.from_dict(p) for p in data.get("passages") or []], bool(data.get("indexed")),
+                   bool(data.get("near")))
 
 
 NOTHING = Found()
@@ -55,12 +61,15 @@ async def lookup(memory: Any, msg: Any, bot: Any) -> Found:
     if query is None or search is None or not msg.content.strip():
         return NOTHING
     try:
-        found = await asyncio.wait_for(search(msg.bot_id, msg.content, query.k, threshold=query.threshold, quote=True),
+        found = await asyncio.wait_for(search(msg.bot_id, msg.content, query.k, threshold=None, quote=True),
                                        get_settings().memory_budget_seconds)
     except Exception as exc:
         logger.info("No document passages for the message (%s)", type(exc).__name__)
-        return Found(indexed=True)  # perhaps it has some: the tool stays offered
-    return NOTHING if found is None else Found(list(found), True)
+        return NOTHING
+    if found is None:
+        return NOTHING
+    relevant = [p for p in found if p.score >= query.threshold]
+    return Found(relevant, True, near=not relevant and bool(found) and found[0].score >= query.threshold - TOOL_MARGIN)
 
 
 def start_lookup(memory: Any, msg: Any, bot: Any) -> asyncio.Task[Found] | None:
@@ -71,9 +80,10 @@ def start_lookup(memory: Any, msg: Any, bot: Any) -> asyncio.Task[Found] | None:
 
 
 def offered(specs: list[Any], found: Found) -> list[Any]:
-    """The tools for this message: ``documents_search`` only when the bot has documents and the prompt
-    has none of their passages yet."""
-    if found.indexed and not found.passages:
+    """The tools for this message: ``documents_search`` only when a passage came near without passing
+    the threshold (the model may search with other words); never for plain chat, where it could cost
+    a call to choose among the tools, nor when the prompt has the passages already."""
+    if found.near:
         return specs
     return [s for s in specs if s.name != TOOL_NAME]
 
