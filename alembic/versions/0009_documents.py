@@ -1,8 +1,8 @@
 """documents: a bot's files indexed for answers (bot_document), and its documents settings
 (bot.documents_enabled, documents_threshold, documents_max_file_bytes, documents_max_passages)
 
-Revision ID: 0008_documents
-Revises: 0007_costs
+Revision ID: 0009_documents
+Revises: 0008_deliberation_status
 Create Date: 2026-11-27 21:40:00
 """
 from typing import Sequence, Union
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision: str = '0008_documents'
-down_revision: Union[str, None] = '0007_costs'
+revision: str = '0009_documents'
+down_revision: Union[str, None] = '0008_deliberation_status'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
