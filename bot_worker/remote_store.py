@@ -122,7 +122,8 @@ class RemoteBotStore:
         prepared = Prepared(msg, decision=data.decision, rules=data.settings.rules, loaded=data.loaded,
                             links=data.links)
         if rest is not None:  # the memories and the scores follow, while the bot checks and gets ready
-            prepared.memories, prepared.scores = (_quiet(asyncio.ensure_future(_lookup(rest, i))) for i in (0, 1))
+            prepared.memories, prepared.scores, prepared.documents = (
+                _quiet(asyncio.ensure_future(_lookup(rest, i))) for i in (0, 1, 2))
         return prepared
 
     async def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
@@ -169,7 +170,7 @@ def _quiet(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
 
 
 async def _lookup(rest: Awaitable[Any], index: int) -> Any:
-    """The memories (0) or the scores (1) of a message's read, from its second part."""
+    """The memories (0), the scores (1) or the document passages (2) of a message's read, from its second part."""
     return lookups_from(await rest)[index]
 
 

@@ -68,6 +68,12 @@ class Bot(SQLModel, table=True):
     monthly_cost_limit: float | None = None
     # The Archivist's notes wait for an admin (suggestions to accept or dismiss) instead of being saved at once.
     notes_need_approval: bool = Field(default=False)
+    # Answers from its documents (its files, indexed; see grobot.core.documents): on or off, the least
+    # similarity of a passage to a message to go into the prompt, the largest file indexed, passages kept.
+    documents_enabled: bool = Field(default=True)
+    documents_threshold: float = Field(default=0.3)
+    documents_max_file_bytes: int = Field(default=5 * 1024 * 1024)
+    documents_max_passages: int = Field(default=20_000)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -388,6 +394,27 @@ class BotFile(SQLModel, table=True):
     content_type: str = Field(default="application/octet-stream", max_length=100)
     sha256: str = Field(default="", max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BotDocument(SQLModel, table=True):
+    """What the document index holds of one of a bot's files (the supervisor writes it as it indexes).
+
+    Keyed by path, not by the file's row: a deleted file's row stays until its passages are gone.
+    """
+
+    __tablename__ = "bot_document"
+    __table_args__ = (UniqueConstraint("bot_id", "path", name="uq_bot_document_bot_path"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = fk_column("bot.id", index=False)
+    path: str = Field(max_length=500)
+    sha256: str = Field(default="", max_length=64)  # of the content indexed (or that failed)
+    state: str = Field(default="indexing", max_length=16)  # indexing, indexed, failed
+    passages: int = Field(default=0)
+    pages: int = Field(default=0)
+    error: str = text_column()  # one plain line (state failed)
+    settings_key: str = Field(default="", max_length=64)  # the limits and chunker it was indexed with
     updated_at: datetime = Field(default_factory=utcnow)
 
 

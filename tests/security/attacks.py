@@ -36,6 +36,7 @@ from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
 from grobot.pages.bot_council_settings import CouncilSettingsState
+from grobot.pages.bot_documents import DocumentsState
 from grobot.pages.bot_files import FilesState
 from grobot.pages.bot_knowledge import KnowledgeState
 from grobot.pages.bot_knowledge_review import ReviewState
@@ -256,7 +257,7 @@ REFLEX_STATES = (rx.State, OnLoadInternalState, UpdateVarsInternalState, Fronten
                  SharedStateBaseInternal)
 STATES = (AppState, AdminState, BotPageState, BotsState, LoginState, AddBotState, McpPresetState, McpState,
           SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ChatModelState, ConversationsState, CouncilState,
-          CouncilSettingsState, FilesState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
+          CouncilSettingsState, FilesState, DocumentsState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
 
 ADMIN_PAGE_ATTACKS: list[Attack] = [
     Attack((AddBotState.start_add_bot, AddBotState.add_bot_open_change, AddBotState.add_bot),
@@ -385,6 +386,15 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {})),
            lambda w: on(w.granted, "files", (FilesState.preview, {"path": w.file}), (FilesState.download, {"path": w.file}),
                         (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {}))),
+    Attack((DocumentsState.load, DocumentsState.files_changed, DocumentsState.follow, DocumentsState.set_threshold,
+            DocumentsState.set_max_file_mb, DocumentsState.set_max_passages, DocumentsState.save_limits,
+            DocumentsState.set_documents_enabled, DocumentsState.reindex),
+           lambda w, page: on(
+               page, "files", (DocumentsState.load, {}), (DocumentsState.files_changed, {}),
+               (DocumentsState.follow, {"_tick": "1"}), (DocumentsState.set_threshold, {"value": "0.99"}),
+               (DocumentsState.set_max_file_mb, {"value": "0.001"}), (DocumentsState.set_max_passages, {"value": "1"}),
+               (DocumentsState.save_limits, {}), (DocumentsState.set_documents_enabled, {"enabled": False}),
+               (DocumentsState.reindex, {}))),
     Attack((KnowledgeState.load, KnowledgeState.refresh_live, KnowledgeState.apply_search, KnowledgeState.select_user,
             KnowledgeState.set_lookup_id, KnowledgeState.open_lookup, KnowledgeState.close_user,
             KnowledgeState.set_directives, KnowledgeState.save_directives, KnowledgeState.set_note_text,

@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router, write_requests
@@ -29,6 +30,8 @@ from grobot.core.agents.run_store import Prepared, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import grounded_results, settle, synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
+from grobot.core.documents import message as doc_message
+from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
 from grobot.core.memory import MemoryPort, NoopMemory
@@ -115,10 +118,15 @@ async def run_chain(
         if catalog is None:
             catalog = await _catalog(run, deps, prepared.links)
         lookup = prepared.found_memories() if prepared.memories is not None else _memories(memory, msg)
-        specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
+        passages = prepared.documents if prepared.documents is not None else doc_message.lookup(memory, msg, loaded.bot)
+        specs, found, in_documents = await asyncio.gather(_list_tools(run, catalog), lookup, _in_documents(passages))
+        specs = doc_message.offered(specs, in_documents)
         run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
                                                        user=loaded.knowledge, memories=found,
-                                                       unavailable=run.unavailable_tools)
+                                                       unavailable=run.unavailable_tools) + doc_message.prompt_part(in_documents)
+        if doc_message.described(in_documents):
+            await run.think("documents", doc_message.described(in_documents),
+                            sources=[p.source() for p in in_documents.passages])
         run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
                                        channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
                                        platform="discord" if msg.platform == "discord" else "test_chat",
@@ -129,6 +137,7 @@ async def run_chain(
             answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
         else:
             answer = await _chain_mode(run, specs, catalog, memory)
+        answer = await doc_message.cite(run, answer, in_documents)
 
         # -- done: store the answer, the events and the accounting in one transaction
         final_text = answer  # what settle() decided: the Discord reply, Test Chat and the history all read it
@@ -350,6 +359,15 @@ def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Tas
     if isinstance(memory, NoopMemory) or not msg.content.strip():
         return None
     return asyncio.get_running_loop().create_task(_memories(memory, msg))
+
+
+async def _in_documents(found: Awaitable[Found | None]) -> Found:
+    """The message's passages, found by the host already or coming (none when their lookup failed)."""
+    try:
+        return await found or doc_message.NOTHING
+    except Exception as exc:
+        logger.info("No document passages for the message (%s)", type(exc).__name__)
+        return doc_message.NOTHING
 
 
 async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:

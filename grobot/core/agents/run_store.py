@@ -105,8 +105,9 @@ class Prepared:
     answer; None: the Gatekeeper model decides; False: not for the bot); ``rules``: those rules
     (None: the bot could not be read), which say why to a user who asked. For a message the bot
     may answer: ``loaded`` (the settings and the run's start), ``links`` (its MCP servers; None:
-    the catalog reads them), ``memories`` and ``scores`` (the Tool Router's similarities by tool
-    text; None: the router computes them), each an awaitable that may still be running.
+    the catalog reads them), ``memories``, ``scores`` (the Tool Router's similarities by tool
+    text; None: the router computes them) and ``documents`` (passages of the bot's documents;
+    None: the chain looks them up), each an awaitable that may still be running.
     ``unreadable``: why the message could not be read ("" when it was); it is then refused with
     those words (a message not addressed to the bot stays silent).
     """
@@ -118,6 +119,7 @@ class Prepared:
     links: list[Any] | None = None
     memories: Awaitable[list[str]] | None = None
     scores: Awaitable[Scores | None] | None = None
+    documents: Awaitable[Any] | None = None  # its passages of the bot's documents (grobot.core.documents.message.Found)
     unreadable: str = ""
 
     @classmethod
@@ -145,7 +147,7 @@ class Prepared:
 
     def discard(self) -> None:
         """Stop what is still being looked up for a message that is not answered."""
-        for pending in (self.memories, self.scores):
+        for pending in (self.memories, self.scores, self.documents):
             if isinstance(pending, asyncio.Future) and not pending.done():
                 pending.cancel()
 

@@ -51,7 +51,8 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
                        max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
                        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
-                       max_concurrent_runs=int(bot.max_concurrent_runs or 1))
+                       max_concurrent_runs=int(bot.max_concurrent_runs or 1),
+                       documents_enabled=bool(bot.documents_enabled), documents_threshold=float(bot.documents_threshold))
     llms = effective_llms(session=session, bot_id=bot.id)
     run_status = None
     if msg.run_id is not None:

@@ -85,6 +85,8 @@ class BotConfig:
     reply_when_relevant: bool = False
     user_cooldown_seconds: float = 0.0  # flood control (see grobot.core.flood)
     max_concurrent_runs: int = 1
+    documents_enabled: bool = True  # answers from its documents (grobot.core.documents)
+    documents_threshold: float = 0.3
 
 
 @dataclass

@@ -84,6 +84,12 @@ class BotFields(BaseModel):
     monthly_cost_limit: float | None = Field(default=None, ge=0, le=10**9)
     # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
     notes_need_approval: bool | None = None
+    # Answers from its documents (grobot.core.documents): on or off, the least similarity of a passage to
+    # a message to go into the prompt (0-1), the largest file indexed, the most passages kept.
+    documents_enabled: bool | None = None
+    documents_threshold: float | None = Field(default=None, ge=0, le=1)
+    documents_max_file_bytes: int | None = Field(default=None, ge=1024, le=1024**3)
+    documents_max_passages: int | None = Field(default=None, ge=1, le=10**6)
 
     @field_validator("name")
     @classmethod

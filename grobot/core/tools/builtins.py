@@ -1,4 +1,4 @@
-"""Built-in tools: date and time, the bot's files, user notes, memory, Discord actions.
+"""Built-in tools: date and time, the bot's files, user notes, memory, its documents, Discord actions.
 
 Each tool is a :class:`BuiltinTool`: its :class:`ToolSpec` (name, description, JSON
 input schema, read-only flag) and an async function of ``(arguments, context)``.
@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from grobot.core.agents.context import MAX_NOTE_CHARS
+from grobot.core.documents.message import TOOL_NAME as DOCUMENTS_TOOL
 from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
@@ -231,6 +232,34 @@ def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
     ]
 
 
+# --------------------------------------------------------------------------- documents
+
+
+def _documents_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
+    async def search(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        search = getattr(memory, "documents", None)
+        found = await search(bot_id, args["query"], int(args.get("k", 3)), quote=False) if search else None
+        if not found:
+            return ToolResult(content="No passage of the bot's documents matches." if found is not None
+                              else "The bot has no documents indexed.")
+        text = "\n".join(f"[{' '.join(p.source().split())}] {' '.join(p.text.split())}" for p in found)
+        return ToolResult(content=text, structured=[p.as_dict() for p in found])
+
+    return [
+        BuiltinTool(
+            _spec(
+                DOCUMENTS_TOOL,
+                "Search the bot's documents (its uploaded manuals, FAQs, policies) for the passages about a topic; "
+                "each comes with its source (file and section).",
+                _schema({"query": {"type": "string", "minLength": 1, "description": "what to look for, in words"},
+                         "k": {"type": "integer", "minimum": 1, "maximum": 8}}, ["query"]),
+                read_only=True,
+            ),
+            search,
+        ),
+    ]
+
+
 # --------------------------------------------------------------------------- Discord
 
 
@@ -303,7 +332,7 @@ def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any =
     with ``memory``."""
     tools = [DATETIME, *_files_tools(bot_id, store), *_notes_tools(bot_id, store)]
     if memory is not None:
-        tools += _memory_tools(bot_id, memory)
+        tools += _memory_tools(bot_id, memory) + _documents_tools(bot_id, memory)
     if discord is not None:
         tools += _discord_tools(discord)
     return tools
