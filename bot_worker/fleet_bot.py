@@ -379,7 +379,7 @@ class FleetBot(discord.Client):
                 images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             async with typing(self, message.channel.id):
-                tools = await self.tools_for_message(links)
+                tools = await self.tools_for_message(links, bot=loaded.bot)
                 marks["tools"] = time.perf_counter()
                 chain_running = True
                 try:
@@ -422,10 +422,11 @@ class FleetBot(discord.Client):
         else:
             await streamer.finish(ERROR_REPLY.format(error=error[:1500]))
 
-    async def tools_for_message(self, links: Any = None) -> Any:
-        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""
+    async def tools_for_message(self, links: Any = None, *, bot: Any = None) -> Any:
+        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on);
+        ``bot``: its settings as read for the message (its web tools)."""
         try:
-            return await self.deps.catalog(self.bot_id, links)
+            return await self.deps.catalog(self.bot_id, links, bot=bot)
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog

@@ -129,7 +129,7 @@ async def run_chain(
         run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
                                        channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
                                        platform="discord" if msg.platform == "discord" else "test_chat",
-                                       discord=getattr(catalog, "discord", None))
+                                       discord=getattr(catalog, "discord", None), said=msg.content)
 
         if loaded.bot.agent_mode == NATIVE_MODE:
             await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
@@ -321,7 +321,7 @@ async def _catalog(run: Run, deps: ChainDeps) -> ToolCatalog:
     from grobot.core.tools.base import EmptyCatalog
 
     try:
-        return await deps.catalog(run.msg.bot_id)
+        return await deps.catalog(run.msg.bot_id, bot=run.bot)
     except Exception as exc:
         logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, error_line(exc))
         await run.think("tools", f"the tools could not be loaded ({error_line(exc)}); answering without them")

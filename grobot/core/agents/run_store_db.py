@@ -48,7 +48,10 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
                        max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
                        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
-                       max_concurrent_runs=int(bot.max_concurrent_runs or 1))
+                       max_concurrent_runs=int(bot.max_concurrent_runs or 1),
+                       web_search=bool(bot.web_search),
+                       web_search_url=(bot.web_search_url or app_settings.get_value("web_search_url", session=session))
+                       if bot.web_search else "")
     llms = effective_llms(session=session, bot_id=bot.id)
     run_status = None
     if msg.run_id is not None:

@@ -85,6 +85,8 @@ class BotConfig:
     reply_when_relevant: bool = False
     user_cooldown_seconds: float = 0.0  # flood control (see grobot.core.flood)
     max_concurrent_runs: int = 1
+    web_search: bool = False  # the web tools (web_search, web_read) are on
+    web_search_url: str = ""  # the SearXNG instance they search ("": the keyless metasearch)
 
 
 @dataclass

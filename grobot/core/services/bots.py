@@ -84,6 +84,23 @@ class BotFields(BaseModel):
     monthly_cost_limit: float | None = Field(default=None, ge=0, le=10**9)
     # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
     notes_need_approval: bool | None = None
+    # The web tools (web_search, web_read), and the bot's own SearXNG instance ("" or "default": the global one).
+    web_search: bool | None = None
+    web_search_url: str | None = None
+
+    @field_validator("web_search_url", mode="before")
+    @classmethod
+    def _searxng(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            from grobot.core.tools.web import check_searxng_url
+
+            if value.strip().lower() == "default":
+                return None
+            try:
+                return check_searxng_url(value) or None
+            except ValidationError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("name")
     @classmethod

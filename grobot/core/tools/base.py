@@ -83,6 +83,7 @@ class ToolContext:
     message_id: str | None = None
     platform: str = "discord"  # "discord" or "test_chat"
     discord: Any = None  # a DiscordActions object inside a bot process, else None
+    said: str = ""  # the message being answered (a search asks for the user's words)
 
 
 @runtime_checkable
