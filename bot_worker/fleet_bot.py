@@ -22,7 +22,15 @@ import discord
 from discord import app_commands
 
 from bot_worker.bot_link import BotLinkClient, initial_lease
-from bot_worker.discord_io import BotDiscordActions, build_intents, delivery_failure, read_attachments, reply_to, typing
+from bot_worker.discord_io import (
+    BotDiscordActions,
+    build_intents,
+    delivery_failure,
+    read_attachments,
+    reply_to,
+    send_images,
+    typing,
+)
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
@@ -394,6 +402,8 @@ class FleetBot(discord.Client):
                     await self._send_error(streamer, result.public_error or result.error)
                 elif result.replied and (result.text or streamer.text):
                     await streamer.finish(result.text or None)
+            if result.images and not result.error and streamer.failure is None:
+                await self._send_images(message, result.images)
         except Exception:
             logger.exception("Answering a message failed")
             await self._send_error(streamer, GENERIC)
@@ -413,6 +423,15 @@ class FleetBot(discord.Client):
             await message.channel.send(text[:2000])
         except (discord.HTTPException, OSError) as exc:
             streamer.fail(exc)
+
+    @staticmethod
+    async def _send_images(message: discord.Message, images: list[Any]) -> None:
+        """The tools' images of the answer, as attachments of a reply right after it."""
+        try:
+            await send_images(message, images)
+        except (discord.HTTPException, OSError) as exc:
+            logger.error("Could not send the answer's images (channel %s): %s", message.channel.id,
+                         delivery_failure(exc))
 
     @staticmethod
     async def _send_error(streamer: ReplyStreamer, error: str) -> None:

@@ -4,10 +4,12 @@ advisory council for ``/council QUESTION``."""
 
 from __future__ import annotations
 
+import base64
 import logging
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.types import EventSink, IncomingMessage
+from grobot.core.agents.run_store import ImageStore
+from grobot.core.agents.types import Attachment, EventSink, IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer_message, refuse
 from grobot.core.errors import error_line
 
@@ -26,6 +28,10 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                           author_name=author_name, platform="test_chat", run_id=message_id)
+    if isinstance(deps.store, ImageStore):  # an image sent with the message: for a model that reads images
+        msg.attachments = [Attachment(filename=image.name, content_type=image.mime_type, size=len(image.data),
+                                      image_base64=base64.b64encode(image.data).decode())
+                           for image in await deps.store.sent_images(message_id)]
     question = council_question(content)
     if question is None:
         return (await answer_message(msg, deps, gate, sink=sink)).error

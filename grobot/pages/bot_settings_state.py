@@ -99,6 +99,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     # Per category: the models its server offers (from "Check connection", for the Model field).
     models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
     limit_defaults: dict[str, str] = {}
+    web_search_default: str = ""
     today: TodayUsage = TodayUsage()
 
     @rx.var
@@ -118,6 +119,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self.llms = view.llms
         self.mcp = view.mcp
         self.limit_defaults = view.limit_defaults
+        self.web_search_default = view.web_search_default
         self.today = view.today
         if saved:
             self.versions = {**self.versions, saved: self.versions.get(saved, 0) + 1}

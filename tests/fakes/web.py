@@ -123,7 +123,7 @@ class FakeWeb:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_CONNECT(self) -> None:  # noqa: N802
+            def do_CONNECT(self) -> None:
                 host = self.path.rsplit(":", 1)[0]
                 if host not in web.hosts:
                     web.requests.append(f"CONNECT {host}")
@@ -244,7 +244,7 @@ class FakeSearxng:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = parse_qs(parts.query)
                 fake.queries.append(query)

@@ -160,7 +160,7 @@ async def run_chain(
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
         return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
-                           route_texts=run.route_texts)
+                           route_texts=run.route_texts, images=list(run.images))
     except asyncio.CancelledError as exc:
         # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
         await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))

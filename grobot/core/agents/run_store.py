@@ -17,7 +17,7 @@ Everything here is plain data that crosses the link as JSON.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
@@ -25,6 +25,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.tools.base import ToolImage
 
 
 class StoreUnavailable(GroBotError, ConnectionError):
@@ -183,3 +184,16 @@ class RunStore(Protocol):
     async def update_note(self, bot_id: int, user: str, note_id: int, note: str | None,
                           reliability: float | None) -> dict[str, Any]: ...
 
+
+
+@runtime_checkable
+class ImageStore(Protocol):
+    """A store that keeps the images of stored runs (the database's: Test Chat shows them)."""
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        """Store a tool's images of run ``run_id``; returns their ids."""
+        ...
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        """The images the user sent with stored message ``run_id`` (Test Chat)."""
+        ...

@@ -29,6 +29,7 @@ from grobot.core.services import app_settings, conversations, discord_users, llm
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
 from grobot.core.settings import get_settings
+from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
 
@@ -218,6 +219,17 @@ class DatabaseStore:
     async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                          notes: list[tuple[str, str, float]] | None = None) -> None:
         await self._write(lambda session: save_calls(session, bot_id, run_id, records, notes))
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        from grobot.core.services import run_images
+
+        return await self._write(lambda session: run_images.save(session=session, run_id=run_id,
+                                                                 origin=run_images.TOOL, images=images))
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        from grobot.core.services import tester_chat
+
+        return await self._read(lambda session: tester_chat.sent_images(run_id, session=session), in_thread=True)
 
     async def mcp_links(self, bot_id: int) -> list[Any]:
         from grobot.core.tools.catalog import read_links

@@ -100,6 +100,7 @@ class ChainResult:
     timings: dict[str, float] = field(default_factory=dict)
     route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
     refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy, the reply rules): what the user is told
+    images: list[Any] = field(default_factory=list)  # the tools' images (ToolImage), for the user with the answer
 
 
 def limited_user(msg: IncomingMessage) -> str | None:

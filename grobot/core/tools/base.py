@@ -38,15 +38,26 @@ class ToolSpec:
         }
 
 
+@dataclass(frozen=True)
+class ToolImage:
+    """An image a tool returned (checked: a PNG, JPEG, GIF or WebP within the size limit,
+    :func:`grobot.core.images.checked_image`): shown to the user, never read by the model."""
+
+    mime_type: str
+    data: bytes
+    name: str = ""
+
+
 @dataclass
 class ToolResult:
-    """The outcome of one call, as the model will read it."""
+    """The outcome of one call, as the model will read it (``images``: shown to the user beside the answer)."""
 
     content: str
     is_error: bool = False
     structured: Any = None
     transient: bool = False  # a fault worth retrying (timeout, connection lost)
     meta: dict[str, Any] = field(default_factory=dict)
+    images: list[ToolImage] = field(default_factory=list)
 
 
 # What the answering model hears of an MCP server's failure: the error itself (an address, the

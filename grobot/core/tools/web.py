@@ -261,7 +261,7 @@ def html_text(page: str) -> tuple[str, str]:
     title = " ".join((soup.title.get_text() if soup.title else "").split())
     for tag in soup(_DROP):
         tag.decompose()
-    root = soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"}) or soup.body or soup
+    root = soup.find("main") or soup.find("article") or soup.find(None, {"role": "main"}) or soup.body or soup
     converter = markdownify.MarkdownConverter(heading_style=markdownify.ATX, strip=["img"])
     return title, converter.convert_soup(root)
 
