@@ -99,3 +99,18 @@ async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup
         assert await memory.similarities(message, tools) == scores and embedded == []
     finally:
         memory.close()
+
+
+async def test_a_request_that_names_a_tool_by_its_words_is_sure_of_it():
+    from grobot.core.tools.builtins import builtin_tools
+    from grobot.core.tools.web import WebAccess
+
+    specs = [t.spec for t in builtin_tools(1, store=object(), web=WebAccess())]
+    # Without embeddings (a slow memory): "search the web" holds every word of web_search's name;
+    # web_read shares only "web"; "2.0" is a version, not a file name (the file tools stay out).
+    routing = await tool_router.route("Search the web for the GroBot 2.0 release date.", specs, None, budget=1.0)
+    assert routing.picks == ["web_search"] and routing.groups == []
+
+    # One word of a name alone is still a weak match the tools model may turn down.
+    weak = await tool_router.route("Any news on the web?", specs, None, budget=1.0)
+    assert weak.picks == [] and "web_search" in weak.candidates

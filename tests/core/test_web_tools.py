@@ -191,3 +191,43 @@ async def test_a_query_the_model_made_up_is_replaced_by_the_users_words(web):
     await catalog.call_tool("web_search", {"query": "GroBot release date"}, context=asked, timeout=30)
 
     assert web.searches == ["Search the web for the GroBot release date", "GroBot release date"]
+
+
+def test_the_searxng_address_is_checked_where_an_admin_sets_it(grobot_env):
+    from grobot.core.db import session_scope
+    from grobot.core.errors import ValidationError
+    from grobot.core.services import app_settings, bots
+
+    with session_scope() as session:
+        app_settings.set_value("web_search_url", " https://searx.example.org/ ", session=session)
+        assert app_settings.get_value("web_search_url", session=session) == "https://searx.example.org"
+        with pytest.raises(ValidationError, match="web_search_url: the SearXNG address must start with http"):
+            app_settings.set_value("web_search_url", "searx.example.org", session=session)
+        bot = bots.create_bot(session=session, name="Searcher", web_search=True,
+                              web_search_url="https://own.example/")
+        assert (bot.web_search, bot.web_search_url) == (True, "https://own.example")
+        bots.update_bot(bot, {"web_search_url": "default"}, session=session)
+        assert bot.web_search_url is None
+        with pytest.raises(ValidationError, match="web_search_url"):
+            bots.update_bot(bot, {"web_search_url": "https://user:secret@own.example"}, session=session)
+
+
+async def test_a_bot_searches_its_own_searxng_or_the_global_one(grobot_env, searxng):
+    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.agents.types import IncomingMessage
+    from grobot.core.db import session_scope
+    from grobot.core.services import app_settings, bots
+
+    with session_scope() as session:
+        app_settings.set_value("web_search_url", "https://global.example", session=session)
+        own = bots.create_bot(session=session, name="Own", web_search=True, web_search_url=searxng.url).id
+        follows = bots.create_bot(session=session, name="Follows", web_search=True).id
+        off = bots.create_bot(session=session, name="Off").id
+
+    def msg(bot_id):
+        return IncomingMessage(bot_id=bot_id, conversation_key="test:x", content="hi", author_id="7", author_name="a",
+                               platform="test_chat")
+
+    loaded = {bot_id: (await DatabaseStore().load(msg(bot_id))).bot for bot_id in (own, follows, off)}
+    assert [(b.web_search, b.web_search_url) for b in loaded.values()] == [
+        (True, searxng.url), (True, "https://global.example"), (False, "")]

@@ -31,6 +31,7 @@ import base64
 import itertools
 import json
 import logging
+import mimetypes
 import re
 import secrets
 import string
@@ -627,8 +628,11 @@ class FakeDiscord:
                         body = json.loads(await part.text())
                     else:
                         data = bytes(await part.read())
-                        uploaded.append((part.filename or "file", data,
-                                         part.headers.get("Content-Type", "application/octet-stream")))
+                        name = part.filename or "file"
+                        kind = part.headers.get("Content-Type", "")
+                        if kind in ("", "application/octet-stream"):  # Discord tells the type by the name
+                            kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+                        uploaded.append((name, data, kind))
                 if uploaded:
                     body["_uploaded"] = uploaded
             else:

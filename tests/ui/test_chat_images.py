@@ -62,8 +62,14 @@ def painter(discord: FakeDiscord, llm: FakeLLM) -> tuple[int, int]:
     use_fake_llm(llm, bot_id=bot_id)
     tool = f"{stdio_server(bot_id, 'images', 'painter', '--tools', 'draw_image')}__draw_image"
     choice = Reply(json={"reason": "a picture", "tools": [{"name": tool, "arguments": {"prompt": "a cat"}}]})
-    llm.script_for(lambda body: tool in json.dumps(body.get("format") or body.get("response_format") or {}),
-                   choice, persistent=True)
+
+    def schema(body: dict) -> str:
+        return json.dumps(body.get("format") or body.get("response_format") or {})
+
+    # The Tool Identifier (asked when the Router is unsure), and the Parameter Extractor (when it is sure).
+    llm.script_for(lambda body: tool in schema(body), choice, persistent=True)
+    llm.script_for(lambda body: '"missing"' in schema(body) and '"prompt"' in schema(body),
+                   Reply(json={"arguments": {"prompt": "a cat"}}), persistent=True)
     return bot_id, discord_id
 
 
