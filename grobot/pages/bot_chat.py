@@ -17,6 +17,7 @@ from grobot.components.bot_tabs import CHAT
 from grobot.components.chat_history import COVER_TESTID, chat_history
 from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown, safe_text
+from grobot.pages.bot_chat_model import ChatModelState, model_line
 from grobot.pages.bot_chat_runs import ChatTurn
 from grobot.pages.bot_chat_state import IMAGE_UPLOAD_ID, ChatState, LiveState
 from grobot.pages.bot_chat_view import (
@@ -30,7 +31,7 @@ from grobot.pages.bot_chat_view import (
     waiting_notice,
 )
 
-__all__ = ["ChatState", "LiveState", "chat_page"]
+__all__ = ["ChatModelState", "ChatState", "LiveState", "chat_page"]
 
 # --------------------------------------------------------------------------- components
 
@@ -184,6 +185,7 @@ def chat_tab() -> rx.Component:
                 width="100%",
             ),
             rx.divider(),
+            model_line(),
             rx.cond(
                 ChatState.chat_loaded,
                 chat_history(

@@ -18,7 +18,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from grobot.core import tester_chat_link
-from grobot.core.errors import ValidationError
+from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.images import checked_image
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
 from grobot.core.services import conversations, run_images, tester_chat
@@ -223,6 +223,22 @@ def send_message(token: str, bot_id: int, content: str, image: SentImage | None 
         logger.info("User %s sent a Test Chat message to bot %s", user.username, bot.id)
         sent = run_images.of_runs([message.id or 0], session=session).get(message.id or 0, [])
         return message.id or 0, [image_url(i.id) for i in sent]
+
+    return run_for_bot(token, bot_id, work, admin=False, readonly=False)
+
+
+def retry_message(token: str, bot_id: int, run_id: int) -> int:
+    """Send the user's failed or stopped last message to the bot again, in place (its failed answer goes);
+    returns its id."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> int:
+        conv = tester_chat.latest_session(bot.id or 0, user.id or 0, session=session)
+        asked = session.get(Message, run_id)
+        if conv is None or asked is None or asked.conversation_id != conv.id:  # only the user's own message
+            raise NotFoundError("this message is not in your conversation with the bot any more")
+        tester_chat.retry(run_id, session=session)
+        logger.info("User %s sent Test Chat message %s to bot %s again", user.username, run_id, bot.id)
+        return run_id
 
     return run_for_bot(token, bot_id, work, admin=False, readonly=False)
 

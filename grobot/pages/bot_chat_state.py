@@ -34,6 +34,7 @@ from grobot.pages.bot_chat_runs import (
     load_chat,
     locate_run,
     poll_run,
+    retry_message,
     send_message,
     step_of,
 )
@@ -124,11 +125,24 @@ class ChatState(BotPageState):
 
     @rx.event
     async def retry(self):
-        """Send the last message again (after an error or a stop)."""
-        if not self.can_retry:
+        """Send the last message again (after an error or a stop), in place: its failed answer is replaced
+        by the new one, not followed by another copy of the question."""
+        if not self.can_retry or self.sending:
             return
-        async for update in self._submit(self.turns[-1].question):
-            yield update
+        failed = self.turns[-1]
+        self.sending = True
+        self.chat_error = ""
+        yield
+        try:
+            run_id = await asyncio.to_thread(retry_message, self.session_token, self.current_bot_id, failed.id)
+        except Exception as exc:
+            self.sending = False
+            self.chat_error = user_message(exc)
+            return
+        self.sending = False
+        self.turns = self.turns[:-1]  # the failed turn is the live one now
+        (await self.get_state(LiveState))._start_live(run_id, "pending", failed.question, failed.sent)
+        yield LiveState.follow
 
     async def _submit(self, content: str):
         if self.live_id:

@@ -31,6 +31,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
+from grobot.pages.bot_chat_model import ChatModelState
 from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
@@ -256,7 +257,7 @@ def _setvar(w: World, page: int) -> list[Sent]:
 REFLEX_STATES = (rx.State, OnLoadInternalState, UpdateVarsInternalState, FrontendEventExceptionState,
                  SharedStateBaseInternal)
 STATES = (AppState, AdminState, BotPageState, BotsState, LoginState, AddBotState, McpPresetState, McpState,
-          SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ConversationsState, CouncilState,
+          SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ChatModelState, ConversationsState, CouncilState,
           CouncilSettingsState, FilesState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
 
 ADMIN_PAGE_ATTACKS: list[Attack] = [
@@ -336,6 +337,7 @@ BOT_PAGE_ATTACKS: list[Attack] = [
     Attack((ChatState.load, ChatState.set_draft, ChatState.attach_image, ChatState.explain_no_images,
             ChatState.remove_image, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
             ChatState.reset_chat), _chat),
+    Attack((ChatModelState.load,), lambda w, page: on(page, "chat", (ChatModelState.load, {}), admin_only=False)),
     Attack((LiveState.follow, LiveState.stop), _live, lambda w: _live(w, w.granted, (w.admin_run_hidden,))),
     Attack((ConversationsState.load, ConversationsState.filter_user, ConversationsState.open_conversation,
             ConversationsState.close_conversation),
@@ -347,9 +349,11 @@ BOT_PAGE_ATTACKS: list[Attack] = [
            lambda w: on(w.granted, "conversations", (ConversationsState.load, {}),
                         (ConversationsState.open_conversation, {"conversation_id": w.conversation}),
                         query=f"c={w.conversation}")),
-    Attack((CouncilState.load, CouncilState.open_deliberation, CouncilState.close_deliberation),
+    Attack((CouncilState.load, CouncilState.open_deliberation, CouncilState.refresh_live,
+            CouncilState.close_deliberation),
            lambda w, page: on(page, "council", (CouncilState.load, {}),
                               (CouncilState.open_deliberation, {"deliberation_id": w.deliberation}),
+                              (CouncilState.refresh_live, {"_tick": "1"}),
                               (CouncilState.close_deliberation, {}), query=f"deliberation={w.deliberation}"),
            lambda w: on(w.granted, "council", (CouncilState.load, {}),
                         (CouncilState.open_deliberation, {"deliberation_id": w.deliberation}),
@@ -370,15 +374,19 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (CouncilSettingsState.ask_remove, {"name": "Analyst"}), (CouncilSettingsState.cancel_confirm, {}),
                (CouncilSettingsState.ask_remove, {"name": "Analyst"}), (CouncilSettingsState.remove_advisor, {}),
                (CouncilSettingsState.ask_reset, {}), (CouncilSettingsState.reset_advisors, {}))),
-    Attack((FilesState.load, FilesState.set_folder, FilesState.upload, FilesState.download, FilesState.ask_delete,
-            FilesState.cancel_delete, FilesState.dialog_open_changed, FilesState.delete_file),
+    Attack((FilesState.load, FilesState.set_folder, FilesState.upload_into, FilesState.upload, FilesState.answer_replace,
+            FilesState.replace_dialog_changed, FilesState.preview, FilesState.preview_changed, FilesState.download,
+            FilesState.ask_delete, FilesState.cancel_delete, FilesState.dialog_open_changed, FilesState.delete_file),
            lambda w, page: on(
                page, "files", (FilesState.load, {}), (FilesState.set_folder, {"value": "docs"}),
+               (FilesState.upload_into, {"folder": "docs"}),
                (FilesState.upload, {"uploads": [{"name": "pwned.txt", "size": 5, "content_type": "text/plain"}]}),
+               (FilesState.answer_replace, {"answer": "replace"}), (FilesState.replace_dialog_changed, {"is_open": False}),
+               (FilesState.preview, {"path": w.file}), (FilesState.preview_changed, {"is_open": False}),
                (FilesState.download, {"path": w.file}), (FilesState.ask_delete, {"path": w.file}),
                (FilesState.cancel_delete, {}), (FilesState.dialog_open_changed, {"is_open": True}),
                (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {})),
-           lambda w: on(w.granted, "files", (FilesState.download, {"path": w.file}),
+           lambda w: on(w.granted, "files", (FilesState.preview, {"path": w.file}), (FilesState.download, {"path": w.file}),
                         (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {}))),
     Attack((KnowledgeState.load, KnowledgeState.refresh_live, KnowledgeState.apply_search, KnowledgeState.select_user,
             KnowledgeState.set_lookup_id, KnowledgeState.open_lookup, KnowledgeState.close_user,
@@ -440,7 +448,8 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (MemoryState.delete_user_memories, {}), (MemoryState.clear_filter, {}))),
     Attack((BotSettingsState.load, BotSettingsState.set_field, BotSettingsState.set_flag, BotSettingsState.discard,
             BotSettingsState.save, BotSettingsState.submit_bar, BotSettingsState.edited, BotSettingsState.left,
-            BotSettingsState.set_intent, BotSettingsState.submit_llm, BotSettingsState.reset_llm,
+            BotSettingsState.set_intent, BotSettingsState.choose_provider, BotSettingsState.submit_llm,
+            BotSettingsState.reset_llm,
             BotSettingsState.replace_token, BotSettingsState.clear_token, BotSettingsState.save_mcp,
             BotSettingsState.test_mcp, BotSettingsState.set_delete_confirm, BotSettingsState.delete_bot),
            lambda w, page: on(
@@ -450,6 +459,7 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (BotSettingsState.submit_bar, {"_form_data": {}}), (BotSettingsState.discard, {}),
                (BotSettingsState.edited, {"category": "output"}),
                (BotSettingsState.set_intent, {"category": "output", "intent": "force"}),
+               (BotSettingsState.choose_provider, {"category": "output", "provider": "openai"}),
                (BotSettingsState.submit_llm, {"form_data": {"category": "output", "provider": "openai",
                                                             "model": "evil", "api_key": "sk-evil"}}),
                (BotSettingsState.reset_llm, {"category": "output"}),
