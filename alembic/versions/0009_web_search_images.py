@@ -1,8 +1,8 @@
 """web search and images: a bot's web tools on or off and its own SearXNG instance; the images of a
 run (a tool's, shown in Test Chat; a tester's, sent with a message)
 
-Revision ID: 0008_web_search_images
-Revises: 0007_costs
+Revision ID: 0009_web_search_images
+Revises: 0008_deliberation_status
 Create Date: 2026-11-27 22:40:00
 """
 from typing import Sequence, Union
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision: str = '0008_web_search_images'
-down_revision: Union[str, None] = '0007_costs'
+revision: str = '0009_web_search_images'
+down_revision: Union[str, None] = '0008_deliberation_status'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
