@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python bench/web_search.py`` (``--rounds N``, ``--verbose``). A bot with its web
 tools on answers questions that ask to search the web, through the product's whole path
-(``run_chain`` on a database, the Tool Router with the worker's embedder, the Parameter
-Extractor, the built-in ``web_search`` through the ddgs library, the Synthesizer) on the embedded
+(``run_chain`` on a database, the Tool Router with the worker's embedder, the built-in
+``web_search`` through the ddgs library with the user's words as its query, the Synthesizer) on the embedded
 demo model (SmolLM2-135M in llama.cpp). The web is a fake on 127.0.0.1 (``tests/fakes/web.py``):
 DuckDuckGo's HTML endpoint behind an HTTPS proxy, as the library reaches it; nothing leaves the
 machine.
@@ -59,6 +59,8 @@ def _setup(tmp: Path, web: Any) -> None:
 
 
 async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bool]]:
+    from sqlmodel import select
+
     from grobot.core.agents.chain import run_chain, wait_for_background
     from grobot.core.agents.deps import ChainDeps
     from grobot.core.agents.types import IncomingMessage
@@ -67,11 +69,12 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
     from grobot.core.llm.llama_servers import LlamaServers
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.local import LocalMemory
+    from grobot.core.models import LLMCall
     from grobot.core.services import bots
     from tests.fakes.web import Hit
 
-    web.hits = [Hit(f"Result {i} about the question", url, f"The answer to the question, from source {i}.")
-                for i, (_, url) in enumerate(QUESTIONS)]
+    hits = [Hit(f"Result {i} about the question", url, f"The answer to the question, from source {i}.")
+            for i, (_, url) in enumerate(QUESTIONS)]
     servers = LlamaServers(parallel=1)
     embedded.set_local_directory(servers)
     info = await servers.ensure(embedded.DEMO_MODEL, 4096)
@@ -87,6 +90,7 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
     try:
         for round_no in range(args.rounds):
             for index, (question, url) in enumerate(QUESTIONS):
+                web.hits = [hits[index]] + hits[:index] + hits[index + 1:]  # the page that answers ranks first
                 events: list[Any] = []
 
                 async def sink(event: Any) -> None:
@@ -102,8 +106,16 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
                 found = any(e.kind.value == "tool_result" and url in str(e.data.get("content")) for e in events)
                 outcomes.append((seconds, searched, found))
                 if args.verbose:
-                    print(f"{seconds:6.2f} s  searched={searched!s:5} results={found!s:5}  {question}"
-                          f"  -> {(result.text or result.error or '')[:80]!r}", flush=True)
+                    with session_scope(readonly=True) as session:
+                        calls = session.exec(select(LLMCall).where(LLMCall.run_id == result.run_id)
+                                             .order_by(LLMCall.id)).all() if result.run_id else []
+                    took = {e.data.get("name"): e.data.get("duration_ms") for e in events
+                            if e.kind.value == "tool_result"}
+                    stages = ", ".join([f"{c.agent_role} {c.latency_ms / 1000:.2f} s ({c.tokens_in}/{c.tokens_out} tok)"
+                                        for c in calls if c.agent_role != "archivist"]
+                                       + [f"{name} {float(ms or 0) / 1000:.2f} s" for name, ms in took.items()])
+                    print(f"{seconds:6.2f} s  searched={searched!s:5} results={found!s:5}  {question}\n"
+                          f"         {stages}\n         -> {(result.text or result.error or '')[:80]!r}", flush=True)
     finally:
         await deps.aclose()
         await close_all()

@@ -231,3 +231,27 @@ async def test_a_bot_searches_its_own_searxng_or_the_global_one(grobot_env, sear
     loaded = {bot_id: (await DatabaseStore().load(msg(bot_id))).bot for bot_id in (own, follows, off)}
     assert [(b.web_search, b.web_search_url) for b in loaded.values()] == [
         (True, searxng.url), (True, "https://global.example"), (False, "")]
+
+
+async def test_the_chain_searches_the_users_words_with_no_parameter_extractor_call(grobot_env, fake_llm, searxng):
+    from sqlmodel import select
+
+    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.db import session_scope
+    from grobot.core.models import LLMCall
+    from tests.core.tool_chain_helpers import make_bot, message
+    from tests.fakes.llm import Reply, use_fake_llm
+
+    bot_id = make_bot(web_search=True, web_search_url=searxng.url)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="SearXNG found it."))  # the Tool Router is sure of web_search: no Identifier call
+
+    result = await run_chain(message(bot_id, "Search the web for the GroBot release date"))
+
+    assert result.text == "SearXNG found it."
+    assert [q["q"] for q in searxng.queries] == [["Search the web for the GroBot release date"]]
+    assert "https://news.example/searx" in fake_llm.chat_requests()[-1]["messages"][-1]["content"]
+    with session_scope(readonly=True) as session:
+        roles = [c.agent_role for c in session.exec(select(LLMCall).where(LLMCall.run_id == result.run_id)).all()]
+    assert roles == ["synthesizer"]  # the query is the message: no Parameter Extractor call
+    await wait_for_background()

@@ -247,7 +247,10 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         for choice in fresh:
             extraction = extractions.get(choice.name)
             if extraction is None:  # no arguments, or valid ones from the Identifier (a model free of the schema)
-                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=choice.arguments or {}))
+                arguments = choice.arguments or {}
+                if by_name[choice.name].takes_message and check(arguments, by_name[choice.name]):
+                    arguments = {}  # it reads what the user asked from their message itself
+                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=arguments))
             elif extraction.arguments is not None:
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=extraction.arguments))
             elif extraction.missing:

@@ -29,6 +29,10 @@ class ToolSpec:
     # Arguments that record what the user said (a fact to note or remember): their words must come
     # from the conversation; a value a model wrote on its own is not used (the user is asked).
     from_user: tuple[str, ...] = ()
+    # The tool reads what the user asks from their message when it is called without arguments (a web
+    # search's query): the chain calls it so, with no Parameter Extractor call; a model that calls tools
+    # itself (native mode) may still give them.
+    takes_message: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""

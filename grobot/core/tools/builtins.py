@@ -52,9 +52,9 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool,
-          from_user: tuple[str, ...] = ()) -> ToolSpec:
+          from_user: tuple[str, ...] = (), takes_message: bool = False) -> ToolSpec:
     return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, writes=not read_only,
-                    source="builtin", from_user=from_user)
+                    source="builtin", from_user=from_user, takes_message=takes_message)
 
 
 def _json_result(data: Any) -> ToolResult:
@@ -237,7 +237,9 @@ def _web_tools(access: Any) -> list[BuiltinTool]:
     async def search(args: dict[str, Any], context: ToolContext) -> ToolResult:
         from grobot.core.tools import web
 
-        query = web.grounded_query(str(args["query"]), context.said)
+        query = web.grounded_query(str(args.get("query") or ""), context.said)
+        if not query:
+            raise ToolError("web_search: no words to search for", told="there was nothing to search for")
         try:
             hits = await web.search(query, access)
         except web.WebUnavailable as exc:
@@ -261,8 +263,9 @@ def _web_tools(access: Any) -> list[BuiltinTool]:
                 "Search the web (internet) for the latest news and facts: the top results, each with "
                 "its title, address and a short extract.",
                 _schema({"query": {"type": "string", "minLength": 1, "maxLength": 200,
-                                   "description": "what to look for, in a few words"}}, ["query"]),
+                                   "description": "what to look for, in a few words; default: the user's message"}}),
                 read_only=True,
+                takes_message=True,
             ),
             search,
         ),

@@ -35,9 +35,9 @@ logger = logging.getLogger(__name__)
 
 SEARCH_UNAVAILABLE = "web search is not available right now"
 PAGE_UNAVAILABLE = "the page could not be read right now"
-RESULTS = 5  # results a search hands the model, at most
-RESULTS_BUDGET = 1500  # characters of the results, at most
-SNIPPET_CHARS = 240  # characters of one result's extract
+RESULTS = 4  # results a search hands the model, at most
+RESULTS_BUDGET = 1200  # characters of the results, at most
+SNIPPET_CHARS = 200  # characters of one result's extract
 PAGE_BUDGET = 3000  # characters of a page's text, at most
 PAGE_MAX_BYTES = 1_000_000  # the most of a page that is downloaded
 TIMEOUT_SECONDS = 8.0
