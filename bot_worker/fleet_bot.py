@@ -22,7 +22,15 @@ import discord
 from discord import app_commands
 
 from bot_worker.bot_link import BotLinkClient, initial_lease
-from bot_worker.discord_io import BotDiscordActions, build_intents, delivery_failure, read_attachments, reply_to, typing
+from bot_worker.discord_io import (
+    BotDiscordActions,
+    build_intents,
+    delivery_failure,
+    read_attachments,
+    reply_to,
+    send_images,
+    typing,
+)
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
@@ -294,7 +302,7 @@ class FleetBot(discord.Client):
                 images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             async with typing(self, message.channel.id):
-                tools = await self.tools_for_message(prepared.links)
+                tools = await self.tools_for_message(prepared.links, bot=loaded.bot)
                 marks["tools"] = time.perf_counter()
                 chain_running = True
                 try:
@@ -306,6 +314,8 @@ class FleetBot(discord.Client):
                     await self._send_error(streamer, result.public_error or result.error)
                 elif result.replied and (result.text or streamer.text):
                     await streamer.finish(result.text or None)
+            if result.images and not result.error and streamer.failure is None:
+                await self._send_images(message, result.images)
         except Exception:
             logger.exception("Answering a message failed")
             await self._send_error(streamer, GENERIC)
@@ -327,6 +337,15 @@ class FleetBot(discord.Client):
             streamer.fail(exc)
 
     @staticmethod
+    async def _send_images(message: discord.Message, images: list[Any]) -> None:
+        """The tools' images of the answer, as attachments of a reply right after it."""
+        try:
+            await send_images(message, images)
+        except (discord.HTTPException, OSError) as exc:
+            logger.error("Could not send the answer's images (channel %s): %s", message.channel.id,
+                         delivery_failure(exc))
+
+    @staticmethod
     async def _send_error(streamer: ReplyStreamer, error: str) -> None:
         """Say why the answer failed: after what was streamed, or as the reply (nothing, when Discord refused the answer)."""
         if streamer.started:
@@ -334,10 +353,11 @@ class FleetBot(discord.Client):
         else:
             await streamer.finish(ERROR_REPLY.format(error=error[:1500]))
 
-    async def tools_for_message(self, links: Any = None) -> Any:
-        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""
+    async def tools_for_message(self, links: Any = None, *, bot: Any = None) -> Any:
+        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on);
+        ``bot``: its settings as read for the message (its web tools)."""
         try:
-            return await self.deps.catalog(self.bot_id, links)
+            return await self.deps.catalog(self.bot_id, links, bot=bot)
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog

@@ -2,7 +2,7 @@
 (bot.documents_enabled, documents_threshold, documents_max_file_bytes, documents_max_passages)
 
 Revision ID: 0009_documents
-Revises: 0008_deliberation_status
+Revises: 0009_repeat_penalty
 Create Date: 2026-11-27 21:40:00
 """
 from typing import Sequence, Union
@@ -13,7 +13,7 @@ import sqlmodel
 
 
 revision: str = '0009_documents'
-down_revision: Union[str, None] = '0008_deliberation_status'
+down_revision: Union[str, None] = '0009_repeat_penalty'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from grobot.core.model_types import (  # noqa: F401 - the enums and utcnow are re-exported
@@ -74,6 +74,9 @@ class Bot(SQLModel, table=True):
     documents_threshold: float = Field(default=0.3)
     documents_max_file_bytes: int = Field(default=5 * 1024 * 1024)
     documents_max_passages: int = Field(default=20_000)
+    # The web tools (web_search, web_read); the SearXNG instance they search (NULL: the global setting).
+    web_search: bool = Field(default=False)
+    web_search_url: str | None = Field(default=None, max_length=500)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -250,6 +253,23 @@ class AgentEvent(SQLModel, table=True):
     seq: int
     kind: str = Field(max_length=32)
     data: dict[str, Any] = json_column(dict)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class RunImage(SQLModel, table=True):
+    """An image of one run (``run_id`` = the user message's id): one a tool returned (``origin``
+    ``tool``: shown in Test Chat, sent to Discord as an attachment), or one a tester sent with the
+    message (``user``). Served to the web app's users who may see the run, never by another host."""
+
+    __tablename__ = "run_image"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = fk_column("message.id")
+    origin: str = Field(max_length=16)
+    mime_type: str = Field(max_length=32)
+    name: str = Field(default="", max_length=200)
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -18,9 +18,12 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from grobot.core import tester_chat_link
-from grobot.core.errors import NotFoundError
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.images import checked_image
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
-from grobot.core.services import conversations, tester_chat
+from grobot.core.services import conversations, run_images, tester_chat
+from grobot.core.services.llm_settings import effective_llm
+from grobot.run_images import image_url
 from grobot.state.bot_page import run_for_bot
 
 logger = logging.getLogger(__name__)
@@ -69,6 +72,8 @@ class ChatTurn:
     answer: str = ""
     steps: list[ChatStep] = field(default_factory=list)
     calls: list[ChatCall] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)  # the tools' images (served by the app itself)
+    sent: list[str] = field(default_factory=list)  # the images the user sent with the message
 
 
 def _short(value: Any, limit: int = DETAIL_CHARS) -> str:
@@ -103,9 +108,10 @@ def step_of(kind: str, data: dict[str, Any]) -> ChatStep | None:
 
 
 def build_turns(messages: list[Message], events: list[AgentEvent],
-                calls: dict[int, list[ChatCall]] | None = None) -> list[ChatTurn]:
-    """The conversation as turns: each user message with the final answer, the steps of its run
-    and its LLM calls."""
+                calls: dict[int, list[ChatCall]] | None = None,
+                images: dict[int, list[run_images.ImageRef]] | None = None) -> list[ChatTurn]:
+    """The conversation as turns: each user message with the final answer, the steps of its run,
+    its LLM calls and its images (the user's and the tools')."""
     steps: dict[int, list[ChatStep]] = {}
     for event in events:
         step = step_of(event.kind, event.data or {})
@@ -115,9 +121,12 @@ def build_turns(messages: list[Message], events: list[AgentEvent],
     turns: list[ChatTurn] = []
     for message in messages:
         if message.role == "user":
+            shown = (images or {}).get(message.id or 0, [])
             turns.append(ChatTurn(id=message.id or 0, question=message.content, author=message.author_name or "tester",
                                   status=message.status or "", error=message.error or "",
-                                  steps=steps.get(message.id or 0, []), calls=calls.get(message.id or 0, [])))
+                                  steps=steps.get(message.id or 0, []), calls=calls.get(message.id or 0, []),
+                                  images=[image_url(i.id) for i in shown if i.origin == run_images.TOOL],
+                                  sent=[image_url(i.id) for i in shown if i.origin == run_images.USER]))
         elif message.role == "assistant" and message.content and turns:
             turns[-1].answer = message.content  # the last words of the run are its answer
     return turns
@@ -146,6 +155,7 @@ class ChatView:
 
     turns: list[ChatTurn]
     worker_running: bool
+    reads_images: bool = False  # the bot's output model reads images (the tester may send one)
 
 
 def load_chat(token: str, bot_id: int) -> ChatView:
@@ -156,22 +166,63 @@ def load_chat(token: str, bot_id: int) -> ChatView:
         messages = tester_chat.recent_messages(conv.id or 0, session=session, limit=HISTORY_LIMIT) if conv else []
         run_ids = [m.id or 0 for m in messages if m.role == "user"]
         events = tester_chat.run_steps(run_ids, session=session)
-        return ChatView(build_turns(messages, events, run_calls(run_ids, session=session)),
-                        tester_chat.worker_running(session=session))
+        return ChatView(build_turns(messages, events, run_calls(run_ids, session=session),
+                                    run_images.of_runs(run_ids, session=session)),
+                        tester_chat.worker_running(session=session),
+                        reads_images=_reads_images(session, bot))
 
     return run_for_bot(token, bot_id, work, admin=False)
 
 
-def send_message(token: str, bot_id: int, content: str) -> int:
-    """Store the user's message as pending in their conversation with the bot; returns its id."""
+CANNOT_READ_IMAGES = ("This bot's model does not read images: an admin can mark a model that does with "
+                      "\"Reads images\" in the bot's LLM settings.")
 
-    def work(session: Session, user: AppUser, bot: Bot) -> int:
+
+def _reads_images(session: Session, bot: Bot) -> bool:
+    return bool(effective_llm(session=session, category="output", bot_id=bot.id).supports_images)
+
+
+@dataclass
+class SentImage:
+    """An image the user chose to send with their next message."""
+
+    data: bytes
+    name: str
+
+
+def check_image(token: str, bot_id: int, data: bytes, name: str) -> str:
+    """Whether ``data`` can go with a message to the bot: "" when it can, else why not, in plain words
+    (the bot's model does not read images, or the file is not an image it can take)."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> str:
+        if not _reads_images(session, bot):
+            return CANNOT_READ_IMAGES
+        try:
+            checked_image(data, name=name)
+        except ValidationError as exc:
+            return f"{name or 'The file'} cannot be sent: {exc}."
+        return ""
+
+    return run_for_bot(token, bot_id, work, admin=False)
+
+
+def send_message(token: str, bot_id: int, content: str, image: SentImage | None = None) -> tuple[int, list[str]]:
+    """Store the user's message as pending in their conversation with the bot (``image``: sent with it,
+    for a model that reads images); returns its id and where its image is served."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> tuple[int, list[str]]:
+        checked = None
+        if image is not None:
+            if not _reads_images(session, bot):
+                raise ValidationError(CANNOT_READ_IMAGES)
+            checked = checked_image(image.data, name=image.name)
         conv = tester_chat.open_session(bot.id or 0, user.id or 0, session=session)
         # Each web user is their own "user" to the bot: notes and memories are not shared between testers.
         message = tester_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
-                                   author_id=f"app-user:{user.id}")
+                                   author_id=f"app-user:{user.id}", image=checked)
         logger.info("User %s sent a Test Chat message to bot %s", user.username, bot.id)
-        return message.id or 0
+        sent = run_images.of_runs([message.id or 0], session=session).get(message.id or 0, [])
+        return message.id or 0, [image_url(i.id) for i in sent]
 
     return run_for_bot(token, bot_id, work, admin=False, readonly=False)
 

@@ -75,9 +75,26 @@ def steps_panel(steps: rx.Var[list[ChatStep]], calls: rx.Var[list[ChatCall]] | N
     )
 
 
-def user_bubble(text: rx.Var[str], author: rx.Var[str] | str) -> rx.Component:
+def image_preview(url: rx.Var[str], testid: str = "answer-image") -> rx.Component:
+    """An image of a run, loaded from the web app itself (never another host); a click opens it whole."""
+    return rx.link(
+        rx.image(src=url, alt="An image of this conversation", max_width="min(100%, 24rem)", max_height="20rem",
+                 border_radius="8px", loading="lazy", display="block", data_testid=testid),
+        href=url,
+        is_external=True,
+        title="Open the image",
+    )
+
+
+def images_row(urls: rx.Var[list[str]], testid: str = "answer-image") -> rx.Component:
+    return rx.cond(urls.length() > 0,  # type: ignore[attr-defined]
+                   rx.flex(rx.foreach(urls, lambda url: image_preview(url, testid)), gap="0.5rem", wrap="wrap"))
+
+
+def user_bubble(text: rx.Var[str], author: rx.Var[str] | str, sent: rx.Var[list[str]] | None = None) -> rx.Component:
     return rx.hstack(
         rx.box(
+            *([images_row(sent, "sent-image")] if sent is not None else []),
             safe_text(text, size="2"),
             padding="0.6rem 0.9rem",
             border_radius="12px 12px 2px 12px",

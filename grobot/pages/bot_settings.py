@@ -23,7 +23,7 @@ from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load
 __all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]
 
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
-BAR_SECTIONS = ("General", "Reply rules", "Limits", "Usage limits and budgets", "Discord connection")
+BAR_SECTIONS = ("General", "Reply rules", "Limits", "Web search", "Usage limits and budgets", "Discord connection")
 BAR_SAVES = "Saved with Save changes"
 
 
@@ -115,6 +115,16 @@ def limits_section() -> rx.Component:
                   hint="Messages answered at the same time.", error_key="max_concurrent_runs"),
             columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
         ),
+    )
+
+
+def web_search_section() -> rx.Component:
+    return section(
+        "Web search", "The built-in tools web_search and web_read: the bot looks things up on the web and reads "
+                      "pages. Off by default: what users ask is sent to an outside search engine.",
+        flag_switch("web_search", "Search the web", "Give the bot web_search and web_read."),
+        field("SearXNG address", text_input("web_search_url", placeholder="https://searx.example.org"),
+              hint=f"Empty: the global setting ({BotSettingsState.web_search_default}).", error_key="web_search_url"),
     )
 
 
@@ -262,8 +272,8 @@ def bar_form() -> rx.Component:
         # The form's default button, never disabled: Enter sends the form even before the page knows of the
         # edit (Save changes is enabled once it does); the server saves only what changed.
         rx.el.button(type="submit", hidden=True, tab_index=-1, aria_hidden="true"),
-        rx.vstack(general_section(), reply_section(), limits_section(), daily_limits_section(), gateway_section(),
-                  save_bar(), spacing="5", width="100%"),
+        rx.vstack(general_section(), reply_section(), limits_section(), web_search_section(), daily_limits_section(),
+                  gateway_section(), save_bar(), spacing="5", width="100%"),
         on_submit=BotSettingsState.submit_bar,
         reset_on_submit=False,
         no_validate=True,

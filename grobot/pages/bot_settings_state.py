@@ -101,6 +101,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     # Per category: the provider chosen in its card ("inherit": the parent's), which its empty fields follow.
     chosen: dict[str, str] = {c.value: INHERIT for c in LLMCategory}
     limit_defaults: dict[str, str] = {}
+    web_search_default: str = ""
     today: TodayUsage = TodayUsage()
 
     @rx.var
@@ -124,6 +125,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
                                          if saved == f"llm-{row.category}"}}
         self.mcp = view.mcp
         self.limit_defaults = view.limit_defaults
+        self.web_search_default = view.web_search_default
         self.today = view.today
         if saved:
             self.versions = {**self.versions, saved: self.versions.get(saved, 0) + 1}

@@ -17,10 +17,10 @@ from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
 from grobot.state.llm_check import INHERIT
 
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
-               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS \
-    + bots_service.BUDGET_FIELDS
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs", "web_search_url") \
+    + bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
-               "message_content_intent", "members_intent")
+               "message_content_intent", "members_intent", "web_search")
 FIELD_LABELS = {
     "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
     "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
@@ -29,6 +29,7 @@ FIELD_LABELS = {
     "user_daily_message_limit": "Messages per user per day",
     "daily_cost_limit": "Cost per day", "monthly_token_limit": "Tokens per month",
     "monthly_call_limit": "LLM calls per month", "monthly_cost_limit": "Cost per month",
+    "web_search_url": "SearXNG address",
 }
 CATEGORY_HELP = {
     "decision": "Small, fast calls: whether to answer, what to do next.",
@@ -105,6 +106,7 @@ class SettingsView:
     mcp: list[McpRow]
     limit_defaults: dict[str, str]
     today: TodayUsage
+    web_search_default: str = ""  # where the bot searches without an address of its own, in words
 
 
 def _limit_text(value: float) -> str:
@@ -211,4 +213,10 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
         mcp=mcp,
         limit_defaults=limit_defaults,
         today=today,
+        web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
     )
+
+
+def search_engine(searxng_url: str) -> str:
+    """Where web_search searches, in words."""
+    return f"SearXNG at {searxng_url}" if searxng_url else "DuckDuckGo and other engines, no key needed"

@@ -236,8 +236,7 @@ def app_settings_form() -> rx.Component:
                         rx.input(
                             id=f"app-{info.key}",
                             name=info.key,
-                            type="number",
-                            step=info.step,
+                            **({"type": "number", "step": info.step} if info.step else {"type": "url"}),
                             default_value=SettingsState.app[info.key],
                             width="100%",
                             **({"on_change": SettingsState.type_file_bytes} if info.key == "max_file_bytes" else {}),

@@ -66,7 +66,7 @@ class SettingInfo:
     key: str
     label: str
     help_text: str
-    step: str
+    step: str  # of a number ("" for a text setting)
 
 
 APP_SETTINGS: tuple[SettingInfo, ...] = (
@@ -92,6 +92,8 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
                 "budget (python -m grobot bot set BOT --monthly-cost-limit N) wins.", "any"),
     SettingInfo("memory_max_per_bot", "Long-term memories per bot", "Beyond this, the oldest are deleted (checked "
                 "every few minutes); 0 = no cap.", "1"),
+    SettingInfo("web_search_url", "Web search: SearXNG address", "Bots with web search on search this SearXNG "
+                "instance (its JSON format enabled). Empty: DuckDuckGo and other engines, no key needed.", ""),
 )
 
 LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "repeat_penalty", "fallback_model",

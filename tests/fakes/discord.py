@@ -31,6 +31,7 @@ import base64
 import itertools
 import json
 import logging
+import mimetypes
 import re
 import secrets
 import string
@@ -628,11 +629,19 @@ class FakeDiscord:
             if request.content_type == "multipart/form-data":
                 reader = await request.multipart()
                 body = {}
+                uploaded = []  # files sent with a message ("files[N]"): its attachments
                 async for part in reader:
                     if part.name == "payload_json":
                         body = json.loads(await part.text())
                     else:
-                        await part.read()
+                        data = bytes(await part.read())
+                        name = part.filename or "file"
+                        kind = part.headers.get("Content-Type", "")
+                        if kind in ("", "application/octet-stream"):  # Discord tells the type by the name
+                            kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+                        uploaded.append((name, data, kind))
+                if uploaded:
+                    body["_uploaded"] = uploaded
             else:
                 raw = await request.read()
                 try:
@@ -748,11 +757,12 @@ class FakeDiscord:
     async def _bot_message(self, bot_id: int | None, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
         author = self.users[bot_id] if bot_id else self.alice
         ref = (body.get("message_reference") or {}).get("message_id")
+        files = [self.add_attachment(name, data, kind) for name, data, kind in body.pop("_uploaded", [])]
         with self._lock:
             if ref is not None and int(ref) in self.deleted:  # fail_if_not_exists false: sent without the reference
                 ref = None
             msg = self._message_payload(channel_id, author, body.get("content", "") or "", mentions=[],
-                                        reply_to=str(ref) if ref is not None else None, attachments=[])
+                                        reply_to=str(ref) if ref is not None else None, attachments=files)
             self.messages[int(msg["id"])] = msg
         # Real Discord echoes every message to every bot that can see it (the author included).
         asyncio.get_running_loop().create_task(self._dispatch_message(msg))

@@ -222,6 +222,8 @@ def admin_page(route: str, *calls: tuple[Any, dict[str, Any]]) -> list[Sent]:
 def _chat(w: World, page: int) -> list[Sent]:
     """The tester's chat actions, on the hidden bot (never granted): nothing reaches it."""
     return on(w.hidden, "chat", (ChatState.load, {}), (ChatState.set_draft, {"value": "to the hidden bot"}),
+              (ChatState.attach_image, {"uploads": [{"name": "x.png", "size": 8, "content_type": "image/png"}]}),
+              (ChatState.explain_no_images, {}), (ChatState.remove_image, {}),
               (ChatState.send, {"form_data": {}}), (ChatState.retry, {}), (ChatState.set_confirm_reset, {"value": True}),
               (ChatState.reset_chat, {}), admin_only=False)
 
@@ -333,7 +335,8 @@ BOT_PAGE_ATTACKS: list[Attack] = [
     Attack((BotsState.refresh, AppState.require_login, AppState.require_admin),
            lambda w, page: [Sent(AppState.require_login, {}, "/"), Sent(AppState.require_admin, {}, "/users"),
                             Sent(BotsState.refresh, {"_tick": "1"}, "/")]),
-    Attack((ChatState.load, ChatState.set_draft, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
+    Attack((ChatState.load, ChatState.set_draft, ChatState.attach_image, ChatState.explain_no_images,
+            ChatState.remove_image, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
             ChatState.reset_chat), _chat),
     Attack((ChatModelState.load,), lambda w, page: on(page, "chat", (ChatModelState.load, {}), admin_only=False)),
     Attack((LiveState.follow, LiveState.stop), _live, lambda w: _live(w, w.granted, (w.admin_run_hidden,))),

@@ -130,7 +130,7 @@ async def run_chain(
         run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
                                        channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
                                        platform="discord" if msg.platform == "discord" else "test_chat",
-                                       discord=getattr(catalog, "discord", None))
+                                       discord=getattr(catalog, "discord", None), said=msg.content)
 
         if loaded.bot.agent_mode == NATIVE_MODE:
             await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
@@ -163,7 +163,8 @@ async def run_chain(
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
-        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
+        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
+                           images=list(run.images))
     except asyncio.CancelledError as exc:
         # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
         await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))
@@ -251,7 +252,10 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         for choice in fresh:
             extraction = extractions.get(choice.name)
             if extraction is None:  # no arguments, or valid ones from the Identifier (a model free of the schema)
-                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=choice.arguments or {}))
+                arguments = choice.arguments or {}
+                if by_name[choice.name].takes_message and check(arguments, by_name[choice.name]):
+                    arguments = {}  # it reads what the user asked from their message itself
+                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=arguments))
             elif extraction.arguments is not None:
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=extraction.arguments))
             elif extraction.missing:
@@ -325,7 +329,7 @@ async def _catalog(run: Run, deps: ChainDeps, links: list[Any] | None) -> ToolCa
     from grobot.core.tools.base import EmptyCatalog
 
     try:
-        return await deps.catalog(run.msg.bot_id, links)
+        return await deps.catalog(run.msg.bot_id, links, bot=run.bot)
     except Exception as exc:
         logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, error_line(exc))
         await run.think("tools", f"the tools could not be loaded ({error_line(exc)}); answering without them")

@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
@@ -28,6 +28,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
 
@@ -280,3 +281,16 @@ class RunStore(Protocol):
     async def update_note(self, bot_id: int, user: str, note_id: int, note: str | None,
                           reliability: float | None) -> dict[str, Any]: ...
 
+
+
+@runtime_checkable
+class ImageStore(Protocol):
+    """A store that keeps the images of stored runs (the database's: Test Chat shows them)."""
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        """Store a tool's images of run ``run_id``; returns their ids."""
+        ...
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        """The images the user sent with stored message ``run_id`` (Test Chat)."""
+        ...

@@ -31,6 +31,7 @@ from grobot.core.services import app_settings, conversations, discord_users, llm
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
 from grobot.core.settings import get_settings
+from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,10 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                        max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
                        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
                        max_concurrent_runs=int(bot.max_concurrent_runs or 1),
-                       documents_enabled=bool(bot.documents_enabled), documents_threshold=float(bot.documents_threshold))
+                       documents_enabled=bool(bot.documents_enabled), documents_threshold=float(bot.documents_threshold),
+                       web_search=bool(bot.web_search),
+                       web_search_url=(bot.web_search_url or app_settings.get_value("web_search_url", session=session))
+                       if bot.web_search else "")
     llms = effective_llms(session=session, bot_id=bot.id)
     run_status = None
     if msg.run_id is not None:
@@ -300,6 +304,17 @@ class DatabaseStore:
     async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                          notes: list[tuple[str, str, float]] | None = None) -> None:
         await self._write(lambda session: save_calls(session, bot_id, run_id, records, notes))
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        from grobot.core.services import run_images
+
+        return await self._write(lambda session: run_images.save(session=session, run_id=run_id,
+                                                                 origin=run_images.TOOL, images=images))
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        from grobot.core.services import tester_chat
+
+        return await self._read(lambda session: tester_chat.sent_images(run_id, session=session), in_thread=True)
 
     async def mcp_links(self, bot_id: int) -> list[Any]:
         from grobot.core.tools.catalog import read_links

@@ -87,6 +87,8 @@ class BotConfig:
     max_concurrent_runs: int = 1
     documents_enabled: bool = True  # answers from its documents (grobot.core.documents)
     documents_threshold: float = 0.3
+    web_search: bool = False  # the web tools (web_search, web_read) are on
+    web_search_url: str = ""  # the SearXNG instance they search ("": the keyless metasearch)
 
 
 @dataclass
@@ -99,6 +101,7 @@ class ChainResult:
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy, the reply rules): what the user is told
+    images: list[Any] = field(default_factory=list)  # the tools' images (ToolImage), for the user with the answer
 
 
 def limited_user(msg: IncomingMessage) -> str | None:

@@ -90,6 +90,23 @@ class BotFields(BaseModel):
     documents_threshold: float | None = Field(default=None, ge=0, le=1)
     documents_max_file_bytes: int | None = Field(default=None, ge=1024, le=1024**3)
     documents_max_passages: int | None = Field(default=None, ge=1, le=10**6)
+    # The web tools (web_search, web_read), and the bot's own SearXNG instance ("" or "default": the global one).
+    web_search: bool | None = None
+    web_search_url: str | None = None
+
+    @field_validator("web_search_url", mode="before")
+    @classmethod
+    def _searxng(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            from grobot.core.tools.web import check_searxng_url
+
+            if value.strip().lower() == "default":
+                return None
+            try:
+                return check_searxng_url(value) or None
+            except ValidationError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("name")
     @classmethod
