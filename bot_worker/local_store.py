@@ -28,6 +28,7 @@ from grobot.core.documents import message as doc_message
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
 from grobot.core.memory import NoopMemory
+from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import Bot
 from grobot.core.services import bot_runs, conversations, fleet
 from grobot.core.services.bots import get_token
@@ -148,8 +149,6 @@ class LocalBotStore(DatabaseStore):
                        bot: Any = None) -> dict[str, Any]:
         """A message's memories, its passages of the bot's documents and its scores against ``texts``
         (the second part of :meth:`prepare_for_bot`)."""
-        from grobot.core.agents.chain import start_memory_lookup
-
         memory = self.deps.memory
         scored = _similarities(memory, msg.content, texts) if texts and not isinstance(memory, NoopMemory) \
             else _none()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from grobot.core.errors import ValidationError
 from grobot.core.tools.base import ToolImage
@@ -57,6 +58,10 @@ def file_name(name: str, kind: str) -> str:
     """A safe file name for an image of type ``kind`` ("image.png" when ``name`` gives none)."""
     stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in (name or "").rsplit("/", 1)[-1].rsplit(".", 1)[0])
     return f"{stem.strip('_')[:60] or 'image'}.{IMAGE_TYPES[kind]}"
+
+
+# What :func:`describe` writes, found again in a tool's result (a reply need not restate an image: it is shown).
+DESCRIBED = re.compile(r"\s*\[image [^\]\n]*: shown to the user with the answer\]")
 
 
 def describe(image: ToolImage) -> str:

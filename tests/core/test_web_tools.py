@@ -244,11 +244,13 @@ async def test_the_chain_searches_the_users_words_with_no_parameter_extractor_ca
 
     bot_id = make_bot(web_search=True, web_search_url=searxng.url)
     use_fake_llm(fake_llm, bot_id=bot_id)
-    fake_llm.script(Reply(text="SearXNG found it."))  # the Tool Router is sure of web_search: no Identifier call
+    # The Tool Router is sure of web_search: no Identifier call. The reply states what the search returned.
+    said = "The SearXNG result for the GroBot release date: https://news.example/searx (found through SearXNG)."
+    fake_llm.script(Reply(text=said))
 
     result = await run_chain(message(bot_id, "Search the web for the GroBot release date"))
 
-    assert result.text == "SearXNG found it."
+    assert result.text == said
     assert [q["q"] for q in searxng.queries] == [["Search the web for the GroBot release date"]]
     assert "https://news.example/searx" in fake_llm.chat_requests()[-1]["messages"][-1]["content"]
     with session_scope(readonly=True) as session:

@@ -34,15 +34,14 @@ from grobot.core.documents import message as doc_message
 from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
-from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.memory.runtime import memory_failed, memory_worked
+from grobot.core.memory import MemoryPort
+from grobot.core.memory.lookup import message_memories
 from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 
-MEMORIES_PER_MESSAGE = 5
 
 
 def _user_message(msg: IncomingMessage) -> UserMessageIn:
@@ -117,7 +116,7 @@ async def run_chain(
         memory = deps.memory
         if catalog is None:
             catalog = await _catalog(run, deps, prepared.links)
-        lookup = prepared.found_memories() if prepared.memories is not None else _memories(memory, msg)
+        lookup = prepared.found_memories() if prepared.memories is not None else message_memories(memory, msg)
         passages = prepared.documents if prepared.documents is not None else doc_message.lookup(memory, msg, loaded.bot)
         specs, found, in_documents = await asyncio.gather(_list_tools(run, catalog), lookup, _in_documents(passages))
         specs = doc_message.offered(specs, in_documents)
@@ -353,18 +352,6 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
     return specs
 
 
-def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Task[list[str]] | None:
-    """Start retrieving the memories of ``msg`` now (None: this process has no memory).
-
-    A store's :meth:`~grobot.core.agents.run_store.RunStore.prepare` starts it when it has read a
-    message the bot may answer (:attr:`Prepared.memories`). Like the lookup in the chain, it
-    never raises and stays within the memory time limit.
-    """
-    if isinstance(memory, NoopMemory) or not msg.content.strip():
-        return None
-    return asyncio.get_running_loop().create_task(_memories(memory, msg))
-
-
 async def _in_documents(found: Awaitable[Found | None]) -> Found:
     """The message's passages, found by the host already or coming (none when their lookup failed)."""
     try:
@@ -372,19 +359,6 @@ async def _in_documents(found: Awaitable[Found | None]) -> Found:
     except Exception as exc:
         logger.info("No document passages for the message (%s)", type(exc).__name__)
         return doc_message.NOTHING
-
-
-async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:
-    if isinstance(memory, NoopMemory) or not msg.content.strip():
-        return []
-    try:
-        found = list(await asyncio.wait_for(memory.search(msg.bot_id, msg.content, k=MEMORIES_PER_MESSAGE),
-                                            get_settings().memory_budget_seconds))
-    except Exception as exc:
-        memory_failed("retrieving memories", exc)
-        return []
-    memory_worked()
-    return found
 
 
 def _timings(run: Run, total: float) -> dict[str, float]:

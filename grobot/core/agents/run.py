@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.run_store import ImageStore
@@ -17,9 +17,6 @@ from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.errors import LLMError, ServerUnavailable
 from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
 from grobot.core.tools.base import ToolContext, ToolImage, ToolSpec
-
-if TYPE_CHECKING:
-    from grobot.core.agents.executor import ExecutedCall
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +59,7 @@ class Run:
     # The Tool Router's scores of the message by tool text, read with it (:meth:`Prepared.found_scores`).
     known_scores: Callable[[], Awaitable[dict[str, float] | None]] | None = None
     # Every tool call that ran, with its tool (None: unknown), in order: what the reply must state.
-    tool_results: list[tuple[ToolSpec | None, ExecutedCall]] = field(default_factory=list)
+    tool_results: list[tuple[ToolSpec | None, Any]] = field(default_factory=list)  # (tool, executor.ExecutedCall)
     write_asked: dict[str, bool] = field(default_factory=dict)  # tool -> whether the message asks for it (tools that write)
     images: list[ToolImage] = field(default_factory=list)  # the tools' images, shown to the user with the answer
 

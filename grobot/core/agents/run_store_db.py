@@ -26,6 +26,7 @@ from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, lim
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
+from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
@@ -140,8 +141,6 @@ def prepared_from(msg: IncomingMessage, read: MessageRead | None, *, memory: Any
             else Prepared(msg, decision=False)
     prepared = Prepared(msg, decision=read.decision, rules=ReplyRules.of(read.bot), loaded=read.loaded, links=read.links)
     if read.decision is not False:
-        from grobot.core.agents.chain import start_memory_lookup
-
         prepared.memories = start_memory_lookup(msg, memory) if memory is not None else None
         prepared.scores = scores
     return prepared
