@@ -1,7 +1,7 @@
 """What happens to a message: the one entry point of Discord, Test Chat and the CLI.
 
-    read what the run needs -> reply rules -> usage limits -> cooldown -> runs at once -> chain
-                                                                                 (-> Archivist)
+    read what the run needs -> reply rules (who may use the bot too) -> moderation -> usage limits
+                                                      -> cooldown -> runs at once -> chain (-> Archivist)
 
 Each check is made once, here: :func:`admit` decides, :func:`answer` runs the agent chain
 (:func:`grobot.core.agents.chain.run_chain`, which schedules the Archivist) and frees the run's
@@ -27,6 +27,7 @@ from grobot.core.errors import GroBotError, error_line
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from grobot.core.limits import check as limit_hit
 from grobot.core.limits import warn_once
+from grobot.core.moderation import REFUSAL, log_event, moderation_note
 from grobot.core.tools.base import ToolCatalog
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class Admission:
     decision: bool | None
     refusal: str = ""
     notify: bool = False
+    moderated: str = ""  # the moderation rule the message broke (ignored or refused for it)
     _gate: FloodGate | None = field(default=None, repr=False)
     _cooldown: tuple[str, float] | None = field(default=None, repr=False)  # (author, when it started)
 
@@ -81,7 +83,9 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
     """Reply rules, usage limits, cooldown, then runs at once, in that order, each once.
 
     ``decision``: the reply rules' word when the host's read already gave it (the bot link
-    evaluates them with the settings it reads), else they are evaluated here.
+    evaluates them with the settings it reads), else they are evaluated here. The reply rules
+    include who may use the bot; the bot's moderation (words and patterns the message must not
+    contain) comes right after them.
     """
     if decision == "rules":
         decision = rules_decision(loaded.rules or ReplyRules(), msg)
@@ -89,6 +93,18 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
         return Admission(decision=False)
     meant = decision is True  # addressed to the bot (or by a rule): a refusal is said, not kept silent
     author = str(msg.author_id or "")
+    moderation = loaded.moderation
+    rule = moderation.find(msg.content) if moderation is not None else None
+    if rule is not None and moderation is not None:
+        log_event(msg.bot_id, "a message", rule, moderation.action, platform=msg.platform, channel_id=msg.channel_id,
+                  author_id=msg.author_id, is_dm=msg.is_dm)
+        if moderation.action == "ignore":  # a Discord user hears nothing; Test Chat and the CLI say why
+            if msg.platform == "discord":
+                return Admission(decision=False, moderated=rule)
+            return Admission(decision, moderation_note(rule), moderated=rule)
+        if moderation.action == "refuse":
+            text = REFUSAL if msg.platform == "discord" else f"{REFUSAL} (the message matched {rule} of the bot's moderation)"
+            return Admission(decision, text, meant and gate.notices.allow(author, "moderation"), moderated=rule)
     hit = limit_hit(loaded.limits) if loaded.limits is not None else None
     if hit is not None:  # over a limit: no LLM call, and at most one notice an hour
         warn_once(loaded.limits, hit, limited_user(msg))  # type: ignore[arg-type]
@@ -154,8 +170,9 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
             logger.exception("Reading the run of bot %s failed", msg.bot_id, extra={"bot_id": msg.bot_id})
         return await refuse(msg, error_line(exc), deps, sink=sink)
     admission = admit(msg, loaded, gate, decision=decision)
-    if admission.decision is False:
-        return ChainResult(replied=False, refusal=silence_reason(loaded.rules or ReplyRules(), msg))
+    if admission.decision is False:  # (moderation ignoring it: no word, as for a message the bot lets pass)
+        return ChainResult(replied=False, refusal="" if admission.moderated
+                           else silence_reason(loaded.rules or ReplyRules(), msg))
     if admission.refusal:
         result = await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
         result.refusal = admission.refusal
