@@ -121,7 +121,8 @@ class BotFields(BaseModel):
     @field_validator(*ACCESS_FIELDS, mode="before")
     @classmethod
     def _access_ids(cls, value: Any, info: ValidationInfo) -> Any:
-        value = _split_list(value)
+        if isinstance(value, str):  # commas or spaces between the ids
+            value = value.replace(",", " ").split()
         if isinstance(value, list):
             kind = "user" if "user" in (info.field_name or "") else "role"
             result: list[str] = []
