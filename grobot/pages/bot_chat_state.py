@@ -126,7 +126,7 @@ class ChatState(BotPageState):
             return
         self.sending = False
         self.turns = self.turns[:-1]  # the failed turn is the live one now
-        (await self.get_state(LiveState)).start_live(run_id, "pending", failed.question)
+        (await self.get_state(LiveState))._start_live(run_id, "pending", failed.question)
         yield LiveState.follow
 
     async def _submit(self, content: str):
