@@ -268,6 +268,10 @@ def test_moderation_replaces_a_streamed_answer_and_refuses_a_message(admin_page,
                         Reply(text=story, chunks=50, chunk_delay=0.15))
     page.goto(f"/bots/{bot_id}/chat")
     expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    # Whatever the page ever shows is watched: the matching words must never appear, not even for a moment.
+    page.evaluate("""() => { window.leaked = false; new MutationObserver(() => {
+        if (document.body.innerText.includes('4242')) window.leaked = true;
+    }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
     _send(page, "What is the code?")
 
     # The answer streams as usual until it matches; then what was shown is replaced by the refusal.
@@ -276,7 +280,7 @@ def test_moderation_replaces_a_streamed_answer_and_refuses_a_message(admin_page,
     expect(answer).to_contain_text("Sorry, I can't help with that.", timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     expect(answer).not_to_contain_text("word2")
-    assert "4242" not in page.content()
+    assert "4242" not in page.content() and page.evaluate("window.leaked") is False
     steps = answer.get_by_test_id("chain-steps")
     steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
     expect(steps).to_contain_text("Moderation: the answer matched pattern 1: it was replaced by the refusal")
