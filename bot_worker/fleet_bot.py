@@ -204,6 +204,30 @@ class FleetBot(discord.Client):
             self._synced = True
             self._spawn(self._sync_commands())
 
+    # ------------------------------------------------------------------ roles seen (the access lists show them by name)
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        self._spawn(self._report_roles(guild))
+
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        self._spawn(self._report_roles(guild))
+
+    async def on_guild_role_create(self, role: discord.Role) -> None:
+        self._spawn(self._report_roles(role.guild))
+
+    async def on_guild_role_update(self, _before: discord.Role, after: discord.Role) -> None:
+        self._spawn(self._report_roles(after.guild))
+
+    async def on_guild_role_delete(self, role: discord.Role) -> None:
+        self._spawn(self._report_roles(role.guild))
+
+    async def _report_roles(self, guild: discord.Guild) -> None:
+        roles = [(str(r.id), r.name, r.position) for r in guild.roles if not r.is_default()]
+        try:
+            await self.store.save_roles(self.bot_id, str(guild.id), guild.name or "", roles)
+        except Exception as exc:  # the names wait for the next change; access by id works meanwhile
+            logger.info("Could not report the roles of guild %s: %s", guild.id, exc if isinstance(
+                exc, (ConnectionError, GroBotError)) else type(exc).__name__)
+
     async def _sync_commands(self) -> None:
         try:
             await self.tree.sync()
@@ -287,7 +311,10 @@ class FleetBot(discord.Client):
                 ended = True
                 text = event.data.get("text")
                 marks["done_event"] = time.perf_counter()
-                await streamer.finish(str(text) if text is not None else None)
+                if event.data.get("moderated") == "withheld":  # the answer broke a moderation rule: nothing stays
+                    await streamer.withdraw()
+                else:  # (a refused answer: its draft is replaced by the refusal)
+                    await streamer.finish(str(text) if text is not None else None)
                 marks["completed"] = time.perf_counter()
             elif event.kind == EventKind.ERROR and not ended:
                 ended = True

@@ -178,6 +178,12 @@ class LocalBotStore(DatabaseStore):
         return await self._write(lambda session: conversations.forget_user(session=session, bot_id=bot_id, key=key,
                                                                            user_id=user_id))
 
+    async def save_roles(self, bot_id: int, guild_id: str, guild_name: str, roles: list[tuple[str, str, int]]) -> int:
+        """The roles the bot sees in a guild now (for the access lists, by name)."""
+        from grobot.core.services.discord_roles import save_roles
+
+        return await self._write(lambda session: save_roles(bot_id, guild_id, guild_name, roles, session=session))
+
     async def output_takes_images(self, bot_id: int) -> bool:
         from grobot.core.services.llm_settings import effective_llm
 

@@ -54,6 +54,9 @@ class BotStore(RunStore, Protocol):
 
     async def forget(self, bot_id: int, key: str, user_id: str) -> int: ...
 
+    async def save_roles(self, bot_id: int, guild_id: str, guild_name: str, roles: list[tuple[str, str, int]]) -> int:
+        """The roles the bot sees in a guild now: ``(id, name, position)`` without @everyone."""
+
     async def output_takes_images(self, bot_id: int) -> bool: ...
 
     async def close(self) -> None: ...

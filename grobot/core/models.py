@@ -54,6 +54,17 @@ class Bot(SQLModel, table=True):
     allowed_channel_ids: list[str] = json_column(list)
     always_on_channel_ids: list[str] = json_column(list)
     keywords: list[str] = json_column(list)
+    # Who may use the bot (Discord user and role ids; no allowed ids: everyone not blocked).
+    allowed_user_ids: list[str] = json_column(list)
+    blocked_user_ids: list[str] = json_column(list)
+    allowed_role_ids: list[str] = json_column(list)
+    blocked_role_ids: list[str] = json_column(list)
+    # Moderation (grobot.core.moderation): what a message or an answer must not contain, whether the
+    # decision model is asked if a message is abusive, and what happens then (ignore | refuse | log).
+    moderation_words: list[str] = json_column(list)
+    moderation_patterns: list[str] = json_column(list)
+    moderation_action: str = Field(default="refuse", max_length=16)
+    moderation_ask_model: bool = Field(default=False)
     max_tool_rounds: int = Field(default=5)
     user_cooldown_seconds: float = Field(default=2.0)
     max_concurrent_runs: int = Field(default=4)
@@ -380,6 +391,22 @@ class UserProfile(SQLModel, table=True):
     discord_user_id: str = Field(max_length=32)
     display_name: str = Field(default="", max_length=100)
     directives: str = text_column()
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class DiscordRole(SQLModel, table=True):
+    """A role of a guild, as a bot last saw it on Discord (for the access lists, by name)."""
+
+    __tablename__ = "discord_role"
+
+    bot_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    role_id: str = Field(primary_key=True, max_length=32)
+    guild_id: str = Field(max_length=32)
+    guild_name: str = Field(default="", max_length=100)
+    name: str = Field(default="", max_length=100)
+    position: int = Field(default=0)
     updated_at: datetime = Field(default_factory=utcnow)
 
 

@@ -409,6 +409,8 @@ class LiveState(ChatState):
             self.worker_running = True
         if kind == "token":
             self.live_answer += str(data.get("text") or "")
+        elif kind == "done" and data.get("moderated"):  # the answer broke a moderation rule: what it showed goes
+            self.live_answer = str(data.get("text") or "")
         elif kind == "error":
             self.live_error = str(data.get("message") or "the bot could not answer")
             self.live_stopped = bool(data.get("cancelled"))

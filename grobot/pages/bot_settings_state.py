@@ -18,6 +18,7 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
+from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
@@ -44,6 +45,11 @@ def _write(token: str, bot_id: int, change: Any) -> SettingsView:
         return settings_view(session, bot)
 
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
+
+
+def _ids(text: str) -> list[str]:
+    """The ids typed in an access list's field (comma- or space-separated)."""
+    return [part for part in text.replace(",", " ").split() if part]
 
 
 def field_errors(message: str) -> dict[str, str]:
@@ -103,10 +109,20 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     limit_defaults: dict[str, str] = {}
     web_search_default: str = ""
     today: TodayUsage = TodayUsage()
+    # Who the access lists may name: [id, label] of the users and roles the bot has seen; names by id.
+    user_choices: list[list[str]] = []
+    role_choices: list[list[str]] = []
+    access_names: dict[str, str] = {}
 
     @rx.var
     def dirty(self) -> bool:
         return self.form != self.saved_form or self.flags != self.saved_flags
+
+    @rx.var
+    def access_chips(self) -> dict[str, list[list[str]]]:
+        """Per access list, its ids as typed, each ``[id, name or id]``."""
+        return {name: [[i, self.access_names.get(i, i)] for i in _ids(self.form.get(name, ""))]
+                for name in ACCESS_FIELDS}
 
     @rx.var
     def delete_allowed(self) -> bool:
@@ -127,6 +143,8 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self.limit_defaults = view.limit_defaults
         self.web_search_default = view.web_search_default
         self.today = view.today
+        self.user_choices, self.role_choices = view.access.users, view.access.roles
+        self.access_names = {**view.access.names, **{i: label for i, label in view.access.users + view.access.roles}}
         if saved:
             self.versions = {**self.versions, saved: self.versions.get(saved, 0) + 1}
 
@@ -193,6 +211,22 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     def set_field(self, name: str, value: str) -> None:
         if name in TEXT_FIELDS:
             self.form[name] = value
+            self.errors.pop(name, None)
+
+    @rx.event
+    def add_access(self, name: str, value: str) -> None:
+        """Add a user or role the bot has seen (its id) to an access list (saved with the bar)."""
+        if name in ACCESS_FIELDS and str(value).strip().isdigit():
+            ids = _ids(self.form.get(name, ""))
+            if value.strip() not in ids:
+                self.form[name] = ", ".join([*ids, value.strip()])
+                self.errors.pop(name, None)
+
+    @rx.event
+    def remove_access(self, name: str, value: str) -> None:
+        """Take an id off an access list (saved with the bar)."""
+        if name in ACCESS_FIELDS:
+            self.form[name] = ", ".join(i for i in _ids(self.form.get(name, "")) if i != str(value))
             self.errors.pop(name, None)
 
     @rx.event

@@ -256,3 +256,40 @@ def _user_id(session) -> int:
     from grobot.core.services import users
 
     return users.get_user("ui-admin", session=session).id or 0
+
+
+def test_moderation_replaces_a_streamed_answer_and_refuses_a_message(admin_page, worker, live_llm) -> None:
+    page = admin_page
+    bot_id = _bot(live_llm, "Moderated", user_cooldown_seconds=0, moderation_words=["forbidden"],
+                  moderation_patterns=[r"secret\s+code\s+\d+"])
+    story = "Here it is: " + " ".join(f"word{i}" for i in range(10)) + " and the secret code 4242 opens it, " \
+        + " ".join(f"more{i}" for i in range(30))
+    live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "What is the code?",
+                        Reply(text=story, chunks=50, chunk_delay=0.15))
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    # Whatever the page ever shows is watched: the matching words must never appear, not even for a moment.
+    page.evaluate("""() => { window.leaked = false; new MutationObserver(() => {
+        if (document.body.innerText.includes('4242')) window.leaked = true;
+    }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
+    _send(page, "What is the code?")
+
+    # The answer streams as usual until it matches; then what was shown is replaced by the refusal.
+    expect(page.get_by_test_id("live-answer")).to_contain_text("word2", timeout=LIVE_TIMEOUT_MS)
+    answer = page.get_by_test_id("bot-answer").last
+    expect(answer).to_contain_text("Sorry, I can't help with that.", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    expect(answer).not_to_contain_text("word2")
+    assert "4242" not in page.content() and page.evaluate("window.leaked") is False
+    steps = answer.get_by_test_id("chain-steps")
+    steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
+    expect(steps).to_contain_text("Moderation: the answer matched pattern 1: it was replaced by the refusal")
+    screenshot(page, "chat-moderated")
+
+    # A message with a blocked word is refused, and the tester reads which rule it broke; no model runs.
+    asked = len(live_llm.chat_requests())
+    _send(page, "Tell me the FORBIDDEN thing")
+    expect(page.get_by_test_id("answer-error").last).to_have_text(
+        "The bot could not answer: Sorry, I can't help with that. (the message matched the word \"forbidden\" of the "
+        "bot's moderation)", timeout=LIVE_TIMEOUT_MS)
+    assert len(live_llm.chat_requests()) == asked

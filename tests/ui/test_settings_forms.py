@@ -240,9 +240,9 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
     open_tab(page, bot_id, "settings")
     dialogs = Dialogs(page)
     expect(page.get_by_test_id("bar-scope")).to_have_text(
-        "Saves General, Reply rules, Limits, Usage limits and budgets, Discord connection. The cards below save on their own.",
-        timeout=PAGE_TIMEOUT_MS)
-    expect(page.get_by_test_id("bar-save")).to_have_count(5)  # one per section the bar saves
+        "Saves General, Reply rules, Who may use the bot, Moderation, Limits, Usage limits and budgets, Discord connection. "
+        "The cards below save on their own.", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("bar-save")).to_have_count(7)  # one per section the bar saves
     expect(page.get_by_test_id("own-save")).to_have_text(["Saves on its own: Replace token",
                                                           "Each model saves on its own",
                                                           "Each server saves on its own"])

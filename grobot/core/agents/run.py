@@ -8,13 +8,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents.events import RunRecorder
+from grobot.core.agents.events import AnswerWithheld, RunRecorder
 from grobot.core.agents.run_store import ImageStore
 from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
 from grobot.core.llm import alternatives
 from grobot.core.llm.base import Usage
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.llm.errors import LLMError, ServerUnavailable
+from grobot.core.llm.errors import LLMError, ServerUnavailable, StreamStopped
 from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
 from grobot.core.tools.base import ToolContext, ToolImage, ToolSpec
 
@@ -64,13 +64,24 @@ class Run:
     images: list[ToolImage] = field(default_factory=list)  # the tools' images, shown to the user with the answer
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
-        """One LLM call on the model of ``category``; every attempt is accounted for."""
+        """One LLM call on the model of ``category``; every attempt is accounted for. An answer that
+        breaks a moderation rule as it streams is cut there (AnswerWithheld once its call is counted)."""
+        on_text = kwargs.get("on_text")
+        if on_text is not None and self.recorder.guard is not None:
+            async def checked(text: str) -> None:
+                await on_text(text)
+                if self.recorder.withheld:
+                    raise StreamStopped
+
+            kwargs["on_text"] = checked
         try:
             result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, **kwargs)
         except LLMCallFailed as exc:
             self.records.extend(exc.records)
             raise with_suggestion(exc.cause, category, self.llms) from None
         self.records.extend(result.records)
+        if self.recorder.withheld:
+            raise AnswerWithheld
         if result.trimmed:
             await self.recorder.emit(EventKind.THINKING, {
                 "step": role,

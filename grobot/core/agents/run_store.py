@@ -28,6 +28,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.moderation import Moderation
 from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class Loaded:
     run_status: str | None = None
     rules: ReplyRules | None = None
     limits: LimitState | None = None  # today's usage and the limits, read with the rest
+    moderation: Moderation | None = None  # None: the bot moderates nothing
     # The message it was read for (a preloaded read is used for that message only).
     bot_id: int | None = None
     conversation_key: str | None = None
@@ -62,6 +64,7 @@ class Loaded:
             "knowledge": {"directives": self.knowledge.directives, "notes": [list(n) for n in self.knowledge.notes]},
             "run_status": self.run_status, "rules": self.rules.as_dict() if self.rules is not None else None,
             "limits": self.limits.as_dict() if self.limits is not None else None,
+            "moderation": self.moderation.as_dict() if self.moderation is not None else None,
             "bot_id": self.bot_id, "conversation_key": self.conversation_key, "run_id": self.run_id,
         }
 
@@ -76,6 +79,7 @@ class Loaded:
             run_status=data.get("run_status"),
             rules=ReplyRules(**data["rules"]) if data.get("rules") else None,
             limits=LimitState(**data["limits"]) if data.get("limits") else None,
+            moderation=Moderation.from_dict(data["moderation"]) if data.get("moderation") else None,
             bot_id=data.get("bot_id"), conversation_key=data.get("conversation_key"), run_id=data.get("run_id"),
         )
 

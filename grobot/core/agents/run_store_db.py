@@ -28,6 +28,7 @@ from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
 from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
+from grobot.core.moderation import Moderation
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
@@ -77,8 +78,10 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
         knowledge.directives = discord_users.get_directives(**who)
         knowledge.notes = user_notes.note_pairs(**who)
     limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
+    moderation = Moderation.of(bot)
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
-                  run_status=run_status, rules=ReplyRules.of(bot), limits=limits, bot_id=msg.bot_id,
+                  run_status=run_status, rules=ReplyRules.of(bot), limits=limits,
+                  moderation=moderation if moderation.checks_text or moderation.ask_model else None, bot_id=msg.bot_id,
                   conversation_key=msg.conversation_key, run_id=msg.run_id)
 
 

@@ -68,6 +68,7 @@ class IncomingMessage:
     mentions_bot: bool = False
     is_reply_to_bot: bool = False
     author_is_bot: bool = False
+    author_role_ids: list[str] = field(default_factory=list)  # the author's roles in the guild (none in a DM)
     # Test Chat: the id of the stored (pending) user message this run answers.
     run_id: int | None = None
     created_at: Any = None
@@ -109,8 +110,9 @@ def limited_user(msg: IncomingMessage) -> str | None:
     return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
+ACCESS_FIELDS = ("allowed_user_ids", "blocked_user_ids", "allowed_role_ids", "blocked_role_ids")
 RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",
-               "keywords", "reply_when_relevant")
+               "keywords", "reply_when_relevant", *ACCESS_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,11 @@ class ReplyRules:
     always_on_channel_ids: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     reply_when_relevant: bool = False
+    # Who may use the bot (see grobot.core.agents.reply_rules.access_refused): Discord user and role ids.
+    allowed_user_ids: list[str] = field(default_factory=list)
+    blocked_user_ids: list[str] = field(default_factory=list)
+    allowed_role_ids: list[str] = field(default_factory=list)
+    blocked_role_ids: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, bot: Any) -> ReplyRules:

@@ -200,7 +200,11 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                 if chunk.text:
                     response.text += chunk.text
                     if on_text is not None:
-                        await on_text(chunk.text)
+                        try:
+                            await on_text(chunk.text)
+                        except errors.StreamStopped:  # the caller wants no more: the answer ends here
+                            response.finish_reason = "stopped"
+                            break
                 response.tool_calls.extend(chunk.tool_calls)
                 if chunk.done:
                     usage = chunk.usage
