@@ -61,12 +61,14 @@ class Run:
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
         """One LLM call on the model of ``category``; every attempt is accounted for."""
+        calls: list[CallRecord] = []  # every attempt, also when the run is stopped in the middle of one
         try:
-            result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, **kwargs)
+            result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, records=calls,
+                                    **kwargs)
         except LLMCallFailed as exc:
-            self.records.extend(exc.records)
             raise with_suggestion(exc.cause, category, self.llms) from None
-        self.records.extend(result.records)
+        finally:
+            self.records.extend(calls)
         if result.trimmed:
             await self.recorder.emit(EventKind.THINKING, {
                 "step": role,
