@@ -19,7 +19,7 @@ from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, council
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card
+from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card, settings_form
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -100,11 +100,21 @@ def _view(d: Any, currency: str) -> DeliberationView:
                             tokens=row.tokens, cost=row.cost, seconds=row.seconds)
 
 
+def _list(session: Session, bot: Bot) -> tuple[list[DeliberationRow], int]:
+    rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
+    currency = costs.get_currency(session=session)
+    return [_row(d, currency) for d in rows], council.count_deliberations(bot.id or 0, session=session)
+
+
 def load_list(token: str, bot_id: int) -> tuple[list[DeliberationRow], int]:
-    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], int]:
-        rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
-        currency = costs.get_currency(session=session)
-        return [_row(d, currency) for d in rows], council.count_deliberations(bot.id or 0, session=session)
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _list(session, bot), admin=True)
+
+
+def load_tab(token: str, bot_id: int) -> tuple[list[DeliberationRow], int, dict[str, Any]]:
+    """The past deliberations and the council's settings, in one transaction (the tab's load)."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], int, dict[str, Any]]:
+        return (*_list(session, bot), settings_form(session, bot))
 
     return run_for_bot(token, bot_id, work, admin=True)
 
@@ -142,8 +152,9 @@ class CouncilState(BotPageState):
         if not self.bot_ready:
             return None
         try:
-            self.deliberations, self.deliberation_total = await asyncio.to_thread(
-                load_list, self.session_token, self.current_bot_id)
+            self.deliberations, self.deliberation_total, form = await asyncio.to_thread(
+                load_tab, self.session_token, self.current_bot_id)
+            (await self.get_state(CouncilSettingsState))._opened(form)  # no second load, no second round trip
             wanted = self.router.url.query_parameters.get(QUERY_KEY, "")
             if wanted.isdigit():
                 await self._open(int(wanted))
@@ -153,7 +164,7 @@ class CouncilState(BotPageState):
         except Exception as exc:
             self.list_error = user_message(exc)
         self.list_loaded = True
-        return CouncilSettingsState.load
+        return None
 
     async def _open(self, deliberation_id: int) -> None:
         try:
