@@ -97,6 +97,8 @@ class SettingsView:
     mcp: list[McpRow]
     limit_defaults: dict[str, str]
     today: TodayUsage
+    context_window: int = 0  # of the output model, which reads the personality
+    context_model: str = ""  # "the output model (llama3.2)"
 
 
 def _limit_text(value: float) -> str:
@@ -135,8 +137,7 @@ def _hint(source: llm_sources.FieldSource, *, overridden: bool) -> str:
     return f"Empty: {source.inherited or 'none'} ({source.source})."
 
 
-def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
-    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+def _llm_rows(session: Session, bot: Bot, llms: dict[str, Any]) -> list[LLMRow]:
     views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
     rows = []
     for c in LLMCategory:
@@ -172,12 +173,16 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
             last_error=server.last_error or "", tools=tool_rows(server, link),
         ))
     today, limit_defaults = _today(session, bot)
+    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    output = llms[LLMCategory.OUTPUT.value]
     return SettingsView(
         form={field: _as_text(getattr(bot, field)) for field in TEXT_FIELDS},
         flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
         token_set=bot.discord_token_enc is not None,
-        llms=_llm_rows(session, bot),
+        llms=_llm_rows(session, bot, llms),
         mcp=mcp,
         limit_defaults=limit_defaults,
         today=today,
+        context_window=int(output.context_window or 0),
+        context_model=f"the output model ({output.model})" if output.model else "the output model",
     )
