@@ -37,6 +37,7 @@ from grobot.core.memory.runtime import memory_failed, memory_worked
 from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
+from grobot.core.wording import counted, duration
 
 logger = logging.getLogger(__name__)
 
@@ -178,9 +179,10 @@ def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, call
     (never what was said)."""
     where = "Test Chat" if msg.platform == "test_chat" else (
         "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
-    logger.info("Answered a message (%s, user %s, run %s) in %.0f ms: %d LLM call(s), %d tokens in, %d out",
-                where, msg.author_id or "?", run_id if run_id is not None else "-", seconds * 1000, calls,
-                usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
+    who = msg.author_name or (f"user {msg.author_id}" if msg.author_id else "an unknown user")
+    logger.info("Answered a message (%s, %s, run %s) in %s: %s, %s tokens in, %s out", where, who,
+                run_id if run_id is not None else "-", duration(seconds), counted(calls, "LLM call"),
+                f"{usage.tokens_in:,}", f"{usage.tokens_out:,}", extra={"bot_id": msg.bot_id})
 
 
 def cancel_reason(exc: asyncio.CancelledError) -> str:
@@ -206,7 +208,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     run.route_texts = [tool_router.tool_text(s) for s in specs]
     routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
                                       known=run.known_similarities)
-    await run.think("tool_router", routing.describe(), candidates=routing.candidates)
+    await run.think("tool_router", routing.describe(), detail=routing.scores_text(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)
     exchange: list[dict[str, Any]] = []
