@@ -16,7 +16,6 @@ from grobot.core import tester_chat_link
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_chat_runs import (
     OPEN_STATUSES,
-    STOPPED_BY_YOU,
     ChatStep,
     ChatTurn,
     ChatView,
@@ -26,9 +25,11 @@ from grobot.pages.bot_chat_runs import (
     forget_chat,
     load_chat,
     locate_run,
+    plain_error,
     poll_run,
     send_message,
     step_of,
+    stopped_by,
 )
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, user_message
@@ -42,6 +43,9 @@ FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 # at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
 ABANDON_CHECK_SECONDS = 5.0
 FINAL_KINDS = ("done", "error")
+# A message that no worker has claimed after this long says "Waiting for the bot worker…" (a running
+# worker claims it within milliseconds: saying so at every message would only flash by).
+CLAIM_NOTICE_SECONDS = 2.0
 
 
 class ChatState(BotPageState):
@@ -155,8 +159,10 @@ class LiveState(ChatState):
     live_answer: str = ""
     live_steps: list[ChatStep] = []
     live_error: str = ""
+    live_error_detail: str = ""  # admins: the whole error (see ``plain_error``)
     live_stopped: bool = False
     worker_running: bool = True
+    claim_slow: bool = False  # pending for longer than CLAIM_NOTICE_SECONDS although a worker runs
     stopping: bool = False
     _live_seq: int = 0  # the last stored event read (database)
     _live_index: int = -1  # the last streamed event read (runner)
@@ -166,6 +172,13 @@ class LiveState(ChatState):
     @rx.var
     def waiting_for_worker(self) -> bool:
         return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
+
+    @rx.var
+    def progress_text(self) -> str:
+        """What the answer being written says below it."""
+        if self.live_status == "pending" and (self.claim_slow or not self.worker_running):
+            return "Waiting for the bot worker…"
+        return "Writing…" if self.live_answer else "Thinking…"
 
     def show(self, view: ChatView) -> None:
         """History turns, with a last unanswered message as the live run."""
@@ -184,6 +197,7 @@ class LiveState(ChatState):
         self.live_id = run_id
         self.live_question = question
         self.live_status = status
+        self.claim_slow = False
         self._clear_live("")
 
     def _clear_live(self, source: str) -> None:
@@ -191,6 +205,7 @@ class LiveState(ChatState):
         self.live_answer = ""
         self.live_steps = []
         self.live_error = ""
+        self.live_error_detail = ""
         self.live_stopped = False
         self._live_seq, self._live_index, self._source = 0, -1, source
 
@@ -222,6 +237,9 @@ class LiveState(ChatState):
                     continue
                 if place.status not in OPEN_STATUSES:
                     break
+                if place.status == "pending" and time.monotonic() - started >= CLAIM_NOTICE_SECONDS:
+                    async with self:
+                        self.claim_slow = True
                 # Followed where it runs; a pending message is claimed by the runner that streams it.
                 candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
                 if await self._stream_first(candidates, run_id, claim=place.holder is None):
@@ -319,7 +337,7 @@ class LiveState(ChatState):
                 self._live_seq = seq
                 self._apply_event(kind, data)
         if update.status in ("error", "cancelled") and update.error and not self.live_error:
-            self.live_error = update.error
+            self.live_error, self.live_error_detail = plain_error(update.error, admin=self.is_admin)
             self.live_stopped = update.status == "cancelled"
 
     def _apply_event(self, kind: str, data: dict[str, Any]) -> None:
@@ -329,10 +347,11 @@ class LiveState(ChatState):
         if kind == "token":
             self.live_answer += str(data.get("text") or "")
         elif kind == "error":
-            self.live_error = str(data.get("message") or "the bot could not answer")
+            self.live_error, self.live_error_detail = plain_error(str(data.get("message") or "the bot could not answer"),
+                                                                  admin=self.is_admin)
             self.live_stopped = bool(data.get("cancelled"))
         else:
-            step = step_of(kind, data)
+            step = step_of(kind, data, admin=self.is_admin)
             if step is not None:
                 self.live_steps = [*self.live_steps, step]
 
@@ -348,7 +367,7 @@ class LiveState(ChatState):
         try:
             place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
             for runner in [place.holder] if place.holder else place.runners:
-                if await tester_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
+                if await tester_chat_link.cancel(runner, run_id, stopped_by(self.username)):
                     stopped = True
                     break
             if not stopped and place.status == "pending":
