@@ -7,17 +7,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# What no plain sentence holds: an exception's name, a traceback, an OS error, a URL, a host:port, an
-# aiohttp connection key ("ssl:default"), URL escapes, a Python module's dotted name, a score.
-_TECHNICAL = re.compile(
-    r"""\b[A-Z][A-Za-z]*(?:Error|Exception|Failure)\b
-      | \bTraceback\b | \bErrno\b | \bHTTP\ \d{3}\b | :// | \bssl:\w | %[0-9A-Fa-f]{2}
-      | \b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b
+# What no plain sentence holds: an exception's name, a traceback, an OS error, an HTTP status, an aiohttp
+# connection key ("ssl:default"), URL escapes, a Python module's dotted name, the Tool Router's scores; and
+# (``_ADDRESSES``) a URL or a host:port, which only admins read.
+_CODE = r"""\b[A-Z][A-Za-z]*(?:Error|Exception|Failure)\b
+      | \bTraceback\b | \bErrno\b | \bHTTP\ \d{3}\b | \bssl:\w | %[0-9A-Fa-f]{2}
       | \b(?:grobot|bot_worker|aiohttp|httpx|asyncio|mcp)\.[a-z_][a-z_.]*
-      | \b(?:embeddings\+)?words:\ \S+\ \d\.\d\d
-    """,
-    re.VERBOSE,
-)
+      | \b(?:embeddings\+)?words:\ \S+\ \d\.\d\d"""
+_ADDRESSES = r""" | :// | \b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b"""
+_TECHNICAL = re.compile(_CODE + _ADDRESSES, re.VERBOSE)
+_TECHNICAL_CODE = re.compile(_CODE, re.VERBOSE)
 # " at http://x:1/v1" (not the punctuation after it)
 _ADDRESS = re.compile(r"\s+(?:at|on|to|from)\s+(?:\S+://|[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d)\S*?(?=[:;,.)]?(?:\s|$))")
 _PARENTHESES = re.compile(r"\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")  # one level of nested parentheses
@@ -31,28 +30,34 @@ class Plain:
     detail: str = ""
 
 
-def looks_technical(text: str) -> bool:
-    """Whether ``text`` holds something only a developer reads (see ``_TECHNICAL``)."""
-    return bool(_TECHNICAL.search(text or ""))
+def looks_technical(text: str, *, addresses: bool = True) -> bool:
+    """Whether ``text`` holds something only a developer reads (see ``_TECHNICAL``); ``addresses``: a URL or
+    a host:port counts too."""
+    return bool((_TECHNICAL if addresses else _TECHNICAL_CODE).search(text or ""))
 
 
-def without_technical(text: str, *, fallback: str) -> Plain:
+def without_technical(text: str, *, fallback: str, addresses: bool = True) -> Plain:
     """``text`` with its technical parts moved to the detail: a technical part in parentheses is taken
     out ("the tools could not be loaded (OSError: x); answering without them" reads "the tools could not
     be loaded; answering without them"), a technical tail after ": " too; a text that is still technical
-    reads ``fallback``."""
+    reads ``fallback``. ``addresses`` False (what admins read): a URL or host:port may stay in the text."""
+
+    def technical(part: str) -> bool:
+        return looks_technical(part, addresses=addresses)
+
     whole = (text or "").strip()
     text = " ".join(whole.split())
-    if not looks_technical(text):
+    if not technical(text):
         return Plain(text)
     first = whole.splitlines()[0].strip()
-    if first != whole and first and not looks_technical(first):  # a traceback under its message
+    if first != whole and first and not technical(first):  # a traceback under its message
         return Plain(first, whole)
-    kept = _PARENTHESES.sub(lambda m: "" if looks_technical(m.group(1)) else m.group(0), text).strip()
-    kept = _ADDRESS.sub("", kept).strip()
-    if looks_technical(kept):
+    kept = _PARENTHESES.sub(lambda m: "" if technical(m.group(1)) else m.group(0), text).strip()
+    if addresses:
+        kept = _ADDRESS.sub("", kept).strip()
+    if technical(kept):
         head, sep, _tail = kept.partition(": ")
-        kept = head if sep and head and not looks_technical(head) else ""
+        kept = head if sep and head and not technical(head) else ""
     return Plain(kept or fallback, whole)
 
 

@@ -80,7 +80,7 @@ def _iso(line: log_entries.LogLine) -> str:
 
 
 def _row(line: log_entries.LogLine, message: str, zone: tzinfo) -> LogRow:
-    said = plain_text.without_technical(message, fallback="An error (see its details)")
+    said = plain_text.without_technical(message, fallback="An error (see its details)", addresses=False)
     moment = line.created_at if line.created_at.tzinfo else line.created_at.replace(tzinfo=UTC)
     local = moment.astimezone(zone)
     offset = local.strftime("%z") or "+0000"

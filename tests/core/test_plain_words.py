@@ -50,6 +50,12 @@ def test_technical_text_is_split_into_plain_words_and_the_detail() -> None:
                                              fallback="")
     assert traceback.text == "Bot process failed" and traceback.detail.startswith("Bot process failed\nTraceback")
     assert plain_text.run_error("Slow down a little: please wait 1 s") == plain_text.Plain("Slow down a little: please wait 1 s")
+    # What admins read (the Logs) may name an address; an exception's text still goes to the details.
+    logged = plain_text.without_technical("Cannot reach Discord at https://discord.com/api/v10: Cannot connect to host "
+                                          "discord.com:443 ssl:default", fallback="", addresses=False)
+    assert logged.text == "Cannot reach Discord at https://discord.com/api/v10"
+    hostile = 'Tool said: <img src="http://127.0.0.1:8080/x">'
+    assert plain_text.without_technical(hostile, fallback="", addresses=False) == plain_text.Plain(hostile)
 
 
 def test_roles_and_log_sources_read_in_words() -> None:
