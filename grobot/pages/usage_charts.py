@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from grobot.components.forms import LAID_OUT_WHEN_SHOWN
+
 CHART_HEIGHT = 220
 TICKS = {"fontSize": 11}  # the axes' labels (an axis's own font size does not reach them)
 LABEL_WIDTH = 165  # px beside a breakdown's bars: its labels are cut to fit (grobot.pages.usage.LABEL_CHARS)
@@ -29,6 +31,7 @@ def chart_card(title: str, chart: rx.Component, testid: str, *, empty: rx.Var | 
         width="100%",
         min_width="0",
         data_testid=testid,
+        **LAID_OUT_WHEN_SHOWN,
     )
 
 
