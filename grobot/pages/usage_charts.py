@@ -10,7 +10,7 @@ CHART_HEIGHT = 220
 TICKS = {"fontSize": 11}  # the axes' labels (an axis's own font size does not reach them)
 LABEL_WIDTH = 165  # px beside a breakdown's bars: its labels are cut to fit (grobot.pages.usage.LABEL_CHARS)
 SOURCE_COLORS = {"discord": "var(--indigo-9)", "test": "var(--amber-9)", "cli": "var(--green-9)",
-                 "background": "var(--gray-9)"}  # each slice's ``fill`` in its data
+                 "council": "var(--iris-9)", "background": "var(--gray-9)"}  # each slice's ``fill`` in its data
 
 
 def chart_card(title: str, chart: rx.Component, testid: str, *, empty: rx.Var | None = None,
