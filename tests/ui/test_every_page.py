@@ -24,7 +24,7 @@ from grobot.core.models import AgentEvent, BotStatus, LogEntry, Role
 from grobot.core.services import council, discord_users, files, llm_calls, tester_chat, user_notes, users
 from tests.ui.auth import PAGE_TIMEOUT_MS, UiUser, create_ui_user
 from tests.ui.chat import add_bot, unique
-from tests.ui.screens import NARROW, WIDE, horizontal_overflow, sized_page, wait_for_page, widest_elements
+from tests.ui.screens import NARROW, WIDE, horizontal_overflow, render_all, sized_page, wait_for_page, widest_elements
 from tests.ui.webapp import ROOT
 
 logger = logging.getLogger(__name__)
@@ -160,6 +160,7 @@ def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, u
 def check(page, folder, slug: str, what: str, size: str, problems: list[str]) -> None:
     """Screenshot the page; note its console errors, raw technical text and (narrow) its horizontal overflow."""
     page.wait_for_load_state("networkidle")
+    render_all(page)
     page.screenshot(path=str(folder / f"{slug}.png"), full_page=True)
     if page.grobot_errors:
         problems.append(f"{what}: console errors {page.grobot_errors}")
