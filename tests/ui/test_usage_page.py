@@ -57,6 +57,7 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,
                                records=[_call("ollama", "llama3.2", 500, 20, 100.0),
                                         _call("ollama", "llama3.2", 400, 20, 200.0)])
+        tester_chat.finish(test_run, session=session)  # answered: no pending message left for other tests
     page.goto("/usage")
     expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
@@ -246,6 +247,7 @@ def test_the_usage_charts_read_plainly(admin_page) -> None:
             llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run, records=[
                 SimpleNamespace(role="tool_identifier", provider="openai", model=model, tokens_in=12, tokens_out=3,
                                 ttft_ms=None, latency_ms=45_804.0, error="")])
+            tester_chat.finish(run, session=session)
         try:
             page.goto("/usage")
             expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
