@@ -18,3 +18,18 @@ def human_size(size: int) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+def duration(seconds: float) -> str:
+    """A time span as people read it: ``"300 ms"``, ``"4.2 s"``, ``"45.8 s"``, ``"3 min 26 s"``, ``"2 h 5 min"``."""
+    seconds = max(0.0, float(seconds))
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 59.95:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, rest = divmod(whole // 60, 60)
+    return f"{hours} h {rest} min" if rest else f"{hours} h"

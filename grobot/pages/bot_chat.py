@@ -47,7 +47,7 @@ def turn_view(turn: ChatTurn) -> rx.Component:
                 rx.cond(turn.answer != "", safe_markdown(turn.answer)),
                 images_row(turn.images),
                 rx.cond(turn.status == "cancelled", stopped_text(turn.error),
-                        rx.cond(turn.error != "", error_text(turn.error))),
+                        rx.cond(turn.error != "", error_text(turn.error, turn.error_detail))),
                 rx.cond(ChatState.can_retry & (turn.id == ChatState.last_turn_id),
                         rx.button(rx.icon("rotate-cw", size=14), "Retry", size="1", variant="soft",
                                   on_click=ChatState.retry, loading=ChatState.sending)),
@@ -72,11 +72,10 @@ def live_turn() -> rx.Component:
                 rx.cond(
                     LiveState.live_error == "",
                     rx.hstack(rx.spinner(size="1"),
-                              rx.text(rx.match(LiveState.live_status, ("pending", "Waiting for the bot worker…"),
-                                               rx.cond(LiveState.live_answer != "", "Writing…", "Thinking…")),
-                                      size="2", color=rx.color("gray", 11)),
+                              rx.text(LiveState.progress_text, size="2", color=rx.color("gray", 11)),
                               spacing="2", align="center", data_testid="answer-progress"),
-                    rx.cond(LiveState.live_stopped, stopped_text(LiveState.live_error), error_text(LiveState.live_error)),
+                    rx.cond(LiveState.live_stopped, stopped_text(LiveState.live_error),
+                            error_text(LiveState.live_error, LiveState.live_error_detail)),
                 ),
                 testid="live-answer",
             ),
@@ -195,24 +194,31 @@ def chat_tab() -> rx.Component:
                         no_messages(),
                     ),
                     empty=~ChatState.has_turns,
-                    height="max(14rem, calc(100dvh - 24rem))",
+                    flex="1",
+                    min_height="12rem",
                     width="100%",
                     padding_right="0.5rem",
                     data_testid="chat-history",
                 ),
-                rx.center(rx.spinner(size="3"), height="12rem", width="100%"),
+                rx.center(rx.spinner(size="3"), flex="1", min_height="12rem", width="100%"),
             ),
             rx.cond(ChatState.chat_error != "",
                     rx.callout(ChatState.chat_error, icon="triangle-alert", color_scheme="red", width="100%")),
             composer(),
             spacing="3",
             width="100%",
+            height="100%",
         ),
         width="100%",
-        size="3",
+        size=rx.breakpoints(initial="2", md="3"),
         overflow="visible",
+        flex="1",
+        min_height="0",
+        data_testid="chat-card",
     )
 
 
 def chat_page() -> rx.Component:
-    return bot_page(CHAT, chat_tab())
+    """The tab fills the window: the conversation is the one thing that scrolls, the message box stays
+    at the bottom."""
+    return bot_page(CHAT, chat_tab(), fill=True)

@@ -21,7 +21,6 @@ from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_chat_runs import (
     CANNOT_READ_IMAGES,
     OPEN_STATUSES,
-    STOPPED_BY_YOU,
     ChatStep,
     ChatTurn,
     ChatView,
@@ -33,10 +32,12 @@ from grobot.pages.bot_chat_runs import (
     forget_chat,
     load_chat,
     locate_run,
+    plain_error,
     poll_run,
     retry_message,
     send_message,
     step_of,
+    stopped_by,
 )
 from grobot.run_images import image_url
 from grobot.state.app_state import sign_out_script
@@ -53,6 +54,9 @@ FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 ABANDON_CHECK_SECONDS = 5.0
 FINAL_KINDS = ("done", "error")
 IMAGE_UPLOAD_ID = "chat-image-upload"
+# A message that no worker has claimed after this long says "Waiting for the bot worker…" (a running
+# worker claims it within milliseconds: saying so at every message would only flash by).
+CLAIM_NOTICE_SECONDS = 2.0
 
 
 class ChatState(BotPageState):
@@ -230,10 +234,12 @@ class LiveState(ChatState):
     live_answer: str = ""
     live_steps: list[ChatStep] = []
     live_error: str = ""
+    live_error_detail: str = ""  # admins: the whole error (see ``plain_error``)
     live_stopped: bool = False
     live_images: list[str] = []  # the tools' images, as they come
     live_sent: list[str] = []  # the image the user sent with the question
     worker_running: bool = True
+    claim_slow: bool = False  # pending for longer than CLAIM_NOTICE_SECONDS although a worker runs
     stopping: bool = False
     _live_seq: int = 0  # the last stored event read (database)
     _live_index: int = -1  # the last streamed event read (runner)
@@ -243,6 +249,13 @@ class LiveState(ChatState):
     @rx.var
     def waiting_for_worker(self) -> bool:
         return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
+
+    @rx.var
+    def progress_text(self) -> str:
+        """What the answer being written says below it."""
+        if self.live_status == "pending" and (self.claim_slow or not self.worker_running):
+            return "Waiting for the bot worker…"
+        return "Writing…" if self.live_answer else "Thinking…"
 
     def _show(self, view: ChatView) -> None:
         """History turns, with a last unanswered message as the live run."""
@@ -262,6 +275,7 @@ class LiveState(ChatState):
         self.live_question = question
         self.live_status = status
         self.live_sent = list(sent or [])
+        self.claim_slow = False
         self._clear_live("")
 
     def _clear_live(self, source: str) -> None:
@@ -269,6 +283,7 @@ class LiveState(ChatState):
         self.live_answer = ""
         self.live_steps = []
         self.live_error = ""
+        self.live_error_detail = ""
         self.live_stopped = False
         self.live_images = []
         self._live_seq, self._live_index, self._source = 0, -1, source
@@ -303,6 +318,9 @@ class LiveState(ChatState):
                     continue
                 if place.status not in OPEN_STATUSES:
                     break
+                if place.status == "pending" and time.monotonic() - started >= CLAIM_NOTICE_SECONDS:
+                    async with self:
+                        self.claim_slow = True
                 # Followed where it runs; a pending message is claimed by the runner that streams it.
                 candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
                 if await self._stream_first(candidates, run_id, claim=place.holder is None):
@@ -400,7 +418,7 @@ class LiveState(ChatState):
                 self._live_seq = seq
                 self._apply_event(kind, data)
         if update.status in ("error", "cancelled") and update.error and not self.live_error:
-            self.live_error = update.error
+            self.live_error, self.live_error_detail = plain_error(update.error, admin=self.is_admin)
             self.live_stopped = update.status == "cancelled"
 
     def _apply_event(self, kind: str, data: dict[str, Any]) -> None:
@@ -412,10 +430,11 @@ class LiveState(ChatState):
         elif kind == "done" and data.get("moderated"):  # the answer broke a moderation rule: what it showed goes
             self.live_answer = str(data.get("text") or "")
         elif kind == "error":
-            self.live_error = str(data.get("message") or "the bot could not answer")
+            self.live_error, self.live_error_detail = plain_error(str(data.get("message") or "the bot could not answer"),
+                                                                  admin=self.is_admin)
             self.live_stopped = bool(data.get("cancelled"))
         else:
-            step = step_of(kind, data)
+            step = step_of(kind, data, admin=self.is_admin)
             if step is not None:
                 self.live_steps = [*self.live_steps, step]
             shown = [image_url(int(i["id"])) for i in data.get("images") or [] if isinstance(i, dict) and i.get("id")]
@@ -434,7 +453,7 @@ class LiveState(ChatState):
         try:
             place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
             for runner in [place.holder] if place.holder else place.runners:
-                if await tester_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
+                if await tester_chat_link.cancel(runner, run_id, stopped_by(self.username)):
                     stopped = True
                     break
             if not stopped and place.status == "pending":

@@ -9,6 +9,7 @@ import reflex as rx
 
 from grobot.components.empty_state import command_line
 from grobot.components.safe_text import safe_text
+from grobot.components.technical_details import technical_details
 from grobot.pages.bot_chat_runs import ChatCall, ChatStep
 
 logger = logging.getLogger(__name__)
@@ -123,10 +124,15 @@ def bot_bubble(*children: rx.Component, testid: str = "bot-answer") -> rx.Compon
     )
 
 
-def error_text(text: rx.Var[str]) -> rx.Component:
-    return rx.hstack(rx.icon("circle-alert", size=16, color=rx.color("red", 10)),
-                     safe_text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
-                     spacing="2", align="start", data_testid="answer-error")
+def error_text(text: rx.Var[str], detail: rx.Var[str]) -> rx.Component:
+    """Why the bot could not answer, in plain words; for admins the whole error behind "Details"."""
+    return rx.vstack(
+        rx.hstack(rx.icon("circle-alert", size=16, color=rx.color("red", 10)),
+                  safe_text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
+                  spacing="2", align="start", data_testid="answer-error"),
+        technical_details(detail),
+        spacing="1",
+    )
 
 
 def stopped_text(reason: rx.Var[str]) -> rx.Component:

@@ -15,6 +15,7 @@ from grobot.components.bot_tabs import SETTINGS
 from grobot.components.formatting import counted
 from grobot.components.forms import error_text, switch_label
 from grobot.components.layout import wide_only
+from grobot.components.long_text import token_meter
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
@@ -82,6 +83,8 @@ def general_section() -> rx.Component:
                                           on_change=lambda value: BotSettingsState.set_field("personality", value),
                                           name="personality", rows="6", width="100%", resize="vertical"),
               hint="Added to the system prompt after GroBot's core directives.", error_key="personality"),
+        token_meter(BotSettingsState.personality_meter, BotSettingsState.personality_level,
+                    testid="personality-tokens"),
     )
 
 
@@ -323,14 +326,22 @@ FORGET_BAR_PADDING = 'document.documentElement.style.scrollPaddingBottom = ""'
 
 
 def save_bar() -> rx.Component:
+    """The bar that saves the bot's own fields: there only while something is unsaved (or being saved, or
+    refused), at the bottom of the window."""
+    return rx.fragment(
+        unsaved_marker(BotSettingsState.dirty),
+        rx.cond(BotSettingsState.dirty | BotSettingsState.saving | (BotSettingsState.form_error != ""), _bar()),
+    )
+
+
+def _bar() -> rx.Component:
     return rx.vstack(
         rx.cond(BotSettingsState.form_error != "",
                 rx.callout(BotSettingsState.form_error, icon="triangle-alert", color_scheme="red", width="100%",
                            data_testid="settings-error")),
         rx.hstack(
             rx.vstack(
-                rx.cond(BotSettingsState.dirty, rx.text("Unsaved changes", size="2", color=rx.color("amber", 11)),
-                        rx.text("All changes saved", size="2", color=rx.color("gray", 11))),
+                rx.text("Unsaved changes", size="2", color=rx.color("amber", 11)),
                 rx.text("Saves " + ", ".join(BAR_SECTIONS) + ". The cards below save on their own.", size="1",
                         color=rx.color("gray", 11), data_testid="bar-scope", display=wide_only("block")),
                 spacing="0",
@@ -345,8 +356,8 @@ def save_bar() -> rx.Component:
             width="100%",
             wrap="wrap",
         ),
-        unsaved_marker(BotSettingsState.dirty),
         id=SAVE_BAR_ID,
+        data_testid="save-bar",
         on_mount=rx.call_script(KEEP_FOCUS_ABOVE_BAR),
         on_unmount=rx.call_script(FORGET_BAR_PADDING),
         position="sticky",

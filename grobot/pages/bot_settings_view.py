@@ -123,6 +123,8 @@ class SettingsView:
     today: TodayUsage
     web_search_default: str = ""  # where the bot searches without an address of its own, in words
     access: AccessChoices = field(default_factory=AccessChoices)
+    context_window: int = 0  # of the output model, which reads the personality
+    context_model: str = ""  # "the output model (llama3.2)"
 
 
 def _limit_text(value: float) -> str:
@@ -180,8 +182,7 @@ def _inherits(category: str, parent_provider: str, global_row: Any) -> tuple[dic
             {p: {name: where for name, (_, where) in fields.items()} for p, fields in labels.items()})
 
 
-def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
-    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+def _llm_rows(session: Session, bot: Bot, llms: dict[str, Any]) -> list[LLMRow]:
     views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
     parents = llm_settings.global_rows(session=session)
     rows = []
@@ -221,16 +222,20 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
             last_error=server.last_error or "", tools=tool_rows(server, link),
         ))
     today, limit_defaults = _today(session, bot)
+    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    output = llms[LLMCategory.OUTPUT.value]
     return SettingsView(
         form={field: _as_text(getattr(bot, field), field) for field in TEXT_FIELDS},
         flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
         token_set=bot.discord_token_enc is not None,
-        llms=_llm_rows(session, bot),
+        llms=_llm_rows(session, bot, llms),
         mcp=mcp,
         limit_defaults=limit_defaults,
         today=today,
         web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
         access=access_choices(session, bot),
+        context_window=int(output.context_window or 0),
+        context_model=f"the output model ({output.model})" if output.model else "the output model",
     )
 
 

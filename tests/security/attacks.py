@@ -288,9 +288,11 @@ ADMIN_PAGE_ATTACKS: list[Attack] = [
                (McpState.ask_delete, {"server_id": w.server, "name": "x"}), (McpState.cancel_delete, {}),
                (McpState.ask_delete, {"server_id": w.server, "name": "x"}), (McpState.confirm_delete, {}))),
     Attack((SettingsState.open, SettingsState.edited, SettingsState.left, SettingsState.set_intent,
-            SettingsState.submit_llm, SettingsState.type_file_bytes, SettingsState.save_app),
+            SettingsState.choose_provider, SettingsState.submit_llm, SettingsState.type_file_bytes,
+            SettingsState.save_app),
            lambda w, page: admin_page(
                "/settings", (SettingsState.open, {}), (SettingsState.edited, {"category": "output"}),
+               (SettingsState.choose_provider, {"category": "output", "provider": "openai"}),
                (SettingsState.set_intent, {"category": "output", "intent": "force"}),
                (SettingsState.submit_llm, {"form": {"category": "output", "provider": "openai", "model": "evil",
                                                     "base_url": "http://127.0.0.1:1", "api_key": "sk-evil"}}),

@@ -40,6 +40,7 @@ from grobot.core.moderation import REFUSAL, AnswerGuard, Moderation, log_event, 
 from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
+from grobot.core.wording import counted, duration
 
 logger = logging.getLogger(__name__)
 
@@ -276,7 +277,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     known = await run.known_scores() if run.known_scores is not None else None
     routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
                                       known=known)
-    await run.think("tool_router", routing.describe(), candidates=routing.candidates)
+    await run.think("tool_router", routing.describe(), detail=routing.scores_text(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)
     exchange: list[dict[str, Any]] = []

@@ -64,8 +64,10 @@ class Run:
     images: list[ToolImage] = field(default_factory=list)  # the tools' images, shown to the user with the answer
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
-        """One LLM call on the model of ``category``; every attempt is accounted for. An answer that
-        breaks a moderation rule as it streams is cut there (AnswerWithheld once its call is counted)."""
+        """One LLM call on the model of ``category``; every attempt is accounted for, also one cut short
+        by a stop. An answer that breaks a moderation rule as it streams is cut there (AnswerWithheld
+        once its call is counted)."""
+        calls: list[CallRecord] = []  # every attempt, also when the run is stopped in the middle of one
         on_text = kwargs.get("on_text")
         if on_text is not None and self.recorder.guard is not None:
             async def checked(text: str) -> None:
@@ -75,11 +77,12 @@ class Run:
 
             kwargs["on_text"] = checked
         try:
-            result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, **kwargs)
+            result = await call_llm(self.llms[category], messages, role=role, on_notice=self._notice, records=calls,
+                                    **kwargs)
         except LLMCallFailed as exc:
-            self.records.extend(exc.records)
             raise with_suggestion(exc.cause, category, self.llms) from None
-        self.records.extend(result.records)
+        finally:
+            self.records.extend(calls)
         if self.recorder.withheld:
             raise AnswerWithheld
         if result.trimmed:

@@ -86,16 +86,20 @@ class Routing:
         return list(dict.fromkeys([*self.picks, *(name for group in self.groups for name in group.names)]))
 
     def describe(self) -> str:
-        best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
-        shown = ", ".join(f"{name} {score:.2f}" for name, score in best) or "no tools"
+        """What the router decided, in words (its scores: :meth:`scores_text`)."""
         if not self.candidates:
-            return f"no tool matches the message ({self.method}: {shown}); answering directly"
+            return "no tool matches the message; answering directly"
         parts = []
         if self.picks:
             parts.append(f"chose {', '.join(self.picks)}")
         if self.groups:
             parts.append("asks the tools model to choose between " + "; ".join(" / ".join(g.names) for g in self.groups))
-        return f"{' and '.join(parts)} ({self.method}: {shown})"
+        return " and ".join(parts)
+
+    def scores_text(self) -> str:
+        """How it decided, for admins: the method and the three best scores (``embeddings+words: x 0.71, ...``)."""
+        best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
+        return f"{self.method}: " + (", ".join(f"{name} {score:.2f}" for name, score in best) or "no tools")
 
 
 _CLAUSE_SPLIT = re.compile(r"(?:[.;!?]+\s+|,\s+(?:and\s+|then\s+)?|\s+(?:and|then|also)\s+)", re.IGNORECASE)
