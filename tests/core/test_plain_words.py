@@ -4,7 +4,6 @@ sums), the answered-message log line by name and in seconds, log lines' sources 
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
@@ -13,6 +12,7 @@ import pytest
 from grobot.core import plain_text
 from grobot.core.agents import chain
 from grobot.core.agents.roles import role_name
+from grobot.core.agents.run_store import answered_line
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.llm.budget import text_tokens
@@ -69,9 +69,8 @@ def test_roles_and_log_sources_read_in_words() -> None:
 def test_the_answered_message_line_names_the_user_and_reads_in_seconds(caplog) -> None:
     msg = IncomingMessage(bot_id=1, conversation_key="test:1", content="hi", author_id="app-user:3",
                           author_name="tess", platform="test_chat")
-    with caplog.at_level(logging.INFO, logger="grobot.core.agents.chain"):
-        chain._log_answered(msg, 5, 206.039, 7, SimpleNamespace(tokens_in=3000, tokens_out=200))
-    assert caplog.messages == ["Answered a message (Test Chat, tess, run 5) in 3 min 26 s: 7 LLM calls, "
+    line = answered_line(chain._answered(msg, 206.039, 7, SimpleNamespace(tokens_in=3000, tokens_out=200)), 5)
+    assert [line] == ["Answered a message (Test Chat, tess, run 5) in 3 min 26 s: 7 LLM calls, "
                                "3,000 tokens in, 200 out"]
 
 

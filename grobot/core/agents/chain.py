@@ -40,7 +40,6 @@ from grobot.core.moderation import REFUSAL, AnswerGuard, Moderation, log_event, 
 from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
-from grobot.core.wording import counted, duration
 
 logger = logging.getLogger(__name__)
 
@@ -250,7 +249,7 @@ def _answered(msg: IncomingMessage, seconds: float, calls: int, usage: Any) -> d
     stored with the run's end, in its transaction)."""
     where = "Test Chat" if msg.platform == "test_chat" else (
         "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
-    return {"where": where, "user": msg.author_id or "?", "ms": round(seconds * 1000), "calls": calls,
+    return {"where": where, "user": msg.author_id or "?", "name": msg.author_name, "ms": round(seconds * 1000), "calls": calls,
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}
 
 

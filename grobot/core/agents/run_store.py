@@ -30,6 +30,7 @@ from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.moderation import Moderation
 from grobot.core.tools.base import ToolImage
+from grobot.core.wording import counted, duration
 
 logger = logging.getLogger(__name__)
 
@@ -203,11 +204,13 @@ class RunEnd:
 
 
 def answered_line(answered: dict[str, Any], run_id: int | None) -> str:
-    """``Answered a message (channel 5, user 42, run 7) in 12 ms: 1 LLM call(s), 30 tokens in, 8 out``."""
-    return (f"Answered a message ({answered.get('where')}, user {answered.get('user') or '?'}, run "
-            f"{run_id if run_id is not None else '-'}) in {float(answered.get('ms') or 0):.0f} ms: "
-            f"{int(answered.get('calls') or 0)} LLM call(s), {int(answered.get('tokens_in') or 0)} tokens in, "
-            f"{int(answered.get('tokens_out') or 0)} out")
+    """``Answered a message (channel 5, tess, run 7) in 3 min 26 s: 7 LLM calls, 3,000 tokens in, 200 out``
+    (the user by name when known, else ``user ID``; never what was said)."""
+    user = answered.get("user") or ""
+    who = answered.get("name") or (f"user {user}" if user and user != "?" else "an unknown user")
+    return (f"Answered a message ({answered.get('where')}, {who}, run {run_id if run_id is not None else '-'}) in "
+            f"{duration(float(answered.get('ms') or 0) / 1000)}: {counted(int(answered.get('calls') or 0), 'LLM call')}, "
+            f"{int(answered.get('tokens_in') or 0):,} tokens in, {int(answered.get('tokens_out') or 0):,} out")
 
 
 @dataclass
