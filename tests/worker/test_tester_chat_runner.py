@@ -262,7 +262,7 @@ async def test_an_answer_ending_while_the_database_is_locked_is_stored_once_it_i
     runner, link = service
     bot_id = _bot("patient")
     use_fake_llm(fake_llm, bot_id=bot_id)
-    words = " ".join(f"w{i}" for i in range(10))
+    words = "Patience pays: this answer arrives in ten small pieces while the database stays locked."
     fake_llm.script(Reply(text=words, chunks=10, chunk_delay=0.1))
     run_id = _send(bot_id, "hi")
     assert await tester_chat_link.wake(link) == [run_id]
