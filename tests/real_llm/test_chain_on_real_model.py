@@ -114,7 +114,7 @@ async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directo
     roles = [c.agent_role for c in calls() if c.agent_role != "archivist"]
     assert roles == ["parameter_extractor", "synthesizer"]  # the Router was sure of the tool: no Identifier call
     router = [e.data for e in sink.of("thinking") if e.data.get("step") == "tool_router"]
-    assert router and router[0]["candidates"] == ["get_current_time"] and "embeddings" in router[0]["text"]
+    assert router and router[0]["candidates"] == ["get_current_time"] and "embeddings" in router[0]["detail"]  # the scores: for admins
     caps = {"tool_identifier": prompts.IDENTIFIER_MAX_TOKENS, "synthesizer": prompts.DEMO_ANSWER_MAX_TOKENS,
             "parameter_extractor": prompts.EXTRACTOR_MAX_TOKENS}
     for call in calls():

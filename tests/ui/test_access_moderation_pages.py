@@ -67,7 +67,7 @@ def test_access_lists_by_name_and_moderation_on_the_settings_tab(admin_page) -> 
     page.get_by_role("textbox", name="Blocked patterns").fill("b[a4]d(\nfree\\s+money")
     page.get_by_role("button", name="Save changes").click()
     error = page.locator("[data-field-error=moderation_patterns]")
-    expect(error).to_have_text("pattern 1 (b[a4]d() cannot be used: a parenthesis is not closed",
+    expect(error).to_have_text("Blocked patterns: Pattern 1 (b[a4]d() cannot be used: a parenthesis is not closed.",
                                timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_test_id("settings-error")).to_contain_text("Blocked patterns")
     assert _stored(bot_id).blocked_user_ids == []

@@ -28,7 +28,8 @@ def test_a_bot_streams_splits_and_handles_commands(world):
 
     # A long streamed answer: a reply, edited at most once per interval per message, split at
     # a paragraph boundary, and completed as soon as the stream ends.
-    long_answer = "\n\n".join(f"Paragraph {i}. " + "lorem ipsum " * 20 for i in range(12))
+    # (Words that do not repeat: a repetition loop would be cut where it starts.)
+    long_answer = "\n\n".join(f"Paragraph {i}. " + " ".join(f"fact{i}x{j}" for j in range(40)) for i in range(12))
     world.llm.script_for(_asks("tell me a lot"), Reply(text=long_answer, chunks=12, chunk_delay=0.1))
     asked = world.mention(bot, "tell me a lot")
     first = world.wait_reply(asked)
@@ -38,7 +39,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
              message=f"{_bot_messages(world, uid, after=first['id'], include=True)}")
     parts = _bot_messages(world, uid, after=first["id"], include=True)
     assert len(parts) == 2 and all(len(p["content"]) <= 2000 for p in parts)
-    assert parts[0]["content"].endswith("lorem ipsum")  # cut at a paragraph end
+    assert parts[0]["content"].endswith("x39")  # cut at a paragraph end
     edits = world.discord.calls_by(uid, "PATCH", rf"/messages/{first['id']}$")
     assert edits, "the answer was streamed by editing the reply"
     sends = {c.time for c in world.discord.calls_by(uid, "POST", r"/messages$")}

@@ -24,8 +24,9 @@ def test_markup_is_never_posted_and_a_loop_ends_where_it_starts(grobot_env, tmp_
         world.wait_online(bot)
         uid = world.discord_ids[bot]
 
-        world.llm.script_for(asks("any files?"), Reply(text=MARKUP, chunks=4), Reply(text="I keep two files for you."))
-        world.wait_reply(world.mention(bot, "any files?"), containing="I keep two files for you.")
+        # (Plain chat: a question that names a tool by its words would run it, and its reply would state the result.)
+        world.llm.script_for(asks("anything new?"), Reply(text=MARKUP, chunks=4), Reply(text="Nothing new on my side today."))
+        world.wait_reply(world.mention(bot, "anything new?"), containing="Nothing new on my side today.")
         sent = [json.dumps(c.json) for c in world.discord.calls_by(uid) if c.method in ("POST", "PATCH")]
         assert sent and not any("tool_call" in body or "arguments" in body for body in sent)
 

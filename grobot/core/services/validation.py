@@ -104,7 +104,7 @@ def _verb(problem: str) -> str:
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_.]*")
 _FIELD_PARTS = re.compile(r"; (?=[a-z][a-z0-9_.]*: )")  # "a: problem; b: problem", not "...; one of: x, y"
 _VERBS = {"must", "is", "has", "needs", "cannot", "can", "may", "takes", "should"}  # "Label <problem>."
-_SUBJECTS = {"the", "a", "an", "this", "that", "it", "its", "unknown"}  # a problem with a subject: "Label: <Problem>."
+_SUBJECTS = {"the", "a", "an", "this", "that", "it", "its", "unknown", "pattern"}  # a problem with a subject: "Label: <Problem>."
 _BOUND_ERRORS = {"less_than_equal", "greater_than_equal", "less_than", "greater_than"}
 
 
