@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 
 import pytest
@@ -29,7 +30,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
     # A long streamed answer: a reply, edited at most once per interval per message, split at
     # a paragraph boundary, and completed as soon as the stream ends.
     # (Words that do not repeat: a repetition loop would be cut where it starts.)
-    long_answer = "\n\n".join(f"Paragraph {i}. " + " ".join(f"fact{i}x{j}" for j in range(40)) for i in range(12))
+    long_answer = "\n\n".join(f"Paragraph {i}. " + " ".join(f"fact{i}x{j}" for j in range(24)) for i in range(12))
     world.llm.script_for(_asks("tell me a lot"), Reply(text=long_answer, chunks=12, chunk_delay=0.1))
     asked = world.mention(bot, "tell me a lot")
     first = world.wait_reply(asked)
@@ -39,7 +40,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
              message=f"{_bot_messages(world, uid, after=first['id'], include=True)}")
     parts = _bot_messages(world, uid, after=first["id"], include=True)
     assert len(parts) == 2 and all(len(p["content"]) <= 2000 for p in parts)
-    assert parts[0]["content"].endswith("x39")  # cut at a paragraph end
+    assert parts[0]["content"].endswith("x23")  # cut at a paragraph end
     edits = world.discord.calls_by(uid, "PATCH", rf"/messages/{first['id']}$")
     assert edits, "the answer was streamed by editing the reply"
     sends = {c.time for c in world.discord.calls_by(uid, "POST", r"/messages$")}
@@ -59,8 +60,15 @@ def test_a_bot_streams_splits_and_handles_commands(world):
              message=f"{_bot_messages(world, uid, after=reply['id'], include=True)}")
 
     # The same when the draft spilled into a second message: the part the final answer no longer fills goes.
-    whole = " ".join(f"Sentence number {i} is here." for i in range(71))  # 1,977 characters: the fragment spills over
-    fragment = "And then the knight rode on" + " and on" * 100  # no sentence end: cut away at the end
+    # Made-up words that do not repeat (a repetition loop would be cut where it starts: not the point here).
+    rng = random.Random(7)
+    syllables = "ka lo mi ren tu sa vor pel dri nas qua fen bor lit zem hu gar ost wen ply".split()
+    word = lambda: "".join(rng.choice(syllables) for _ in range(3))
+    whole = ""
+    while len(whole) < 1940:  # about 1,980 characters: the fragment spills over
+        whole += " ".join(word() for _ in range(6)).capitalize() + ". "
+    whole = whole.strip()
+    fragment = "And then the knight rode on " + " ".join(word() for _ in range(120))  # no sentence end: cut away
     answer_ends = threading.Event()  # the stream ends once the draft has spilled into a second message
     world.llm.script_for(_asks("tell me everything"), Reply(text=whole + "\n\n" + fragment, chunks=4,
                                                             hold_end=answer_ends, finish_reason="length"))
@@ -108,9 +116,9 @@ def test_a_bot_streams_splits_and_handles_commands(world):
 
     # A text attachment goes into the context.
     att = world.discord.add_attachment("notes.txt", b"the secret number is 4242", "text/plain")
-    asked = world.discord.send_message(world.discord.channel_id, f"<@{uid}> read this", mentions=[uid],
+    asked = world.discord.send_message(world.discord.channel_id, f"<@{uid}> what do you think of this?", mentions=[uid],
                                        attachments=[att])
-    world.wait_reply(asked, containing="read this")
+    world.wait_reply(asked, containing="what do you think of this")
     assert any("4242" in str(body.get("messages")) for body in world.llm.chat_requests())
 
     # A DM is answered; a rate-limited send (429 with Via) is retried and still arrives.
