@@ -239,8 +239,10 @@ def _load(path: str) -> list[Outcome]:
     return outcomes
 
 
-async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[Outcome]) -> list[Outcome]:
-    """Run ``tasks`` in each mode, after ``outcomes`` (those already run are not run again)."""
+async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[Outcome],
+                    others: list[Outcome]) -> list[Outcome]:
+    """Run ``tasks`` in each mode, after ``outcomes`` (those already run are not run again); ``others``:
+    outcomes of tasks not chosen this time, kept in the ``--json`` file."""
     from grobot.core.agents.deps import ChainDeps
     from grobot.core.llm import embedded
     from grobot.core.llm.llama_servers import LlamaServers
@@ -269,7 +271,7 @@ async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[
                 index = TASKS.index(task)
                 outcome = await _run_task(bot_id, mode, index, task, deps)
                 outcomes.append(outcome)
-                _save(args.json, outcomes)  # a long run on a busy machine keeps what it did
+                _save(args.json, others + outcomes)  # a long run on a busy machine keeps what it did
                 if args.verbose:
                     mark = {(True, True): "ok  ", (True, False): "LENI", (False, False): "FAIL"}.get(
                         (outcome.ok, outcome.strict_ok), "STRI")
@@ -369,18 +371,20 @@ def main() -> int:
         raise SystemExit("no task matches")
     with tempfile.TemporaryDirectory() as tmp:
         _setup_env(Path(tmp))
-        kept = _load(args.json) if args.resume else []
+        loaded = _load(args.json) if args.resume else []
         wanted = {(t.split, " / ".join(t.messages)) for t in tasks}
-        kept = [o for o in kept if (o.split, o.text) in wanted and o.mode in args.modes.split(",")]
+        chosen = [(o.split, o.text) in wanted and o.mode in args.modes.split(",") for o in loaded]
+        kept = [o for o, c in zip(loaded, chosen) if c]
+        others = [o for o, c in zip(loaded, chosen) if not c]
         if len(kept) < len(tasks) * len(args.modes.split(",")):
-            outcomes = asyncio.run(_evaluate(args, tasks, kept))
+            outcomes = asyncio.run(_evaluate(args, tasks, kept, others))
         else:
             outcomes = kept  # all run already: the report only
         from grobot.core.db import dispose_engines
 
         dispose_engines()
     report(outcomes, args)
-    _save(args.json, outcomes)
+    _save(args.json, others + outcomes)
     return 0
 
 
