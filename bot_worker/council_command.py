@@ -104,8 +104,9 @@ async def _read(store: Any, bot_id: int, interaction: discord.Interaction, incom
 
 
 async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str, running: Any) -> None:
-    """Defer, then send each advisor's section as it comes, the synthesis, and store the deliberation."""
-    from grobot.core.agents.council import deliberate
+    """Defer, then send each advisor's section as it comes, the synthesis, and store the deliberation (as it
+    runs, too: the Council tab follows it)."""
+    from grobot.core.agents.council import StoredProgress, deliberate
 
     bot_id = plan.bot_id
     await interaction.response.defer(thinking=True)
@@ -128,10 +129,12 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
             logger.warning("Could not send the section of advisor %s: %s", answer.name, exc)
 
     records: list[Any] = []  # the LLM calls as they end: a stopped council still accounts for them
+    stored = StoredProgress(store, bot_id, asked_by=interaction.user.display_name, platform="discord")
     try:
-        result = await deliberate(plan, question, on_advisor=shown, records=records)
+        result = await deliberate(plan, question, on_advisor=shown, records=records, on_progress=stored)
         await send(result.synthesis(public=True))
     except asyncio.CancelledError as exc:
+        await asyncio.shield(stored.drop())
         if records:
             try:
                 await asyncio.shield(store.save_calls(bot_id, None, list(records)))
@@ -146,13 +149,14 @@ async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, q
         raise
     except Exception:
         logger.exception("/council failed")
+        await stored.drop()
         try:
             await interaction.followup.send("Sorry, the council could not finish; an admin can see why in the bot's logs.")
         except discord.HTTPException:
             pass
         return
     try:
-        await store.save_deliberation(bot_id, result, asked_by=interaction.user.display_name, platform="discord")
+        await stored.finish(result)
     except Exception as exc:
         logger.warning("Could not store the deliberation: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
                        else type(exc).__name__)

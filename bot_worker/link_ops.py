@@ -234,7 +234,9 @@ OPS: dict[str, Op] = _ops(
     # -- the advisory council (grobot.core.agents.council.CouncilPort) ---------------------------
     Op("council_plan", "council_plan", (Arg("asker", OPT_STR),), result=_data(_council_plan_class)),
     Op("council_save", "save_deliberation", (Arg("deliberation", AS_DICT), Arg("asked_by", STR),
-                                             Arg("platform", _forced("discord"), "discord")), result=INT),
+                                             Arg("platform", _forced("discord"), "discord"),
+                                             Arg("deliberation_id", OPT_INT, None)), result=INT),
+    Op("council_drop", "drop_deliberation", (Arg("deliberation_id", INT),)),
 )
 
 

@@ -229,12 +229,21 @@ class LocalBotStore(DatabaseStore):
 
         return await self._read(lambda session: council.council_plan(bot_id, session=session, discord_user_id=asker))
 
-    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str) -> int:
-        """Store a deliberation of the bot (an object with ``as_dict``, or its dict) with its LLM calls."""
+    async def save_deliberation(self, bot_id: int, deliberation: Any, *, asked_by: str, platform: str,
+                                deliberation_id: int | None = None) -> int:
+        """Store a deliberation of the bot (an object with ``as_dict``, or its dict): a new one, or the running one
+        ``deliberation_id`` as it is now; a finished one with its LLM calls."""
         from grobot.core.services import council
 
         return await self._write(lambda session: council.save_deliberation(
-            bot_id, deliberation, session=session, asked_by=asked_by, platform=platform).id or 0)
+            bot_id, deliberation, session=session, asked_by=asked_by, platform=platform,
+            deliberation_id=deliberation_id).id or 0)
+
+    async def drop_deliberation(self, bot_id: int, deliberation_id: int) -> None:
+        """Remove a running deliberation of the bot that was stopped."""
+        from grobot.core.services import council
+
+        await self._write(lambda session: council.drop_deliberation(bot_id, deliberation_id, session=session))
 
     async def write_logs(self, rows: list[dict[str, Any]]) -> int:
         """Log records of a bot; returns how many were dropped (the bot was deleted meanwhile)."""

@@ -1,6 +1,7 @@
 """One Test Chat job: answer a stored pending user message (``run_id`` = its id) on the path a
 Discord message takes (:mod:`grobot.core.answering`): the same checks, then the chain, or the
-advisory council for ``/council QUESTION``."""
+advisory council for ``/council QUESTION``. An answer that fails or is stopped gives the tester's
+cooldown back, so that Retry is not refused by it."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                           author_name=author_name, platform="test_chat", run_id=message_id)
     question = council_question(content)
-    if question is None:
-        return (await answer_message(msg, deps, gate, sink=sink)).error
+    if question is None:  # a failed or stopped answer gives the cooldown back: the tester may retry it at once
+        return (await answer_message(msg, deps, gate, sink=sink, failure_keeps_cooldown=False)).error
     # "/council QUESTION": the same checks, then the bot's advisory council deliberates.
     try:
         loaded = await deps.store.load(msg)
@@ -37,9 +38,12 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
     admission = admit(msg, loaded, gate)
     if admission.refusal:
         return (await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)).error
+    error: str | None = "stopped"
     try:
         _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
                                      store=deps.store)
     finally:
         admission.release()
+        if error:
+            admission.give_back_cooldown(gate)
     return error

@@ -272,9 +272,12 @@ class ChatRunnerService(LocalServer):
         """The run's events as JSON lines (``?claim=1``: claim pending messages first, so that the page
         that just sent one is already listening when the run starts)."""
         run_id = int(request.match_info["run_id"])
-        if run_id not in self.runner.feeds and request.query.get("claim") == "1":
-            await self.runner.poll()
         feed = self.runner.feeds.get(run_id)
+        if request.query.get("claim") == "1" and (feed is None or feed.ended_at is not None):
+            await self.runner.poll()  # an ended feed is an earlier try of a message sent again (Retry)
+            feed = self.runner.feeds.get(run_id)
+            if feed is not None and feed.ended_at is not None:
+                feed = None  # not claimed here again: its new try is not this feed's
         if feed is None:
             return web.json_response({"error": "not running here"}, status=404)
         try:

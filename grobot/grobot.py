@@ -56,15 +56,16 @@ for module, page, state in (
                  on_load=[AppState.require_admin, BotsState.refresh, state.open])
 
 
-def add_bot_page(tab: BotTab, page: Callable[[], rx.Component], load: Callable) -> None:
+def add_bot_page(tab: BotTab, page: Callable[[], rx.Component], *loads: Callable) -> None:
     """A bot's tab page: the access check and the sidebar first, then the tab's own loading."""
     app.add_page(page, route=tab.route, title=f"{tab.label} · GroBot",
-                 on_load=[BotPageState.open_bot(tab.key, tab.admin_only), BotsState.refresh, load])
+                 on_load=[BotPageState.open_bot(tab.key, tab.admin_only), BotsState.refresh, *loads])
 
 
-add_bot_page(CHAT, bot_chat.chat_page, bot_chat.ChatState.load)
+CHAT_LOADS = (bot_chat.ChatState.load, bot_chat.ChatModelState.load)
+add_bot_page(CHAT, bot_chat.chat_page, *CHAT_LOADS)
 app.add_page(bot_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
-             on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, bot_chat.ChatState.load])
+             on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, *CHAT_LOADS])
 add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
 add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)
 add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)

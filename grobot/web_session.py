@@ -10,21 +10,32 @@ connection carries the cookie in its handshake, where the state reads it
 (``AppState.session_token``, from ``router.headers.cookie``, which Reflex never sends to the
 browser). ``DELETE /_grobot/session`` clears it (signing out).
 
-A cookie rides along with any request to the app, so the middleware also refuses a websocket
-(or socket.io request) whose ``Origin`` is another site: a page elsewhere cannot act with the
-admin's cookie. ``SameSite=Strict`` keeps the cookie off cross-site requests as well.
+A cookie rides along with any request to the app, so the middleware also refuses a websocket, an
+upload or any other request whose ``Origin`` is another site: a page elsewhere cannot act with the
+admin's cookie (and ``rxconfig.py`` lets no other origin read a response: no CORS for it).
+``SameSite=Strict`` keeps the cookie off cross-site requests as well. An upload (``/_upload``)
+needs a session cookie of its own, and its handler acts with that session
+(:func:`upload_session`), not with the one of the tab whose client token the request names.
+
+A tab's client token is no secret (it is in the websocket's URL), but its state holds what its
+user saw. A tab that showed a user's data (:func:`claim_tab`) opens again only with that user's
+cookie: a websocket naming it with another cookie, or none, gets a new, empty state instead, and an
+upload naming it is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import json
 import logging
 import time
+import uuid
+from collections import OrderedDict
 from http.cookies import SimpleCookie
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -38,7 +49,56 @@ SESSION_PATH = "/_grobot/session"
 HANDOFF_TTL_SECONDS = 60
 MAX_BODY_BYTES = 8192
 _HANDOFF_CONTEXT = b"grobot web session handoff v1\x00"
+_UPLOAD_PATH = "/_upload"
 _EVENT_PATH = "/_event"
+TAB_OWNERS_MAX = 100_000
+# The session cookie of each upload request being handled, by the client token it names.
+_upload_sessions: dict[str, str] = {}
+_upload_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+# The user whose data each tab's state shows, by its client token (the newest last).
+_tab_owners: OrderedDict[str, int] = OrderedDict()
+
+
+def upload_session(client_token: str) -> str:
+    """The session token of the cookie of the upload request being handled for the tab
+    ``client_token`` ("" when there is none: an upload handler reached without an upload request)."""
+    return _upload_sessions.get(client_token, "")
+
+
+def claim_tab(client_token: str, user_id: int) -> None:
+    """The state of the tab ``client_token`` now shows what user ``user_id`` may see: it opens again
+    (a websocket, an upload naming it) only with that user's session cookie. Its client token is in
+    the websocket's URL, so in a proxy's log: anyone else naming it gets a new, empty state."""
+    if not client_token or user_id <= 0:
+        return
+    _tab_owners[client_token] = user_id
+    _tab_owners.move_to_end(client_token)
+    while len(_tab_owners) > TAB_OWNERS_MAX:  # the oldest tabs (Reflex forgets their states long before)
+        _tab_owners.popitem(last=False)
+
+
+def _cookie_user(scope: Scope) -> tuple[str, int]:
+    """The request's session token and the user it names (0: none, or not a valid session)."""
+    token = session_from_cookie_header(_headers(scope).get("cookie", ""))
+    claims = security.verify_session(token)
+    return token, claims.user_id if claims is not None else 0
+
+
+def _foreign_tab(client_token: str, scope: Scope) -> bool:
+    """Whether the tab ``client_token`` shows another user's data than this request's cookie's."""
+    owner = _tab_owners.get(client_token)
+    return owner is not None and owner != _cookie_user(scope)[1]
+
+
+def _own_tab(scope: Scope) -> Scope:
+    """The websocket's scope, with a new client token when the one it names is another user's tab."""
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    token = next((value for name, value in query if name == "token"), "")
+    if not _foreign_tab(token, scope):
+        return scope
+    logger.warning("A tab was opened again without the session of its user: it starts afresh")
+    fresh = [(name, str(uuid.uuid4()) if name == "token" else value) for name, value in query]
+    return {**scope, "query_string": urlencode(fresh).encode("latin-1")}
 
 
 def _handoff_fernet() -> MultiFernet:
@@ -158,26 +218,63 @@ def _cookie(value: str, max_age: int, secure: bool) -> tuple[bytes, bytes]:
 
 
 class WebSessionMiddleware:
-    """``/_grobot/session`` (set or clear the cookie) and the origin check of the websocket."""
+    """``/_grobot/session`` (set or clear the cookie), the origin check of every request, and the
+    uploads' own authorisation (:func:`upload_session`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind, path = scope.get("type"), scope.get("path", "")
-        if kind == "websocket" or (kind == "http" and path.startswith(_EVENT_PATH)):
-            if not _same_site_origin(scope):
-                logger.warning("Refused a websocket from another origin")
-                if kind == "websocket":
-                    await receive()  # websocket.connect
-                    await send({"type": "websocket.close", "code": 1008})
-                else:
-                    await _respond(send, 403)
-                return
+        if kind not in ("websocket", "http"):
+            await self.app(scope, receive, send)
+            return
+        if not _same_site_origin(scope):
+            logger.warning("Refused a %s from another origin", "websocket" if kind == "websocket" else "request")
+            if kind == "websocket":
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _respond(send, 403)
+            return
+        if kind == "websocket" and path.startswith(_EVENT_PATH):
+            scope = _own_tab(scope)
         if kind == "http" and path == SESSION_PATH:
             await self._session(scope, receive, send)
             return
+        if kind == "http" and (path == _UPLOAD_PATH or path.startswith(_UPLOAD_PATH + "/")):
+            await self._upload(scope, receive, send)
+            return
         await self.app(scope, receive, send)
+
+    async def _upload(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An upload runs with the session of its own request's cookie, never with the one of the tab
+        whose client token it names (a token that shows in URLs and logs). Reflex's listing of
+        uploaded files (``GET /_upload/...``) serves nothing: GroBot keeps no file there."""
+        if scope.get("method") != "POST" or scope.get("path") != _UPLOAD_PATH:
+            await _respond(send, 404)
+            return
+        client_token = _headers(scope).get("reflex-client-token", "")
+        session, user_id = _cookie_user(scope)
+        if not client_token or not user_id or _foreign_tab(client_token, scope):
+            logger.warning("Refused an upload without the session cookie of its tab's user")
+            await _respond(send, 403)
+            return
+        lock, users = _upload_locks.get(client_token, (asyncio.Lock(), 0))
+        _upload_locks[client_token] = (lock, users + 1)
+        try:
+            async with lock:  # one upload of a tab at a time: each handler reads its own request's session
+                _upload_sessions[client_token] = session
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    _upload_sessions.pop(client_token, None)
+        finally:
+            lock, users = _upload_locks[client_token]
+            if users > 1:
+                _upload_locks[client_token] = (lock, users - 1)
+            else:
+                del _upload_locks[client_token]
 
     async def _session(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method", "")

@@ -100,6 +100,8 @@ case "$MODE" in
         # Reload only on changes to the app's code, not the data dir (the database changes
         # all the time) or the tests.
         export REFLEX_HOT_RELOAD_OVERRIDE_PATHS="${REFLEX_HOT_RELOAD_OVERRIDE_PATHS:-$ROOT/grobot}"
+        # The pages (Vite) and the backend have their own ports: the backend lets these pages read its answers.
+        export REFLEX_CORS_ALLOWED_ORIGINS="${REFLEX_CORS_ALLOWED_ORIGINS:-http://localhost:$WEB_PORT,http://127.0.0.1:$WEB_PORT}"
         start "web app" "$REFLEX" run --frontend-port "$WEB_PORT" --backend-port "$BACKEND_PORT"
         echo "run.sh: the web app will be served on http://localhost:$WEB_PORT (backend on $BACKEND_PORT)"
         ;;

@@ -227,7 +227,7 @@ def _list(args: argparse.Namespace) -> int:
         print("no deliberations yet")
     else:
         print_table([(r["id"], r["created_at"].strftime("%Y-%m-%d %H:%M"), _short(r["question"], 50),
-                      len(r["advisors"]), "-" if r["confidence"] is None else r["confidence"],
+                      len(r["advisors"]), r["status"] if r["confidence"] is None else r["confidence"],
                       r["tokens_in"] + r["tokens_out"], costs.money(r["cost"], currency), f"{r['seconds']:.1f} s")
                      for r in rows],
                     ["ID", "WHEN (UTC)", "QUESTION", "ADVISORS", "CONFIDENCE", "TOKENS", "COST", "TIME"])
@@ -247,16 +247,18 @@ def _view(args: argparse.Namespace) -> int:
           f"asked by {row['asked_by'] or '?'}): {row['question']}\n")
     for a in row["advisors"]:
         status = f"could not answer: {a.get('error')}" if a.get("error") else a.get("answer", "")
+        if a.get("state"):  # the deliberation is still running
+            status = "answering…" if a["state"] == "answering" else "waiting for its turn on the model"
         print(f"## {a.get('name')} ({a.get('provider')} {a.get('model')}, {float(a.get('seconds') or 0):.1f} s)")
         print(f"{status}\n")
-    print(row["synthesis"])
+    print(row["synthesis"] or f"(the synthesis comes once the advisors have answered: {row['status']})")
     print(f"\n{row['tokens_in']} tokens in, {row['tokens_out']} out, {row['seconds']:.1f} s"
           + (f", cost {costs.money(row['cost'], currency)}" if row["cost"] is not None else ""))
     return 0
 
 
 def _as_dict(row: Any) -> dict[str, Any]:
-    return row.model_dump()
+    return {**row.model_dump(), "status": council.deliberation_status(row)}
 
 
 def _short(text: str, limit: int) -> str:

@@ -56,6 +56,7 @@ class Admission:
     refusal: str = ""
     notify: bool = False
     _gate: FloodGate | None = field(default=None, repr=False)
+    _cooldown: tuple[str, float] | None = field(default=None, repr=False)  # (author, when it started)
 
     @property
     def admitted(self) -> bool:
@@ -66,6 +67,13 @@ class Admission:
         gate, self._gate = self._gate, None
         if gate is not None:
             gate.runs.release()
+
+    def give_back_cooldown(self, gate: FloodGate) -> None:
+        """The answer failed or was stopped: the user's cooldown window it started is forgotten (so that
+        the message can be sent again at once)."""
+        started, self._cooldown = self._cooldown, None
+        if started is not None:
+            gate.cooldowns.release(*started)
 
 
 def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
@@ -92,8 +100,8 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
                          meant and gate.cooldowns.should_notice(author, cooldown))
     if not gate.runs.try_acquire(int(loaded.bot.max_concurrent_runs or 1)):
         return Admission(decision, BUSY_NOTICE, meant)  # not answered: the user's cooldown does not start
-    gate.cooldowns.start(author, cooldown)
-    return Admission(decision, _gate=gate)
+    started = gate.cooldowns.start(author, cooldown)
+    return Admission(decision, _gate=gate, _cooldown=(author, started) if started is not None else None)
 
 
 async def answer(msg: IncomingMessage, admission: Admission, loaded: Loaded, deps: ChainDeps, *,
@@ -131,11 +139,14 @@ async def refuse(msg: IncomingMessage, reason: str, deps: ChainDeps, *, sink: Ev
 
 async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate, *, sink: EventSink | None = None,
                          tools: ToolCatalog | None = None,
-                         decision: bool | None | Literal["rules"] = "rules") -> ChainResult:
+                         decision: bool | None | Literal["rules"] = "rules",
+                         failure_keeps_cooldown: bool = True) -> ChainResult:
     """Read what the run needs, check, and answer (or refuse) one message (``decision``: see :func:`admit`).
 
     A message the reply rules leave unanswered is not replied (``replied`` false); its
-    ``refusal`` says why, for a host whose user asked the bot directly (``/ask``)."""
+    ``refusal`` says why, for a host whose user asked the bot directly (``/ask``). Without
+    ``failure_keeps_cooldown`` (Test Chat, whose tester may retry a failed answer), an answer that
+    fails or is stopped gives the user's cooldown window back."""
     try:
         loaded = await deps.store.load(msg)
     except Exception as exc:
@@ -149,4 +160,11 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
         result = await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
         result.refusal = admission.refusal
         return result
-    return await answer(msg, admission, loaded, deps, sink=sink, tools=tools)
+    answered = False
+    try:
+        result = await answer(msg, admission, loaded, deps, sink=sink, tools=tools)
+        answered = not result.error
+        return result
+    finally:
+        if not answered and not failure_keeps_cooldown:
+            admission.give_back_cooldown(gate)

@@ -31,14 +31,22 @@ class Cooldowns:
             self.start(user_id, seconds)
         return 0.0
 
-    def start(self, user_id: str, seconds: float) -> None:
-        """The user's window starts now (a message of theirs was taken)."""
+    def start(self, user_id: str, seconds: float) -> float | None:
+        """The user's window starts now (a message of theirs was taken); returns when it started (None: no
+        cooldown), for :meth:`release`."""
         if seconds <= 0:
-            return
+            return None
         now = self._clock()
         self._last[user_id] = now
         if len(self._last) > 10_000:
             self._prune(now, seconds)
+        return now
+
+    def release(self, user_id: str, started: float) -> None:
+        """Forget the window that started at ``started`` (a message whose answer failed), unless a newer one
+        has started since."""
+        if self._last.get(user_id) == started:
+            del self._last[user_id]
 
     def should_notice(self, user_id: str, seconds: float) -> bool:
         """True once per cooldown window for a user whose message was dropped."""

@@ -493,4 +493,7 @@ class Deliberation(SQLModel, table=True):
     cost: float | None = None  # estimated, where prices are known
     seconds: float = Field(default=0.0)
     error: str = text_column()
+    # running (advisors still answering: the unanswered ones in ``advisors`` with a ``state``), done, failed (no
+    # synthesis: ``error`` says why)
+    status: str = Field(default="done", max_length=10, sa_column_kwargs={"server_default": "done"})
     created_at: datetime = Field(default_factory=utcnow)

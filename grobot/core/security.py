@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -171,80 +172,102 @@ def verify_session(token: str, *, ttl: int = SESSION_TTL_SECONDS, now: float | N
 # --------------------------------------------------------------------------- login throttle
 
 
-class LoginThrottle:
-    """Counts failed logins per username and locks a username out for a short while.
+def login_name_key(username: str) -> str:
+    """A username as the throttle counts it: " ADMIN " and "admin" are the same account."""
+    return unicodedata.normalize("NFKC", username or "").strip().casefold()
 
-    After ``max_failures`` failures within ``window_seconds``, further attempts for that
-    username are refused for ``lockout_seconds`` (without checking the password). The
-    counts live in this process's memory: a restart forgets them. Thread-safe.
+
+class LoginThrottle:
+    """Slows password guessing down, client by client; never locks an account.
+
+    Failed logins are counted per client (its address: all its attempts) and per client and
+    account (its attempts at that account, names compared as :func:`login_name_key` does). Past
+    ``free_failures`` of the account's count (``free_client_failures`` of the client's), the
+    client waits before its next attempt: ``first_delay_seconds``, doubling with each further
+    failure, at most ``max_delay_seconds``. An attempt made sooner is refused without checking
+    the password. Nothing slows another client: the right password from another address signs
+    in at once, however hard this one hammers the same name. A success clears that client's
+    count for the account (not the client's own: signing into an account of one's own does not
+    buy more guesses at another). A count is forgotten ``window_seconds`` after its last
+    failure. The counts live in this process's memory (a restart forgets them). Thread-safe.
     """
 
     def __init__(
         self,
         *,
-        max_failures: int = 5,
-        window_seconds: float = 300.0,
-        lockout_seconds: float = 60.0,
+        free_failures: int = 5,
+        free_client_failures: int = 20,
+        first_delay_seconds: float = 1.0,
+        max_delay_seconds: float = 30.0,
+        window_seconds: float = 900.0,
         max_entries: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.max_failures = max_failures
+        self.free_failures = free_failures
+        self.free_client_failures = free_client_failures
+        self.first_delay_seconds = first_delay_seconds
+        self.max_delay_seconds = max_delay_seconds
         self.window_seconds = window_seconds
-        self.lockout_seconds = lockout_seconds
         self.max_entries = max_entries
         self._clock = clock
         self._lock = threading.Lock()
-        # key -> (failures, first failure time, locked until)
-        self._entries: dict[str, tuple[int, float, float]] = {}
+        # key -> (failures, time of the last failure)
+        self._entries: dict[tuple[str, str], tuple[int, float]] = {}
 
-    @staticmethod
-    def _key(username: str) -> str:
-        return username.strip().casefold()
+    def _keys(self, client: str, username: str) -> list[tuple[tuple[str, str], int]]:
+        """The counts an attempt of ``client`` at ``username`` meets, each with its free failures."""
+        return [((client, ""), self.free_client_failures),
+                ((client, "\0" + login_name_key(username)), self.free_failures)]
 
-    def retry_after(self, username: str) -> float:
-        """Seconds until ``username`` may try again; 0 when it may now."""
+    def _delay(self, failures: int, free: int) -> float:
+        over = failures - free
+        if over <= 0:
+            return 0.0
+        return min(self.max_delay_seconds, self.first_delay_seconds * 2 ** min(over - 1, 30))
+
+    def _wait(self, now: float, client: str, username: str) -> float:
+        wait = 0.0
+        for key, free in self._keys(client, username):
+            failures, last = self._entries.get(key, (0, now))
+            if failures and now - last <= self.window_seconds:
+                wait = max(wait, last + self._delay(failures, free) - now)
+        return wait
+
+    def retry_after(self, client: str, username: str) -> float:
+        """Seconds until ``client`` may try ``username`` again; 0 when it may now."""
         now = self._clock()
         with self._lock:
-            entry = self._entries.get(self._key(username))
-            if entry is None:
-                return 0.0
-            return max(0.0, entry[2] - now)
+            return max(0.0, self._wait(now, client, username))
 
-    def record_failure(self, username: str) -> float:
-        """Count a failed attempt; returns the lockout it starts (0 when none)."""
+    def record_failure(self, client: str, username: str) -> float:
+        """Count a failed attempt of ``client`` at ``username``; returns its wait before the next one."""
         now = self._clock()
-        key = self._key(username)
         with self._lock:
-            failures, first, locked_until = self._entries.get(key, (0, now, 0.0))
-            if now - first > self.window_seconds and locked_until <= now:
-                failures, first = 0, now  # an old streak: start counting again
-            failures += 1
-            if failures >= self.max_failures:
-                locked_until = now + self.lockout_seconds
-                failures, first = 0, now
-                logger.warning("Login locked for %.0f s after repeated failures", self.lockout_seconds)
-            self._entries[key] = (failures, first, locked_until)
+            for key, _free in self._keys(client, username):
+                failures, last = self._entries.get(key, (0, now))
+                if now - last > self.window_seconds:
+                    failures = 0  # an old streak: start counting again
+                self._entries[key] = (failures + 1, now)
             if len(self._entries) > self.max_entries:
                 self._prune(now)
-            return max(0.0, locked_until - now)
+            wait = max(0.0, self._wait(now, client, username))
+        if wait >= self.max_delay_seconds:
+            logger.warning("Repeated failed web logins from one client: it now waits %.0f s between attempts", wait)
+        return wait
 
-    def record_success(self, username: str) -> None:
-        """A successful login clears the username's count."""
+    def record_success(self, client: str, username: str) -> None:
+        """A successful login clears the client's count for the account."""
         with self._lock:
-            self._entries.pop(self._key(username), None)
+            self._entries.pop(self._keys(client, username)[1][0], None)
 
     def reset(self) -> None:
         with self._lock:
             self._entries.clear()
 
     def _prune(self, now: float) -> None:
-        expired = [
-            key for key, (_, first, until) in self._entries.items()
-            if until <= now and now - first > self.window_seconds
-        ]  # fmt: skip
-        for key in expired:
+        for key in [key for key, (_, last) in self._entries.items() if now - last > self.window_seconds]:
             del self._entries[key]
-        while len(self._entries) > self.max_entries:  # still too many: drop the oldest streaks
+        while len(self._entries) > self.max_entries:  # still too many: drop the oldest counts
             del self._entries[min(self._entries, key=lambda k: self._entries[k][1])]
 
 

@@ -17,11 +17,12 @@ from grobot.components.bot_tabs import CHAT
 from grobot.components.chat_history import COVER_TESTID, chat_history
 from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown
+from grobot.pages.bot_chat_model import ChatModelState, model_line
 from grobot.pages.bot_chat_runs import ChatTurn
 from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_chat_view import bot_bubble, error_text, no_messages, steps_panel, stopped_text, user_bubble, waiting_notice
 
-__all__ = ["ChatState", "LiveState", "chat_page"]
+__all__ = ["ChatModelState", "ChatState", "LiveState", "chat_page"]
 
 # --------------------------------------------------------------------------- components
 
@@ -139,6 +140,7 @@ def chat_tab() -> rx.Component:
                 width="100%",
             ),
             rx.divider(),
+            model_line(),
             rx.cond(
                 ChatState.chat_loaded,
                 chat_history(

@@ -2,25 +2,30 @@
 sending, stopping and forgetting (blocking: call them with ``asyncio.to_thread``), and where a run
 can be followed live (:mod:`grobot.core.tester_chat_link`).
 
-Every function checks the session and the user's access to the bot (:func:`run_for_bot`).
+Every function checks the session and the user's access to the bot (:func:`run_for_bot`); those that
+name a run also check that it is a Test Chat message to that bot, a tester's own (:func:`run_for_run`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from grobot.core import tester_chat_link
-from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message
+from grobot.core.errors import NotFoundError
+from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
 from grobot.core.services import conversations, tester_chat
 from grobot.state.bot_page import run_for_bot
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 HISTORY_LIMIT = 100  # messages shown
 CALLS_LIMIT = 2000  # LLM-call lines read for the turns shown
@@ -171,6 +176,22 @@ def send_message(token: str, bot_id: int, content: str) -> int:
     return run_for_bot(token, bot_id, work, admin=False, readonly=False)
 
 
+def retry_message(token: str, bot_id: int, run_id: int) -> int:
+    """Send the user's failed or stopped last message to the bot again, in place (its failed answer goes);
+    returns its id."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> int:
+        conv = tester_chat.latest_session(bot.id or 0, user.id or 0, session=session)
+        asked = session.get(Message, run_id)
+        if conv is None or asked is None or asked.conversation_id != conv.id:  # only the user's own message
+            raise NotFoundError("this message is not in your conversation with the bot any more")
+        tester_chat.retry(run_id, session=session)
+        logger.info("User %s sent Test Chat message %s to bot %s again", user.username, run_id, bot.id)
+        return run_id
+
+    return run_for_bot(token, bot_id, work, admin=False, readonly=False)
+
+
 def forget_chat(token: str, bot_id: int) -> int:
     """Forget the user's conversation with the bot; returns how many messages were removed."""
 
@@ -193,17 +214,29 @@ class RunUpdate:
     worker_running: bool
 
 
+def run_for_run(token: str, bot_id: int, run_id: int, work: Callable[[Session], T], *, readonly: bool = True) -> T:
+    """``work(session)`` once the session may see bot ``bot_id`` and ``run_id`` is a Test Chat message
+    to that bot (for a tester: their own); else ``NotFoundError``, as for a run that does not exist."""
+
+    def checked(session: Session, user: AppUser, bot: Bot) -> T:
+        owner = None if user.role == Role.ADMIN.value else user.id
+        tester_chat.check_run(int(run_id), session=session, bot_id=bot.id or 0, app_user_id=owner)
+        return work(session)
+
+    return run_for_bot(token, bot_id, checked, admin=False, readonly=readonly)
+
+
 def poll_run(token: str, bot_id: int, run_id: int, after_seq: int) -> RunUpdate:
     """The run's status and its stored events after ``after_seq``."""
 
-    def work(session: Session, user: AppUser, bot: Bot) -> RunUpdate:
+    def work(session: Session) -> RunUpdate:
         status, error = tester_chat.run_status(run_id, session=session)
         events = [(e.seq, e.kind, dict(e.data or {})) for e in conversations.run_events(session=session, run_id=run_id,
                                                                                       after_seq=after_seq)]
         running = tester_chat.worker_running(session=session) if status == "pending" else True
         return RunUpdate(status, error, events, running)
 
-    return run_for_bot(token, bot_id, work, admin=False)
+    return run_for_run(token, bot_id, run_id, work)
 
 
 @dataclass
@@ -216,27 +249,27 @@ class RunPlace:
 
 
 def locate_run(token: str, bot_id: int, run_id: int) -> RunPlace:
-    def work(session: Session, user: AppUser, bot: Bot) -> RunPlace:
+    def work(session: Session) -> RunPlace:
         status, claimed_by = tester_chat.run_holder(run_id, session=session)
         runners = tester_chat_link.live_runners(session=session) if status in OPEN_STATUSES else []
         holder = next((r for r in runners if claimed_by and r.supervisor_id == claimed_by), None)
         return RunPlace(status, holder, runners)
 
-    return run_for_bot(token, bot_id, work, admin=False)
+    return run_for_run(token, bot_id, run_id, work)
 
 
 def end_if_abandoned(token: str, bot_id: int, run_id: int) -> bool:
     """End the run when the worker that was answering it has stopped (else it stays "running" until a
     worker starts again); True when it did."""
-    return run_for_bot(token, bot_id, lambda session, _user, _bot: tester_chat.end_abandoned_run(run_id, session=session),
-                       admin=False, readonly=False)
+    return run_for_run(token, bot_id, run_id, lambda session: tester_chat.end_abandoned_run(run_id, session=session),
+                       readonly=False)
 
 
 def cancel_pending(token: str, bot_id: int, run_id: int) -> bool:
     """Stop a message no worker has claimed yet; True when it was still waiting."""
 
-    def work(session: Session, user: AppUser, bot: Bot) -> bool:
+    def work(session: Session) -> bool:
         return tester_chat.cancel(run_id, f"the run was cancelled ({STOPPED_BY_YOU})", session=session,
                                 pending_only=True)
 
-    return run_for_bot(token, bot_id, work, admin=False, readonly=False)
+    return run_for_run(token, bot_id, run_id, work, readonly=False)

@@ -13,6 +13,7 @@ import httpx
 import reflex as rx
 
 from grobot.core import tester_chat_link
+from grobot.core.errors import NotFoundError
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_chat_runs import (
     OPEN_STATUSES,
@@ -27,6 +28,7 @@ from grobot.pages.bot_chat_runs import (
     load_chat,
     locate_run,
     poll_run,
+    retry_message,
     send_message,
     step_of,
 )
@@ -93,7 +95,7 @@ class ChatState(BotPageState):
         except Exception as exc:
             self.chat_error = user_message(exc)
             return None
-        (await self.get_state(LiveState)).show(view)
+        (await self.get_state(LiveState))._show(view)
         self.chat_loaded = True
         return LiveState.follow if self.live_id else None
 
@@ -108,11 +110,24 @@ class ChatState(BotPageState):
 
     @rx.event
     async def retry(self):
-        """Send the last message again (after an error or a stop)."""
-        if not self.can_retry:
+        """Send the last message again (after an error or a stop), in place: its failed answer is replaced
+        by the new one, not followed by another copy of the question."""
+        if not self.can_retry or self.sending:
             return
-        async for update in self._submit(self.turns[-1].question):
-            yield update
+        failed = self.turns[-1]
+        self.sending = True
+        self.chat_error = ""
+        yield
+        try:
+            run_id = await asyncio.to_thread(retry_message, self.session_token, self.current_bot_id, failed.id)
+        except Exception as exc:
+            self.sending = False
+            self.chat_error = user_message(exc)
+            return
+        self.sending = False
+        self.turns = self.turns[:-1]  # the failed turn is the live one now
+        (await self.get_state(LiveState))._start_live(run_id, "pending", failed.question)
+        yield LiveState.follow
 
     async def _submit(self, content: str):
         if self.live_id:
@@ -130,7 +145,7 @@ class ChatState(BotPageState):
         self.sending = False
         if (self.draft or "").strip() == content:
             self.draft = ""
-        (await self.get_state(LiveState)).start_live(run_id, "pending", content)  # the question shows at once
+        (await self.get_state(LiveState))._start_live(run_id, "pending", content)  # the question shows at once
         yield LiveState.follow
 
     @rx.event
@@ -167,7 +182,7 @@ class LiveState(ChatState):
     def waiting_for_worker(self) -> bool:
         return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
 
-    def show(self, view: ChatView) -> None:
+    def _show(self, view: ChatView) -> None:
         """History turns, with a last unanswered message as the live run."""
         turns = list(view.turns)
         self.worker_running = view.worker_running
@@ -175,12 +190,12 @@ class LiveState(ChatState):
         if last is not None and last.status in OPEN_STATUSES:
             turns.pop()
             if last.id != self.live_id:
-                self.start_live(last.id, last.status, last.question)
+                self._start_live(last.id, last.status, last.question)
         else:
             self.live_id = 0
         self.turns = turns
 
-    def start_live(self, run_id: int, status: str, question: str) -> None:
+    def _start_live(self, run_id: int, status: str, question: str) -> None:
         self.live_id = run_id
         self.live_question = question
         self.live_status = status
@@ -216,6 +231,8 @@ class LiveState(ChatState):
                     async with self:
                         self._forget_session()
                     return
+                except NotFoundError:  # gone (a reset), or not a run this user may follow
+                    break
                 except Exception as exc:  # the database is away for a moment: try again
                     logger.debug("Test Chat locate failed: %s", type(exc).__name__)
                     await asyncio.sleep(POLL_SECONDS * 5)
@@ -251,7 +268,7 @@ class LiveState(ChatState):
         async with self:
             if self.live_id == run_id and self.current_bot_id == bot_id:
                 self.live_id = 0
-                self.show(view)
+                self._show(view)
 
     async def _stream_first(self, runners: list[tester_chat_link.Runner], run_id: int, *, claim: bool) -> bool:
         """Follow the run at the first of ``runners`` that holds it (or claims it); True when it ended."""

@@ -320,8 +320,8 @@ def settings_card() -> rx.Component:
     state = CouncilSettingsState
     return section(
         "Council settings",
-        "/council QUESTION (Discord and Test Chat) puts a question to every advisor at once. The switch saves at "
-        "once; Save stores the advisors and the synthesis.",
+        "/council QUESTION (Discord and Test Chat) puts a question to every advisor: at once, or in turn on an "
+        "embedded model's server. The switch saves at once; Save stores the advisors and the synthesis.",
         rx.el.label(rx.switch(checked=state.council_enabled, on_change=state.set_council_enabled,
                               aria_label="Council enabled"),
                     rx.text(rx.cond(state.council_enabled, "Council enabled", "Council disabled"), size="2",

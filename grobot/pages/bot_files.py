@@ -1,14 +1,17 @@
-"""The Files tab (admins): the bot's files (which its tools can read), upload, download, delete.
+"""The Files tab (admins): the bot's files (which its tools can read) by folder, upload, preview of a
+text file, download, delete.
 
-The files service checks sizes and paths (nothing may leave the bot's folder); this page
-shows its errors as they are.
+An upload of a name the bot has already asks first: replace it (saying the sizes before and after), keep
+both (the new one as ``name (2).ext``) or cancel, as file managers and cloud drives do: the files keep
+no earlier versions, so a silent overwrite would lose the old file for good. The files service checks
+sizes and paths (nothing may leave the bot's folder); this page shows its errors as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import reflex as rx
@@ -20,13 +23,14 @@ from grobot.components.empty_state import empty_state
 from grobot.components.forms import error_text
 from grobot.components.layout import NARROW_ONLY, WIDE_CELL
 from grobot.components.safe_text import safe_text
-from grobot.core.models import AppUser, Bot
+from grobot.core.models import AppUser, Bot, BotFile
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised
 from grobot.core.wording import counted
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+from grobot.web_session import upload_session
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +63,60 @@ class FileRow:
     """One file of the bot."""
 
     path: str
+    name: str  # without its folder (shown under the folder's heading)
     size: str
     content_type: str
     updated: str
+    previewable: bool  # a text file: its first characters can be shown
+
+
+@dataclass
+class FolderRow:
+    """A folder of the bot's files, with the files right in it."""
+
+    folder: str  # "" for the top folder
+    title: str  # "docs/manuals/" or "Top folder"
+    summary: str  # "3 files, 12.0 KB"
+    files: list[FileRow] = field(default_factory=list)
+
+
+@dataclass
+class ReplaceRow:
+    """An uploaded file whose name the bot has already."""
+
+    path: str
+    sizes: str  # "55 bytes → 63 bytes": the old file's, the uploaded one's
+
+
+PREVIEW_CHARS = 20_000
+_TEXT_TYPES = {"application/json", "application/xml", "application/x-yaml", "application/yaml", "application/toml",
+               "application/javascript", "application/x-sh", "application/sql", "application/x-ndjson"}
+_TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".xml",
+                  ".log", ".ini", ".cfg", ".conf", ".toml", ".py", ".js", ".ts", ".html", ".htm", ".css", ".sql",
+                  ".sh", ".rst", ".env"}
+
+
+def previewable(path: str, content_type: str) -> bool:
+    """Whether a file reads as text (by its type, else its name)."""
+    return (content_type.startswith("text/") or content_type in _TEXT_TYPES
+            or PurePosixPath(path).suffix.lower() in _TEXT_SUFFIXES)
+
+
+def folder_rows(files: list[BotFile]) -> list[FolderRow]:
+    """The files grouped by the folder they are in (the top folder first, then the folders by name)."""
+    groups: dict[str, list[BotFile]] = {}
+    for f in files:
+        folder = str(PurePosixPath(f.path).parent)
+        groups.setdefault("" if folder == "." else folder, []).append(f)
+    return [
+        FolderRow(folder=folder, title=f"{folder}/" if folder else "Top folder",
+                  summary=f"{counted(len(rows), 'file')}, {human_size(sum(f.size for f in rows))}",
+                  files=[FileRow(path=f.path, name=PurePosixPath(f.path).name, size=human_size(f.size),
+                                 content_type=f.content_type, updated=f.updated_at.strftime("%Y-%m-%d %H:%M"),
+                                 previewable=previewable(f.path, f.content_type))
+                         for f in sorted(rows, key=lambda f: f.path)])
+        for folder, rows in sorted(groups.items(), key=lambda item: (item[0] != "", item[0]))
+    ]
 
 
 def typed_folder(text: str) -> str:
@@ -77,24 +132,47 @@ def upload_done() -> list[rx.event.EventSpec]:
                            ".forEach((input) => { input.value = ''; })")]
 
 
-def _rows(session: Session, bot: Bot) -> tuple[list[FileRow], int]:
-    rows = [FileRow(path=f.path, size=human_size(f.size), content_type=f.content_type,
-                    updated=f.updated_at.strftime("%Y-%m-%d %H:%M"))
-            for f in files_service.list_files(session=session, bot_id=bot.id or 0)]
-    return rows, files_service.max_file_bytes(session=session)
+@dataclass
+class Listing:
+    """What the tab shows of the bot's files."""
+
+    folders: list[FolderRow]
+    count: int
+    max_bytes: int
 
 
-def load_files(token: str, bot_id: int) -> tuple[list[FileRow], int]:
-    return run_for_bot(token, bot_id, lambda session, _user, bot: _rows(session, bot), admin=True)
+def _listing(session: Session, bot: Bot) -> Listing:
+    rows = files_service.list_files(session=session, bot_id=bot.id or 0)
+    return Listing(folder_rows(rows), len(rows), files_service.max_file_bytes(session=session))
 
 
-def store_files(token: str, bot_id: int, uploads: list[tuple[str, bytes, str | None]]) -> tuple[list[FileRow], int]:
-    """Write the uploaded files (all or none: one transaction) and list the files again."""
+def load_files(token: str, bot_id: int) -> Listing:
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _listing(session, bot), admin=True)
 
-    def work(session: Session, user: AppUser, bot: Bot) -> tuple[list[FileRow], int]:
-        files_service.write_files(session=session, bot_id=bot.id or 0, files=uploads)
+
+def replaced_files(token: str, bot_id: int, paths: list[str]) -> dict[str, int]:
+    """The files among ``paths`` the bot has already, with their sizes."""
+    return run_for_bot(token, bot_id, lambda session, _user, bot: files_service.existing_sizes(
+        session=session, bot_id=bot.id or 0, paths=paths), admin=True)
+
+
+def store_files(token: str, bot_id: int, uploads: list[tuple[str, bytes, str | None]], *,
+                keep_both: bool = False) -> Listing:
+    """Write the uploaded files (all or none: one transaction) and list the files again; with ``keep_both``,
+    a file whose name the bot has already goes beside it as ``name (2).ext``."""
+
+    def work(session: Session, user: AppUser, bot: Bot) -> Listing:
+        items = uploads
+        if keep_both:
+            taken: set[str] = set()
+            items = []
+            for path, data, content_type in uploads:
+                free = files_service.free_path(session=session, bot_id=bot.id or 0, path=path, taken=taken)
+                taken.add(free)
+                items.append((free, data, content_type))
+        files_service.write_files(session=session, bot_id=bot.id or 0, files=items)
         logger.info("User %s uploaded %d file(s) to bot %s", user.username, len(uploads), bot.id)
-        return _rows(session, bot)
+        return _listing(session, bot)
 
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
@@ -104,18 +182,25 @@ def read_file(token: str, bot_id: int, path: str) -> bytes:
         session=session, bot_id=bot.id or 0, path=path), admin=True)
 
 
-def remove_file(token: str, bot_id: int, path: str) -> tuple[list[FileRow], int]:
-    def work(session: Session, user: AppUser, bot: Bot) -> tuple[list[FileRow], int]:
+def read_preview(token: str, bot_id: int, path: str) -> tuple[str, bool]:
+    """The first characters of a text file, and whether there is more."""
+    return run_for_bot(token, bot_id, lambda session, _user, bot: files_service.read_text(
+        session=session, bot_id=bot.id or 0, path=path, max_chars=PREVIEW_CHARS), admin=True)
+
+
+def remove_file(token: str, bot_id: int, path: str) -> Listing:
+    def work(session: Session, user: AppUser, bot: Bot) -> Listing:
         files_service.delete_file(session=session, bot_id=bot.id or 0, path=path)
-        return _rows(session, bot)
+        return _listing(session, bot)
 
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
 
 class FilesState(BotPageState):
-    """The file list of the open bot."""
+    """The file list of the open bot, an upload waiting for "replace or keep both?", a file's preview."""
 
-    files: list[FileRow] = []
+    folders: list[FolderRow] = []
+    file_count: int = 0
     max_bytes: int = 0
     folder: str = ""
     files_loaded: bool = False
@@ -123,10 +208,12 @@ class FilesState(BotPageState):
     upload_error: str = ""
     uploading: bool = False
     confirm_path: str = ""
-
-    @rx.var
-    def file_count(self) -> int:
-        return len(self.files)
+    replacing: list[ReplaceRow] = []  # the uploaded files of names the bot has: asked about first
+    _pending: list[tuple[str, bytes, str | None]] = []  # that upload, until the admin answers
+    preview_path: str = ""
+    preview_text: str = ""
+    preview_note: str = ""
+    preview_error: str = ""
 
     @rx.var
     def target_folder(self) -> str:
@@ -150,13 +237,17 @@ class FilesState(BotPageState):
     def max_size(self) -> str:
         return human_size(self.max_bytes)
 
+    def _show(self, listing: Listing) -> None:
+        self.folders, self.file_count, self.max_bytes = listing.folders, listing.count, listing.max_bytes
+
     @rx.event
     async def load(self):
         self.files_loaded, self.files_error, self.upload_error, self.confirm_path = False, "", "", ""
+        self.replacing, self._pending, self.preview_path = [], [], ""
         if not self.bot_ready:
             return None
         try:
-            self.files, self.max_bytes = await asyncio.to_thread(load_files, self.session_token, self.current_bot_id)
+            self._show(await asyncio.to_thread(load_files, self.session_token, self.current_bot_id))
         except NotSignedIn:
             self._forget_session()
             return sign_out_script()
@@ -171,11 +262,20 @@ class FilesState(BotPageState):
         self.folder = value
 
     @rx.event
+    def upload_into(self, folder: str) -> None:
+        """A folder's "Upload here": the next upload goes into it."""
+        self.folder = folder
+
+    @rx.event
     async def upload(self, uploads: list[rx.UploadFile]):
-        """Store the dropped or chosen files under the folder typed above (the service checks size and path)."""
+        """Store the dropped or chosen files under the folder typed above (the service checks size and path);
+        names the bot has already are asked about first."""
         if not uploads:
             return
-        self.uploading, self.upload_error = True, ""
+        # The upload request's own session cookie, not this tab's: the request names the tab by its
+        # client token, which anyone who saw the websocket's URL knows (grobot.web_session).
+        token = upload_session(self.router.session.client_token)
+        self.uploading, self.upload_error, self.replacing, self._pending = True, "", [], []
         yield
         folder = typed_folder(self.folder)
         items: list[tuple[str, bytes, str | None]] = []
@@ -183,11 +283,21 @@ class FilesState(BotPageState):
             for upload in uploads:
                 name = PurePosixPath(upload.name or "upload").name
                 if upload.size is not None and self.max_bytes and upload.size > self.max_bytes:
-                    raise files_service.ValidationError(too_big(name, upload.size, self.max_bytes))
+                    self.uploading, self.upload_error = False, too_big(name, upload.size, self.max_bytes)
+                    yield upload_done()  # the name as it is: never "Big.bin" for big.bin
+                    return
                 data = await upload.read()
                 items.append((f"{folder}/{name}" if folder else name, data, upload.content_type))
-            self.files, self.max_bytes = await asyncio.to_thread(store_files, self.session_token,
-                                                                 self.current_bot_id, items)
+            paths = [files_service.clean_path(path) for path, _, _ in items]
+            existing = await asyncio.to_thread(replaced_files, token, self.current_bot_id, paths)
+            if existing:
+                self.uploading, self._pending = False, items
+                self.replacing = [ReplaceRow(path=path, sizes=f"{human_size(existing[path])} → "
+                                                              f"{human_size(len(data))}")
+                                  for path, (_, data, _) in zip(paths, items, strict=True) if path in existing]
+                yield upload_done()
+                return
+            self._show(await asyncio.to_thread(store_files, token, self.current_bot_id, items))
         except Exception as exc:
             self.uploading = False
             self.upload_error = user_message(exc)
@@ -196,6 +306,53 @@ class FilesState(BotPageState):
         self.uploading = False
         yield upload_done()
         yield rx.toast.success(f"Uploaded {counted(len(items), 'file')}.")
+
+    @rx.event
+    async def answer_replace(self, answer: str):
+        """The admin's answer about files of names the bot has: "replace", "keep" (both) or anything else
+        (cancel: nothing of the upload is stored)."""
+        items, replacing = self._pending, self.replacing
+        self._pending, self.replacing = [], []
+        if answer not in ("replace", "keep") or not items:
+            return None
+        try:
+            self._show(await asyncio.to_thread(store_files, self.session_token, self.current_bot_id, items,
+                                               keep_both=answer == "keep"))
+        except Exception as exc:
+            self.upload_error = user_message(exc)
+            return None
+        if answer == "keep":
+            return rx.toast.success(f"Uploaded {counted(len(items), 'file')}; "
+                                    f"{counted(len(replacing), 'file')} of the same name kept beside the old one.")
+        if len(replacing) == 1:
+            row = replacing[0]
+            return rx.toast.success(f"Replaced {row.path} ({row.sizes}).")
+        return rx.toast.success(f"Uploaded {counted(len(items), 'file')}; replaced {counted(len(replacing), 'file')}.")
+
+    @rx.event
+    def replace_dialog_changed(self, is_open: bool) -> None:
+        if not is_open:  # closed with Escape or outside it: cancelled
+            self._pending, self.replacing = [], []
+
+    @rx.event
+    async def preview(self, path: str):
+        """Show the first characters of a text file."""
+        self.upload_error, self.preview_error, self.preview_text, self.preview_note = "", "", "", ""
+        self.preview_path = path
+        yield
+        try:
+            text, cut = await asyncio.to_thread(read_preview, self.session_token, self.current_bot_id, path)
+        except Exception as exc:
+            self.preview_error = user_message(exc)
+            return
+        self.preview_text = text
+        self.preview_note = (f"The first {PREVIEW_CHARS:,} characters." if cut
+                             else "" if text else "The file is empty.")
+
+    @rx.event
+    def preview_changed(self, is_open: bool) -> None:
+        if not is_open:
+            self.preview_path, self.preview_text, self.preview_note, self.preview_error = "", "", "", ""
 
     @rx.event
     async def download(self, path: str):
@@ -226,8 +383,7 @@ class FilesState(BotPageState):
         if not path:
             return None
         try:
-            self.files, self.max_bytes = await asyncio.to_thread(remove_file, self.session_token,
-                                                                 self.current_bot_id, path)
+            self._show(await asyncio.to_thread(remove_file, self.session_token, self.current_bot_id, path))
         except Exception as exc:
             return rx.toast.error(user_message(exc))
         return rx.toast.success(f"Deleted {path}.")
@@ -242,7 +398,7 @@ def file_row(row: FileRow) -> rx.Component:
         rx.table.row_header_cell(rx.hstack(
             rx.icon("file", size=16, color=rx.color("gray", 11), flex_shrink="0"),
             rx.vstack(
-                safe_text(row.path, weight="medium", word_break="break-all"),
+                safe_text(row.name, weight="medium", word_break="break-all"),
                 rx.text(row.size, " · ", row.updated, size="1", color=muted, display=NARROW_ONLY,
                         data_testid="file-details"),  # narrow screens: in place of the columns left out
                 spacing="0",
@@ -250,12 +406,16 @@ def file_row(row: FileRow) -> rx.Component:
             ),
             spacing="2",
             align="center",
+            padding_left=rx.breakpoints(initial="0", sm="1.25rem"),  # under its folder's heading
         )),
         rx.table.cell(rx.text(row.size, white_space="nowrap"), text_align="right", display=WIDE_CELL),
         rx.table.cell(rx.text(row.content_type, size="1", color=muted), display=WIDE_CELL),
         rx.table.cell(rx.text(row.updated, size="1", color=muted, white_space="nowrap"), display=WIDE_CELL),
         rx.table.cell(
             rx.hstack(
+                rx.cond(row.previewable,
+                        rx.icon_button(rx.icon("eye", size=14), variant="soft", size="1", title="Preview",
+                                       aria_label=f"Preview {row.path}", on_click=FilesState.preview(row.path))),
                 rx.icon_button(rx.icon("download", size=14), variant="soft", size="1", title="Download",
                                aria_label=f"Download {row.path}", on_click=FilesState.download(row.path)),
                 rx.icon_button(rx.icon("trash-2", size=14), variant="soft", color_scheme="red", size="1",
@@ -266,6 +426,106 @@ def file_row(row: FileRow) -> rx.Component:
         ),
         align="center",
         data_path=row.path,
+    )
+
+
+def folder_heading(folder: FolderRow) -> rx.Component:
+    """A folder's row: its path, how many files (and bytes) are in it, and "Upload here"."""
+    return rx.table.row(
+        rx.table.cell(
+            rx.flex(
+                rx.hstack(rx.icon("folder", size=16, color=rx.color("accent", 10), flex_shrink="0"),
+                          safe_text(folder.title, weight="bold", size="2", word_break="break-all"),
+                          rx.text(folder.summary, size="1", color=rx.color("gray", 11), white_space="nowrap"),
+                          spacing="2", align="center", wrap="wrap"),
+                rx.button(rx.icon("upload", size=12), "Upload here", variant="ghost", size="1",
+                          on_click=FilesState.upload_into(folder.folder),
+                          aria_label=rx.cond(folder.folder != "", "Upload into " + folder.title,
+                                             "Upload into the top folder")),
+                justify="between",
+                align="center",
+                gap="0.5rem",
+                width="100%",
+            ),
+            col_span=5,
+            background=rx.color("gray", 2),
+        ),
+        data_folder=folder.folder,
+    )
+
+
+def folder_section(folder: FolderRow) -> rx.Component:
+    return rx.fragment(folder_heading(folder), rx.foreach(folder.files, file_row))
+
+
+def replace_dialog() -> rx.Component:
+    """Asked when uploaded files have names the bot has already: replace them, keep both, or cancel."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(rx.cond(FilesState.replacing.length() == 1,  # type: ignore[attr-defined]
+                                          "Replace a file of the same name?", "Replace files of the same name?")),
+            rx.alert_dialog.description(
+                rx.cond(FilesState.replacing.length() == 1,  # type: ignore[attr-defined]
+                        "The bot has a file of this name already. The old file is not kept if you replace it.",
+                        "The bot has files of these names already. The old files are not kept if you replace them."),
+                size="2"),
+            rx.vstack(
+                rx.foreach(FilesState.replacing, lambda row: rx.hstack(
+                    rx.icon("file", size=14, flex_shrink="0"),
+                    safe_text(row.path, weight="medium", size="2", word_break="break-all"),
+                    rx.text(row.sizes, size="1", color=rx.color("gray", 11), white_space="nowrap"),
+                    spacing="2", align="center", wrap="wrap", data_testid="replace-file")),
+                spacing="1",
+                margin_top="0.75rem",
+            ),
+            rx.flex(
+                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray",
+                                                 on_click=FilesState.answer_replace("cancel"))),
+                rx.alert_dialog.action(rx.button("Keep both", variant="soft",
+                                                 on_click=FilesState.answer_replace("keep"))),
+                rx.alert_dialog.action(rx.button("Replace", color_scheme="red",
+                                                 on_click=FilesState.answer_replace("replace"))),
+                gap="0.75rem", justify="end", wrap="wrap", margin_top="1rem",
+            ),
+            max_width="32rem",
+        ),
+        open=FilesState.replacing.length() > 0,  # type: ignore[attr-defined]
+        on_open_change=FilesState.replace_dialog_changed,
+    )
+
+
+def preview_dialog() -> rx.Component:
+    """The first characters of a text file, as plain text."""
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.flex(
+                rx.dialog.title(safe_text(FilesState.preview_path, word_break="break-all"), margin="0", size="3"),
+                rx.dialog.close(rx.icon_button(rx.icon("x", size=16), variant="ghost", color_scheme="gray",
+                                               aria_label="Close the preview")),
+                justify="between", align="start", gap="0.5rem",
+            ),
+            rx.cond(
+                FilesState.preview_error != "",
+                rx.callout(FilesState.preview_error, icon="triangle-alert", color_scheme="red", margin_top="0.75rem"),
+                rx.vstack(
+                    rx.cond(FilesState.preview_note != "",
+                            rx.text(FilesState.preview_note, size="1", color=rx.color("gray", 11))),
+                    rx.box(
+                        safe_text(FilesState.preview_text, size="2", font_family="var(--code-font-family, monospace)",
+                                  data_testid="file-preview"),
+                        max_height="60vh", overflow_y="auto", width="100%", padding="0.75rem",
+                        border_radius="6px", background=rx.color("gray", 2),
+                        border=f"1px solid {rx.color('gray', 5)}",
+                    ),
+                    spacing="2",
+                    margin_top="0.75rem",
+                    width="100%",
+                ),
+            ),
+            max_width="min(56rem, 95vw)",
+        ),
+        open=FilesState.preview_path != "",
+        on_open_change=FilesState.preview_changed,
     )
 
 
@@ -352,9 +612,9 @@ def files_tab() -> rx.Component:
                         rx.table.column_header_cell("Size", text_align="right", width="7rem", display=WIDE_CELL),
                         rx.table.column_header_cell("Type", width="12rem", display=WIDE_CELL),
                         rx.table.column_header_cell("Updated", width="10rem", display=WIDE_CELL),
-                        rx.table.column_header_cell("", width="6rem"),
+                        rx.table.column_header_cell("", width="8rem"),
                     )),
-                    rx.table.body(rx.foreach(FilesState.files, file_row)),
+                    rx.table.body(rx.foreach(FilesState.folders, folder_section)),
                     variant="surface",
                     width="100%",
                 ),
@@ -364,6 +624,8 @@ def files_tab() -> rx.Component:
             ),
         ),
         delete_dialog(),
+        replace_dialog(),
+        preview_dialog(),
         spacing="4",
         width="100%",
     )

@@ -15,6 +15,7 @@ from grobot.core.services import llm_settings
 from grobot.pages.bot_mcp_tools import mcp_check, tool_settings
 from grobot.pages.bot_settings_state import BotSettingsState
 from grobot.pages.bot_settings_view import SOURCE_LABELS, LLMRow, McpRow
+from grobot.state.llm_check import INHERIT
 
 ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
 OWN_SAVE = "Saves on its own"
@@ -123,20 +124,45 @@ def _edited(category: rx.Var) -> Any:
 
 
 def labelled(label: str, control: rx.Component, hint: rx.Var | str = "") -> rx.Component:
-    """A small label over its control, with where the value comes from under it."""
+    """A small label over its control, with a line under it when there is one: where an empty field's value
+    comes from ("From the global setting."), or "Set for this bot."."""
     return rx.vstack(
         rx.el.label(rx.text(label, size="1", weight="medium"), control,
                     display="flex", flex_direction="column", gap="0.25rem", width="100%"),
-        rx.text(hint, size="1", color=rx.color("gray", 11), data_testid="llm-hint")
-        if not isinstance(hint, str) or hint else rx.fragment(),
+        rx.cond(hint != "", rx.text(hint, size="1", color=rx.color("gray", 11), data_testid="llm-hint"))
+        if not isinstance(hint, str) else rx.fragment(),
         spacing="1",
         width="100%",
+    )
+
+
+def _hint(row: LLMRow, name: str) -> rx.Var:
+    """"Set for this bot." for a value of its own, else where the empty field's value comes from (for the
+    provider chosen in the card)."""
+    return rx.cond(row.hints[name] != "", row.hints[name],
+                   row.sources[BotSettingsState.chosen[row.category]][name])  # type: ignore[return-value]
+
+
+def provider_select(row: LLMRow) -> rx.Component:
+    """The provider: "Inherit (ollama, from the global setting)" until the bot has a provider of its own."""
+    return rx.select.root(
+        rx.select.trigger(width="100%", data_testid="llm-provider"),
+        rx.select.content(
+            rx.select.item(row.provider_label, value=INHERIT),
+            rx.select.separator(),
+            *[rx.select.item(name, value=name) for name in llm_settings.PROVIDERS],
+        ),
+        name="provider",
+        value=BotSettingsState.chosen[row.category],  # what the empty fields' "Inherit (...)" follow
+        size="2",
+        on_change=lambda value: BotSettingsState.choose_provider(row.category, value),
     )
 
 
 def llm_card(row: LLMRow) -> rx.Component:
     small = {"size": "2", "width": "100%"}
     cat = row.category
+    inherit = row.inherits[BotSettingsState.chosen[cat]]  # what each empty field takes with the chosen provider
     return rx.card(
         rx.form(
             rx.vstack(
@@ -153,26 +179,24 @@ def llm_card(row: LLMRow) -> rx.Component:
                 rx.el.input(type="hidden", name="category", value=cat),
                 rx.el.datalist(rx.foreach(BotSettingsState.models[cat], lambda name: rx.el.option(value=name)),
                                id=f"models-{cat}"),
-                rx.grid(
-                    labelled("Provider", rx.select(list(llm_settings.PROVIDERS), name="provider",
-                                                   default_value=row.provider, size="2", on_change=_edited(cat)),
-                             row.hints["provider"]),
-                    labelled("Model", rx.input(name="model", id=f"bot-llm-{cat}-model", default_value=row.model,
-                                               custom_attrs={"list": f"models-{cat}"}, placeholder="Inherited",
-                                               on_change=_edited(cat), **small),
-                             row.hints["model"]),
-                    columns="2", spacing="3", width="100%",
-                ),
-                labelled("Base URL", rx.input(name="base_url", default_value=row.base_url, placeholder="Inherited",
-                                              on_change=_edited(cat), **small),
-                         row.hints["base_url"]),
+                labelled("Provider", provider_select(row),
+                         rx.cond(row.hints["provider"] != "", row.hints["provider"], row.sources[INHERIT]["provider"])),
+                labelled("Model", rx.input(name="model", id=f"bot-llm-{cat}-model", default_value=row.model,
+                                           custom_attrs={"list": f"models-{cat}"}, placeholder=inherit["model"],
+                                           on_change=_edited(cat), **small),
+                         _hint(row, "model")),
+                labelled("Base URL", rx.input(name="base_url", default_value=row.base_url,
+                                              placeholder=inherit["base_url"], on_change=_edited(cat), **small),
+                         _hint(row, "base_url")),
                 rx.grid(
                     labelled("Context window", rx.input(name="context_window", default_value=row.context_window,
-                                                        type="number", placeholder="Inherited", **small),
-                             row.hints["context_window"]),
+                                                        type="number", placeholder=inherit["context_window"],
+                                                        **small),
+                             _hint(row, "context_window")),
                     labelled("Temperature", rx.input(name="temperature", default_value=row.temperature,
-                                                     type="number", step="0.1", placeholder="Inherited", **small),
-                             row.hints["temperature"]),
+                                                     type="number", step="0.1", placeholder=inherit["temperature"],
+                                                     **small),
+                             _hint(row, "temperature")),
                     columns="2", spacing="3", width="100%",
                 ),
                 labelled("Fallback model", rx.input(name="fallback_model", default_value=row.fallback_model,
@@ -245,7 +269,7 @@ def llm_card(row: LLMRow) -> rx.Component:
 def llm_section() -> rx.Component:
     return card_section(
         "Language models", "Per category, the bot can use its own model instead of the global default. Only what "
-                           "you fill in is stored for this bot; an empty field inherits (shown under it).",
+                           "you fill in is stored for this bot; an empty field inherits what it shows in grey.",
         rx.grid(rx.foreach(BotSettingsState.llms, llm_card), columns=rx.breakpoints(initial="1", lg="3"), spacing="4",
                 width="100%"),
         saves="Each model saves on its own",

@@ -28,7 +28,7 @@ from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
 from grobot.pages.bot_settings_view import FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow, SettingsView, TodayUsage, settings_view
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
-from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
+from grobot.state.llm_check import INHERIT, LLMFormChecks, Typed, check_typed, key_refusal, validated
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     delete_confirm: str = ""
     # Per category: the models its server offers (from "Check connection", for the Model field).
     models: dict[str, list[str]] = {c.value: [] for c in LLMCategory}
+    # Per category: the provider chosen in its card ("inherit": the parent's), which its empty fields follow.
+    chosen: dict[str, str] = {c.value: INHERIT for c in LLMCategory}
     limit_defaults: dict[str, str] = {}
     today: TodayUsage = TodayUsage()
 
@@ -116,6 +118,10 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self.saved_form, self.saved_flags = dict(view.form), dict(view.flags)
         self.token_set = view.token_set
         self.llms = view.llms
+        # A card that starts over from the stored values (all of them after a load: see ``load``) has its
+        # stored provider chosen again.
+        self.chosen = {**self.chosen, **{row.category: row.provider for row in view.llms
+                                         if saved == f"llm-{row.category}"}}
         self.mcp = view.mcp
         self.limit_defaults = view.limit_defaults
         self.today = view.today
@@ -169,6 +175,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             return None
         if not again:
             self.revision += 1
+            self.chosen = {row.category: row.provider for row in self.llms}
         self.loaded_bot_id = self.current_bot_id
         self.load_error = ""
         self.settings_loaded = True
@@ -273,6 +280,14 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         return rx.toast.success("Token removed. The bot stops until a new one is set.")
 
     @rx.event
+    def choose_provider(self, category: str, provider: str) -> None:
+        """The provider chosen in a card: its empty fields say what they inherit for it."""
+        if category in self.chosen and (provider == INHERIT or provider in llm_settings.PROVIDERS):
+            self.chosen = {**self.chosen, category: provider}
+        if category in self.check_result or category in self.unverified:
+            self._forget_check(category)  # as ``edited``
+
+    @rx.event
     async def submit_llm(self, form_data: dict[str, Any]):
         """A category's card: "Check connection", "Save anyway" or Save, by the intent of its button."""
         category = str(form_data.get("category") or "")
@@ -282,8 +297,10 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             yield event
 
     async def _check(self, category: str, form_data: dict[str, Any]):
-        """Ask the server typed in the card (not the saved one) for its models."""
+        """Check what the card says (not what is saved), as Save would store it: refused as Save refuses it,
+        else its server is asked for its models."""
         self._forget_check(category)
+        self.llm_errors = {}
         self.checking = category
         yield
         try:
@@ -298,17 +315,18 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
 
     async def _save_llm(self, category: str, form_data: dict[str, Any], *, check_key: bool):
         """Save the bot's override of one category: only the values the admin set (the rest is
-        inherited); a typed API key is checked with the provider first."""
-        fields: dict[str, Any] = {key: str(form_data.get(key) or "").strip() for key in
-                                  ("provider", "base_url", "model", "context_window", "temperature")}
-        fields["fallback_model"] = str(form_data.get("fallback_model") or "").strip() or None
-        fields["supports_images"] = bool(form_data.get("supports_images"))
+        inherited), checked as "Check connection" checks them; a typed API key is tried with the provider
+        first."""
         typed = Typed.from_form(form_data, bot_id=self.current_bot_id)
         self._forget_check(category)
         self.llm_errors = {}
+        if not typed.api_key and not typed.clear_key and not self._has_override(category) and not any(
+                typed.fields.values()):
+            return rx.toast.info(f"Nothing to save: every value of the {category} model is inherited.")
         try:
             await self._read(lambda _session: None)  # an admin who may see the bot, before any request
-            refusal = await key_refusal(self._read, typed) if check_key else None
+            target = await validated(self._read, typed)
+            refusal = await key_refusal(self._read, typed, target) if check_key else None
         except Exception as exc:
             self.llm_errors = {category: user_message(exc)}
             return None
@@ -321,7 +339,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
 
         def change(session: Session, user: AppUser, bot: Bot) -> None:
             llm_settings.set_llm(session=session, category=category, bot_id=bot.id, api_key=typed.api_key,
-                                 clear_api_key=typed.clear_key, **fields)
+                                 clear_api_key=typed.clear_key, **typed.fields)
             logger.info("User %s set the %s LLM of bot %s%s", user.username, category, bot.id,
                         " (the key was not checked)" if typed.api_key and not check_key else "")
 
@@ -329,7 +347,13 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         if error:
             self.llm_errors = {category: error}
             return None
+        if target.provider_inherited:
+            return rx.toast.success(f"The {category} model of this bot is saved, with the provider it inherited "
+                                    f"({target.data.provider}).")
         return rx.toast.success(f"The {category} model of this bot is saved.")
+
+    def _has_override(self, category: str) -> bool:
+        return any(row.category == category and row.source == "bot" for row in self.llms)
 
     @rx.event
     async def reset_llm(self, category: str):

@@ -23,10 +23,11 @@ PASSWORD_INPUT_ID = "login-password"
 FIRST_ADMIN_COMMAND = "python -m grobot admin create --username NAME"
 
 
-def check_login(username: str, password: str) -> tuple[users.SignedInUser, str]:
-    """Blocking (argon2): the user and a new session token, or ``users.LoginRefused``."""
+def check_login(username: str, password: str, client: str) -> tuple[users.SignedInUser, str]:
+    """Blocking (argon2): the user and a new session token, or ``users.LoginRefused`` (``client``:
+    the address the login comes from, which the login throttle counts)."""
     with session_scope() as session:  # a write: it records the time of the login
-        return users.login(session=session, username=username, password=password)
+        return users.login(session=session, username=username, password=password, client=client)
 
 
 class LoginState(AppState):
@@ -55,6 +56,12 @@ class LoginState(AppState):
         """The page that sent the browser here (``?next=``), or home."""
         return safe_next(self.router.url.query_parameters.get(NEXT_PARAM))
 
+    def _client_address(self) -> str:
+        """Where this login comes from: the websocket's peer, as Reflex sets it for the connection
+        (``X-Forwarded-For`` only behind ``REFLEX_TRUSTED_PROXY_HOPS`` trusted proxies; the
+        browser cannot change it with an event)."""
+        return self.router.session.client_ip or "unknown"
+
     @rx.event
     async def submit(self, form_data: dict[str, str]):
         """Check the username and password on the server; on success keep only the session."""
@@ -67,7 +74,7 @@ class LoginState(AppState):
         self.error = ""
         yield
         try:
-            user, token = await asyncio.to_thread(check_login, username, password)
+            user, token = await asyncio.to_thread(check_login, username, password, self._client_address())
         except users.LoginRefused as exc:
             self.busy = False
             self.error = str(exc)

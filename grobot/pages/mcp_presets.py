@@ -44,9 +44,10 @@ class PresetRow:
     tier: str
     transport: str
     package: str
-    source: str  # where it runs from: "installed here", "npx downloads it on first start", or its URL
+    source: str  # where it runs from: "installed here", "npx downloads it on first start", how to install it, or its URL
     per_bot: bool
     secrets: list[SecretRow] = field(default_factory=list)
+    missing: bool = False  # not installed, and nothing here can download it: ``source`` says how to install it
 
 
 def _source(row: dict[str, Any]) -> str:
@@ -54,6 +55,8 @@ def _source(row: dict[str, Any]) -> str:
         return f"remote: {row['where']}"
     if row["installed"]:
         return f"{row['package']}, installed here"
+    if row["missing"]:
+        return row["missing"]
     tool = "uvx" if row["package"] and not row["package"].startswith("@") and "/" not in row["package"] else "npx"
     return f"{row['package']}, downloaded by {tool} on first start"
 
@@ -63,7 +66,7 @@ def preset_rows() -> list[PresetRow]:
         PresetRow(
             name=row["name"], title=row["title"], description=row["description"], tier=row["tier"],
             transport=row["transport"],
-            package=row["package"], source=_source(row), per_bot=row["per_bot"],
+            package=row["package"], source=_source(row), per_bot=row["per_bot"], missing=bool(row["missing"]),
             secrets=[SecretRow(key=s["key"], label=s["label"], help=s["help"], field_name=SECRET_PREFIX + s["key"],
                                field_id=f"preset-secret-{s['key']}") for s in row["secrets"]],
         )
@@ -152,11 +155,14 @@ class McpPresetState(AdminState):
             return
         self.adding, self.chosen, self.presets_open = "", "", False
         page = await self.get_state(McpState)
-        if downloads:  # not started now: the first start downloads it
+        if downloads:  # not started now: the first start downloads it (or it says how to install it)
             try:
                 await page._reload()
             except Refused as refused:
                 yield refused.event
+                return
+            if row is not None and row.missing:
+                yield rx.toast.warning(f"MCP server {added} added. {row.source}")
                 return
             yield rx.toast.info(f"MCP server {added} added. It is not installed here: its first start downloads "
                                 f"it (Test starts it now).")

@@ -21,9 +21,9 @@ from grobot.core.errors import GroBotError
 from grobot.core.llm import embedded
 from grobot.core.models import LLMCategory
 from grobot.core.services import app_settings, llm_settings, llm_sources
-from grobot.core.services.validation import field_errors, field_problems, field_sentence, sentences
+from grobot.core.services.validation import field_problems, field_sentence, sentences
 from grobot.state.admin_state import AdminState, Refused
-from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal
+from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal, validated
 
 logger = logging.getLogger(__name__)
 
@@ -143,21 +143,6 @@ DEMO_NOTICE = (
 )
 
 
-def _llm_fields(form: dict[str, Any]) -> dict[str, Any]:
-    """The submitted LLM form as the service's fields (empty optional values left out)."""
-    fields: dict[str, Any] = {
-        "provider": str(form.get("provider", "")).strip(),
-        "base_url": str(form.get("base_url", "")).strip(),
-        "model": str(form.get("model", "")).strip(),
-        "fallback_model": str(form.get("fallback_model", "")).strip() or None,
-        "supports_images": bool(form.get("supports_images")),
-    }
-    for key in ("context_window", "temperature"):
-        text = str(form.get(key, "")).strip()
-        fields[key] = text if text else None
-    return fields
-
-
 class SettingsState(LLMFormChecks, AdminState):
     """The forms of the Settings page (never an API key: only whether one is set)."""
 
@@ -226,16 +211,37 @@ class SettingsState(LLMFormChecks, AdminState):
         async for event in self._submit(category, form):
             yield event
 
+    async def _validated(self, category: str, typed: Typed) -> llm_settings.Validated | None:
+        """The one validation of Save and "Check connection": the form's own rule (a context window and a
+        temperature, which the service would default), then the service's; each problem goes under its field
+        (None when there is one). Raises Refused."""
+        self.errors = {k: v for k, v in self.errors.items() if not k.startswith(f"{category}.")}
+        problems = {f"{category}.{name}": field_sentence(name, "required") for name in ("context_window", "temperature")
+                    if name not in typed.fields}
+        try:
+            target = await validated(self._read, typed)
+        except GroBotError as exc:
+            problems = {**llm_field_errors(category, str(exc)), **problems}
+            target = None
+        self.errors.update(problems)
+        return None if problems else target
+
     async def _check(self, category: str, form: dict[str, Any]):
-        """List the models of the server typed in the form (not the saved one): no agent chain."""
+        """Check the form as Save would store it (refused as Save refuses it), then list the models of the
+        server typed in it (not the saved one): no agent chain."""
         if refused := await self._refused():
             yield refused
             return
         self._forget_check(category)
         self.checking = category
         yield
+        typed = Typed.from_form(form)
         try:
-            result = await check_typed(self._read, Typed.from_form(form))
+            if await self._validated(category, typed) is None:
+                self.checking = ""
+                yield rx.toast.error("Not checked: correct the highlighted fields first")
+                return
+            result = await check_typed(self._read, typed)
         except Refused as refused:
             self.checking = ""
             yield refused.event
@@ -245,21 +251,15 @@ class SettingsState(LLMFormChecks, AdminState):
 
     async def _save_llm(self, category: str, form: dict[str, Any], *, check_key: bool):
         """Save one category's global default; errors go next to their fields, nothing is lost."""
-        fields = llm_settings.with_default_model({k: v for k, v in _llm_fields(form).items() if v is not None})
-        problems = field_errors(llm_settings.LLMFields, fields)
-        for key in ("context_window", "temperature"):
-            if key not in fields:
-                problems[key] = "required"
-        self.errors = {k: v for k, v in self.errors.items() if not k.startswith(f"{category}.")}
-        self._forget_check(category)
-        if problems:
-            self.errors.update({f"{category}.{k}": v for k, v in problems.items()})
-            return rx.toast.error("Nothing was saved: check the highlighted fields")
         typed = Typed.from_form(form)
+        self._forget_check(category)
         if refused := await self._refused():  # an admin, before any request to the typed server
             return refused
         try:
-            refusal = await key_refusal(self._read, typed) if check_key else None
+            target = await self._validated(category, typed)
+            if target is None:
+                return rx.toast.error("Nothing was saved: check the highlighted fields")
+            refusal = await key_refusal(self._read, typed, target) if check_key else None
         except Refused as refused:
             return refused.event
         if refusal is not None and refusal.status == "rejected":
@@ -271,7 +271,7 @@ class SettingsState(LLMFormChecks, AdminState):
 
         def work(session, user):
             llm_settings.set_llm(session=session, category=category, api_key=typed.api_key,
-                                 clear_api_key=typed.clear_key, **fields)
+                                 clear_api_key=typed.clear_key, **typed.fields)
             logger.info("Admin %s changed the global %s LLM settings%s", user.username, category,
                         " (the key was not checked)" if typed.api_key and not check_key else "")
 

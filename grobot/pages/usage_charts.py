@@ -6,7 +6,7 @@ import reflex as rx
 
 CHART_HEIGHT = 220
 SOURCE_COLORS = {"discord": "var(--indigo-9)", "test": "var(--amber-9)", "cli": "var(--green-9)",
-                 "background": "var(--gray-9)"}  # each slice's ``fill`` in its data
+                 "council": "var(--iris-9)", "background": "var(--gray-9)"}  # each slice's ``fill`` in its data
 
 
 def chart_card(title: str, chart: rx.Component, testid: str) -> rx.Component:

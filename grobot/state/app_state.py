@@ -27,7 +27,7 @@ from grobot.core.errors import PermissionDenied
 from grobot.core.models import AppUser, Role
 from grobot.core.services import users
 from grobot.core.services.users import NotSignedIn
-from grobot.web_session import SESSION_COOKIE, clear_session_script, session_from_cookie_header
+from grobot.web_session import SESSION_COOKIE, claim_tab, clear_session_script, session_from_cookie_header
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class AppState(rx.State):
         return self.role == Role.ADMIN.value
 
     def _show_user(self, user: users.SignedInUser | None) -> None:
+        if user is not None:  # this tab's state now holds what the user sees: it is theirs alone
+            claim_tab(self.router.session.client_token, user.id)
         self.user_id = user.id if user else 0
         self.username = user.username if user else ""
         self.role = user.role if user else ""
@@ -153,9 +155,14 @@ class AppState(rx.State):
 
     @rx.event
     async def sign_out(self):
-        """Log out: end the user's sessions on the server, forget it here and in the browser."""
-        if self.user_id:
-            await asyncio.to_thread(_end_sessions, self.user_id)
-            logger.info("User %s signed out of the web app", self.username)
+        """Log out: end the sessions of the user this session belongs to (never of the user the tab
+        last showed: a tab's state is not proof of anything), forget it here and in the browser."""
+        try:
+            user = await asyncio.to_thread(current_user, self.session_token)
+        except NotSignedIn:
+            user = None
+        if user is not None:
+            await asyncio.to_thread(_end_sessions, user.id)
+            logger.info("User %s signed out of the web app", user.username)
         self._forget_session()
         return sign_out_script()

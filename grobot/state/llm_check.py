@@ -22,14 +22,17 @@ Reader = Callable[[Callable[[Session], T]], Awaitable[T]]
 MAX_MODELS_SHOWN = 40
 
 
+INHERIT = "inherit"  # the value of a bot card's "Inherit (provider, from where)" item: no provider of its own
+
+
 @dataclass(frozen=True)
 class Typed:
-    """An LLM form as submitted (the key as typed; ``clear_key``: "Remove the key" is ticked)."""
+    """An LLM form as submitted: the service's fields (a bot's override: "" where nothing is typed, which
+    inherits; the global default: what is left empty takes the service's default), the key as typed
+    (``clear_key``: "Remove the key" is ticked)."""
 
     category: str
-    provider: str
-    base_url: str
-    model: str
+    fields: dict[str, Any]
     api_key: str | None
     clear_key: bool
     bot_id: int | None = None
@@ -37,59 +40,72 @@ class Typed:
     @classmethod
     def from_form(cls, form: dict[str, Any], *, bot_id: int | None = None) -> Typed:
         key = str(form.get("api_key") or "").strip() or None
-        return cls(category=str(form.get("category") or ""), provider=str(form.get("provider") or "").strip().lower(),
-                   base_url=str(form.get("base_url") or "").strip(), model=str(form.get("model") or "").strip(),
-                   api_key=key, clear_key=bool(form.get("clear_api_key")) and key is None, bot_id=bot_id)
+        provider = str(form.get("provider") or "").strip().lower()
+        fields: dict[str, Any] = {
+            "provider": "" if provider == INHERIT else provider,
+            "base_url": str(form.get("base_url") or "").strip(),
+            "model": str(form.get("model") or "").strip(),
+            "fallback_model": str(form.get("fallback_model") or "").strip() or None,
+            "supports_images": bool(form.get("supports_images")),
+        }
+        for name in ("context_window", "temperature"):
+            text = str(form.get(name) or "").strip()
+            if text or bot_id is not None:
+                fields[name] = text
+        return cls(category=str(form.get("category") or ""), fields=fields, api_key=key,
+                   clear_key=bool(form.get("clear_api_key")) and key is None, bot_id=bot_id)
 
 
-async def _with_suggestion(read: Reader, typed: Typed, result: llm_checks.CheckResult) -> llm_checks.CheckResult:
+async def validated(read: Reader, typed: Typed) -> llm_settings.Validated:
+    """``typed`` checked as Save stores it (the one validation of Save and "Check connection"): raises the
+    service's ValidationError, which the page shows as it shows Save's."""
+    return await read(lambda session: llm_settings.validate_llm(
+        session=session, category=typed.category, bot_id=typed.bot_id, api_key=typed.api_key,
+        clear_api_key=typed.clear_key, **typed.fields))
+
+
+async def _with_suggestion(read: Reader, typed: Typed, target: llm_settings.Validated,
+                           result: llm_checks.CheckResult) -> llm_checks.CheckResult:
     if result.status != llm_checks.UNREACHABLE:
         return result
-    hint = await read(lambda session: llm_checks.suggestion(session=session, category=typed.category,
-                                                            provider=typed.provider, base_url=typed.base_url,
+    hint = await read(lambda session: llm_checks.suggestion(session=session, category=target.category,
+                                                            provider=target.data.provider, base_url=target.base_url,
                                                             bot_id=typed.bot_id))
     return replace(result, message=f"{result.message}. {hint}") if hint else result
 
 
-async def _with_server(read: Reader, typed: Typed) -> Typed:
-    """``typed`` with the URL it talks to (an override without one inherits the global default's)."""
-    if typed.base_url or typed.bot_id is None:
-        return typed
-    url = await read(lambda session: llm_settings.server_url(session=session, category=typed.category,
-                                                             provider=typed.provider, bot_id=typed.bot_id))
-    return replace(typed, base_url=url)
-
-
 async def check_typed(read: Reader, typed: Typed) -> llm_checks.CheckResult:
-    """Check the server and key typed in the form (the stored key when none is typed and it fits)."""
-    typed = await _with_server(read, typed)
+    """Check what the form says, as Save would store it (refused as Save refuses it), against the server it
+    talks to, with the typed key (else the stored one, when it goes to that server)."""
+    target = await validated(read, typed)
+    provider = target.data.provider
     key = typed.api_key
     if key is None and not typed.clear_key:
         key = await read(lambda session: llm_checks.key_for_check(
-            session=session, category=typed.category, provider=typed.provider, base_url=typed.base_url,
+            session=session, category=target.category, provider=provider, base_url=target.base_url,
             bot_id=typed.bot_id))
-    result = await llm_checks.check_connection(provider=typed.provider, base_url=typed.base_url, api_key=key,
-                                               model=typed.model)
+    result = await llm_checks.check_connection(provider=provider, base_url=target.base_url, api_key=key,
+                                               model=target.model)
     if len(result.models) > MAX_MODELS_SHOWN:
         result = replace(result, message=f"{result.message} (first {MAX_MODELS_SHOWN} shown)",
                          models=tuple(sorted(result.models)[:MAX_MODELS_SHOWN]))
-    return await _with_suggestion(read, typed, result)
+    return await _with_suggestion(read, typed, target, result)
 
 
-async def key_refusal(read: Reader, typed: Typed) -> llm_checks.CheckResult | None:
-    """Before a typed API key is saved: None when it works (or there is nothing to check), else the
-    failed check (``rejected``: never saved; otherwise the admin may save anyway)."""
-    if not typed.api_key or typed.provider == embedded.PROVIDER:
+async def key_refusal(read: Reader, typed: Typed, target: llm_settings.Validated) -> llm_checks.CheckResult | None:
+    """Before a typed API key is saved (with the settings ``target`` that :func:`validated` gave): None when
+    it works (or there is nothing to check), else the failed check (``rejected``: never saved; otherwise the
+    admin may save anyway)."""
+    if not typed.api_key or target.data.provider == embedded.PROVIDER:
         return None
-    typed = await _with_server(read, typed)
-    result = await llm_checks.check_connection(provider=typed.provider, base_url=typed.base_url,
-                                               api_key=typed.api_key, model=typed.model)
+    result = await llm_checks.check_connection(provider=target.data.provider, base_url=target.base_url,
+                                               api_key=typed.api_key, model=target.model)
     if result.ok:
         return None
     if result.status == llm_checks.REJECTED:
         return replace(result, message=f"{result.message}; the key was not saved")
     result = replace(result, message=f"{result.message}, so the API key could not be checked")
-    return await _with_suggestion(read, typed, result)
+    return await _with_suggestion(read, typed, target, result)
 
 
 class LLMFormChecks(rx.State, mixin=True):

@@ -223,10 +223,15 @@ def test_breakdowns_per_discord_user_and_source(any_db_env):
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,
                                records=[_call("ollama", "llama3.2", 10, 1)])
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=[_call("ollama", "x", 1, 1)])
+        # The advisory council's calls, stored with a deliberation (asked on Discord, in Test Chat or the CLI).
+        council_calls = [_call("ollama", "x", 5, 5), _call("ollama", "x", 5, 5)]
+        council_calls[0].role, council_calls[1].role = "council_advisor", "council_synthesis"
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=council_calls)
     with session_scope(readonly=True) as session:
         users = usage_charts.by_user(session=session, days=1)
         sources = usage_charts.by_source(session=session, days=1, bot_id=bot_id)
         days = usage_charts.by_day(session=session, days=1)
     assert [(u.key, u.label, u.calls, u.tokens) for u in users] == [("77", "bob_the_user", 2, 2020)]
-    assert sorted((s.label, s.calls) for s in sources) == [("Background", 1), ("Discord", 2), ("Test Chat", 1)]
-    assert [(d.key, d.calls) for d in days] == [(utcnow().date().isoformat(), 4)]
+    assert sorted((s.label, s.calls) for s in sources) == [("Background", 1), ("Council", 2), ("Discord", 2),
+                                                          ("Test Chat", 1)]
+    assert [(d.key, d.calls) for d in days] == [(utcnow().date().isoformat(), 6)]

@@ -282,3 +282,28 @@ async def test_a_stopped_council_ends_once_as_cancelled_and_keeps_what_was_shown
         # The advisor that answered used the model: its call is accounted for (usage, cost, budgets).
         calls = session.exec(select(LLMCall).where(LLMCall.bot_id == bot_id)).all()
         assert [c.agent_role for c in calls] == ["council_advisor"] and calls[0].run_id == msg_id
+
+
+async def test_a_synthesis_of_placeholders_is_failed_and_placeholder_items_are_dropped(grobot_env, fake_llm):
+    """A small model's synthesis that only echoes its instructions is no synthesis (no confidence, a reason); real
+    content keeps, its placeholder and repeated items go."""
+    bot_id = make_bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    enable(bot_id)
+    fake_llm.script_for(lambda body: not is_synthesis(body), Reply(text="Ship on Monday."), persistent=True)
+    fake_llm.script_for(is_synthesis, Reply(json={"consensus": "CONSENSUS: consensus",
+                                                  "disagreements": ["1-3 sentences", "540-550 sentences"] * 50,
+                                                  "recommendation": "recommendation", "confidence": 0}))
+    result = await deliberate(plan(bot_id), "Ship on Friday?")
+    assert result.status == "failed" and result.confidence is None and not result.disagreements
+    assert "placeholders" in result.error and "could not be made" in result.synthesis()
+    assert result.synthesis(public=True) == ("**Synthesis** could not be made: my model could not sum up the "
+                                             "advisors' answers; please try again")
+
+    fake_llm.script_for(is_synthesis, Reply(json={"consensus": "Ship on Monday, not Friday.",
+                                                  "disagreements": ["1-3 sentences", "Ship on Monday, not Friday.",
+                                                                    "The Visionary would ship today", "none"] * 30,
+                                                  "recommendation": "Monday.", "confidence": 70}))
+    result = await deliberate(plan(bot_id), "Ship on Friday?")
+    assert result.status == "done" and result.confidence == 70
+    assert result.disagreements == ["The Visionary would ship today"]

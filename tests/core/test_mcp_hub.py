@@ -40,7 +40,7 @@ def _quick_hub(**limits) -> McpHub:
 
 
 async def test_time_server_tools_are_listed_and_called(hub):
-    assert shutil.which(TIME.command), "mcp-server-time is missing: run `make test` (requirements-dev.txt)"
+    assert shutil.which(TIME.command), "mcp-server-time is missing: run `make test` (requirements.txt)"
     tools = {t.name: t for t in await hub.list_tools(TIME)}
     assert {"get_current_time", "convert_time"} <= set(tools)
     assert tools["get_current_time"].annotations.read_only_hint is True

@@ -238,12 +238,42 @@ def test_a_preset_not_installed_starts_through_npx_or_uvx(preset_env, monkeypatc
     assert not started.installed
     assert started.args[-4:] == ("-y", "@brave/brave-search-mcp-server", "--transport", "stdio")
     assert started.command.endswith(("/node", "npx"))
-    monkeypatch.setattr(catalogue, "_script", lambda name: None)  # mcp-server-time not installed
-    assert launch(catalogue.get_preset("time")) == catalogue.Launch("uvx", ("mcp-server-time", "--local-timezone=UTC"),
-                                                                     False)
+    monkeypatch.setattr(catalogue, "_script", lambda name: None)  # neither mcp-server-time nor uv installed
+    monkeypatch.setattr(catalogue, "_found", lambda command: False)
+    started = launch(catalogue.get_preset("time"))
+    assert (started.command, started.args, started.installed) == ("uvx", ("mcp-server-time", "--local-timezone=UTC"),
+                                                                  False)
+    assert started.missing.startswith("mcp-server-time is not installed here (uvx, which would download it, is not "
+                                      "either). Install it, then test the server again: ")
+    assert started.missing.endswith(" -m pip install mcp-server-time")
     for preset in PRESETS:  # every preset says how it runs and what it needs
         assert preset.package or preset.url, preset.name
         assert (preset.tier == KEYLESS) == (not preset.secrets), preset.name
+
+
+def test_a_preset_stored_before_its_package_was_installed_runs_the_installed_package(preset_env):
+    """A preset added while its package was not installed is stored as ``uvx PACKAGE`` / ``npx -y PACKAGE``
+    (with the uvx or npx of that time, gone since): once the package is installed, connecting runs it."""
+    gone = "/nowhere/bin"
+    with session_scope() as session:
+        mcp_servers.create_server(session=session, name="clock", command=f"{gone}/uvx",
+                                  args=["mcp-server-time", "--local-timezone=UTC"])
+        mcp_servers.create_server(session=session, name="graph", command=f"{gone}/npx",
+                                  args=["-y", "@modelcontextprotocol/server-memory"],
+                                  env={"MEMORY_FILE_PATH": "{bot_state}/memory.jsonl"})
+        mcp_servers.create_server(session=session, name="thinking", command=f"{gone}/node",
+                                  args=[f"{gone}/../lib/node_modules/npm/bin/npx-cli.js", "-y",
+                                        "@modelcontextprotocol/server-sequential-thinking"])
+        mcp_servers.create_server(session=session, name="missing", command=f"{gone}/uvx", args=["mcp-server-nope"])
+    for name, tool in (("clock", "get_current_time"), ("graph", "create_entities"),
+                       ("thinking", "sequentialthinking")):
+        report = asyncio.run(check_and_store(name))
+        assert report.ok, report.error
+        assert tool in [t.name for t in report.tools]
+    missing = asyncio.run(check_and_store("missing"))
+    assert report_line(missing).startswith(
+        f"MCP server 'missing' could not be started: No such file or directory: '{gone}/uvx'. mcp-server-nope is not "
+        "installed here (uvx, which would download it, is not either). Install it, then test the server again: ")
 
 
 def test_the_worker_lists_servers_added_without_a_test(preset_env, capsys):

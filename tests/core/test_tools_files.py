@@ -142,8 +142,8 @@ def test_an_upload_to_a_full_disk_says_so_and_changes_no_file(bot_id, monkeypatc
     with pytest.raises(StorageError) as caught:
         store_files(token, bot_id, [("notes.txt", b"new notes", "text/plain"), ("big.bin", b"x" * 5000, None)])
 
-    assert user_message(caught.value) == (f"Big.bin could not be stored: the disk is full ({folder}); "
-                                          "no file was changed")
+    assert user_message(caught.value) == (f"The file big.bin could not be stored: the disk is full ({folder}); "
+                                          "no file was changed")  # its name as it is, not "Big.bin"
     assert (folder / "notes.txt").read_bytes() == b"old notes"  # all or none: the first file is not replaced
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]  # no half-written or temporary file
     with session_scope(readonly=True) as session:

@@ -18,8 +18,13 @@ def refusal(work) -> str:
     return sentences(str(caught.value))
 
 
-def test_a_bot_s_llamacpp_override_without_a_model_names_the_model_field() -> None:
-    text = refusal(lambda: validate(llm_settings.OverrideFields, {"provider": "llamacpp", "model": ""}))
+def test_a_bot_s_llamacpp_override_without_a_model_names_the_model_field(grobot_env) -> None:
+    """Its model is required when its parent is not llamacpp too (there is no GGUF file to inherit)."""
+    with session_scope() as session:
+        llm_settings.set_llm(session=session, category="output", provider="ollama")
+        bot_id = bots.create_bot(session=session, name="gguf").id
+        text = refusal(lambda: llm_settings.set_llm(session=session, category="output", bot_id=bot_id,
+                                                    provider="llamacpp", model=""))
     assert text == "Model is required for the llamacpp provider (the GGUF file to run)."
 
 

@@ -32,9 +32,10 @@ def make_user(username: str, role: Role = Role.TESTER, password: str = PASSWORD)
         return users.create_user(session=session, username=username, password=password, role=role.value).id
 
 
-def login(username: str, password: str, throttle: security.LoginThrottle) -> tuple[users.SignedInUser, str]:
+def login(username: str, password: str, throttle: security.LoginThrottle,
+          client: str = "192.0.2.1") -> tuple[users.SignedInUser, str]:
     with session_scope() as session:
-        return users.login(session=session, username=username, password=password, throttle=throttle)
+        return users.login(session=session, username=username, password=password, client=client, throttle=throttle)
 
 
 def user_for(token: str) -> AppUser | None:
@@ -100,38 +101,56 @@ def test_session_tokens_and_encrypted_secrets_use_different_keys(grobot_env):
 # --------------------------------------------------------------------------- throttle
 
 
-def test_throttle_locks_a_username_after_repeated_failures_then_lets_it_try_again():
+def test_throttle_slows_one_client_down_and_never_another():
     clock = FakeClock()
-    throttle = security.LoginThrottle(max_failures=3, window_seconds=300, lockout_seconds=60, clock=clock)
-    assert throttle.record_failure("alice") == 0
-    assert throttle.record_failure("Alice ") == 0  # same account, however typed
-    assert throttle.retry_after("alice") == 0
-    assert throttle.record_failure("alice") == pytest.approx(60)
-    clock.now += 20
-    assert throttle.retry_after("ALICE") == pytest.approx(40)
-    assert throttle.retry_after("bob") == 0  # only that username
-    clock.now += 41
-    assert throttle.retry_after("alice") == 0
+    throttle = security.LoginThrottle(free_failures=3, free_client_failures=100, first_delay_seconds=1,
+                                      max_delay_seconds=8, clock=clock)
+    assert throttle.record_failure("10.0.0.1", "alice") == 0
+    assert throttle.record_failure("10.0.0.1", "Alice ") == 0  # same account, however typed
+    assert throttle.record_failure("10.0.0.1", "\uff41lice") == pytest.approx(0)  # full-width a: the same name
+    assert throttle.record_failure("10.0.0.1", " ALICE") == pytest.approx(1)
+    assert throttle.retry_after("10.0.0.1", "alice") == pytest.approx(1)
+    assert throttle.retry_after("10.0.0.2", "alice") == 0  # another client: not slowed at all
+    assert throttle.retry_after("10.0.0.1", "bob") == 0  # this client's other accounts: not yet
+    delays = []
+    for _ in range(5):
+        clock.now += throttle.retry_after("10.0.0.1", "alice")
+        delays.append(throttle.record_failure("10.0.0.1", "alice"))
+    assert delays == [2, 4, 8, 8, 8]  # doubling, capped: slowed down, never locked
+    clock.now += 8
+    assert throttle.retry_after("10.0.0.1", "alice") == 0
 
 
-def test_throttle_forgets_old_failures_and_a_success_clears_the_count():
+def test_throttle_counts_every_account_a_client_tries():
     clock = FakeClock()
-    throttle = security.LoginThrottle(max_failures=3, window_seconds=300, lockout_seconds=60, clock=clock)
-    throttle.record_failure("alice")
-    throttle.record_failure("alice")
+    throttle = security.LoginThrottle(free_failures=100, free_client_failures=4, first_delay_seconds=2, clock=clock)
+    for name in ("a1", "a2", "a3", "a4"):
+        assert throttle.record_failure("10.0.0.1", name) == 0
+    assert throttle.record_failure("10.0.0.1", "a5") == pytest.approx(2)
+    assert throttle.retry_after("10.0.0.1", "someone-else") == pytest.approx(2)
+    assert throttle.retry_after("10.0.0.9", "a5") == 0
+
+
+def test_throttle_forgets_old_failures_and_a_success_clears_only_that_account():
+    clock = FakeClock()
+    throttle = security.LoginThrottle(free_failures=2, free_client_failures=2, window_seconds=300, clock=clock)
+    throttle.record_failure("c", "alice")
+    throttle.record_failure("c", "alice")
     clock.now += 301  # the streak is old: counting starts again
-    assert throttle.record_failure("alice") == 0
-    throttle.record_failure("alice")
-    throttle.record_success("alice")
-    assert throttle.record_failure("alice") == 0
-    assert throttle.retry_after("alice") == 0
+    assert throttle.record_failure("c", "alice") == 0
+    throttle.record_failure("c", "alice")
+    throttle.record_success("c", "alice")
+    assert throttle.retry_after("c", "alice") == 0
+    assert throttle.record_failure("c", "alice") > 0  # the client's own count was not cleared (3 of 2)
+    throttle.record_success("c", "mallory")  # signing into one's own account buys no guesses elsewhere
+    assert throttle.retry_after("c", "alice") > 0
 
 
 def test_throttle_memory_is_bounded():
     clock = FakeClock()
-    throttle = security.LoginThrottle(max_failures=3, window_seconds=10, lockout_seconds=5, max_entries=100, clock=clock)
+    throttle = security.LoginThrottle(window_seconds=10, max_entries=100, clock=clock)
     for i in range(500):
-        throttle.record_failure(f"user{i}")
+        throttle.record_failure(f"10.0.{i}.1", f"user{i}")
         clock.now += 0.1
     assert len(throttle._entries) <= 100
 
@@ -169,20 +188,22 @@ def test_a_disabled_user_cannot_log_in(grobot_env):
         login("alice", PASSWORD, security.LoginThrottle())
 
 
-def test_repeated_failures_lock_the_username_even_for_the_right_password(grobot_env):
+def test_repeated_failures_slow_that_client_down_while_the_right_password_gets_in_elsewhere(grobot_env):
     make_user("alice")
     clock = FakeClock()
-    throttle = security.LoginThrottle(max_failures=3, lockout_seconds=30, clock=clock)
+    throttle = security.LoginThrottle(free_failures=2, first_delay_seconds=30, clock=clock)
     for _ in range(2):
-        with pytest.raises(users.LoginRefused, match="Wrong username or password"):
-            login("alice", "guess", throttle)
-    with pytest.raises(users.LoginRefused, match=r"Too many failed attempts. Try again in 30 s") as locked:
-        login("alice", "guess", throttle)
-    assert locked.value.retry_after == pytest.approx(30)
-    with pytest.raises(users.LoginRefused, match="Too many failed attempts"):
-        login("alice", PASSWORD, throttle)  # locked: the password is not even checked
+        with pytest.raises(users.LoginRefused, match="^Wrong username or password$"):
+            login("alice", "guess", throttle, client="203.0.113.7")
+    with pytest.raises(users.LoginRefused, match=r"Wrong username or password. Too many failed attempts: wait 30 s"):
+        login(" ALICE ", "guess", throttle, client="203.0.113.7")
+    with pytest.raises(users.LoginRefused, match="wait 30 s") as slowed:
+        login("alice", PASSWORD, throttle, client="203.0.113.7")  # too soon: the password is not even checked
+    assert slowed.value.retry_after == pytest.approx(30)
+    user, _ = login("alice", PASSWORD, throttle, client="198.51.100.2")  # the real user, elsewhere: at once
+    assert user.username == "alice"
     clock.now += 31
-    user, _ = login("alice", PASSWORD, throttle)
+    user, _ = login("alice", PASSWORD, throttle, client="203.0.113.7")  # and here after the wait
     assert user.username == "alice"
 
 

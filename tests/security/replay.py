@@ -9,10 +9,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 import socketio
 from reflex.utils import format as rx_format
 
+from grobot.pages.bot_knowledge import KnowledgeState  # imported here: a state is defined in the main thread
 from grobot.state.app_state import AppState
 from grobot.web_session import SESSION_COOKIE
 
@@ -26,7 +28,8 @@ UPDATE_VARS = "reflex___state____state.reflex___state____update_vars_internal_st
 
 @dataclass
 class Sent:
-    """One event to send: a handler (or its full name), its arguments, the page it comes from."""
+    """One event to send: a handler (or its full name), its arguments, the page it comes from (its
+    path, with a query string when the page has one)."""
 
     handler: Any
     payload: dict[str, Any]
@@ -46,13 +49,17 @@ def with_session(token: str) -> Sent:
 def _barrier(marker: str) -> Sent:
     """A harmless event whose update carries ``marker``: the server handles a client's events one
     after the other, so once its update arrives, every event sent before it has been handled."""
-    from grobot.pages.bot_knowledge import KnowledgeState
-
     return Sent(KnowledgeState.set_lookup_id, {"value": marker})
 
 
-async def _replay(url: str, events: list[Sent], session: str | None, origin: str | None) -> list[dict[str, Any]]:
-    client = socketio.AsyncClient(reconnection=False)
+async def _replay(url: str, events: list[Sent], session: str | None, origin: str | None, token: str | None,
+                  source: str | None, watch: tuple[list[str], float]) -> list[dict[str, Any]]:
+    http = None
+    if source is not None:  # the attacker's own address (another loopback address than the browser's)
+        import aiohttp
+
+        http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0)))
+    client = socketio.AsyncClient(reconnection=False, **({"http_session": http} if http is not None else {}))
     headers = {}
     if session is not None:
         headers["Cookie"] = f"{SESSION_COOKIE}={session}"
@@ -60,37 +67,56 @@ async def _replay(url: str, events: list[Sent], session: str | None, origin: str
         headers["Origin"] = origin
     updates: list[dict[str, Any]] = []
     markers: asyncio.Queue[str] = asyncio.Queue()
+    watched, linger = watch
+    seen = asyncio.Event()
+
+    barrier = f"{BARRIER}-{uuid.uuid4().hex[:8]}"  # this connection's (a state may hold an earlier one's)
 
     async def on_event(data: Any) -> None:
         data = json.loads(data) if isinstance(data, str) else data
         text = json.dumps(data)
-        if BARRIER in text:
+        if barrier in text:
             markers.put_nowait(text)
-            return
         updates.append(data)
+        if any(item in text for item in watched):
+            seen.set()
 
     client.on("event", on_event, namespace=NAMESPACE)
-    await client.connect(f"{url}?token={uuid.uuid4()}", socketio_path=NAMESPACE, transports=["websocket"],
-                         namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT, headers=headers)
     try:
-        for number, event in enumerate(events):
-            for sent in (event, _barrier(f"{BARRIER}-{number}")):
-                await client.emit("event", {"name": sent.name, "payload": sent.payload,
-                                            "router_data": {"pathname": sent.path, "query": {}, "asPath": sent.path}},
-                                  namespace=NAMESPACE)
-            while f"{BARRIER}-{number}\"" not in await asyncio.wait_for(markers.get(), timeout=EVENT_TIMEOUT):
-                pass  # the server has handled this event
+        await client.connect(f"{url}?token={token or uuid.uuid4()}", socketio_path=NAMESPACE, transports=["websocket"],
+                             namespaces=[NAMESPACE], wait_timeout=EVENT_TIMEOUT, headers=headers)
+        try:
+            for number, event in enumerate(events):
+                for sent in (event, _barrier(f"{barrier}-{number}")):
+                    pathname, _, query = sent.path.partition("?")
+                    await client.emit("event", {"name": sent.name, "payload": sent.payload,
+                                                "router_data": {"pathname": pathname, "query": dict(parse_qsl(query)),
+                                                                "asPath": sent.path}},
+                                      namespace=NAMESPACE)
+                while f"{barrier}-{number}\"" not in await asyncio.wait_for(markers.get(), timeout=EVENT_TIMEOUT):
+                    pass  # the server has handled this event
+            if watched and linger > 0:  # a background task's updates come when they come: give them time
+                try:
+                    await asyncio.wait_for(seen.wait(), timeout=linger)
+                except TimeoutError:
+                    pass
+        finally:
+            await client.disconnect()
     finally:
-        await client.disconnect()
+        if http is not None:
+            await http.close()
     return updates
 
 
-def replay(url: str, *events: Sent, session: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
+def replay(url: str, *events: Sent, session: str | None = None, origin: str | None = None, token: str | None = None,
+           source: str | None = None, watch: tuple[list[str], float] = ([], 0.0)) -> list[dict[str, Any]]:
     """Send ``events`` in order on one new connection (opened with ``session`` as its session
-    cookie, from ``origin``); returns every state update received.
+    cookie, from ``origin``, as the tab ``token``, from the address ``source``); returns every
+    state update received. With ``watch`` (texts, seconds), the connection then stays open until
+    an update holds one of the texts or the seconds have passed (what background tasks send).
 
     Runs in a thread of its own (Playwright's sync API may hold this thread's event loop).
     """
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(_replay(url, list(events), session, origin))).result(
-            timeout=EVENT_TIMEOUT * 10)
+        return pool.submit(lambda: asyncio.run(_replay(url, list(events), session, origin, token, source,
+                                                       watch))).result(timeout=EVENT_TIMEOUT * 10 + watch[1])

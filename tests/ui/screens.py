@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -61,3 +62,12 @@ def assert_fits_the_width(page, what: str) -> None:
 def wait_for_page(page, heading: str) -> None:
     """The page's own heading is shown (its session check and on-load reads are done)."""
     expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+
+def screenshot(page, name: str) -> None:
+    """A full-page screenshot ``<name>-<width>.png`` into ``GROBOT_UI_SCREENSHOTS`` when it is set (to look at
+    what a test shows, at each width it shows it)."""
+    folder = os.environ.get("GROBOT_UI_SCREENSHOTS")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        page.screenshot(path=os.path.join(folder, f"{name}-{page.viewport_size['width']}.png"), full_page=True)

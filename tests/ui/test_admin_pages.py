@@ -93,7 +93,14 @@ def test_settings_change_the_llm_defaults_and_fleet_settings(admin_page, global_
     with session_scope(readonly=True) as session:
         assert llm_settings.effective_llm(session=session, category="decision").model == "qwen2.5:3b"
 
+    # "Check connection" refuses what Save refuses, in the same words under the same field.
+    form.get_by_role("button", name="Check connection").click()
+    expect(page.get_by_text("Not checked: correct the highlighted fields first")).to_be_visible()
+    expect(form.locator('[data-field-error="llm-decision-temperature"]')).to_contain_text("must be between 0 and 2")
+    expect(form.get_by_test_id("llm-decision-check")).to_have_count(0)
+
     # "Check connection" asks the (dead) server for its models and says it cannot be reached.
+    page.locator("#llm-decision-temperature").fill("0.5")
     form.get_by_role("button", name="Check connection").click()
     check = form.get_by_test_id("llm-decision-check")
     expect(check).to_be_visible(timeout=PAGE_TIMEOUT_MS)
@@ -163,8 +170,8 @@ def test_mcp_servers_add_list_tools_and_delete(admin_page, ui_env) -> None:
     row = server_row(page, "clock")
     expect(row).to_contain_text("uvx mcp-server-time --local-timezone=UTC")
     expect(row).to_contain_text("env: API_TOKEN")
-    expect(row).to_contain_text("not listed yet")
-    expect(row).to_contain_text("command not found: uvx", timeout=20_000)  # tested when saved
+    # Tested when saved: the uvx command runs the mcp-server-time installed here (no uv needed).
+    expect(row).to_contain_text("OK: 2 tools (get_current_time, convert_time)", timeout=20_000)
     expect(row).to_contain_text("no bot")
     with session_scope(readonly=True) as session:
         config = mcp_servers.server_config(mcp_servers.get_server("clock", session=session))

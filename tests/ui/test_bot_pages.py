@@ -24,7 +24,7 @@ from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
 from tests.ui.chat import add_bot, claim, run_real_job, stdio_server, unique
-from tests.ui.screens import PHONE, assert_fits_the_width, sized_page
+from tests.ui.screens import NARROW, PHONE, WIDE, assert_fits_the_width, screenshot, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -456,11 +456,91 @@ def test_choosing_the_same_file_again_uploads_it_again(admin_page, tmp_path) -> 
     expect(row).to_contain_text("2 bytes", timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_test_id("upload-error")).to_have_count(0)
 
-    local.write_bytes(b"version 2")  # a new version of the file, chosen again
+    local.write_bytes(b"version 2")  # a new version of the file, chosen again: replaced once the admin says so
     chooser.set_input_files(local)
+    page.get_by_role("alertdialog").get_by_role("button", name="Replace").click()
     expect(row).to_contain_text("9 bytes", timeout=LIVE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert files.read_bytes(session=session, bot_id=bot_id, path="docs/prices.md") == b"version 2"
+
+
+def test_a_same_name_upload_asks_first_and_files_show_by_folder_with_a_text_preview(admin_page) -> None:
+    """Files overwrote a same-name upload silently (55 -> 63 bytes, "Uploaded 1 file."), showed no folders
+    and no preview. Now the admin chooses (cancel, keep both, replace, each saying the sizes), the files
+    are grouped under their folders, and a text file opens in a preview."""
+    page = admin_page
+    page.set_viewport_size(WIDE)
+    bot_id = add_bot(unique("Shelves"))
+    old, new = b"# FAQ\n" + b"Open from nine to five, Monday to Friday.\n" + b"-" * 7, b"# FAQ\n" + b"x" * 57
+    assert (len(old), len(new)) == (55, 63)
+    with session_scope() as session:
+        for path, data in (("faq.md", old), ("logo.png", b"\x89PNG\r\n\x1a\n\0\0"), ("docs/manual.md", b"# Manual\n"),
+                           ("docs/old/notes.txt", b"first line\nsecond line\n")):
+            files.write_file(session=session, bot_id=bot_id, path=path, data=data)
+    open_tab(page, bot_id, "files")
+    folders = page.locator("[data-folder]")
+    expect(folders).to_have_count(3, timeout=PAGE_TIMEOUT_MS)
+    expect(folders).to_contain_text(["Top folder2 files, 65 bytes", "docs/1 file, 9 bytes",
+                                     "docs/old/1 file, 23 bytes"])
+    expect(page.locator('[data-path="docs/old/notes.txt"]').get_by_role("rowheader")).to_have_accessible_name(
+        "notes.txt")  # under its folder's heading
+    screenshot(page, "files-by-folder")
+
+    chooser = page.locator("#bot-files-upload input[type=file]")
+    dialog = page.get_by_role("alertdialog")
+
+    def upload_faq(now: str = "55 bytes") -> None:
+        chooser.set_input_files([{"name": "faq.md", "mimeType": "text/markdown", "buffer": new}])
+        expect(dialog.get_by_role("heading")).to_have_text("Replace a file of the same name?", timeout=LIVE_TIMEOUT_MS)
+        expect(dialog.get_by_test_id("replace-file")).to_have_text([f"faq.md{now} → 63 bytes"])
+
+    def stored() -> dict[str, bytes]:
+        with session_scope(readonly=True) as session:
+            return {f.path: files.read_bytes(session=session, bot_id=bot_id, path=f.path)
+                    for f in files.list_files(session=session, bot_id=bot_id) if f.path.startswith("faq")}
+
+    upload_faq()
+    screenshot(page, "files-replace")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    assert stored() == {"faq.md": old}  # nothing of the upload is stored
+
+    upload_faq()
+    dialog.get_by_role("button", name="Keep both").click()
+    expect(page.locator('[data-path="faq (2).md"]')).to_contain_text("63 bytes", timeout=LIVE_TIMEOUT_MS)
+    assert stored() == {"faq.md": old, "faq (2).md": new}
+
+    upload_faq()
+    dialog.get_by_role("button", name="Replace").click()
+    expect(page.get_by_text("Replaced faq.md (55 bytes → 63 bytes).")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator('[data-path="faq.md"]')).to_contain_text("63 bytes")
+    assert stored() == {"faq.md": new, "faq (2).md": new}
+
+    # A folder's "Upload here" puts the next upload into it.
+    page.get_by_role("button", name="Upload into docs/old/").click()
+    expect(page.get_by_role("textbox", name="Folder (optional)")).to_have_value("docs/old")
+    expect(page.get_by_test_id("upload-target")).to_contain_text("docs/old/")
+
+    # A text file's first characters; no preview for an image.
+    expect(page.get_by_role("button", name="Preview logo.png")).to_have_count(0)
+    page.get_by_role("button", name="Preview docs/old/notes.txt").click()
+    preview = page.get_by_role("dialog")
+    expect(preview.get_by_test_id("file-preview")).to_have_text("first line\nsecond line\n", timeout=LIVE_TIMEOUT_MS)
+    screenshot(page, "files-preview")
+    preview.get_by_role("button", name="Close the preview").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+    page.set_viewport_size(NARROW)
+    screenshot(page, "files-by-folder")
+    page.get_by_role("button", name="Upload into the top folder").click()
+    expect(page.get_by_role("textbox", name="Folder (optional)")).to_have_value("")
+    upload_faq(now="63 bytes")
+    screenshot(page, "files-replace")
+    dialog.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Preview faq.md").click()
+    expect(page.get_by_role("dialog").get_by_test_id("file-preview")).to_contain_text("# FAQ")
+    screenshot(page, "files-preview")
+    assert page.grobot_record.console_errors == []
 
 
 def test_files_fit_a_phone_with_the_name_readable_and_the_actions_at_hand(browser, web_app, ui_admin) -> None:
@@ -473,7 +553,9 @@ def test_files_fit_a_phone_with_the_name_readable_and_the_actions_at_hand(browse
         row = page.locator(f'[data-path="{name}"]')
         expect(row).to_be_visible(timeout=PAGE_TIMEOUT_MS)
         # The name keeps most of the line, the actions stay on screen, the size and date go under the name.
-        name_box = row.get_by_text(name).bounding_box()
+        row.scroll_into_view_if_needed()  # under its folder's heading
+        screenshot(page, "files-phone")
+        name_box = row.get_by_text(name.removeprefix("docs/")).bounding_box()
         assert name_box and name_box["width"] >= 150, f"the name gets {name_box} on a phone"
         for action in (f"Download {name}", f"Delete {name}"):
             expect(row.get_by_role("button", name=action)).to_be_in_viewport()

@@ -21,7 +21,7 @@ from tests.fakes.llm import FakeLLM, Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, start_worker, stop_worker, unique
-from tests.ui.screens import PHONE, WIDE, sized_page
+from tests.ui.screens import PHONE, WIDE, screenshot, sized_page
 
 logger = logging.getLogger(__name__)
 
@@ -107,9 +107,10 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Tell me a long story",
                         Reply(text="Once upon a time, briefly."))
     page.get_by_role("button", name="Retry").click()
-    expect(page.get_by_test_id("user-message")).to_have_count(2, timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Once upon a time, briefly.",
                                                                    timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("user-message")).to_have_count(1)  # in place of the stopped answer
+    expect(page.get_by_test_id("answer-stopped")).to_have_count(0)
     expect(page.get_by_role("button", name="Retry")).to_have_count(0)
 
     # The steps say, per agent, which model answered, with its tokens and time.
@@ -137,6 +138,41 @@ def test_a_tester_meets_the_cooldown_and_an_error_can_be_retried(admin_page, wor
         bots.update_bot(bots.get_bot(bot_id, session=session), {"user_cooldown_seconds": 0}, session=session)
     page.get_by_role("button", name="Retry").click()
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo: second", timeout=LIVE_TIMEOUT_MS)
+
+
+def test_retry_after_a_failure_answers_in_place_and_the_cooldown_does_not_refuse_it(admin_page, worker,
+                                                                                     live_llm) -> None:
+    """Retry after a failed answer was refused by the user's cooldown ("Slow down a little: please wait 1 s",
+    shown as a failure of the bot), and each Retry added another copy of the question."""
+    page = admin_page
+    page.set_viewport_size(WIDE)
+    bot_id = _bot(live_llm, "Retrier", user_cooldown_seconds=600)
+    question = "What is the soup of the day?"
+    live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == question,
+                        Reply(status=400, error="the model is unwell"), persistent=True)
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    _send(page, question)
+    expect(page.get_by_test_id("answer-error").last).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    screenshot(page, "chat-retry-failed")
+
+    live_llm.reset()  # the model is well again
+    page.get_by_role("button", name="Retry").click()
+    answer = page.get_by_test_id("bot-answer").last
+    expect(answer).to_contain_text(f"Echo: {question}", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("user-message")).to_have_count(1)
+    expect(page.get_by_test_id("answer-error")).to_have_count(0)
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    screenshot(page, "chat-retry-answered")
+    page.reload()  # as stored: one question, one answer
+    expect(page.get_by_test_id("bot-answer").last).to_contain_text(f"Echo: {question}", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_test_id("user-message")).to_have_count(1)
+    page.set_viewport_size({"width": 420, "height": 900})
+    screenshot(page, "chat-retry-answered")
+    with session_scope(readonly=True) as session:
+        conv = tester_chat.latest_session(bot_id, _user_id(session), session=session)
+        assert [(m.role, m.status) for m in tester_chat.messages(conv.id, session=session)] == [
+            ("user", "done"), ("assistant", None)]
 
 
 @pytest.mark.parametrize("width,height", [(1400, 900), (420, 900)])

@@ -197,3 +197,106 @@ def test_council_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
         with pytest.raises(PermissionDenied):
             call()
     assert _council(bot_id)[0] is False
+
+
+def _run_council_in_thread(bot_id: int, question: str):
+    """The council asked (as the CLI asks it: stored as it runs) in a thread of its own; returns its future."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grobot.core.agents.council_run import run_council
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(asyncio.run, run_council(bot_id, question, asked_by="alice", platform="cli"))
+    pool.shutdown(wait=False)
+    return future
+
+
+def _advisor(name: str):
+    return lambda body: f"You are the {name}." in str(body["messages"][0]["content"])
+
+
+def _is_synthesis(body) -> bool:
+    return "You chair an advisory council" in str(body["messages"][0]["content"])
+
+
+def test_a_deliberation_in_progress_shows_advisor_by_advisor(admin_page, fake_llm) -> None:
+    import threading
+
+    from tests.fakes.llm import Reply, use_fake_llm
+    from tests.ui.chat import unique
+
+    page = admin_page
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name=unique("Live")).id or 0
+        council.set_council(bot_id, session=session, enabled=True)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    analyst, others = threading.Event(), threading.Event()  # each advisor answers when the test says so
+    fake_llm.script_for(_advisor("Strategist"), Reply(text="Take the left road."), persistent=True)
+    fake_llm.script_for(_advisor("Analyst"), Reply(text="The map says left.", hold=analyst), persistent=True)
+    for name in ("Devil's Advocate", "Pragmatist", "Visionary"):
+        fake_llm.script_for(_advisor(name), Reply(text=f"{name}: left.", hold=others), persistent=True)
+    fake_llm.script_for(_is_synthesis, Reply(json={"consensus": "Left.", "disagreements": [],
+                                                   "recommendation": "Go left.", "confidence": 88}), persistent=True)
+    page.goto(f"/bots/{bot_id}/council")
+    expect(page.get_by_text("No deliberations yet")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+    done = _run_council_in_thread(bot_id, "Which road?")
+    try:
+        row = page.locator("[data-deliberation]")  # shows up without a reload, in progress
+        expect(row.get_by_test_id("deliberation-running")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        expect(row).to_contain_text("Which road?")
+        expect(row).to_contain_text("1 of 5 advisors answered")
+        expect(page.get_by_text("0 deliberations · 1 in progress")).to_be_visible()
+        row.get_by_role("link", name="Open deliberation").click()
+        expect(page.locator('[data-advisor-answer="Strategist"]')).to_contain_text("Take the left road.",
+                                                                                   timeout=PAGE_TIMEOUT_MS)
+        analyst_box = page.locator('[data-advisor-answer="Analyst"]')
+        expect(analyst_box).to_have_attribute("data-state", "answering")
+        expect(analyst_box).to_contain_text("Answering…")
+        expect(page.get_by_test_id("synthesis")).to_contain_text("In progress: 1 of 5 advisors answered")
+
+        analyst.set()  # the page follows: the Analyst's answer, then the synthesis
+        expect(analyst_box).to_contain_text("The map says left.", timeout=PAGE_TIMEOUT_MS)
+        expect(page.get_by_test_id("synthesis")).to_contain_text("2 of 5 advisors answered")
+        others.set()
+        expect(page.get_by_test_id("synthesis")).to_contain_text("Confidence 88/100", timeout=PAGE_TIMEOUT_MS)
+        expect(page.get_by_test_id("synthesis")).to_contain_text("Go left.")
+        assert done.result(timeout=60)[1] is None
+    finally:
+        analyst.set()
+        others.set()
+    page.get_by_role("button", name="All deliberations").click()
+    expect(row).to_contain_text("88/100", timeout=PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("1 deliberation", exact=True)).to_be_visible()
+    assert not page.grobot_record.console_errors, page.grobot_record.console_errors
+
+
+def test_a_synthesis_with_no_content_is_marked_failed_not_listed_as_made(admin_page, fake_llm) -> None:
+    """A small model's synthesis of placeholders ("CONSENSUS: consensus", "1-3 sentences") has no confidence."""
+    from tests.fakes.llm import Reply, use_fake_llm
+    from tests.ui.chat import unique
+
+    page = admin_page
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name=unique("Echo")).id or 0
+        council.set_council(bot_id, session=session, enabled=True)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script_for(lambda body: not _is_synthesis(body), Reply(text="Ship it on Monday."), persistent=True)
+    fake_llm.script_for(_is_synthesis, Reply(json={
+        "consensus": "consensus", "disagreements": ["1-3 sentences", "540-550 sentences", "1-3 sentences"],
+        "recommendation": "1.0.0.0", "confidence": 0}), persistent=True)
+    text, error = _run_council_in_thread(bot_id, "Ship on Friday?").result(timeout=60)
+    assert error is None and "**Synthesis** could not be made" in text and "consensus" not in text.lower()
+
+    page.goto(f"/bots/{bot_id}/council")
+    row = page.locator("[data-deliberation]")
+    expect(row.get_by_test_id("deliberation-failed")).to_have_text("Failed", timeout=PAGE_TIMEOUT_MS)
+    expect(row).not_to_contain_text("0/100")
+    expect(page.get_by_text("0 deliberations · 1 failed")).to_be_visible()  # none made
+    row.get_by_role("link", name="Open deliberation").click()
+    synthesis = page.get_by_test_id("synthesis")
+    expect(synthesis.get_by_test_id("synthesis-error")).to_contain_text("No synthesis: ", timeout=PAGE_TIMEOUT_MS)
+    expect(synthesis).not_to_contain_text("Confidence")
+    expect(synthesis).not_to_contain_text("540-550")
+    expect(page.locator('[data-advisor-answer="Analyst"]')).to_contain_text("Ship it on Monday.")

@@ -26,6 +26,7 @@ from grobot.pages.mcp_state import McpState
 from tests.security.replay import Sent, replay
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
+from tests.ui.screens import screenshot
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ TIME_TOOLS = "OK: 2 tools (get_current_time, convert_time)"
 @pytest.fixture(autouse=True)
 def _no_servers(ui_env):
     """Each test starts from an empty registry (the modules share the database)."""
-    assert shutil.which(TIME_SERVER), "mcp-server-time is missing: run `make test` (requirements-dev.txt)"
+    assert shutil.which(TIME_SERVER), "mcp-server-time is missing: run `make test` (requirements.txt)"
 
     def clear() -> None:
         with session_scope() as session:
@@ -225,3 +226,35 @@ def test_a_testers_replayed_mcp_events_start_nothing_and_add_nothing(web_app, tm
     with session_scope(readonly=True) as session:
         assert [s.name for s in mcp_servers.list_servers(session=session)] == ["trap"]
         assert stored("trap") == ([], "")
+
+
+def test_a_preset_added_before_its_package_was_installed_runs_it_once_installed(admin_page) -> None:
+    """The Time preset added while mcp-server-time was not installed is stored as ``uvx mcp-server-time``;
+    uv is not installed either: Test said "command not found: uvx" even after the package was installed
+    (only deleting and adding the preset again helped). Now Test runs the installed program, and a
+    package that is still missing says how to install it."""
+    if shutil.which("uvx"):
+        pytest.skip("uv is installed here: its uvx would download the packages")
+    page = admin_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    with session_scope() as session:  # as "Add from preset" stored them before the packages were installed
+        mcp_servers.create_server(session=session, name="time", command="uvx",
+                                  args=["mcp-server-time", "--local-timezone=UTC"])
+        mcp_servers.create_server(session=session, name="weather", command="uvx", args=["mcp-server-not-installed"])
+    open_mcp_page(page)
+    time_row, weather = server_row(page, "time"), server_row(page, "weather")
+    time_row.get_by_role("button", name="Test").click()
+    expect(time_row.get_by_test_id("mcp-check")).to_have_text(TIME_TOOLS, timeout=TEST_TIMEOUT_MS)
+    assert stored("time") == (["get_current_time", "convert_time"], "")
+
+    weather.get_by_role("button", name="Test").click()
+    expect(weather.get_by_test_id("mcp-check")).to_have_text(
+        "MCP server 'weather' could not be started: command not found: uvx. mcp-server-not-installed is not "
+        "installed here (uvx, which would download it, is not either). Install it, then test the server again: "
+        f"{sys.executable} -m pip install mcp-server-not-installed", timeout=TEST_TIMEOUT_MS)
+    screenshot(page, "mcp-preset-installed")
+    page.set_viewport_size({"width": 420, "height": 900})
+    card = page.locator('[data-server-card="weather"]')
+    expect(card.get_by_test_id("mcp-check")).to_contain_text("Install it, then test the server again")
+    screenshot(page, "mcp-preset-installed")
+    assert page.grobot_record.console_errors == []

@@ -18,6 +18,7 @@ from sqlalchemy import delete
 from sqlmodel import select
 
 from grobot.core.db import session_scope
+from grobot.core.llm import embedded
 from grobot.core.models import Bot, LLMSetting, Role
 from grobot.core.services import costs, llm_settings, mcp_servers, users
 from grobot.pages import bot_knowledge  # noqa: F401  (imported here: the replay client's barrier is one of its events)
@@ -29,7 +30,7 @@ from tests.helpers import make_token
 from tests.security.replay import Sent, replay
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user
 from tests.ui.chat import add_bot, unique
-from tests.ui.screens import PHONE
+from tests.ui.screens import NARROW, PHONE, WIDE, screenshot
 from tests.ui.webapp import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
@@ -304,10 +305,10 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
     dialogs.accept = True
     card = page.locator('[data-category="output"]')
     # Nothing set for the bot: each value says what it inherits, and from where.
-    expect(card.get_by_test_id("llm-hint")).to_have_text([
-        "Inherited: ollama (default).", "Empty: llama3.2 (default).", "Empty: http://localhost:11434 (default).",
-        "Empty: 8192 (default).", "Empty: 0.7 (default)."], timeout=PAGE_TIMEOUT_MS)
+    expect(card.get_by_test_id("llm-hint")).to_have_text(["From the built-in default."] * 5, timeout=PAGE_TIMEOUT_MS)
+    expect(card.get_by_role("combobox", name="Provider")).to_have_text("Inherit (ollama)")
     base_url = card.get_by_role("textbox", name="Base URL")
+    expect(base_url).to_have_attribute("placeholder", "Inherit (http://localhost:11434)")
     expect(base_url).to_have_value("")  # the effective URL is not copied into the form
 
     # The check asks the server typed in the card, not the saved one.
@@ -337,8 +338,71 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
     assert (row.provider, row.base_url, row.model, row.context_window, row.temperature) == (
         "ollama", "", "fake-model", None, None)
     expect(card.get_by_test_id("llm-hint")).to_have_text([
-        "Set for this bot.", "Set for this bot.", "Empty: http://localhost:11434 (default).",
-        "Empty: 8192 (default).", "Empty: 0.7 (default)."])
+        "Set for this bot.", "Set for this bot.", "From the built-in default.", "From the built-in default.",
+        "From the built-in default."])
+    expect(card.get_by_role("combobox", name="Provider")).to_have_text("ollama")
+
+
+def test_a_bot_llm_card_shows_what_it_inherits_and_check_refuses_what_save_refuses(admin_page, fake_llm,
+                                                                                   llm_rows_restored) -> None:
+    """The card said empty fields inherit, yet showed the inherited provider as chosen; with only a Base URL
+    typed (the inherited provider being llamacpp, which runs a GGUF file here), Save said "Base URL must be
+    empty for the llamacpp provider... Model is required" while "Check connection" said OK for the same
+    input. Now the provider reads "Inherit (llamacpp)", each empty field what it inherits for the provider
+    chosen, and Check refuses what Save refuses, in the same words."""
+    page = admin_page
+    page.set_viewport_size(WIDE)
+    with session_scope() as session:
+        llm_settings.set_llm(session=session, category="output", provider="llamacpp", model=embedded.DEMO_MODEL)
+    bot_id = add_bot(unique("Inheriting"))
+    open_tab(page, bot_id, "settings")
+    Dialogs(page).accept = True
+    card = page.locator('[data-category="output"]')
+    provider = card.get_by_role("combobox", name="Provider")
+    model = card.get_by_role("combobox", name="Model", exact=True)
+    base_url = card.get_by_role("textbox", name="Base URL")
+    expect(provider).to_have_text("Inherit (llamacpp)", timeout=PAGE_TIMEOUT_MS)
+    expect(model).to_have_attribute("placeholder", f"Inherit ({embedded.DEMO_MODEL})")
+    expect(card.get_by_test_id("llm-hint")).to_have_text([
+        "From the global setting.", "From the global setting.", "The bot worker runs the model file.",
+        "From the global setting.", "From the global setting."])
+    screenshot(page, "llm-card-inherits")
+
+    base_url.fill(fake_llm.url)  # only a Base URL: the inherited llamacpp takes none
+    refusal = ("Base URL cannot be used with llamacpp, the provider inherited from the global setting: it runs a "
+               "GGUF file on this machine. Choose the provider of the server at this URL (ollama, openai, ...).")
+    card.get_by_role("button", name="Save output").click()
+    expect(card.get_by_test_id("llm-error")).to_have_text(refusal, timeout=LIVE_TIMEOUT_MS)
+    card.get_by_role("button", name="Check connection").click()
+    expect(card.get_by_test_id("llm-error")).to_have_text(refusal, timeout=LIVE_TIMEOUT_MS)
+    expect(card.get_by_test_id("llm-check")).to_have_count(0)  # no "1 GGUF file on this machine"
+    assert "output" not in bot_rows(bot_id)
+
+    # The provider of that server chosen: the empty fields say what they inherit with it; Check and Save agree.
+    provider.click()
+    page.get_by_role("option", name="ollama", exact=True).click()
+    expect(model).to_have_attribute("placeholder", "Inherit (llama3.2)")
+    expect(card.get_by_test_id("llm-hint").nth(1)).to_have_text("From the provider's default.")
+    card.get_by_role("button", name="Check connection").click()
+    expect(card.get_by_test_id("llm-check")).to_contain_text(f"Connected to Ollama at {fake_llm.url}",
+                                                          timeout=LIVE_TIMEOUT_MS)
+    expect(card.get_by_test_id("llm-error")).to_have_count(0)
+    card.get_by_role("button", name="Save output").click()
+    expect(card.get_by_test_id("llm-source")).to_have_text("Set for this bot", timeout=LIVE_TIMEOUT_MS)
+    row = bot_rows(bot_id)["output"]
+    assert (row.provider, row.base_url, row.model) == ("ollama", fake_llm.url, None)
+    expect(provider).to_have_text("ollama")
+
+    # Nothing typed and the provider inherited: nothing to store.
+    decision = page.locator('[data-category="decision"]')
+    decision.get_by_role("button", name="Save decision").click()
+    expect(page.get_by_text("Nothing to save: every value of the decision model is inherited.")).to_be_visible(
+        timeout=LIVE_TIMEOUT_MS)
+    assert "decision" not in bot_rows(bot_id)
+    page.set_viewport_size(NARROW)
+    card.scroll_into_view_if_needed()
+    screenshot(page, "llm-card-inherits")
+    assert page.grobot_record.console_errors == []
 
 
 def test_a_bot_llm_card_checks_a_new_key_and_names_another_provider(admin_page, fake_llm, llm_rows_restored) -> None:

@@ -84,9 +84,9 @@ def test_a_file_over_the_limit_says_sizes_that_differ_and_the_banner_goes_later(
     open_tab(page, bot_id, "files")
     expect(page.get_by_test_id("upload-target")).to_contain_text("up to 1.0 MB each", timeout=PAGE_TIMEOUT_MS)
     chooser = page.locator("#bot-files-upload input[type=file]")
-    chooser.set_input_files([{"name": "Big.bin", "mimeType": "application/octet-stream", "buffer": b"x" * (MIB + 1)}])
+    chooser.set_input_files([{"name": "big.bin", "mimeType": "application/octet-stream", "buffer": b"x" * (MIB + 1)}])
     error = page.get_by_test_id("upload-error")
-    expect(error).to_have_text("Big.bin is 1,048,577 bytes; the limit is 1,048,576 bytes (1.0 MB).",
+    expect(error).to_have_text("big.bin is 1,048,577 bytes; the limit is 1,048,576 bytes (1.0 MB).",  # its own name
                                timeout=LIVE_TIMEOUT_MS)
 
     # A later action (downloading another file) clears the old error.

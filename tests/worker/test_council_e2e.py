@@ -76,7 +76,9 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
         assert all(len(t) <= 2000 for t in texts) and len(texts) >= 7, [len(t) for t in texts]
         assert _squash(synthesis).endswith(_squash(long_recommendation))
 
-        row = wait_for(lambda: next(iter(_deliberations(bot)), None), 10)
+        # Stored as it ran (the Council tab follows it), then finished: one deliberation.
+        row = wait_for(lambda: next((r for r in _deliberations(bot) if r["status"] != "running"), None), 10)
+        assert len(_deliberations(bot)) == 1 and row["status"] == "done"
         assert row["question"] == "Should we expand?" and row["platform"] == "discord" and row["confidence"] == 64
         assert [a["name"] for a in row["advisors"]] == order and row["tokens_in"] > 0
         assert "model crashed" in row["advisors"][3]["error"]  # the Council page keeps the full error, and the log

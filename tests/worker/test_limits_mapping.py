@@ -23,6 +23,22 @@ def test_cooldown_per_user():
     assert cd.remaining("u3", 0) == 0 and cd.remaining("u3", 0) == 0
 
 
+def test_a_cooldown_window_given_back_is_only_the_one_that_started_then():
+    """A Test Chat answer that failed gives its window back; a window started since stays."""
+    now = [100.0]
+    cd = Cooldowns(clock=lambda: now[0])
+    failed = cd.start("u1", 60.0)
+    assert failed is not None and cd.remaining("u1", 60.0, start=False) == 60.0
+    cd.release("u1", failed)
+    assert cd.remaining("u1", 60.0, start=False) == 0
+    earlier = cd.start("u1", 60.0)
+    now[0] += 1
+    assert earlier is not None and cd.start("u1", 60.0) is not None
+    cd.release("u1", earlier)  # a newer window started since: it stays
+    assert cd.remaining("u1", 60.0, start=False) == 60.0
+    assert cd.start("u2", 0) is None  # no cooldown: nothing to give back
+
+
 def test_limit_notice_at_most_once_an_hour_per_user_and_reason():
     now = [0.0]
     gate = NoticeGate(clock=lambda: now[0])

@@ -16,6 +16,7 @@ from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
 from grobot.core import db, tester_chat_link
 from grobot.core.agents import events as events_module
 from grobot.core.db import session_scope
+from grobot.core.errors import ValidationError
 from grobot.core.flood import COOLDOWN_NOTICE
 from grobot.core.models import AgentEvent, AppUser, Message, MessageStatus
 from grobot.core.services import bots, tester_chat, users
@@ -178,6 +179,38 @@ async def test_test_chat_keeps_the_bots_cooldown_like_discord(service, fake_llm)
     other = _send(bot_id, "three", author="app-user:2")  # another tester is not held back
     await tester_chat_link.wake(link)
     assert (await asyncio.wait_for(_events_until(link, other), 30))[-1].kind == "done"
+
+
+async def test_a_failed_message_sent_again_is_answered_in_place_despite_the_cooldown(service, fake_llm) -> None:
+    """Retry after a failure: the cooldown the failed answer started is given back, and the same message is
+    answered in its place (no second copy of the question, nothing of the failed run left)."""
+    runner, link = service
+    bot_id = _bot("retried")
+    with session_scope() as session:
+        bots.update_bot(bots.get_bot(bot_id, session=session), {"user_cooldown_seconds": 600}, session=session)
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script_for(lambda body: True, Reply(status=400, error="the model is unwell"), persistent=True)
+    asked = _send(bot_id, "soup of the day?")
+    failed = await asyncio.wait_for(_collect(tester_chat_link.follow(link, asked, claim=True)), 30)
+    assert failed[-1].kind == "error"
+    await async_wait_for(lambda: _status(asked)[0] == "error", timeout=10)
+
+    fake_llm.reset()  # the model is well again: it echoes
+    with session_scope() as session:
+        tester_chat.retry(asked, session=session)
+    with pytest.raises(ValidationError, match="only a failed or stopped message"):
+        with session_scope() as session:
+            tester_chat.retry(asked, session=session)  # a second Retry finds it waiting already
+    # Followed with claim=1 while its failed try's feed is still kept: the new try is claimed and streamed.
+    events = await asyncio.wait_for(_collect(tester_chat_link.follow(link, asked, claim=True)), 30)
+    assert events[-1].kind == "done", events[-1].data
+    assert "".join(e.data["text"] for e in events if e.kind == "token") == "Echo: soup of the day?"
+    await async_wait_for(lambda: _status(asked) == ("done", ""), timeout=10)
+    with session_scope(readonly=True) as session:
+        conv = tester_chat.latest_session(bot_id, session.exec(select(AppUser)).first().id, session=session)
+        stored = [(m.role, m.content) for m in tester_chat.messages(conv.id, session=session)]
+    assert stored == [("user", "soup of the day?"), ("assistant", "Echo: soup of the day?")]
+    assert "error" not in _stored_kinds(asked)
 
 
 class _LockedDatabase:

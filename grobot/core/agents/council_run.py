@@ -11,7 +11,15 @@ import logging
 import time
 from typing import Any
 
-from grobot.core.agents.council import AdvisorAnswer, CouncilError, CouncilPlan, Deliberation, check_plan, deliberate
+from grobot.core.agents.council import (
+    AdvisorAnswer,
+    CouncilError,
+    CouncilPlan,
+    Deliberation,
+    StoredProgress,
+    check_plan,
+    deliberate,
+)
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.run_store import RunEnd
 from grobot.core.agents.types import EventKind, EventSink
@@ -43,16 +51,26 @@ class DatabaseCouncilPort:
         return await asyncio.to_thread(read)
 
     async def save_deliberation(self, bot_id: int, deliberation: Deliberation, *, asked_by: str,
-                                platform: str) -> int:
+                                platform: str, deliberation_id: int | None = None) -> int:
         from grobot.core.db import session_scope
         from grobot.core.services import council
 
         def write() -> int:
             with session_scope() as session:
                 return council.save_deliberation(bot_id, deliberation, session=session, asked_by=asked_by,
-                                                 platform=platform).id or 0
+                                                 platform=platform, deliberation_id=deliberation_id).id or 0
 
         return await asyncio.to_thread(write)
+
+    async def drop_deliberation(self, bot_id: int, deliberation_id: int) -> None:
+        from grobot.core.db import session_scope
+        from grobot.core.services import council
+
+        def write() -> None:
+            with session_scope() as session:
+                council.drop_deliberation(bot_id, deliberation_id, session=session)
+
+        await asyncio.to_thread(write)
 
     async def conversation_of(self, run_id: int) -> int | None:
         """The conversation of the stored user message ``run_id`` (its answer goes there)."""
@@ -90,6 +108,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
     deliberation: Deliberation | None = None
     records: list[Any] = []  # the LLM calls as they end (a stopped council still accounts for them)
     bot_name = ""
+    stored = StoredProgress(port, bot_id, asked_by=asked_by, platform=platform)  # the Council tab follows it
     try:
         if not question:
             raise CouncilError("ask the council a question: /council QUESTION")
@@ -106,9 +125,9 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
             await recorder.token(("\n\n" if sections else "") + answer.section())
             sections.append(answer.section())
 
-        deliberation = await deliberate(plan, question, on_advisor=shown, records=records)
+        deliberation = await deliberate(plan, question, on_advisor=shown, records=records, on_progress=stored)
         await recorder.token("\n\n" + deliberation.synthesis())
-        deliberation_id = await port.save_deliberation(bot_id, deliberation, asked_by=asked_by, platform=platform)
+        deliberation_id = await stored.finish(deliberation)
         text = recorder.text
         data = {"text": text, "deliberation_id": deliberation_id, "confidence": deliberation.confidence,
                 "usage": {"tokens_in": deliberation.tokens_in, "tokens_out": deliberation.tokens_out,
@@ -124,6 +143,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
         # The LLM calls of the advisors that had answered are accounted for (usage, cost, budgets).
         await asyncio.shield(_fail(recorder, bot_id, run_id, cancel_reason(exc), bot_name, cancelled=True,
                                    records=records))
+        await asyncio.shield(stored.drop())
         raise
     except Exception as exc:
         message = str(exc) if isinstance(exc, CouncilError) else f"the council failed: {type(exc).__name__}: {exc}"
@@ -131,6 +151,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
             logger.exception("The council of bot %s failed", bot_id)
         if deliberation is not None and deliberation.records:
             logger.warning("A deliberation of bot %s was not stored (%d LLM calls)", bot_id, len(deliberation.records))
+        await stored.drop()  # no deliberation shown as running that will never end
         await _fail(recorder, bot_id, run_id, message[:500], bot_name)
         return "", message[:500]
 

@@ -138,6 +138,10 @@ class LLMProvider(abc.ABC):
     async def list_models(self) -> list[str]:
         """The model names the server offers."""
 
+    async def parallel_slots(self) -> int | None:
+        """How many requests the server answers at once (None: as many as it is sent; a service scales)."""
+        return None
+
     async def aclose(self) -> None:  # noqa: B027 - a no-op default: most providers hold nothing to close
         """Close the connections."""
 

@@ -172,5 +172,9 @@ def unavailable_reason(info: ServerInfo) -> str | None:
 
 
 def default_threads() -> int:
-    """Threads of one server: every core (llama.cpp is compute bound)."""
-    return max(1, os.cpu_count() or 1)
+    """Threads of one server: every core but one, which the worker, the bots and the web app share.
+
+    llama.cpp's threads wait for each other at every token: when another process takes one of their
+    cores, all of them wait. On a busy 2-core machine a council of the demo model took 221 s on 2
+    threads and 18 s on 1 (``bench/council.py --demo``)."""
+    return max(1, (os.cpu_count() or 1) - 1)

@@ -65,10 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model-file", required=True)
     parser.add_argument("--ctx", type=int, default=4096, help="context tokens per slot")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=0, help="0: every core but one")
     parser.add_argument("--parallel", type=int, default=2, help="requests served at once")
     parser.add_argument("--template", default="", help="a Jinja chat template file (default: the model's own)")
     args = parser.parse_args(argv)
+    if args.threads <= 0:
+        from grobot.core.llm.embedded import default_threads
+
+        args.threads = default_threads()
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     size = Path(args.model_file).stat().st_size
     free = available_memory()

@@ -32,6 +32,7 @@ class LlamaCppProvider(OpenAICompatProvider):
         super().__init__(base_url.rstrip("/") + "/v1", api_key, timeout=timeout)
         self._server_url = base_url.rstrip("/")
         self._supports_tools: bool | None = None
+        self._slots: int | None = None
         self._root = LLMHttpClient(self._server_url, {}, timeout, provider=self.name, keepalive=False)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
@@ -52,6 +53,18 @@ class LlamaCppProvider(OpenAICompatProvider):
             caps = props.get("chat_template_caps") if isinstance(props, dict) else None
             self._supports_tools = bool(caps.get("supports_tools", True)) if isinstance(caps, dict) else True
         return self._supports_tools
+
+    async def parallel_slots(self) -> int:
+        """The server's slots (llama.cpp's ``/props`` ``total_slots``): more requests wait, silent, in its queue.
+        Asked once per server; 1 when it cannot be told."""
+        if self._slots is None:
+            try:
+                props = await self._root.get_json("/props")
+            except errors.LLMError:
+                return 1  # unknown for now: one at a time never overloads it
+            slots = props.get("total_slots") if isinstance(props, dict) else None
+            self._slots = max(1, int(slots)) if isinstance(slots, int) else 1
+        return self._slots
 
     async def aclose(self) -> None:
         await super().aclose()

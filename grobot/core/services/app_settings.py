@@ -33,7 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "currency": "EUR",
     # Long-term memories kept per bot: the oldest go beyond it (0: no cap).
     "memory_max_per_bot": 10000,
-    # Embedded llama.cpp servers (applied when a server starts): threads (0: every core), requests at once.
+    # Embedded llama.cpp servers (applied when a server starts): threads (0: every core but one), requests at once.
     "llamacpp_threads": 0,
     "llamacpp_parallel": 2,
 }

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import delete, func
+from sqlalchemy import case, delete, func
 from sqlmodel import Session, col, select
 
 from grobot.core.agents.council import DEFAULT_ROLES, Advisor, CouncilPlan
@@ -245,28 +246,67 @@ def describe_llms(bot_id: int, *, session: Session) -> dict[str, str]:
 # --------------------------------------------------------------------------- deliberations
 
 
+STATUSES = ("running", "done", "failed")
+# A deliberation still running this long after it began will not finish: the process that ran it stopped.
+UNFINISHED_AFTER_SECONDS = 30 * 60
+
+
 def save_deliberation(bot_id: int, result: DeliberationResult | dict[str, Any], *, session: Session, asked_by: str = "",
-                      platform: str = "discord", cost: float | None = None) -> Deliberation:
-    """Store a finished deliberation and account for its LLM calls (daily usage included)."""
+                      platform: str = "discord", cost: float | None = None,
+                      deliberation_id: int | None = None) -> Deliberation:
+    """Store a deliberation: a new one, or the running one ``deliberation_id`` as it is now. A finished one
+    (done, or failed: no synthesis) is stored once with its LLM calls (daily usage included); a running one
+    without them."""
     from grobot.core.agents.run_store import records_from
 
     _bot(bot_id, session)
     data = result.as_dict() if isinstance(result, DeliberationResult) else dict(result)
-    records = records_from(data.get("records"))
-    if cost is None:
+    status = str(data.get("status") or ("done" if data.get("confidence") is not None and not data.get("error")
+                                        else "failed"))
+    if status not in STATUSES:
+        raise ValidationError(f"status: one of {', '.join(STATUSES)}")
+    if deliberation_id is not None:
+        row = get_deliberation(deliberation_id, session=session, bot_id=bot_id)
+        if row.status != "running":  # finished: stored for good, its calls accounted once
+            return row
+    else:
+        row = Deliberation(bot_id=bot_id)
+    records = records_from(data.get("records")) if status != "running" else []
+    if cost is None and records:
         cost = estimated_cost(records, session=session)
-    row = Deliberation(
-        bot_id=bot_id, question=str(data.get("question") or "")[:20_000], asked_by=asked_by[:100],
-        platform=platform[:16], advisors=[dict(a) for a in data.get("advisors") or []],
-        synthesis=str(data.get("synthesis") or ""), consensus=str(data.get("consensus") or ""),
-        disagreements=[str(d) for d in data.get("disagreements") or []],
-        recommendation=str(data.get("recommendation") or ""), confidence=data.get("confidence"),
-        tokens_in=sum(r.tokens_in for r in records), tokens_out=sum(r.tokens_out for r in records),
-        cost=cost, seconds=float(data.get("seconds") or 0.0), error=str(data.get("error") or "")[:2000])
+    row.question = str(data.get("question") or "")[:20_000]
+    row.asked_by, row.platform = asked_by[:100], platform[:16]
+    row.advisors = [dict(a) for a in data.get("advisors") or []]
+    row.synthesis = str(data.get("synthesis") or "")
+    row.consensus = str(data.get("consensus") or "")
+    row.disagreements = [str(d) for d in data.get("disagreements") or []]
+    row.recommendation = str(data.get("recommendation") or "")
+    row.confidence = data.get("confidence") if status == "done" else None
+    row.tokens_in = sum(r.tokens_in for r in records)
+    row.tokens_out = sum(r.tokens_out for r in records)
+    row.cost, row.seconds = cost, float(data.get("seconds") or 0.0)
+    row.error = str(data.get("error") or "")[:2000]
+    row.status = status
     session.add(row)
     session.flush()
-    llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=records)
+    if records:
+        llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=None, records=records)
     return row
+
+
+def drop_deliberation(bot_id: int, deliberation_id: int, *, session: Session) -> None:
+    """Remove a deliberation that was stopped while it ran (its LLM calls are accounted with its run)."""
+    row = get_deliberation(deliberation_id, session=session, bot_id=bot_id)
+    if row.status == "running":
+        session.delete(row)
+        session.flush()
+
+
+def deliberation_status(row: Deliberation, *, now: datetime | None = None) -> str:
+    """``running``, ``done``, ``failed``, or ``unfinished`` (still running long after it began: its process stopped)."""
+    if row.status == "running" and (now or utcnow()) - row.created_at > timedelta(seconds=UNFINISHED_AFTER_SECONDS):
+        return "unfinished"
+    return row.status
 
 
 def estimated_cost(records: list[Any], *, session: Session) -> float | None:
@@ -287,6 +327,18 @@ def list_deliberations(bot_id: int, *, session: Session, limit: int = 50, offset
 
 def count_deliberations(bot_id: int, *, session: Session) -> int:
     return int(session.exec(select(func.count()).select_from(Deliberation).where(Deliberation.bot_id == bot_id)).one())
+
+
+def deliberation_counts(bot_id: int, *, session: Session, now: datetime | None = None) -> dict[str, int]:
+    """The bot's deliberations by status: ``done``, ``running`` and ``failed`` (an unfinished one counts as failed)."""
+    stale = (now or utcnow()) - timedelta(seconds=UNFINISHED_AFTER_SECONDS)
+    status = case(((col(Deliberation.status) == "running") & (col(Deliberation.created_at) < stale), "failed"),
+                  else_=col(Deliberation.status)).label("status")
+    rows = session.exec(select(status, func.count()).where(Deliberation.bot_id == bot_id).group_by(status)).all()
+    counts = {name: 0 for name in STATUSES}
+    for name, count in rows:
+        counts[str(name)] = counts.get(str(name), 0) + int(count)
+    return counts
 
 
 def get_deliberation(deliberation_id: int, *, session: Session, bot_id: int | None = None) -> Deliberation:

@@ -13,9 +13,10 @@ import logging
 import mimetypes
 import os
 import tempfile
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from grobot.core.errors import DISK_REASONS, NotFoundError, StorageError, ValidationError, disk_problem
 from grobot.core.models import BotFile, utcnow
@@ -78,6 +79,29 @@ def list_files(*, session: Session, bot_id: int) -> list[BotFile]:
     for row in rows:
         session.expunge(row)
     return rows
+
+
+def existing_sizes(*, session: Session, bot_id: int, paths: list[str]) -> dict[str, int]:
+    """The files among ``paths`` (clean relative paths) the bot has already, with their sizes."""
+    if not paths:
+        return {}
+    rows = session.exec(select(BotFile.path, BotFile.size).where(BotFile.bot_id == bot_id,
+                                                                 col(BotFile.path).in_(paths))).all()
+    return {path: size for path, size in rows}
+
+
+def free_path(*, session: Session, bot_id: int, path: str, taken: Collection[str] = ()) -> str:
+    """``path``, or ``name (2).ext``, ``name (3).ext``... when the bot has a file there (or it is in ``taken``):
+    where an upload that keeps both files goes."""
+    rel = clean_path(path)
+    pure = PurePosixPath(rel)
+    stem, suffix = pure.stem, pure.suffix
+    used = set(taken) | set(session.exec(select(BotFile.path).where(BotFile.bot_id == bot_id)).all())
+    candidate, number = rel, 1
+    while candidate in used:
+        number += 1
+        candidate = str(pure.with_name(f"{stem} ({number}){suffix}"))
+    return candidate
 
 
 def get_file(*, session: Session, bot_id: int, path: str) -> BotFile:
@@ -166,7 +190,7 @@ def _storage_error(bot_id: int, rel: str, exc: OSError) -> StorageError:
     reason = DISK_REASONS.get(disk_problem(exc) or 0) or exc.strerror or type(exc).__name__
     folder = get_settings().bot_files_dir(bot_id)
     logger.warning("Bot %s: file %s could not be stored in %s: %s", bot_id, rel, folder, exc.strerror or exc)
-    return StorageError(f"{rel} could not be stored: {reason} ({folder}); no file was changed")
+    return StorageError(f"the file {rel} could not be stored: {reason} ({folder}); no file was changed")
 
 
 def _record(session: Session, bot_id: int, rel: str, data: bytes, content_type: str | None) -> BotFile:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-from sqlalchemy import bindparam, func
+from sqlalchemy import bindparam
 from sqlmodel import Session, select
 
 from grobot.core import security
@@ -77,14 +77,6 @@ class OverrideFields(LLMFields):
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("model")
-    @classmethod
-    def _gguf_named(cls, value: str | None, info: ValidationInfo) -> str | None:
-        """An embedded model is never inherited: the override names its GGUF file (an error of the Model field)."""
-        if not value and info.data.get("provider") == embedded.PROVIDER:
-            raise ValueError("required for the llamacpp provider (the GGUF file to run)")
-        return value
-
 
 class MissingAPIKey(ValidationError):
     """A provider's own service without an API key; ``title`` and ``url`` let the CLI name its own option."""
@@ -107,6 +99,82 @@ def _find(bot_id: int | None, category: str, *, session: Session) -> LLMSetting 
     return session.exec(stmt).first()
 
 
+@dataclass(frozen=True)
+class Validated:
+    """LLM settings as :func:`set_llm` stores them, checked (nothing written), and what they talk to:
+    what "Check connection" tries and Save stores are the same thing."""
+
+    category: str
+    bot_id: int | None
+    data: LLMFields  # the values to store (a bot's override: only what the admin set)
+    provider_inherited: bool  # a bot's override that did not choose a provider: its parent's
+    base_url: str  # the server: its own, else the inherited one or the provider's default
+    model: str  # its own, else the inherited one
+    keeps_key: bool  # the stored API key stays (same provider and server)
+    row: LLMSetting  # the stored row, or a new one (not added to the session)
+
+
+def validate_llm(
+    *,
+    session: Session,
+    category: str,
+    bot_id: int | None = None,
+    api_key: str | None = None,
+    clear_api_key: bool = False,
+    **fields: Any,
+) -> Validated:
+    """Check settings of ``category`` (global when ``bot_id`` is None) as Save stores them: the one validation
+    of Save and of "Check connection". Raises :class:`ValidationError` (``field: problem``).
+
+    Without a model, the provider's default model (a bot's override: the inherited one). A bot's override
+    without a provider takes its parent's. A provider's own service needs an API key (given now, stored
+    before, or inherited). An output model known not to call tools is refused while a bot it would answer
+    for uses ``native`` mode.
+    """
+    category = _category(category)
+    provider_inherited = False
+    parent: EffectiveLLM | None = None
+    if bot_id is None:
+        data: LLMFields = validate(LLMFields, with_default_model(fields))
+    else:  # only what the admin set: the rest is inherited (see _effective)
+        global_row = _find(None, category, session=session)
+        parent = parent_of(global_row, category)
+        if not str(fields.get("provider") or "").strip():
+            provider_inherited = True
+            fields = {**fields, "provider": parent.provider}
+            if parent.provider == embedded.PROVIDER and str(fields.get("base_url") or "").strip():
+                raise ValidationError(
+                    "base_url: cannot be used with llamacpp, the provider inherited from "
+                    f"{'the global setting' if global_row is not None else 'the built-in default'}: it runs a GGUF "
+                    "file on this machine. Choose the provider of the server at this URL (ollama, openai, ...)")
+        data = validate(OverrideFields, fields)
+        if data.provider == embedded.PROVIDER and not data.model and parent.provider != embedded.PROVIDER:
+            raise ValidationError("model: required for the llamacpp provider (the GGUF file to run)")
+    entry = providers.entry(data.provider)
+    row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="")
+    # A stored key goes only to the server it was given for: another provider or server drops it.
+    keeps_key = row.api_key_enc is not None and not clear_api_key and _same_server(
+        session, category, bot_id, (row.provider, row.base_url or ""), (data.provider, data.base_url or ""))
+    has_key = bool(api_key) or keeps_key
+    base_url = data.base_url or provider_default(data.provider, "base_url")
+    if parent is not None:  # the server and key an override inherits count as its own
+        base_url = data.base_url or _merged_value(parent, data.provider, "base_url")
+        has_key = has_key or _inherited_key(parent, data.provider, base_url) is not None
+    if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, base_url):
+        raise MissingAPIKey(entry.title, entry.base_url)
+    model = data.model or (_merged_value(parent, data.provider, "model") if parent is not None else "")
+    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, model) is False:
+        native = _native_bots_answered_by(bot_id, session=session)
+        if native:
+            raise ValidationError(
+                f"model: cannot be {data.provider} {model}, which cannot call tools, and {_names(native)} "
+                f"use{'s' if len(native) == 1 else ''} native mode (the output model calls the tools): "
+                "switch to chain mode first, or choose a model that can call tools")
+    return Validated(category=category, bot_id=bot_id, data=data, provider_inherited=provider_inherited,
+                     base_url=base_url.rstrip("/") if data.provider != embedded.PROVIDER else "", model=model,
+                     keeps_key=keeps_key, row=row)
+
+
 def set_llm(
     *,
     session: Session,
@@ -116,45 +184,18 @@ def set_llm(
     clear_api_key: bool = False,
     **fields: Any,
 ) -> LLMSetting:
-    """Create or replace the settings of ``category`` (global when ``bot_id`` is None).
-
-    Without a model, the provider's default model. A provider's own service needs an API key
-    (given now or stored before). An output model known not to call tools is refused while a
-    bot it would answer for uses ``native`` mode.
-    """
-    category = _category(category)
-    entry = providers.entry(str(fields.get("provider") or ""))
-    if bot_id is None:
-        data = validate(LLMFields, with_default_model(fields))
-    else:  # only what the admin set: the rest is inherited (see _effective)
-        data = validate(OverrideFields, fields)
-    row = _find(bot_id, category, session=session) or LLMSetting(bot_id=bot_id, category=category, provider="")
-    # A stored key goes only to the server it was given for: another provider or server drops it.
-    keeps_key = row.api_key_enc is not None and not clear_api_key and _same_server(
-        session, category, bot_id, (row.provider, row.base_url or ""), (data.provider, data.base_url or ""))
-    has_key = bool(api_key) or keeps_key
-    base_url = data.base_url
-    if bot_id is not None:  # the server and key an override inherits count as its own
-        parent = parent_of(_find(None, category, session=session), category)
-        base_url = base_url or _merged_value(parent, data.provider, "base_url")
-        has_key = has_key or _inherited_key(parent, data.provider, base_url) is not None
-    if entry is not None and entry.key_needed and not has_key and providers.uses_default_url(data.provider, base_url):
-        raise MissingAPIKey(entry.title, entry.base_url)
-    model = data.model or _inherited_model(session, category, data.provider)
-    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, model) is False:
-        native = _native_bots_answered_by(bot_id, session=session)
-        if native:
-            raise ValidationError(
-                f"model: cannot be {data.provider} {model}, which cannot call tools, and {_names(native)} "
-                f"use{'s' if len(native) == 1 else ''} native mode (the output model calls the tools): "
-                "switch to chain mode first, or choose a model that can call tools")
-    for key, value in data.model_dump().items():
+    """Create or replace the settings of ``category`` (global when ``bot_id`` is None), checked by
+    :func:`validate_llm`; a bot's override without a provider stores its parent's."""
+    checked = validate_llm(session=session, category=category, bot_id=bot_id, api_key=api_key,
+                           clear_api_key=clear_api_key, **fields)
+    row = checked.row
+    for key, value in checked.data.model_dump().items():
         setattr(row, key, value)
     if api_key:
         row.api_key_enc = security.encrypt(api_key.strip())
-    elif not keeps_key:
+    elif not checked.keeps_key:
         if row.api_key_enc is not None and not clear_api_key:
-            logger.info("The %s LLM of %s moved to another server: its API key was not kept", category,
+            logger.info("The %s LLM of %s moved to another server: its API key was not kept", checked.category,
                         f"bot {bot_id}" if bot_id is not None else "the global default")
         row.api_key_enc = None
     row.updated_at = utcnow()
@@ -182,11 +223,6 @@ def server_url(*, session: Session, category: str, provider: str, base_url: str 
         return _merged_value(parent_of(_find(None, category, session=session), category), provider.strip().lower(),
                              "base_url")
     return provider_default(provider.strip().lower(), "base_url")
-
-
-def _inherited_model(session: Session, category: str, provider: str) -> str:
-    """The model a bot's override of ``provider`` without a model of its own uses."""
-    return _merged_value(parent_of(_find(None, category, session=session), category), provider, "model")
 
 
 def with_default_model(fields: dict[str, Any]) -> dict[str, Any]:
@@ -334,9 +370,13 @@ def _effective(row: Any, source: str, parent: EffectiveLLM | None = None) -> Eff
 
 def embedded_models(*, session: Session) -> dict[str, int]:
     """Every embedded model the settings use, with the largest context window asked of it (for the worker)."""
-    rows = session.exec(select(LLMSetting.model, func.max(func.coalesce(LLMSetting.context_window, 8192)))
-                        .where(LLMSetting.provider == embedded.PROVIDER).group_by(LLMSetting.model)).all()
-    wanted = {str(model): int(context) for model, context in rows}
+    rows = session.exec(select(LLMSetting).where(LLMSetting.provider == embedded.PROVIDER)).all()
+    parents = global_rows(session=session)
+    wanted: dict[str, int] = {}
+    for row in rows:  # a bot's override may inherit its model or context window (from a llamacpp parent)
+        llm = _effective(row, "bot", parent_of(parents.get(row.category), row.category)) if row.bot_id is not None \
+            else _effective(row, "global")
+        wanted[str(llm.model)] = max(wanted.get(str(llm.model), 0), int(llm.context_window))
     if builtin_is_embedded():
         configured = set(session.exec(select(LLMSetting.category).where(LLMSetting.bot_id.is_(None))).all())  # type: ignore[union-attr]
         if any(c.value not in configured for c in LLMCategory):

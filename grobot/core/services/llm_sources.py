@@ -7,7 +7,7 @@ GroBot's built-in default. The web app shows it per value, next to the field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlmodel import Session, select
 
@@ -60,26 +60,34 @@ def url_source(provider: str) -> str:
     return PROVIDER_DEFAULT
 
 
-def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) -> OverrideView:
+def inherited(category: str, provider: str, global_row: LLMSetting | None) -> dict[str, FieldSource]:
+    """What an override of ``provider`` without values of its own inherits, per value, and from where
+    (``own`` empty): the server and model only from a parent of the same provider."""
     parent = llm_settings.parent_of(global_row, category)
     parent_source = GLOBAL if global_row is not None else DEFAULT
-    provider = row.provider if row is not None else parent.provider
     same = parent.provider == provider
     fields: dict[str, FieldSource] = {}
     for name in FIELDS:
-        own = _text(getattr(row, name)) if row is not None else ""
         if name == "base_url":
             set_globally = same and global_row is not None and bool(global_row.base_url)
-            inherited = parent.base_url if same else llm_settings.provider_default(provider, name)
+            value = parent.base_url if same else llm_settings.provider_default(provider, name)
             source = GLOBAL if set_globally else url_source(provider)
         elif name == "model" and not same:
-            inherited, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
+            value, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
         else:
-            inherited, source = _text(getattr(parent, name)), parent_source
-        fields[name] = FieldSource(own=own, inherited=_text(inherited), source=source)
+            value, source = _text(getattr(parent, name)), parent_source
+        fields[name] = FieldSource(own="", inherited=_text(value), source=source)
+    return fields
+
+
+def _view(category: str, row: LLMSetting | None, global_row: LLMSetting | None) -> OverrideView:
+    parent = llm_settings.parent_of(global_row, category)
+    provider = row.provider if row is not None else parent.provider
+    fields = {name: replace(source, own=_text(getattr(row, name)) if row is not None else "")
+              for name, source in inherited(category, provider, global_row).items()}
     return OverrideView(category=category, overridden=row is not None,
                         provider=FieldSource(own=row.provider if row is not None else "", inherited=parent.provider,
-                                             source=parent_source),
+                                             source=GLOBAL if global_row is not None else DEFAULT),
                         fields=fields, own_key=row is not None and row.api_key_enc is not None)
 
 

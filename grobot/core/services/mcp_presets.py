@@ -75,18 +75,18 @@ def add_from_preset(
 
 
 def catalogue() -> list[dict[str, Any]]:
-    """Every preset as shown to an admin: tier, what it does, how it starts here, its secrets."""
+    """Every preset as shown to an admin: tier, what it does, how it starts here (``missing``: how to install
+    a package that is not installed and that nothing here can download), its secrets."""
     rows = []
     for preset in PRESETS:
-        where = preset.url
-        installed = True
+        where, installed, missing = preset.url, True, ""
         if preset.transport == "stdio":
             started = launch(preset)
-            where, installed = " ".join([started.command, *started.args]), started.installed
+            where, installed, missing = " ".join([started.command, *started.args]), started.installed, started.missing
         rows.append({
             "name": preset.name, "title": preset.title, "description": preset.description, "tier": preset.tier,
             "tier_label": TIERS[preset.tier], "transport": preset.transport, "package": preset.package,
-            "where": where, "installed": installed, "per_bot": preset.per_bot,
+            "where": where, "installed": installed, "missing": missing, "per_bot": preset.per_bot,
             "secrets": [{"key": f.key, "label": f.label, "help": f.help, "header": f.header} for f in preset.secrets],
         })
     return rows

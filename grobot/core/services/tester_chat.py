@@ -14,7 +14,7 @@ import logging
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
 
 from grobot.core.db import execute_dml
@@ -107,6 +107,45 @@ def cancel(message_id: int, error: str, *, session: Session, pending_only: bool 
     states = (MessageStatus.PENDING.value,) if pending_only else _OPEN
     return bool(execute_dml(session, update(Message).where(col(Message.id) == message_id, col(Message.status).in_(states))
                             .values(status=MessageStatus.CANCELLED.value, error=error[:2000])))
+
+
+def check_run(message_id: int, *, session: Session, bot_id: int, app_user_id: int | None) -> None:
+    """Raise :class:`NotFoundError` unless ``message_id`` is a Test Chat message sent to ``bot_id``
+    (and, with ``app_user_id``, by that user): what a page may follow, stop or end. A run of
+    another bot or another user reads exactly like one that does not exist."""
+    row = session.exec(
+        select(Conversation.id, Conversation.app_user_id)
+        .join(Message, col(Message.conversation_id) == col(Conversation.id))
+        .where(Message.id == message_id, Message.role == "user", Conversation.bot_id == bot_id,
+               Conversation.kind == "test")
+    ).first()
+    if row is None or (app_user_id is not None and row[1] != app_user_id):
+        raise NotFoundError(f"no Test Chat message numbered {message_id}")
+
+
+def retry(message_id: int, *, session: Session) -> Message:
+    """Ask again the failed or stopped last message of a Test Chat session, in place: what its run left (the
+    words of a stopped answer, its events, its error) goes, and it waits to be answered again (``pending``)."""
+    msg = session.get(Message, message_id)
+    conv = session.get(Conversation, msg.conversation_id) if msg is not None and msg.role == "user" else None
+    if msg is None or conv is None or not conv.key.startswith("test:"):
+        raise NotFoundError(f"no Test Chat message numbered {message_id}")
+    later = session.exec(select(Message.role).where(Message.conversation_id == conv.id,
+                                                    col(Message.id) > message_id)).all()
+    if "user" in later:
+        raise ValidationError("only the last message can be sent again")
+    failed = (MessageStatus.ERROR.value, MessageStatus.CANCELLED.value)
+    if not execute_dml(session, update(Message)  # once: a second Retry finds it pending
+                       .where(col(Message.id) == message_id, col(Message.status).in_(failed))
+                       .values(status=MessageStatus.PENDING.value, error="", claimed_by=None, claimed_at=None)):
+        raise ValidationError("only a failed or stopped message can be sent again")
+    session.execute(delete(Message).where(col(Message.conversation_id) == conv.id, col(Message.id) > message_id))
+    session.execute(delete(AgentEvent).where(col(AgentEvent.run_id) == message_id))
+    conv.updated_at = utcnow()
+    session.add(conv)
+    session.flush()
+    session.refresh(msg)
+    return msg
 
 
 def run_holder(message_id: int, *, session: Session) -> tuple[str, str | None]:

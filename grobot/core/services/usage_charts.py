@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 MAX_DAYS = 366
 SOURCES = {"test": "Test Chat", "cli": "CLI"}
+COUNCIL_ROLES = ("council_advisor", "council_synthesis")  # the advisory council's calls: a source of their own
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,10 @@ def by_user(*, session: Session, days: int = 30, bot_id: int | None = None, now:
 
 def by_source(*, session: Session, days: int = 30, bot_id: int | None = None,
               now: datetime | None = None) -> list[Point]:
-    """Totals per source: Discord, Test Chat, CLI, or "Background" (calls outside a stored run)."""
-    source = case((LLMCall.run_id.is_(None), "background"),  # type: ignore[union-attr]
+    """Totals per source: the advisory council (wherever it was asked), Discord, Test Chat, CLI, or "Background"
+    (calls outside a stored run)."""
+    source = case((LLMCall.agent_role.in_(COUNCIL_ROLES), "council"),  # type: ignore[attr-defined]
+                  (LLMCall.run_id.is_(None), "background"),  # type: ignore[union-attr]
                   (Conversation.kind.in_(tuple(SOURCES)), Conversation.kind),  # type: ignore[attr-defined]
                   else_="discord").label("source")
     stmt = (
@@ -145,7 +148,7 @@ def by_source(*, session: Session, days: int = 30, bot_id: int | None = None,
     if bot_id is not None:
         stmt = stmt.where(LLMCall.bot_id == bot_id)
     stmt = stmt.group_by(source).order_by(func.count(LLMCall.id).desc()).limit(10)
-    labels = {**SOURCES, "discord": "Discord", "background": "Background"}
+    labels = {**SOURCES, "discord": "Discord", "council": "Council", "background": "Background"}
     return [_point(r[0], labels.get(r[0], r[0]), r) for r in session.exec(stmt).all()]
 
 

@@ -236,31 +236,35 @@ def _spend_password_check(password: str) -> None:
 
 
 def login(
-    *, session: Session, username: str, password: str, throttle: security.LoginThrottle | None = None
+    *, session: Session, username: str, password: str, client: str = "", throttle: security.LoginThrottle | None = None
 ) -> tuple[SignedInUser, str]:
-    """Check a login; returns the user and a new session token, or raises :class:`LoginRefused`.
+    """Check a login from ``client`` (its address); returns the user and a new session token, or
+    raises :class:`LoginRefused`.
 
-    A username with too many recent failures is refused without checking the password.
+    A client that failed too often lately waits before its next attempt (``security.LoginThrottle``:
+    slowed down, client by client, never an account locked); an attempt made sooner is refused
+    without checking the password.
     """
     throttle = throttle or security.login_throttle
-    wait = throttle.retry_after(username)
+    wait = throttle.retry_after(client, username)
     if wait > 0:
-        raise LoginRefused(_locked_message(wait), retry_after=wait)
+        raise LoginRefused(_wait_message(wait), retry_after=wait)
     user = authenticate(session=session, username=username, password=password) if username.strip() else None
     if user is None:
         if session.exec(select(AppUser.id).where(AppUser.username == username.strip())).first() is None:
             _spend_password_check(password)
-        wait = throttle.record_failure(username)
+        wait = throttle.record_failure(client, username)
         logger.info("Failed web login")
-        raise LoginRefused(_locked_message(wait) if wait > 0 else LOGIN_FAILED_MESSAGE, retry_after=wait)
-    throttle.record_success(username)
+        raise LoginRefused(f"{LOGIN_FAILED_MESSAGE}. {_wait_message(wait)}" if wait > 0 else LOGIN_FAILED_MESSAGE,
+                           retry_after=wait)
+    throttle.record_success(client, username)
     logger.info("User %s signed in to the web app", user.username)
     return signed_in(user), start_session(user)
 
 
-def _locked_message(wait: float) -> str:
+def _wait_message(wait: float) -> str:
     seconds = max(1, math.ceil(wait))
-    return f"Too many failed attempts. Try again in {seconds} s."
+    return f"Too many failed attempts: wait {seconds} s before trying again."
 
 
 def signed_in(user: AppUser) -> SignedInUser:

@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from grobot.core.errors import first_line
 from grobot.core.tools.mcp_config import McpServerConfig
+from grobot.core.tools.mcp_presets import install_hint
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +137,12 @@ def describe_http_answer(status: int, ctype: str) -> str:
     return f"answered HTTP {status} to the MCP handshake"
 
 
+def _how_to_install(config: McpServerConfig) -> str:
+    """". <package> is not installed here ... Install it: <command>" for a uvx / npx command that is missing."""
+    hint = install_hint(config.command or "", config.args)
+    return f". {hint}" if hint else ""
+
+
 async def describe_failure(
     config: McpServerConfig,
     exc: BaseException,
@@ -158,9 +165,10 @@ async def describe_failure(
     if isinstance(leaf, FileNotFoundError) and config.transport == "stdio" and config.cwd and not os.path.isdir(config.cwd):
         return server_error(name, f"could not be started: its working directory does not exist: {config.cwd}")
     if isinstance(leaf, FileNotFoundError) and config.transport == "stdio" and "/" not in (config.command or "/"):
-        return server_error(name, f"could not be started: command not found: {config.command}")
+        return server_error(name, f"could not be started: command not found: {config.command}{_how_to_install(config)}")
     if isinstance(leaf, (FileNotFoundError, PermissionError)) and config.transport == "stdio":
-        return server_error(name, f"could not be started: {leaf.strerror or leaf}: {config.command!r}")
+        return server_error(
+            name, f"could not be started: {leaf.strerror or leaf}: {config.command!r}{_how_to_install(config)}")
     if isinstance(leaf, httpx2.ConnectError):
         return server_error(name, f"cannot be reached at {config.url}: {_first_line(leaf)}")
     if isinstance(leaf, httpx2.HTTPStatusError):

@@ -39,7 +39,7 @@ from grobot.core.tools.mcp_errors import (
     describe_failure,
     server_error,
 )
-from grobot.core.tools.mcp_presets import path_with_node_first
+from grobot.core.tools.mcp_presets import path_with_node_first, resolve_command
 from grobot.core.tools.mcp_results import tool_result
 
 logger = logging.getLogger(__name__)
@@ -116,7 +116,9 @@ class _Connection:
             env = dict(cfg.env)
             if "PATH" not in env:  # the server's own tools (``node``) resolve as ours do, recent Node first
                 env["PATH"] = path_with_node_first(get_default_environment().get("PATH", ""))
-            params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args), env=env, cwd=cfg.cwd or None)
+            # A preset stored as ``uvx PACKAGE`` / ``npx -y PACKAGE`` runs its installed program once there is one.
+            command, args = resolve_command(cfg.command or "", cfg.args)
+            params = StdioServerParameters(command=command, args=list(args), env=env, cwd=cfg.cwd or None)
             return stdio_client(params, errlog=self._stderr.file)
         if cfg.transport == "streamable_http":
             return self._streamable_http(cfg)

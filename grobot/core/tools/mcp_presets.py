@@ -6,15 +6,21 @@ step-by-step thinking, a knowledge-graph memory), then servers that need the adm
 package) or its URL, and the secrets it needs; :func:`launch` finds the program installed here
 (the virtualenv's scripts, ``PATH``, or an npm ``node_modules`` folder) so that it runs offline,
 and falls back to ``uvx`` / ``npx`` (which download it on first use) only when it is not installed.
+A stored ``uvx PACKAGE`` / ``npx -y PACKAGE`` command (a preset added before its package was
+installed) is run as the installed program at connect time (:func:`resolve_command`); when neither
+is there, :func:`install_hint` says how to install it.
 
 npm folders searched: ``GROBOT_MCP_NODE_MODULES`` (paths separated by ``:``), then
-``<data dir>/mcp/node_modules`` (``npm install --prefix data/mcp PACKAGE``).
+``<data dir>/mcp/node_modules`` (``npm install --prefix data/mcp PACKAGE``), then the virtualenv's
+``mcp/node_modules`` (where ``make run`` installs the keyless presets of ``mcp-presets/package.json``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -142,7 +148,12 @@ def node_modules_roots() -> list[Path]:
     from grobot.core.settings import get_settings
 
     settings = get_settings()
-    return [*settings.mcp_node_modules, settings.data_dir / "mcp" / "node_modules"]
+    return [*settings.mcp_node_modules, settings.data_dir / "mcp" / "node_modules", venv_node_modules()]
+
+
+def venv_node_modules() -> Path:
+    """The npm folder of the virtualenv this runs in (``make run`` installs the keyless npm presets there)."""
+    return Path(sys.prefix) / "mcp" / "node_modules"
 
 
 def node_binary() -> str | None:
@@ -190,11 +201,13 @@ def _npx(node: str | None) -> tuple[str, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Launch:
-    """How a stdio preset starts here; ``installed`` False: it is downloaded on first start."""
+    """How a stdio preset starts here; ``installed`` False: it is downloaded on first start, by a
+    program that ``missing`` (when not empty) says is not here either, and how to install the package."""
 
     command: str
     args: tuple[str, ...]
     installed: bool
+    missing: str = ""
 
 
 def launch(preset: McpPreset) -> Launch:
@@ -203,13 +216,98 @@ def launch(preset: McpPreset) -> Launch:
         script = _script(preset.pypi)
         if script:
             return Launch(script, preset.args, True)
-        return Launch(_script("uvx") or "uvx", (preset.pypi, *preset.args), False)
+        command, args = _script("uvx") or "uvx", (preset.pypi, *preset.args)
+        return Launch(command, args, False, "" if _found(command) else install_hint(command, args))
     if preset.npm:
         node = node_binary()
-        for root in node_modules_roots():
-            entry = root / preset.npm / preset.npm_bin
-            if node and entry.exists():
-                return Launch(node, (str(entry.resolve()), *preset.args), True)
+        entry = _npm_entry(preset.npm, preset.npm_bin)
+        if node and entry is not None:
+            return Launch(node, (str(entry), *preset.args), True)
         command, prefix = _npx(node)
-        return Launch(command, (*prefix, "-y", preset.npm, *preset.args), False)
+        args = (*prefix, "-y", preset.npm, *preset.args)
+        return Launch(command, args, False, "" if _found(command) else install_hint(command, args))
     raise ValueError(f"the MCP preset {preset.name!r} is not started by a program")
+
+
+def _found(command: str) -> bool:
+    return Path(command).is_file() if "/" in command else shutil.which(command) is not None
+
+
+def _npm_entry(package: str, entry: str = "") -> Path | None:
+    """The script an installed npm package runs (``entry``, else its ``bin`` as npx picks it), from the
+    first npm folder that has the package."""
+    for root in node_modules_roots():
+        folder = root / package
+        name = entry or _bin_of(folder / "package.json", package)
+        if name and (folder / name).is_file():
+            return (folder / name).resolve()
+    return None
+
+
+def _bin_of(manifest: Path, package: str) -> str:
+    """The ``bin`` of an npm package's manifest that npx runs: the only one, or the one named like the package."""
+    try:
+        bins = json.loads(manifest.read_text(encoding="utf-8")).get("bin")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if isinstance(bins, str):
+        return bins
+    if isinstance(bins, dict) and bins:
+        own = bins.get(package.rsplit("/", 1)[-1])
+        if isinstance(own, str):
+            return own
+        only = next(iter(bins.values()))
+        return only if len(bins) == 1 and isinstance(only, str) else ""
+    return ""
+
+
+# A package named without a version (``mcp-server-time``, ``@scope/server-x``): what a preset stores.
+_PACKAGE = re.compile(r"^(@[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
+
+
+def _downloader(command: str, args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """``("uvx" | "npx", (package, *its arguments))`` when ``command`` downloads and runs a package
+    as a preset starts one, else ``("", ())``."""
+    name = Path(command).name
+    if name.startswith("node") and args and Path(args[0]).name == "npx-cli.js":
+        name, args = "npx", args[1:]
+    if name in ("npx", "npx.cmd"):
+        while args and args[0] in ("-y", "--yes"):
+            args = args[1:]
+    elif name != "uvx":
+        return "", ()
+    if not args or not _PACKAGE.match(args[0]):
+        return "", ()
+    return name.removesuffix(".cmd"), args
+
+
+def resolve_command(command: str, args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """``command args`` as it runs here: a stored ``uvx PACKAGE ...`` or ``npx -y PACKAGE ...`` (a preset
+    added before its package was installed) becomes the installed program, once it is installed;
+    any other command is run as it is."""
+    via, rest = _downloader(command, args)
+    if via == "uvx":
+        script = _script(rest[0])
+        if script:
+            return script, rest[1:]
+    elif via == "npx":
+        node, entry = node_binary(), _npm_entry(rest[0])
+        if node and entry is not None:
+            return node, (str(entry), *rest[1:])
+    return command, args
+
+
+def install_hint(command: str, args: tuple[str, ...]) -> str:
+    """How to install the package a ``uvx`` / ``npx`` command would download ("" for other commands)."""
+    via, rest = _downloader(command, args)
+    if via == "uvx":
+        install = f"{sys.executable} -m pip install {rest[0]}"
+    elif via == "npx":
+        from grobot.core.settings import get_settings
+
+        npm = Path(sys.executable).parent / "npm"
+        install = f"{npm if npm.exists() else 'npm'} install --prefix {get_settings().data_dir / 'mcp'} {rest[0]}"
+    else:
+        return ""
+    return (f"{rest[0]} is not installed here ({via}, which would download it, is not either). "
+            f"Install it, then test the server again: {install}")

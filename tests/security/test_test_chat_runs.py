@@ -1,0 +1,86 @@
+"""Another user's live Test Chat answer (issue 28, hole 1): a tester, from the Test Chat of the bot
+granted to them, points their page at the admin's run on another bot (run ids are sequential), and
+at another tester's run on their own bot, then follows and stops it, over the real websocket. They
+get none of its words and stop nothing; their own run they do follow and stop."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from grobot.core.db import session_scope
+from grobot.core.services import tester_chat
+from grobot.pages.bot_chat_state import ChatState, LiveState
+from tests.security.attacks import (
+    World,
+    _live_run,
+    name_of,
+    opened,
+    run_statuses,
+    tab,
+    world_fixture,  # noqa: F401  (the fixture "world")
+)
+from tests.security.replay import Sent, replay
+
+logger = logging.getLogger(__name__)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+# A followed run's words come from a background task, after the events were handled: this long at most.
+ANSWER_SECONDS = 15.0
+
+
+def aim_at(world: World, run: int) -> list[Sent]:
+    """What the attacker sends: the page's live run set to ``run``, followed, stopped."""
+    path = tab(world.granted, "chat")
+    start_live = f"{name_of(LiveState.follow).rsplit('.', 1)[0]}.start_live"  # public before the fix
+    return [opened(world.granted, "chat", False),
+            Sent(start_live, {"run_id": run, "status": "running", "question": "?"}, path),
+            Sent(LiveState.setvar, {"var_name": "live_id", "value": run}, path),
+            Sent(LiveState.follow, {}, path), Sent(LiveState.stop, {}, path)]
+
+
+def test_a_tester_can_neither_read_nor_stop_another_users_live_answer(web_app, world) -> None:
+    token = world.tokens()["tester"]
+    answers = [world.canaries[name] for name in ("answer-hidden", "answer-other", "run-hidden", "run-other")]
+    for run in (world.admin_run_hidden, world.other_run):
+        updates = replay(web_app.url, *aim_at(world, run), session=token, watch=(answers, ANSWER_SECONDS))
+        assert not [text for text in answers if text in json.dumps(updates)], "the attacker read another user's run"
+    assert run_statuses(world) == {run: "pending" for run in world.runs}, "another user's answer was stopped"
+
+    # The control: the tester's own live answer, on the same page, is followed and stopped.
+    own = _live_run(world.granted, world.tester, "my question", "my own answer")
+    path = tab(world.granted, "chat")
+    updates = replay(web_app.url, opened(world.granted, "chat", False), Sent(ChatState.load, {}, path),
+                     session=token, watch=(["my own answer"], ANSWER_SECONDS))
+    assert "my own answer" in json.dumps(updates)
+    replay(web_app.url, opened(world.granted, "chat", False), Sent(ChatState.load, {}, path),
+           Sent(LiveState.stop, {}, path), session=token)
+    with session_scope(readonly=True) as session:
+        assert tester_chat.run_status(own, session=session)[0] == "cancelled"
+    assert run_statuses(world) == {run: "pending" for run in world.runs}
+
+
+def test_the_run_functions_refuse_a_run_of_another_bot_or_of_another_tester(world) -> None:
+    """What the page's handlers call (``grobot.pages.bot_chat_runs``) checks the run itself: a run of
+    another bot, or of another tester, reads as one that does not exist; an admin's page may follow
+    any run of its own bot."""
+    from grobot.core.errors import NotFoundError
+    from grobot.pages import bot_chat_runs
+
+    tokens = world.tokens()
+    for token, bot, run in ((tokens["tester"], world.granted, world.admin_run_hidden),  # another bot
+                            (tokens["tester"], world.granted, world.other_run),  # another tester's
+                            (tokens["tester"], world.granted, world.admin_run_granted),  # the admin's
+                            (tokens["admin"], world.granted, world.admin_run_hidden)):  # another bot's, by an admin
+        for call in (lambda: bot_chat_runs.locate_run(token, bot, run),
+                     lambda: bot_chat_runs.poll_run(token, bot, run, 0),
+                     lambda: bot_chat_runs.end_if_abandoned(token, bot, run),
+                     lambda: bot_chat_runs.cancel_pending(token, bot, run)):
+            with pytest.raises(NotFoundError):
+                call()
+    assert run_statuses(world) == {run: "pending" for run in world.runs}
+    assert bot_chat_runs.poll_run(tokens["admin"], world.granted, world.other_run, 0).status == "pending"
+    assert bot_chat_runs.locate_run(tokens["admin"], world.hidden, world.admin_run_hidden).status == "pending"
