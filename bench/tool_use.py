@@ -3,7 +3,9 @@
 Run: ``.venv/bin/python bench/tool_use.py`` (the embedded demo model, SmolLM2-135M, in llama.cpp)
 or on any model: ``--provider ollama --model qwen2.5:7b --base-url http://host:11434`` (an API
 key from the variable named by ``--api-key-env``). ``--modes chain``, ``--split dev|heldout|all``,
-``--only plain,tool``, ``--match WORDS``, ``--json FILE`` for the per-task results.
+``--only plain,tool``, ``--match WORDS``, ``--sample N --seed S`` (a fixed random sample of N
+tasks per split, each kind in its share, when the whole suite cannot run in time), ``--json FILE``
+for the per-task results.
 
 The tasks (``bench/tool_use_suite/tasks.py``) are messages to a bot with the real built-in tools
 (date and time, files, notes, memory) and real MCP servers (``mcp-server-time``, and
@@ -48,7 +50,17 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 from bench.tool_use_suite.judge import FORM_WORDS, ToolRun, Turn, lenient, strict  # noqa: E402 - after the path
-from bench.tool_use_suite.tasks import FILES, KINDS, MEMORIES, NOTES, SPLITS, TASKS, Task, select  # noqa: E402
+from bench.tool_use_suite.tasks import (  # noqa: E402
+    FILES,
+    KINDS,
+    MEMORIES,
+    NOTES,
+    SPLITS,
+    TASKS,
+    Task,
+    sample,
+    select,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -303,7 +315,8 @@ def report(outcomes: list[Outcome], args: argparse.Namespace) -> None:
     modes = list(dict.fromkeys(o.mode for o in outcomes))
     counts = ", ".join(f"{len({o.text for o in outcomes if o.split == s})} {s}" for s in splits)
     print(f"Tool-use evaluation: {args.provider} {args.model} ({counts} tasks per mode"
-          f"{', only ' + args.only if args.only else ''}{', matching ' + repr(args.match) if args.match else ''})")
+          f"{', only ' + args.only if args.only else ''}{', matching ' + repr(args.match) if args.match else ''}"
+          f"{f', a fixed random sample (seed {args.seed}) of {args.sample} per split' if args.sample else ''})")
     print("The held-out split was never tuned on: it is run only to report.")
     kinds = [k for k in KINDS if any(o.kind == k for o in outcomes)]
     forms = list(FORM_WORDS)
@@ -359,6 +372,10 @@ def main() -> int:
                         help="dev (tune on it), heldout (never tune on it: only run it to report) or all")
     parser.add_argument("--only", default="", help=f"kinds of task, e.g. plain,tool (of {', '.join(KINDS)})")
     parser.add_argument("--match", default="", help="only the tasks whose text holds this")
+    parser.add_argument("--sample", type=int, default=0,
+                        help="a fixed random sample of this many tasks per split (each kind in its share), "
+                             "when the whole suite cannot run in the time there is")
+    parser.add_argument("--seed", type=int, default=0, help="with --sample: which sample")
     parser.add_argument("--json", default="", help="write every task's outcome to this file (as each ends)")
     parser.add_argument("--resume", action="store_true",
                         help="with --json: keep the outcomes the file holds and run only the tasks it lacks")
@@ -367,6 +384,8 @@ def main() -> int:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     tasks = select(args.split, args.only, args.match)
+    if args.sample:
+        tasks = sample(tasks, args.sample, args.seed)
     if not tasks:
         raise SystemExit("no task matches")
     with tempfile.TemporaryDirectory() as tmp:

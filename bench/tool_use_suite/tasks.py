@@ -23,6 +23,7 @@ the run itself, so a clock or an earlier task's write never makes a right answer
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -308,3 +309,27 @@ def select(split: str = "all", kinds: str = "", match: str = "") -> list[Task]:
     wanted = set(kinds.split(",")) if kinds else None
     return [t for t in TASKS if (split == "all" or t.split == split) and (wanted is None or t.kind in wanted)
             and (not match or any(match.lower() in m.lower() for m in t.messages))]
+
+
+def sample(tasks: list[Task], size: int, seed: int = 0) -> list[Task]:
+    """A fixed random sample of ``size`` tasks per split, each kind in its share of the split (in suite order).
+
+    The same ``seed`` always draws the same tasks, so a run that cannot cover the whole suite in time
+    reports on a sample said in advance rather than on the tasks that happened to finish first.
+    """
+    chosen: set[int] = set()
+    for split in SPLITS:
+        mine = [t for t in tasks if t.split == split]
+        rng = random.Random(f"{seed}:{split}")
+        by_kind: dict[str, list[Task]] = {}
+        for task in mine:
+            by_kind.setdefault(task.kind, []).append(task)
+        for group in by_kind.values():
+            rng.shuffle(group)
+        taken = dict.fromkeys(by_kind, 0)
+        for _ in range(min(size, len(mine))):
+            kind = min((k for k in by_kind if taken[k] < len(by_kind[k])),
+                       key=lambda k: ((taken[k] + 0.5) / len(by_kind[k]), k))
+            chosen.add(id(by_kind[kind][taken[kind]]))
+            taken[kind] += 1
+    return [t for t in tasks if id(t) in chosen]

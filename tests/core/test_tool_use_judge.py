@@ -28,6 +28,7 @@ from bench.tool_use_suite.tasks import (
     has,
     mcp,
     plain,
+    sample,
     tool,
     two,
 )
@@ -239,3 +240,15 @@ def test_the_suite_has_both_splits_and_every_kind_in_each():
     assert 0.55 <= dev <= 0.65
     texts = [m for t in TASKS for m in t.messages[:1]]
     assert len(texts) == len(set(texts)), "a message is in the suite twice"
+
+
+def test_a_sample_is_fixed_per_seed_and_keeps_each_split_s_mix_of_kinds():
+    drawn = sample(TASKS, 20, seed=3)
+    assert drawn == sample(TASKS, 20, seed=3) and drawn != sample(TASKS, 20, seed=4)
+    for split in SPLITS:
+        mine = [t for t in drawn if t.split == split]
+        assert len(mine) == 20
+        assert {"plain", "tool"} <= {t.kind for t in mine}
+        share = sum(t.kind == "plain" for t in mine) / 20
+        whole = sum(t.kind == "plain" for t in TASKS if t.split == split) / sum(t.split == split for t in TASKS)
+        assert abs(share - whole) <= 0.1
