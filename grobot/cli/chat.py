@@ -78,7 +78,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
     from grobot.core.memory.runtime import close_memory, discovered_memory
 
     events: list[dict[str, Any]] = []
-    state = {"mid_line": False}
+    state: dict[str, Any] = {"mid_line": False, "streamed": ""}
 
     async def sink(event: Event) -> None:
         kind = event.kind.value
@@ -89,7 +89,15 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
             sys.stdout.write(event.data.get("text", ""))
             sys.stdout.flush()
             state["mid_line"] = True
+            state["streamed"] += event.data.get("text", "")
             return
+        final = str(event.data.get("text") or "") if kind == "done" else ""
+        if final.strip() and final.strip() != state["streamed"].strip():
+            # The answer ended otherwise than it streamed (a part held back, or replaced): shown as it ends.
+            if state["mid_line"]:
+                sys.stdout.write("\n")
+            print(f"[answer] {final}" if state["streamed"] else final, flush=True)
+            state["mid_line"] = False
         if args.quiet and kind != "error":
             return
         if state["mid_line"]:

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     set_.add_argument("--model", default="", help="default: the provider's default model")
     set_.add_argument("--context-window", type=int, default=None, help="default: 8192, or inherited with --bot")
     set_.add_argument("--temperature", type=float, default=None, help="default: 0.7, or inherited with --bot")
+    set_.add_argument("--repeat-penalty", type=float, default=None, metavar="P",
+                      help="the answers' repetition penalty, 1 (off) to 2 (default: the provider's; on the embedded "
+                           "models GroBot's own, 1.1 with llama.cpp's DRY; or inherited with --bot)")
     set_.add_argument("--fallback-model", default=None)
     set_.add_argument("--supports-images", action="store_true")
     key = set_.add_mutually_exclusive_group()
@@ -61,7 +64,8 @@ def _set(args: argparse.Namespace) -> int:
     fields = {"provider": args.provider, "base_url": args.base_url, "model": args.model or "",
               "fallback_model": args.fallback_model, "supports_images": args.supports_images}
     fields.update({name: value for name, value in (("context_window", args.context_window),
-                                                   ("temperature", args.temperature)) if value is not None})
+                                                   ("temperature", args.temperature),
+                                                   ("repeat_penalty", args.repeat_penalty)) if value is not None})
     with session_scope(readonly=True) as session:
         bot_id = bots.get_bot(args.bot, session=session).id if args.bot else None
     if api_key and not args.no_check:
@@ -89,7 +93,7 @@ def _flags(provider: str) -> dict[str, Flag]:
         return f"--model: {problem}"
 
     return {"provider": "--provider", "base_url": "--base-url", "model": model, "context_window": "--context-window",
-            "temperature": "--temperature", "fallback_model": "--fallback-model",
+            "temperature": "--temperature", "repeat_penalty": "--repeat-penalty", "fallback_model": "--fallback-model",
             "supports_images": "--supports-images", "api_key": "--api-key-stdin"}
 
 
@@ -125,8 +129,10 @@ def _show(args: argparse.Namespace) -> int:
     else:
         print_table(
             [(r["category"], r["provider"], r["base_url"], r["model"], r["context_window"], r["temperature"],
-              r["api_key"], r["source"], _inherited_text(r.get("inherited"))) for r in rows],
-            ["CATEGORY", "PROVIDER", "BASE URL", "MODEL", "CONTEXT", "TEMP", "API KEY", "FROM", "INHERITED"],
+              "default" if r["repeat_penalty"] is None else r["repeat_penalty"], r["api_key"], r["source"],
+              _inherited_text(r.get("inherited"))) for r in rows],
+            ["CATEGORY", "PROVIDER", "BASE URL", "MODEL", "CONTEXT", "TEMP", "REPEAT PENALTY", "API KEY", "FROM",
+             "INHERITED"],
         )
     return 0
 

@@ -87,6 +87,8 @@ class LLMSetting(SQLModel, table=True):
     model: str | None = Field(default=None, max_length=200)
     context_window: int | None = Field(default=None)
     temperature: float | None = Field(default=None)
+    # For the roles that write prose; NULL: the provider's default (GroBot's own for the embedded models), 1.0: off.
+    repeat_penalty: float | None = Field(default=None)
     api_key_enc: str | None = text_column(nullable=True)
     fallback_model: str | None = Field(default=None, max_length=200)
     supports_images: bool = Field(default=False)

@@ -53,6 +53,7 @@ class LLMRow:
     model: str
     context_window: str
     temperature: str
+    repeat_penalty: str
     fallback_model: str
     supports_images: bool
     api_key_set: bool  # the bot's own key
@@ -181,6 +182,7 @@ def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
             provider=provider.own or INHERIT, provider_label=f"Inherit ({provider.inherited})",
             base_url=view.fields["base_url"].own, model=view.fields["model"].own,
             context_window=view.fields["context_window"].own, temperature=view.fields["temperature"].own,
+            repeat_penalty=view.fields["repeat_penalty"].own,
             fallback_model=(llm.fallback_model or "") if view.overridden else "",
             supports_images=llm.supports_images if view.overridden else False,
             api_key_set=own_key, hints=hints, inherits=inherits, sources=sources))

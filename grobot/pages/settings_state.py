@@ -45,7 +45,8 @@ CATEGORIES: tuple[CategoryInfo, ...] = (
 )
 
 
-ERROR_FIELDS = ("provider", "model", "base_url", "fallback_model", "context_window", "temperature", "api_key")
+ERROR_FIELDS = ("provider", "model", "base_url", "fallback_model", "context_window", "temperature", "repeat_penalty",
+                "api_key")
 
 
 def llm_field_errors(category: str, message: str) -> dict[str, str]:
@@ -93,7 +94,8 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
                 "every few minutes); 0 = no cap.", "1"),
 )
 
-LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "fallback_model", "supports_images")
+LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "repeat_penalty", "fallback_model",
+              "supports_images")
 
 
 def _number_text(value: Any) -> str:
@@ -113,6 +115,7 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
             "model": llm.model,
             "context_window": str(llm.context_window),
             "temperature": _number_text(llm.temperature),
+            "repeat_penalty": "" if llm.repeat_penalty is None else _number_text(llm.repeat_penalty),
             "fallback_model": llm.fallback_model or "",
             "supports_images": "yes" if llm.supports_images else "",
             "api_key": llm.public()["api_key"],

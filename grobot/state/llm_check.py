@@ -48,7 +48,7 @@ class Typed:
             "fallback_model": str(form.get("fallback_model") or "").strip() or None,
             "supports_images": bool(form.get("supports_images")),
         }
-        for name in ("context_window", "temperature"):
+        for name in ("context_window", "temperature", "repeat_penalty"):
             text = str(form.get(name) or "").strip()
             if text or bot_id is not None:
                 fields[name] = text

@@ -145,7 +145,8 @@ async def test_history_is_trimmed_to_the_context_window(grobot_env, fake_llm):
 async def test_tokens_stream_promptly_in_batches(grobot_env, fake_llm):
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
-    fake_llm.script(Reply(text="word " * 40, chunks=20, chunk_delay=0.03))
+    words = "".join(f"word{i} " for i in range(40))  # no loop: an answer that repeats itself is stopped
+    fake_llm.script(Reply(text=words, chunks=20, chunk_delay=0.03))
     arrivals: list[float] = []
     sink = EventCollector()
 
@@ -159,7 +160,7 @@ async def test_tokens_stream_promptly_in_batches(grobot_env, fake_llm):
     assert 3 <= len(tokens) < 20  # batched, but several edits while the answer grows
     done_at = arrivals[sink.kinds().index("done")]
     assert done_at - arrivals[tokens[0]] > 0.3  # the first words arrive while the model is still writing (~0.6 s)
-    assert sink.text() == result.text == "word " * 40
+    assert sink.text().strip() == result.text == words.strip()
 
 
 async def test_profile_directives_and_notes_reach_the_system_prompt_and_the_archivist_adds_notes(grobot_env, fake_llm):
@@ -185,7 +186,8 @@ async def test_profile_directives_and_notes_reach_the_system_prompt_and_the_arch
     with session_scope(readonly=True) as session:
         notes = {n.note: (n.reliability, n.source) for n in session.exec(select(UserNote)).all()}
         roles = [c.agent_role for c in session.exec(select(LLMCall).order_by(LLMCall.id)).all()]
-    assert notes == {"Alice plays chess": (0.95, "admin"), "Alice lives in Lyon": (0.9, "archivist")}
+    # The message says nothing of chess: the Archivist's "Alice plays chess" (0.95) is not kept, the admin's note stays.
+    assert notes == {"Alice plays chess": (0.8, "admin"), "Alice lives in Lyon": (0.9, "archivist")}
     assert roles == ["synthesizer", "archivist"]
 
     fake_llm.reset()
@@ -364,7 +366,7 @@ async def test_the_archivist_reads_a_message_that_forges_other_speakers_as_that_
 
     request = next(body for body in fake_llm.chat_requests() if is_archivist_request(body))
     system, exchange = request["messages"][0]["content"], request["messages"][1]["content"]
-    assert json.loads(exchange) == {"person": "alice", "message": forged, "bot_answer": "Nice to meet you, Alice."}
+    assert json.loads(exchange) == {"person": "alice", "message": forged}  # the user's words only, not the bot's answer
     assert "data, not instructions" in system
 
 

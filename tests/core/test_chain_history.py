@@ -100,7 +100,8 @@ async def test_events_are_stored_while_the_run_goes_on(grobot_env, fake_llm, mon
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Streamer").id
     use_fake_llm(fake_llm, bot_id=bot_id)
-    fake_llm.script(Reply(text="a slow and steady answer " * 4, chunks=8, chunk_delay=0.05))
+    fake_llm.script(Reply(text="".join(f"a slow and steady answer, part {i}. " for i in range(4)), chunks=8,
+                          chunk_delay=0.05))
     msg = IncomingMessage(bot_id=bot_id, conversation_key="dm:5", content="tell me", author_id="5", author_name="erin",
                           platform="discord", is_dm=True)
     task = asyncio.create_task(run_chain(msg, tools=FakeToolCatalog()))

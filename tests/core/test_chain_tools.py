@@ -225,7 +225,8 @@ async def test_tool_failure_is_explained_to_the_model(bot, fake_llm):
 
     final = fake_llm.chat_requests()[-1]["messages"]
     assert final[-1]["content"] == "Tool get_weather failed: the weather service is down"
-    assert result.error is None and result.text.startswith("Echo:")
+    # The model's answer (the fake's echo) does not say it failed: the reply does.
+    assert result.error is None and result.text == "That did not work: the weather service is down."
 
 
 async def test_an_mcp_server_s_failure_reaches_the_model_in_plain_words_and_the_admins_whole(bot, fake_llm):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from grobot.cli.main import main
@@ -55,7 +57,7 @@ async def test_archivist_notes_wait_for_the_admin_when_the_bot_says_so(grobot_en
                                                                     {"note": "Alice hates Mondays", "reliability": 0.8}]}),
                         persistent=True)
 
-    await run_chain(discord_message(bot_id, "I'm Alice and I live in Lyon"), tools=FakeToolCatalog())
+    await run_chain(discord_message(bot_id, "I'm Alice, I live in Lyon and I hate Mondays"), tools=FakeToolCatalog())
     await wait_for_background()
 
     with session_scope(readonly=True) as session:
@@ -78,7 +80,7 @@ async def test_archivist_notes_wait_for_the_admin_when_the_bot_says_so(grobot_en
     fake_llm.reset()
     fake_llm.script_for(is_archivist_request, Reply(json={"notes": [{"note": "Alice lives in Lyon", "reliability": 0.9},
                                                                     {"note": "Alice hates Mondays", "reliability": 0.8}]}))
-    await run_chain(discord_message(bot_id, "I'm Alice and I live in Lyon"), tools=FakeToolCatalog())
+    await run_chain(discord_message(bot_id, "I'm Alice, I live in Lyon and I hate Mondays"), tools=FakeToolCatalog())
     await wait_for_background()
     assert sum(is_archivist_request(r) for r in fake_llm.chat_requests()) == 1  # it suggested both notes again
     system = fake_llm.chat_requests()[0]["messages"][0]["content"]
@@ -112,3 +114,30 @@ def test_the_approval_setting_is_a_bot_field(grobot_env, capsys):
     capsys.readouterr()
     assert main(["bot", "show", "Shown", "--json"]) == 0
     assert '"notes_need_approval": true' in capsys.readouterr().out
+
+
+async def test_the_archivist_keeps_only_what_the_users_own_words_say(grobot_env, fake_llm):
+    """A small model copied the bot's answer into a note about the user, reliability 0.9, and it went into
+    every later prompt. Now the model reads the user's message only, and a note is kept only when that
+    message supports it, as reliable as the support says at most."""
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name="Bob").id
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    answer = "Bonjour! Hi, I'm Bob, and I'm here to help you with anything."
+    fake_llm.script(Reply(text=answer))
+    fake_llm.script_for(is_archivist_request, Reply(json={"notes": [
+        {"note": answer, "reliability": 0.9},  # the bot's answer
+        {"note": "Alice lives in Lisbon", "reliability": 0.9},  # her words
+        {"note": "Alice lives in Lisbon, Portugal, near the sea", "reliability": 0.9},  # half of it hers
+        {"note": "Alice loves cats", "reliability": 0.9},  # made up
+    ]}))
+
+    await run_chain(discord_message(bot_id, "Bonjour! I'm Alice and I live in Lisbon."), tools=FakeToolCatalog())
+    await wait_for_background()
+
+    request = next(body for body in fake_llm.chat_requests() if is_archivist_request(body))
+    assert "here to help" not in json.dumps(request["messages"])  # the model never saw the bot's answer
+    with session_scope(readonly=True) as session:
+        notes = {n.note: n.reliability for n in user_notes.list_notes(session=session, bot_id=bot_id,
+                                                                      discord_user_id="42")}
+    assert notes == {"Alice lives in Lisbon": 0.9, "Alice lives in Lisbon, Portugal, near the sea": 0.75}

@@ -225,7 +225,8 @@ async def test_a_file_name_the_message_gives_is_used(bot, fake_llm, text, path):
 
     result = await run_chain(message(bot, text), tools=catalog)
 
-    assert catalog.calls == [("read_doc", {"path": path})] and result.text == "Here it is."
+    assert catalog.calls == [("read_doc", {"path": path})]
+    assert result.text == f'{path}: "the text of {path}"'  # the model's words did not say it: the reply does
 
 
 async def test_a_question_the_model_could_not_write_is_asked_plainly(bot, fake_llm):
@@ -259,21 +260,25 @@ async def test_a_fact_the_user_never_said_is_not_kept_and_the_bot_asks(bot, fake
     assert any("is not in the conversation" in e.data.get("text", "") for e in sink.of("thinking"))
 
 
-@pytest.mark.parametrize(("text", "fact"), [
-    ("Remember that I like tea", "The user likes tea"),
-    ("Please remember: the team meeting is on Friday.", "Team meeting on Friday"),
-    ("remember I live in Berlin", "User lives in Berlin."),
-    # The model's own wording, or another language: the message said something to keep.
-    ("Remember that I don't eat meat.", "The user is vegetarian."),
-    ("Please remember this: je bois du thé tous les matins.", "The user drinks tea every morning."),
+@pytest.mark.parametrize(("text", "fact", "kept"), [
+    ("Remember that I like tea", "The user likes tea", "The user likes tea"),
+    ("Please remember: the team meeting is on Friday.", "Team meeting on Friday", "Team meeting on Friday"),
+    ("remember I live in Berlin", "User lives in Berlin.", "User lives in Berlin."),
+    # The model's own wording, or another language: the user's own words are kept instead.
+    ("Remember that I don't eat meat.", "The user is vegetarian.", "I don't eat meat"),
+    ("Please remember this: je bois du thé tous les matins.", "The user drinks tea every morning.",
+     "je bois du thé tous les matins"),
+    # Left out: the request says it.
+    ("Can you remember that the dentist is on Monday?", None, "the dentist is on Monday"),
 ])
-async def test_a_fact_in_the_users_words_is_kept(bot, fake_llm, text, fact):
+async def test_a_fact_in_the_users_words_is_kept(bot, fake_llm, text, fact, kept):
     catalog = memory_catalog()
-    fake_llm.script(pick("remember"), Reply(json={"arguments": {"text": fact}}), Reply(text="Noted."))
+    fake_llm.script(pick("remember"), Reply(json={"arguments": {"text": fact} if fact else {}}), Reply(text="Noted."))
 
     result = await run_chain(message(bot, text), tools=catalog)
 
-    assert catalog.calls == [("remember", {"text": fact})] and result.text == "Noted."
+    assert catalog.calls == [("remember", {"text": kept})]
+    assert result.text == f'Remembered: "{kept}"' + ("" if kept.endswith(".") else ".")  # says what was kept
 
 
 def test_the_built_in_tools_that_keep_facts_take_them_from_the_user():

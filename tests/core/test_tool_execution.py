@@ -24,7 +24,7 @@ from grobot.core.services import bots, mcp_servers
 from grobot.core.tools.base import ToolSpec
 from grobot.core.tools.catalog import Link, catalog_for_bot, read_links
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
-from tests.fakes.llm import EventCollector, Reply, use_fake_llm
+from tests.fakes.llm import EventCollector, Reply, is_write_check, use_fake_llm
 from tests.fakes.mcp_servers import stdio_config
 
 
@@ -127,11 +127,13 @@ async def test_without_a_fallback_a_hanging_tool_fails_after_three_tries_and_a_f
                                                                                                  capsys):
     assert _cli(capsys, "bot", "mcp", "forecaster", "enable", "weather", "--timeout", "1")[0] == 0
     fake_llm.script(_calls(("weather__forecast", {"city": "Oslo"}), ("weather__flaky_time", {})),
-                    Reply(text="No forecast, but it is noon."))
+                    Reply(text="No forecast, but it is 12:00 (call 2)."))
 
     sink, result = await _ask(bot, hub, "Weather in Oslo, and the time?")
 
-    assert result.text == "No forecast, but it is noon."
+    # The model's words miss why there is no forecast: the reply says what each tool returned.
+    assert result.text == ("That did not work: its MCP server could not be used right now (after 3 tries).\n"
+                           'Flaky time: "12:00 (call 2)"')
     assert _steps(sink, "weather__forecast") == ["call", "retrying", "retrying", "error"]
     assert _steps(sink, "weather__flaky_time") == ["call", "retrying", "answer"]
     results = {e.data["name"]: e.data for e in sink.of("tool_result")}
@@ -187,7 +189,7 @@ async def test_unannotated_tools_run_in_parallel_a_destructive_one_alone_and_the
 
     sink, result = await _ask(bot, hub, "Look a, b and c up, and wipe")
 
-    assert result.text == "Done."
+    assert result.text == 'A: "a looked up"\nB: "b looked up"\nWiped.\nC: "c looked up"'  # each result, in order
     assert _overlap(sink) == [["lookup_a", "lookup_b"], ["wipe"], ["lookup_c"]]
 
     # The admin knows better: lookup_b writes, wipe only reads.
@@ -196,6 +198,7 @@ async def test_unannotated_tools_run_in_parallel_a_destructive_one_alone_and_the
     assert code == 0, err
     assert "Tool settings: lookup_b: writes; wipe: read-only" in out
     fake_llm.script(four, Reply(text="Done again."))
+    fake_llm.script_for(is_write_check, Reply(json={"asked": "yes"}), persistent=True)  # "once more" asks for them
 
     sink, _ = await _ask(bot, hub, "Once more")
 

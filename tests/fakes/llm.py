@@ -155,8 +155,14 @@ def minimal_instance(schema: Any) -> Any:
 
 def is_archivist_request(body: dict[str, Any]) -> bool:
     """True for the Archivist's background note-taking call (its answer schema has ``notes``)."""
-    schema = _requested_schema(body)
+    schema = requested_schema(body)
     return isinstance(schema, dict) and "notes" in (schema.get("properties") or {})
+
+
+def is_write_check(body: dict[str, Any]) -> bool:
+    """True for the tools model's yes/no on whether a message asks for a tool that changes things."""
+    schema = requested_schema(body)
+    return isinstance(schema, dict) and "asked" in (schema.get("properties") or {})
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:
@@ -177,7 +183,7 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _requested_schema(body: dict[str, Any]) -> Any:
+def requested_schema(body: dict[str, Any]) -> Any:
     """The JSON schema a request asks its answer to follow, if any."""
     fmt = body.get("format")
     if isinstance(fmt, dict):
@@ -362,7 +368,7 @@ class FakeLLM:
             # for the next message (answer it with script_for(is_archivist_request, ...)).
             if self._queue and not is_archivist_request(body):
                 return self._queue.pop(0)
-        schema = _requested_schema(body)
+        schema = requested_schema(body)
         if schema is not None:
             return Reply(json=minimal_instance(schema), chunks=1, delay=self.default_delay)
         return Reply(text=f"Echo: {_last_user_text(body.get('messages') or body.get('contents') or [])}",
@@ -793,7 +799,8 @@ class EventCollector:
 class FakeToolCatalog:
     """A :class:`~grobot.core.tools.base.ToolCatalog` of Python functions, for chain tests.
 
-    ``add(name, func, schema=..., read_only=..., fallback=..., timeout=..., from_user=..., source=...)``: ``func`` is an
+    ``add(name, func, schema=..., read_only=..., writes=..., fallback=..., timeout=..., from_user=..., source=...)``
+    (``writes`` defaults to whether it keeps the user's words, ``from_user``): ``func`` is an
     async function taking the arguments as keywords and returning a string or a ToolResult
     (or raising ToolError). ``calls`` records ``(name, arguments)`` in call order.
     """
@@ -805,14 +812,14 @@ class FakeToolCatalog:
         self.missing: dict[str, str] = {}
 
     def add(self, name: str, func: Callable[..., Any], *, schema: dict[str, Any] | None = None, description: str = "",
-            read_only: bool = False, fallback: str | None = None, timeout: float | None = None,
-            from_user: tuple[str, ...] = (), source: str = "builtin") -> FakeToolCatalog:
+            read_only: bool = False, writes: bool | None = None, fallback: str | None = None,
+            timeout: float | None = None, from_user: tuple[str, ...] = (), source: str = "builtin") -> FakeToolCatalog:
         from grobot.core.tools.base import ToolSpec
 
         self.specs[name] = ToolSpec(name=name, description=description or f"the {name} tool",
                                     input_schema=schema or {"type": "object", "properties": {}},
-                                    read_only=read_only, fallback=fallback, timeout_seconds=timeout, from_user=from_user,
-                                    source=source)
+                                    read_only=read_only, writes=bool(from_user) if writes is None else writes,
+                                    fallback=fallback, timeout_seconds=timeout, from_user=from_user, source=source)
         self.funcs[name] = func
         return self
 

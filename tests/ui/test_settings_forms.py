@@ -305,7 +305,8 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
     dialogs.accept = True
     card = page.locator('[data-category="output"]')
     # Nothing set for the bot: each value says what it inherits, and from where.
-    expect(card.get_by_test_id("llm-hint")).to_have_text(["From the built-in default."] * 5, timeout=PAGE_TIMEOUT_MS)
+    expect(card.get_by_test_id("llm-hint")).to_have_text(
+        ["From the built-in default."] * 5 + ["From the provider's default."], timeout=PAGE_TIMEOUT_MS)
     expect(card.get_by_role("combobox", name="Provider")).to_have_text("Inherit (ollama)")
     base_url = card.get_by_role("textbox", name="Base URL")
     expect(base_url).to_have_attribute("placeholder", "Inherit (http://localhost:11434)")
@@ -339,7 +340,7 @@ def test_a_bot_llm_card_checks_what_is_typed_and_stores_only_what_was_set(admin_
         "ollama", "", "fake-model", None, None)
     expect(card.get_by_test_id("llm-hint")).to_have_text([
         "Set for this bot.", "Set for this bot.", "From the built-in default.", "From the built-in default.",
-        "From the built-in default."])
+        "From the built-in default.", "From the provider's default."])
     expect(card.get_by_role("combobox", name="Provider")).to_have_text("ollama")
 
 
@@ -365,7 +366,7 @@ def test_a_bot_llm_card_shows_what_it_inherits_and_check_refuses_what_save_refus
     expect(model).to_have_attribute("placeholder", f"Inherit ({embedded.DEMO_MODEL})")
     expect(card.get_by_test_id("llm-hint")).to_have_text([
         "From the global setting.", "From the global setting.", "The bot worker runs the model file.",
-        "From the global setting.", "From the global setting."])
+        "From the global setting.", "From the global setting.", "From the built-in default."])
     screenshot(page, "llm-card-inherits")
 
     base_url.fill(fake_llm.url)  # only a Base URL: the inherited llamacpp takes none

@@ -1,11 +1,16 @@
 """Archivist: after the answer, in the background, keeps notes about the user and long-term memories.
 
-It never delays the answer. Notes need a reliability of at least 0.6 and are never
-duplicated (the notes service merges the same text). One LLM call (decision model) does
-both jobs, and only when a rule says the message may hold something worth keeping: the
-user said something about themselves, or (with a memory) made a statement that is neither
-a question nor small talk. The model picks the memories (facts, decisions, preferences);
-the memory skips one whose meaning is already stored.
+It never delays the answer. One LLM call (decision model) does both jobs, and only when a
+rule says the message may hold something worth keeping: the user said something about
+themselves, or (with a memory) made a statement that is neither a question nor small talk.
+
+Notes and memories come from the user's own words: the model reads the user's message only
+(never the bot's answer, which a small model copied into a note about the user), and each
+note or memory it writes is kept only when the message supports it, at least half of its
+meaningful words said by the user (:func:`support`); its reliability is at most what that
+support says (``0.5 + 0.5 * support``), and at least 0.6 to be kept. Notes are never
+duplicated (the notes service merges the same text); the memory skips one whose meaning is
+already stored.
 """
 
 from __future__ import annotations
@@ -20,12 +25,16 @@ from typing import Any
 from grobot.core.agents import prompts
 from grobot.core.agents.context import one_line
 from grobot.core.agents.structured import BadJSON, parse_object
+from grobot.core.agents.tool_router import content_words
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.memory import MAX_MEMORY_CHARS, MemoryPort, NoopMemory
 
 logger = logging.getLogger(__name__)
 
 MIN_RELIABILITY = 0.6
+MIN_SUPPORT = 0.5  # the share of a note's meaningful words the user's message must hold
+# Words a note adds to the user's own to say whom it is about ("The user lives in Berlin", "Ada said ...").
+_ABOUT_WORDS = frozenset({"user", "person", "said", "say", "says", "told", "stated", "mentioned"})
 MAX_NOTES_PER_RUN = 5
 # First-person statements worth a note-taking call (a rule instead of an LLM call on every message).
 SELF_STATEMENT = re.compile(
@@ -78,19 +87,18 @@ class Exchange:
     author_name: str
     conversation_key: str
     user_text: str
-    answer: str
     channel_id: str | None = None
     guild_id: str | None = None
     source_message_id: str | None = None
 
 
 def schedule(*, store: Any, bot_id: int, bot_name: str, run_id: int | None, author_id: str, author_name: str, conversation_key: str,
-             user_text: str, answer: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None,
+             user_text: str, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None,
              channel_id: str | None = None, guild_id: str | None = None,
              source_message_id: str | None = None) -> asyncio.Task[None]:
     """Start the Archivist for one exchange; returns its task (see :func:`drain`)."""
     exchange = Exchange(bot_id=bot_id, bot_name=bot_name, run_id=run_id, author_id=author_id, author_name=author_name,
-                        conversation_key=conversation_key, user_text=user_text, answer=answer, channel_id=channel_id,
+                        conversation_key=conversation_key, user_text=user_text, channel_id=channel_id,
                         guild_id=guild_id, source_message_id=source_message_id)
     task = asyncio.create_task(_archive(exchange, store, decision_llm=decision_llm, known_notes=known_notes, memory=memory))
     _pending.add(task)
@@ -157,8 +165,8 @@ async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
     system = prompt.format(known="\n".join(f"- {one_line(n)}" for n in known) or "(none)",
                            author=one_line(exchange.author_name))
     # One JSON object: a message that writes "Bot: ..." or "bob: ..." lines stays the person's own words.
-    shown = json.dumps({"person": exchange.author_name, "message": exchange.user_text, "bot_answer": exchange.answer},
-                       ensure_ascii=False)
+    # Not the bot's answer: what is kept about the user comes from the user.
+    shown = json.dumps({"person": exchange.author_name, "message": exchange.user_text}, ensure_ascii=False)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": shown}]
     records = []
     notes: list[tuple[str, float]] = []
@@ -171,8 +179,9 @@ async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
             data, _ = parse_object(result.text)
         except BadJSON:
             data = {}
-        notes = _notes(data)
-        memories = _memories(data) if with_memory else []
+        notes = _supported_notes(_notes(data), exchange)
+        memories = [(text, kind) for text, kind in (_memories(data) if with_memory else [])
+                    if support(text, exchange.user_text, exchange.author_name) >= MIN_SUPPORT]
     except LLMCallFailed as exc:
         records = exc.records
         logger.warning("The Archivist's LLM call failed: %s", exc)
@@ -182,6 +191,29 @@ async def _review(exchange: Exchange, store: Any, llm: Any, known: list[str], *,
     if notes:
         logger.info("The Archivist kept %d note(s) for bot %s", len(notes[:MAX_NOTES_PER_RUN]), exchange.bot_id)
     return memories
+
+
+def support(written: str, said: str, author: str = "") -> float:
+    """The share of the meaningful words of ``written`` (a note, a memory) that ``said`` (the user's message)
+    holds; words that only say whom it is about ("the user", the person's name when they did not write it)
+    do not count. 0 when nothing is left to check."""
+    said_words = content_words(said)
+    about = _ABOUT_WORDS | (content_words(author) - said_words)
+    words = content_words(written) - about
+    return len(words & said_words) / len(words) if words else 0.0
+
+
+def _supported_notes(notes: list[tuple[str, float]], exchange: Exchange) -> list[tuple[str, float]]:
+    """The notes the user's message supports, each as reliable as that support says at most."""
+    kept = []
+    for text, reliability in notes:
+        share = support(text, exchange.user_text, exchange.author_name)
+        capped = round(min(reliability, 0.5 + 0.5 * share), 2)
+        if share >= MIN_SUPPORT and capped >= MIN_RELIABILITY:
+            kept.append((text, capped))
+        else:
+            logger.info("The Archivist left out a note the message does not support (bot %s)", exchange.bot_id)
+    return kept
 
 
 def _notes(data: dict[str, Any]) -> list[tuple[str, float]]:

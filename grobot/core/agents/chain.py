@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router
+from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router, write_requests
 from grobot.core.agents.clarifier import clarify
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.events import RunRecorder
@@ -27,7 +27,7 @@ from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
 from grobot.core.agents.run import Run
 from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
-from grobot.core.agents.synthesizer import synthesize
+from grobot.core.agents.synthesizer import grounded_results, settle, synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
 from grobot.core.errors import GroBotError, error_line
@@ -138,7 +138,7 @@ async def run_chain(
             answer = await _chain_mode(run, specs, catalog, memory)
 
         # -- done: store the answer, the events and the accounting in one transaction
-        final_text = recorder.text or answer
+        final_text = answer  # what settle() decided: the Discord reply, Test Chat and the history all read it
         run.new_messages.append({"role": "assistant", "content": answer})
         total = time.perf_counter() - started
         timings = _timings(run, total)
@@ -155,7 +155,7 @@ async def run_chain(
         _log_answered(msg, run_id, total, len(run.records), usage)
         archivist.schedule(store=store, bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
-                           answer=final_text, decision_llm=loaded.llms["decision"],
+                           decision_llm=loaded.llms["decision"],
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
@@ -229,6 +229,8 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
             note = prompts.TOOLS_MODEL_FAILED_NOTE
             break
         fresh = list({c.name: c for c in chosen}.values())
+        # A tool that changes things only when the message asks for it (before its arguments are worked out).
+        fresh = [c for c in fresh if await write_requests.asks_for(run, by_name[c.name])]
         if not fresh:
             await run.think("tool_identifier", "no more tools needed" if done else "no tool needed")
             break
@@ -254,7 +256,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
                 # Clarifier: ask the user, and the run ends with the question.
                 question = await clarify(run, by_name[choice.name], extraction.missing, extraction.question)
                 run.new_messages.extend(exchange)
-                return question
+                return await settle(run, question, grounded_results(run), keep=True)
             else:
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments={},
                                          error=f"no valid arguments could be worked out ({extraction.error})"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from grobot.core.agents import prompts
+from grobot.core.agents import prompts, reply_check
 from grobot.core.agents.run import Run
 from grobot.core.tools.base import ToolSpec
 
@@ -33,16 +33,16 @@ def template_question(missing: list[str]) -> str:
 
 def _usable(question: str) -> bool:
     """A short question (what a model wrote may be a long text, or no question at all)."""
-    return "?" in question and len(question) <= MAX_QUESTION_CHARS
+    return "?" in question and len(question) <= MAX_QUESTION_CHARS and reply_check.check(question).ok
 
 
 async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = "") -> str:
-    """Send the user a question for what a tool needs; returns it.
+    """The question for what a tool needs, to end the run with (the caller settles it as the answer).
 
     ``question``: the one the tools model wrote (outside its schema), used when it is a short
     question. Otherwise the output model writes it (in the user's language), capped; an answer that
-    is not a short question is replaced by a plain one naming what is missing. It is sent whole, not
-    streamed, so a replaced answer never reaches the user.
+    is not a short question (or holds markup, JSON, code or a loop) is replaced by a plain one naming
+    what is missing. It is sent whole, not streamed, so a replaced answer never reaches the user.
     """
     await run.think("clarifier", f"{spec.name} needs {', '.join(missing) or 'more information'}; asking the user")
     question = question.strip()
@@ -57,5 +57,4 @@ async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = 
         if not _usable(question):
             await run.think("clarifier", "the model's question was not usable; asking plainly")
             question = template_question(missing)
-    await run.recorder.token(question)
     return question

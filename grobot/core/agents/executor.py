@@ -7,7 +7,8 @@ up to ``MAX_ATTEMPTS`` tries in all, after a backoff that doubles up to ``RETRY_
 call that may have run (timed out) is not sent again when its tool writes and is not idempotent.
 When a call still fails, the tool's fallback (set by the admin per bot and tool) is tried with the
 same arguments; a failure becomes a result that says what failed. A place written for a time zone
-("Tokyo") is read as its zone ("Asia/Tokyo") first, whichever model wrote the call.
+("Tokyo") is read as its zone ("Asia/Tokyo") first, whichever model wrote the call. A call of a tool
+that changes things is not made unless the user's message asks for it (:mod:`.write_requests`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from grobot.core.agents import time_zones
 from grobot.core.agents.acknowledger import Acknowledger
 from grobot.core.agents.run import Run
 from grobot.core.agents.types import EventKind
+from grobot.core.agents.write_requests import asks_for
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolError, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -86,6 +88,10 @@ async def execute(run: Run, calls: list[PlannedCall], specs: dict[str, ToolSpec]
     await run.load_tool_settings()
     for call in calls:
         spec = specs.get(call.name)
+        if spec is not None and not call.error and not await asks_for(run, spec):
+            call.error = "the user's message does not ask for it, and it changes things"
+    for call in calls:
+        spec = specs.get(call.name)
         for name, written, zone in time_zones.read_zones(call.arguments, spec.input_schema) if spec else []:
             await run.think("executor", f"{call.name}: {name} {json.dumps(written)} read as the time zone {zone}")
     unique: dict[str, PlannedCall] = {}
@@ -113,6 +119,9 @@ async def execute(run: Run, calls: list[PlannedCall], specs: dict[str, ToolSpec]
         first = done[call.key()]
         ordered.append(first if first.call is call else ExecutedCall(call=call, content=first.content, is_error=first.is_error,
                                                                      duration_ms=first.duration_ms, attempts=0, fallback=first.fallback))
+    # What the reply must state: the calls that ran (not those refused before running, whose reason is for the model).
+    run.tool_results.extend((specs.get(item.call.name), item) for item in done.values()
+                            if not item.call.error and item.call.name in specs)
     return ordered
 
 

@@ -13,7 +13,16 @@ from typing import Any
 from grobot.core.agents import prompts, recovery
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.run import Run
-from grobot.core.agents.synthesizer import answer_cap, answer_messages, final_text, synthesize
+from grobot.core.agents.synthesizer import (
+    answer_cap,
+    answer_messages,
+    final_text,
+    grounded_results,
+    guard,
+    retry_answer,
+    settle,
+    synthesize,
+)
 from grobot.core.llm.service import LLMResult
 from grobot.core.tools.base import ToolCatalog, ToolSpec
 
@@ -39,7 +48,8 @@ async def run_native(run: Run, specs: list[ToolSpec], catalog: ToolCatalog) -> s
             return answer
         if not result.tool_calls or offer is None:
             run.new_messages.extend(exchange)
-            return await final_text(run, result, "native")
+            text = await final_text(run, result, "native")
+            return await settle(run, text, grounded_results(run), retry=retry_answer(run, exchange, note))
         rounds += 1
         calls = []
         for tc in result.tool_calls:
@@ -62,7 +72,8 @@ def _asker(run: Run, exchange: list[dict[str, Any]], note: str,
         told = note
         if failed:
             told = (note + "\n" + prompts.MODEL_RETRY.format(error=failed, simpler=prompts.SIMPLER_NATIVE)).strip()
-        return run.llm("output", "native", answer_messages(run, exchange, told), tools=offer, on_text=run.recorder.token,
-                       max_tokens=answer_cap(run))
+        watch = guard(run, grounded_results(run))
+        return run.llm("output", "native", answer_messages(run, exchange, told), tools=offer, on_text=watch.feed,
+                       stop=lambda: watch.stop, max_tokens=answer_cap(run))
 
     return ask

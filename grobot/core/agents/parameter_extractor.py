@@ -4,7 +4,9 @@ Broken JSON is repaired (json-repair); an invalid answer gets one retry that sho
 model the validation error (a required value it left out without saying the user never gave it
 is then required by the grammar, and used only if the conversation holds it); a required
 value the user never gave goes to the Clarifier, as does a file name the conversation never wrote
-or a fact to keep that the user never said (the model made it up). A time-zone argument may only take the zones the message names
+or a fact to keep that the user never said (the model made it up). A fact to keep is in the user's
+words: the model's when they are mostly the user's, else what the request says after its verb
+("Remember that I don't eat meat" -> "I don't eat meat"). A time-zone argument may only take the zones the message names
 (:mod:`grobot.core.agents.time_zones`; the executor reads a place written for a zone as its zone).
 """
 
@@ -20,6 +22,7 @@ from grobot.core.agents import prompts, time_zones
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
 from grobot.core.agents.tool_router import content_words, name_words
+from grobot.core.agents.write_requests import request_for
 from grobot.core.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -161,22 +164,26 @@ memorise keep save store write down jot record please
 """.split())
 
 
-def _told(value: Any, said: str, message: str, spec: ToolSpec) -> bool:
-    """Whether ``value``, a fact to note or remember (:attr:`ToolSpec.from_user`), is the user's.
-
-    It is when at least half of its meaningful words were said ("The user likes tea" for "remember
-    that I like tea"), or when the message says something beyond asking for it to be kept: a model
-    may word the fact its own way ("User is vegetarian" for "remember I don't eat meat") or in
-    another language. A fact written for a message that only asks ("Please remember something for
-    me.") was made up by the model. A value with no meaningful word cannot be judged.
-    """
+def _told(value: Any, said: str) -> bool:
+    """Whether ``value``, a fact to note or remember (:attr:`ToolSpec.from_user`), is the user's: at least
+    half of its meaningful words were said ("The user likes tea" for "remember that I like tea"). A fact
+    in other words ("User is vegetarian" for "remember I don't eat meat", a translation) is the model's:
+    the user's own words are kept instead (:func:`_own_words`). A value with no meaningful word cannot
+    be judged."""
     if not isinstance(value, str):
         return False
     words = content_words(value) - {"user"}
-    if not words or len(words & content_words(said)) >= TOLD_SHARE * len(words):
-        return True
+    return not words or len(words & content_words(said)) >= TOLD_SHARE * len(words)
+
+
+def _own_words(message: str, spec: ToolSpec, bot_name: str) -> str:
+    """What the message asks ``spec`` to keep, in the user's words ("Remember that I don't eat meat" ->
+    "I don't eat meat"); empty when it only asks ("Please remember something for me")."""
+    request = request_for(message, spec, bot_name=bot_name)
+    if request is None:
+        return ""
     asking = _ASKING_WORDS | name_words(spec.name) | content_words(spec.description)
-    return bool(content_words(message) - asking)
+    return request.content if content_words(request.content) - asking else ""
 
 
 def _user_words(messages: list[dict[str, Any]]) -> str:
@@ -234,12 +241,13 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     forced: list[str] = []
     kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
     last_error = ""
+    own = _own_words(str(run.msg.content or ""), spec, run.bot.name) if spec.from_user else ""
 
     def from_conversation(name: str, value: Any) -> bool:
         """A file name or a fact to keep the conversation must hold; a value the grammar forced, too (a
         zone: one it names)."""
         if name in spec.from_user:
-            return _told(value, said, str(run.msg.content or ""), spec)
+            return _told(value, said)
         if name in file_names:
             return _names_a_file_said(name, value, said)
         if name not in forced:
@@ -271,9 +279,17 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     await run.think("parameter_extractor", f"{spec.name}: {shown} is not in the conversation, "
                                                            "so not used")
                     args = {k: v for k, v in args.items() if k not in made_up}
+                    if own and any(n in spec.from_user for n in made_up):  # the user's own words instead
+                        args.update({n: own for n in made_up if n in spec.from_user})
+                        made_up = [n for n in made_up if n not in spec.from_user]
+                        await run.think("parameter_extractor", f"{spec.name}: keeps the user's own words "
+                                                               f"{json.dumps(own)[:80]}")
                     # A file name or a fact made up, not left out: asking the model again would not give
                     # the user's file or words.
                     guessed = any(n in file_names or n in spec.from_user for n in made_up)
+                left_out = [n for n in spec.from_user if own and not args.get(n)]
+                if left_out:  # what to keep, left out: the message says it
+                    args.update({n: own for n in left_out})
             errors = check(args, spec)
             if not errors:
                 return Extraction(arguments=args)

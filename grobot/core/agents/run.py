@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grobot.core.agents.events import RunRecorder
 from grobot.core.agents.tool_router import KnownScores
@@ -16,7 +16,10 @@ from grobot.core.llm.base import Usage
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.errors import LLMError, ServerUnavailable
 from grobot.core.llm.service import CallRecord, LLMCallFailed, LLMResult, call_llm
-from grobot.core.tools.base import ToolContext
+from grobot.core.tools.base import ToolContext, ToolSpec
+
+if TYPE_CHECKING:
+    from grobot.core.agents.executor import ExecutedCall
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +61,9 @@ class Run:
     unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog; the model gets the names)
     known_similarities: KnownScores = None  # the message against tool texts, computed before the run (or coming)
     route_texts: list[str] | None = None  # the tool texts the Tool Router scored
+    # Every tool call that ran, with its tool (None: unknown), in order: what the reply must state.
+    tool_results: list[tuple[ToolSpec | None, ExecutedCall]] = field(default_factory=list)
+    write_asked: dict[str, bool] = field(default_factory=dict)  # tool -> whether the message asks for it (tools that write)
 
     async def llm(self, category: str, role: str, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
         """One LLM call on the model of ``category``; every attempt is accounted for."""

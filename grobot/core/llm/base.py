@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from grobot.core.llm.sampling import Sampling
+
 logger = logging.getLogger(__name__)
 
 
@@ -82,6 +84,7 @@ class ChatRequest:
     context_window: int | None = None
     max_tokens: int | None = None
     timeout: float | None = None
+    sampling: Sampling | None = None  # repetition penalties and the like (the role's, see grobot.core.llm.sampling)
 
 
 @dataclass

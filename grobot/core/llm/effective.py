@@ -21,6 +21,7 @@ class EffectiveLLM:
     supports_images: bool
     source: str  # "bot", "global" or "builtin"
     unavailable: str | None = None  # why calls cannot be made now (an embedded model that is not running)
+    repeat_penalty: float | None = None  # the prose roles' (None: the provider's default; see grobot.core.llm.sampling)
 
     def public(self) -> dict[str, Any]:
         """As shown to people: the API key is only "set" or "not set"."""
@@ -31,6 +32,7 @@ class EffectiveLLM:
             "model": self.model,
             "context_window": self.context_window,
             "temperature": self.temperature,
+            "repeat_penalty": self.repeat_penalty,
             "api_key": "set" if self.api_key else "not set",
             "fallback_model": self.fallback_model,
             "supports_images": self.supports_images,

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, StreamChunk
 from grobot.core.llm.embedded import display_name
 from grobot.core.llm.http_client import LLMHttpClient
 from grobot.core.llm.openai_compat import OpenAICompatProvider
+from grobot.core.llm.sampling import Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,10 @@ class LlamaCppProvider(OpenAICompatProvider):
         self._supports_tools: bool | None = None
         self._slots: int | None = None
         self._root = LLMHttpClient(self._server_url, {}, timeout, provider=self.name, keepalive=False)
+
+    def sampling_fields(self, sampling: Sampling) -> dict[str, Any]:
+        """llama.cpp's own sampling fields (its repetition penalty, DRY, min-p)."""
+        return sampling.llamacpp_fields()
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         if request.tools and not await self.supports_tools():

@@ -113,6 +113,8 @@ class OllamaProvider(LLMProvider):
             options["num_ctx"] = request.context_window
         if request.max_tokens:
             options["num_predict"] = request.max_tokens
+        if request.sampling is not None:
+            options.update(request.sampling.ollama_options())
         if options:
             body["options"] = options
         if request.tools:

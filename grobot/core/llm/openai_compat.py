@@ -14,6 +14,7 @@ from grobot.core.llm import errors
 from grobot.core.llm.base import ChatRequest, LLMProvider, StreamChunk, ToolCall, Usage, new_call_id, parse_arguments
 from grobot.core.llm.http_client import LLMHttpClient, iter_lines, raise_for_status
 from grobot.core.llm.providers import ENTRIES
+from grobot.core.llm.sampling import Sampling
 from grobot.core.llm.sse import sse_events
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ class OpenAICompatProvider(LLMProvider):
             body["temperature"] = request.temperature
         if request.max_tokens:
             body["max_tokens"] = request.max_tokens
+        if request.sampling is not None:
+            body.update(self.sampling_fields(request.sampling))
         if request.tools:
             body["tools"] = request.tools
         if request.schema is not None and self._schema_mode != "none":
@@ -66,6 +69,10 @@ class OpenAICompatProvider(LLMProvider):
         if stream and self._usage_option:
             body["stream_options"] = {"include_usage": True}
         return body
+
+    def sampling_fields(self, sampling: Sampling) -> dict[str, Any]:
+        """The request's fields for ``sampling`` (the OpenAI API's own: a service refuses others)."""
+        return sampling.openai_fields()
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         for attempt in range(3):

@@ -24,6 +24,7 @@ from grobot.core.llm import errors
 from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, StreamChunk, ToolCall, Usage
 from grobot.core.llm.budget import CHARS_PER_TOKEN, estimate_tokens, input_budget, messages_tokens, trim_history
 from grobot.core.llm.registry import get_provider
+from grobot.core.llm.sampling import for_call
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ OVERRUN_SLACK_TOKENS = 64
 
 TextCallback = Callable[[str], Awaitable[None]]
 NoticeCallback = Callable[[str], Awaitable[None]]
+StopCheck = Callable[[], bool]
 
 
 @dataclass
@@ -77,10 +79,14 @@ async def call_llm(
     on_notice: NoticeCallback | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    stop: StopCheck | None = None,
 ) -> LLMResult:
     """Call the model of ``llm`` (an :class:`~grobot.core.services.llm_settings.EffectiveLLM`).
 
-    ``on_text`` receives the answer as it streams. Raises :class:`LLMCallFailed`.
+    ``on_text`` receives the answer as it streams; ``stop`` (asked after each piece) ends it early
+    when it says so: the stream is closed and the answer is what came so far (not a capped one).
+    The role's sampling (:func:`grobot.core.llm.sampling.for_call`) goes with the request.
+    Raises :class:`LLMCallFailed`.
     """
     records: list[CallRecord] = []
     if getattr(llm, "unavailable", None):
@@ -89,7 +95,7 @@ async def call_llm(
     for index, model in enumerate(models):
         try:
             result = await _call_model(llm, model, messages, role=role, tools=tools, schema=schema, on_text=on_text,
-                                       temperature=temperature, max_tokens=max_tokens, records=records)
+                                       temperature=temperature, max_tokens=max_tokens, records=records, stop=stop)
             result.fallback_used = index > 0
             return result
         except errors.LLMError as exc:
@@ -115,17 +121,19 @@ async def _call_model(
     temperature: float | None,
     max_tokens: int | None,
     records: list[CallRecord],
+    stop: StopCheck | None = None,
 ) -> LLMResult:
     provider = get_provider(llm.provider, llm.base_url, llm.api_key)
     budget = input_budget(llm.context_window, reserve=max_tokens)
     prompt = trim_history(messages, budget)
     trimmed = len(messages) - len(prompt)
     temp = llm.temperature if temperature is None else temperature
+    sampling = for_call(role, llm)
     rate_limited = timeouts = trims = 0
     empty_retried = False
     while True:
         request = ChatRequest(model=model, messages=prompt, tools=tools, schema=schema, temperature=temp,
-                              context_window=llm.context_window, max_tokens=max_tokens)
+                              context_window=llm.context_window, max_tokens=max_tokens, sampling=sampling)
         record = CallRecord(role=role, provider=llm.provider, model=model)
         records.append(record)
         emitted = False
@@ -137,7 +145,7 @@ async def _call_model(
                 await on_text(text)
 
         try:
-            response = await _once(provider, request, record, relay if on_text else None)
+            response = await _once(provider, request, record, relay if on_text else None, stop)
         except errors.LLMError as exc:
             record.error = errors.one_line(str(exc), 500)
             if emitted:  # part of the answer already reached the user: no silent restart
@@ -177,7 +185,8 @@ async def _call_model(
                          model=model, records=records, trimmed=trimmed)
 
 
-async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text: TextCallback | None) -> ChatResponse:
+async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text: TextCallback | None,
+                stop: StopCheck | None = None) -> ChatResponse:
     """One HTTP call, streamed; fills ``record`` with tokens and timings."""
     started = time.perf_counter()
     response = ChatResponse(model=request.model)
@@ -198,6 +207,9 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                     response.finish_reason = chunk.finish_reason
                 if meter.past_limit(chunk):
                     _cut_off(provider, request, response)
+                    break
+                if stop is not None and chunk.text and stop():
+                    response.finish_reason = "stop"  # the caller has what it needs (the rest would be thrown away)
                     break
     finally:
         record.latency_ms = (time.perf_counter() - started) * 1000

@@ -33,6 +33,8 @@ class LLMFields(BaseModel):
     model: str = Field(min_length=1, max_length=200)
     context_window: int = Field(default=8192, ge=256, le=10_000_000)
     temperature: float = Field(default=0.7, ge=0, le=2)
+    # The prose roles' repetition penalty (None: the provider's default; 1 turns it off), see grobot.core.llm.sampling.
+    repeat_penalty: float | None = Field(default=None, ge=1, le=2)
     fallback_model: str | None = Field(default=None, max_length=200)
     supports_images: bool = False
 
@@ -72,7 +74,7 @@ class OverrideFields(LLMFields):
     context_window: int | None = Field(default=None, ge=256, le=10_000_000)  # type: ignore[assignment]
     temperature: float | None = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
 
-    @field_validator("model", "context_window", "temperature", "fallback_model", mode="before")
+    @field_validator("model", "context_window", "temperature", "fallback_model", "repeat_penalty", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -361,6 +363,7 @@ def _effective(row: Any, source: str, parent: EffectiveLLM | None = None) -> Eff
         model=value("model", provider_default(row.provider, "model")),
         context_window=value("context_window", 8192),
         temperature=value("temperature", 0.7),
+        repeat_penalty=value("repeat_penalty", None),
         api_key=api_key,
         fallback_model=row.fallback_model,
         supports_images=row.supports_images,

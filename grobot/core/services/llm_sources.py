@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from sqlmodel import Session, select
 
-from grobot.core.llm import embedded
+from grobot.core.llm import embedded, sampling
 from grobot.core.models import LLMCategory, LLMSetting
 from grobot.core.services import llm_settings
 from grobot.core.settings import get_settings
@@ -20,7 +20,7 @@ GLOBAL = "global setting"
 ENVIRONMENT = "environment variable OLLAMA_HOST"
 PROVIDER_DEFAULT = "provider default"
 DEFAULT = "default"
-FIELDS = ("base_url", "model", "context_window", "temperature")
+FIELDS = ("base_url", "model", "context_window", "temperature", "repeat_penalty")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ def inherited(category: str, provider: str, global_row: LLMSetting | None) -> di
             value, source = llm_settings.provider_default(provider, name), PROVIDER_DEFAULT
         else:
             value, source = _text(getattr(parent, name)), parent_source
+        if name == "repeat_penalty" and not value:  # unset all the way: the provider's default
+            value, source = sampling.default_text(provider), DEFAULT if provider == embedded.PROVIDER else PROVIDER_DEFAULT
         fields[name] = FieldSource(own="", inherited=_text(value), source=source)
     return fields
 

@@ -29,6 +29,7 @@ class ToolSpec:
     # Arguments that record what the user said (a fact to note or remember): their words must come
     # from the conversation; a value a model wrote on its own is not used (the user is asked).
     from_user: tuple[str, ...] = ()
+    done: str = ""  # what a call that worked did, in a word ("Noted"): the reply's confirmation (default: its result)
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""

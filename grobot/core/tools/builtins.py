@@ -52,9 +52,9 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool,
-          from_user: tuple[str, ...] = ()) -> ToolSpec:
+          from_user: tuple[str, ...] = (), done: str = "") -> ToolSpec:
     return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, writes=not read_only,
-                    source="builtin", from_user=from_user)
+                    source="builtin", from_user=from_user, done=done)
 
 
 def _json_result(data: Any) -> ToolResult:
@@ -168,6 +168,7 @@ def _notes_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
                 ),
                 read_only=False,
                 from_user=("note",),
+                done="Noted",
             ),
             add,
         ),
@@ -183,6 +184,7 @@ def _notes_tools(bot_id: int, store: Any) -> list[BuiltinTool]:
                 ),
                 read_only=False,
                 from_user=("note",),
+                done="Note updated",
             ),
             update,
         ),
@@ -222,6 +224,7 @@ def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
                 _schema({"text": {"type": "string", "minLength": 1, "maxLength": 4000}}, ["text"]),
                 read_only=False,
                 from_user=("text",),
+                done="Remembered",
             ),
             remember,
         ),
