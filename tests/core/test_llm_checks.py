@@ -125,7 +125,7 @@ def test_a_bot_override_stores_only_what_was_set_and_follows_ollama_host(grobot_
     code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits", "--json")
     shown = {row["category"]: row for row in json.loads(out)}
     assert shown["tools"]["inherited"] == {"base_url": "environment variable OLLAMA_HOST", "model": "global setting",
-                                           "temperature": "global setting", "repeat_penalty": "global setting"}
+                                           "temperature": "global setting", "repeat_penalty": "provider default"}
     assert "inherited" not in shown["output"]  # no override: all of it is the global default's
     code, out, err = cli(capsys, monkeypatch, "llm", "show", "--bot", "inherits")
     assert "base url: environment variable OLLAMA_HOST; model: global setting" in out

@@ -6,21 +6,27 @@ calls and tokens recorded, bounded time, the tool path taken), never a tiny mode
 
 from __future__ import annotations
 
+import json
 import time
 
 import jsonschema
 from sqlmodel import select
 
 from grobot.core.agents import prompts
+from grobot.core.agents.archivist import support
 from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.gatekeeper import GATEKEEPER_SCHEMA
+from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
 from grobot.core.llm.service import call_llm
-from grobot.core.models import LLMCall
+from grobot.core.memory.local import LocalMemory
+from grobot.core.models import LLMCall, Message, UserNote
 from grobot.core.services import bots, llm_settings
+from grobot.core.tools.catalog import catalog_for_bot
+from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, FakeToolCatalog
 
 TIMEZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone, e.g. Asia/Tokyo"}}}
@@ -88,8 +94,6 @@ async def test_a_plain_message_streams_one_capped_answer_from_one_call(grobot_en
 
 
 async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directory):
-    from grobot.core.memory.local import LocalMemory
-
     bot_id = make_bot()
     catalog = time_catalog()
     sink = EventCollector()
@@ -127,8 +131,6 @@ async def test_structured_answers_are_valid_json_within_their_cap(grobot_env, de
                                   {"role": "user", "content": "Demo, can you help me?"}],
                             role="gatekeeper", schema=GATEKEEPER_SCHEMA, temperature=0.0,
                             max_tokens=prompts.GATEKEEPER_MAX_TOKENS)
-
-    import json
 
     jsonschema.validate(json.loads(result.text), GATEKEEPER_SCHEMA)
     assert 0 < result.usage.tokens_out <= prompts.GATEKEEPER_MAX_TOKENS
@@ -181,12 +183,6 @@ async def test_a_model_that_cannot_run_ends_the_run_with_one_clear_error(grobot_
 async def test_the_reply_states_the_time_the_tool_returned(grobot_env, demo_directory):
     """"What time is it in Tokyo?" on the demo model with the real built-in clock: whatever the model writes,
     the reply (the done event, the stored history) states the time the tool returned, and holds no markup."""
-    from grobot.core.agents.run_store_db import DatabaseStore
-    from grobot.core.memory.local import LocalMemory
-    from grobot.core.models import Message
-    from grobot.core.tools.catalog import catalog_for_bot
-    from grobot.core.tools.mcp_hub import McpHub
-
     bot_id = make_bot()
     sink = EventCollector()
     memory = LocalMemory()
@@ -204,8 +200,6 @@ async def test_the_reply_states_the_time_the_tool_returned(grobot_env, demo_dire
     assert result.error is None and terminal(sink) == ["done"]
     returned = [e.data for e in sink.of("tool_result") if e.data["name"] == "datetime_now" and not e.data["is_error"]]
     assert returned, [e.data for e in sink.of("tool_call")]
-    import json
-
     said = json.loads(returned[-1]["content"])
     assert said["time"][:5] in result.text and "Asia/Tokyo" in said["timezone"]
     assert "<tool_call>" not in result.text and not result.text.lstrip().startswith("{")
@@ -218,9 +212,6 @@ async def test_the_reply_states_the_time_the_tool_returned(grobot_env, demo_dire
 async def test_the_archivist_keeps_only_notes_the_users_words_support(grobot_env, demo_directory):
     """The demo model once stored the bot's whole greeting as a note about the user, at 0.9. A note it keeps
     now is the user's words, as reliable as they support it, and never the bot's answer."""
-    from grobot.core.agents.archivist import support
-    from grobot.core.models import UserNote
-
     bot_id = make_bot(name="Bob")
     text = "Bonjour! I'm Ada, I live in Lisbon and I work as a nurse. Hi Bob, how are you today?"
     result = await run_chain(message(bot_id, text), sink=EventCollector(), tools=FakeToolCatalog())
@@ -235,3 +226,36 @@ async def test_the_archivist_keeps_only_notes_the_users_words_support(grobot_env
         share = support(note, text, "ada")
         assert share >= 0.5 and reliability <= 0.5 + 0.5 * share + 1e-9, (note, reliability)
         assert note.strip() not in result.text and result.text.strip() not in note, (note, result.text)
+
+
+async def run_with_builtin_tools(bot_id: int, text: str) -> tuple[object, EventCollector, set[str]]:
+    """``text`` through the chain with the bot's real built-in tools (notes, memory, files, clock); also the
+    names of the tools among them that change things."""
+    sink = EventCollector()
+    memory = LocalMemory()
+    await memory.warm()
+    hub = McpHub()
+    try:
+        catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub, memory=memory)
+        writing = {spec.name for spec in await catalog.list_tools() if spec.writes}
+        result = await run_chain(message(bot_id, text), ChainDeps.local(memory), sink=sink, tools=catalog)
+        await wait_for_background(timeout=240)
+    finally:
+        await hub.aclose()
+        memory.close()
+    return result, sink, writing
+
+
+async def test_plain_chat_with_tool_words_changes_nothing(grobot_env, demo_directory):
+    """"I remember my first computer, it was a Commodore 64" once made the demo model call memory_remember
+    ("Good times, good times, ...") and reply "Remembered: Remembered: ..."; "Any tips for remembering
+    people's names?" added a note "not a required property". Plain chat calls no tool that changes things and
+    says nothing was remembered or noted."""
+    bot_id = make_bot()
+    for text in ("I remember my first computer, it was a Commodore 64.", "Any tips for remembering people's names?"):
+        result, sink, writing = await run_with_builtin_tools(bot_id, text)
+        assert {"memory_remember", "user_notes_add"} <= writing
+        assert result.error is None and terminal(sink) == ["done"] and result.text.strip()
+        called = [e.data["name"] for e in sink.of("tool_call")]
+        assert not writing & set(called), (text, called)
+        assert not result.text.lstrip().startswith(("Remembered", "Noted")), (text, result.text)
