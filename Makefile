@@ -1,5 +1,6 @@
-# GroBot: `make run` starts the platform, `make test` runs every test.
-# Both set up what they need first (virtualenv, packages, database) and are idempotent.
+# GroBot: `make run` starts the platform, `make check` is the fast loop (ruff, mypy and the tests
+# that start no browser, supervisor or real model), `make test` runs every test.
+# They set up what they need first (virtualenv, packages, database) and are idempotent.
 
 SHELL := /bin/bash
 VENV ?= .venv
@@ -12,12 +13,13 @@ export REFLEX_USE_NPM := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint install install-dev mcp-presets system-deps npm-deps worker web bench clean help
+.PHONY: run check test lint install install-dev mcp-presets system-deps npm-deps worker web bench clean help
 
 help:
 	@echo "make run    set up, then start the bot worker and the web app (http://localhost:3000)"
+	@echo "make check  the fast loop: ruff, mypy, then every test but the browser, end-to-end and real-model ones, in parallel"
 	@echo "make test   set up, then run every test (SQLite and a throwaway PostgreSQL)"
-	@echo "make lint   ruff and mypy (make test runs them first)"
+	@echo "make lint   ruff and mypy (make check and make test run them first)"
 	@echo "make bench  run the benchmarks in bench/"
 
 $(VENV)/bin/python:
@@ -78,8 +80,17 @@ run: install mcp-presets
 	$(PY) -m grobot admin create --username admin --if-none </dev/null
 	bash scripts/run.sh
 
+# The fast loop: the tests not marked slow (browser, e2e and real_llm tests are: see pytest.ini), on
+# as many workers as cores (pytest-xdist), the slowest 15 named at the end.
+CHECK_WORKERS ?= auto
+check: install-dev system-deps npm-deps lint
+	$(PY) -m pytest -m "not slow" -n $(CHECK_WORKERS) --durations=15 $(PYTEST_ARGS)
+
+# The full suite on TEST_WORKERS workers by module (tests/scheduling.py keeps the browser tests on
+# one worker, the demo-model tests on one); TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install-dev system-deps npm-deps lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=15 $(PYTEST_ARGS)
 
 # Style and types (configured in pyproject.toml): ruff on the tree, mypy on grobot/core and bot_worker.
 lint: install-dev

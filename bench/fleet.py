@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,20 @@ def pct(values: list[float], q: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid``: its threads' run time in nanoseconds (``/proc/PID/task/*/schedstat``),
+    not the clock ticks of ``/proc/PID/stat`` (10 ms each, too coarse for a few ms per message)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+                    total += int(handle.read().split()[0])
+            except OSError:
+                continue  # a thread that ended meanwhile
+    except OSError:
+        total = 0
+    if total:
+        return total / 1e9
     with open(f"/proc/{pid}/stat") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
@@ -128,7 +143,8 @@ class Bench:
         self.trace = trace  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url, PYTHONPATH=str(ROOT),
+        env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url,
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                    GROBOT_LOG_LEVEL="WARNING", **({"GROBOT_TRACE_TIMINGS": "1"} if self.trace else {}))
         env.update(extra)
         return env
@@ -214,6 +230,17 @@ def _traced(log_path: Path, marker: str, count: int) -> list[dict[str, float]]:
             for line in lines[-count:]]
 
 
+def _link_requests(log_path: Path, bot_id: int) -> dict[str, int]:
+    """How many bot link requests of each operation bot ``bot_id`` has made so far (``--stages``)."""
+    marker = f"bot {bot_id}: link request "
+    counts: dict[str, int] = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        if marker in line:
+            op = line.split(marker, 1)[1].strip()
+            counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
 def print_stages(log_path: Path, count: int) -> None:
     """Where a message's first reply spends its time (``--stages``: the fleet's GROBOT_TRACE_TIMINGS lines)."""
     bot = _traced(log_path, "message timings (ms from receipt): ", count)
@@ -229,26 +256,36 @@ def print_stages(log_path: Path, count: int) -> None:
         print("    (this tree's supervisor does not trace its read)")
 
 
-def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
-    """Platform overhead per message with the instant fake LLM (default reply: streamed in 3 chunks)."""
-    uid = bench.discord_ids[bot_id]
-    pid = bench.statuses()[bot_id].pid
+@dataclass
+class Measured:
+    """What a series of messages to one bot cost: first reply and completing edit per message, CPU per process."""
+
+    first_reply: list[float] = field(default_factory=list)
+    completing: list[float] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # process role -> CPU seconds
+    window: float = 0.0  # seconds the series took
+
+    def add(self, other: Measured) -> None:
+        self.first_reply += other.first_reply
+        self.completing += other.completing
+        for role, seconds in other.cpu.items():
+            self.cpu[role] = self.cpu.get(role, 0.0) + seconds
+        self.window += other.window
+
+
+def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, start: int) -> Measured:
+    """``count`` messages to the bot of Discord user ``uid``, one after the other (a quarter second apart,
+    as chat comes): each one's first reply and completing edit, and the CPU of ``pids`` (role -> pid)."""
     channel = bench.discord.channel_id
-    # Warm up (imports, connection pools, first queries).
-    for i in range(3):
-        msg = bench.discord.send_message(channel, f"<@{uid}> warm up {i}", mentions=[uid])
-        wait_until(lambda: any("warm up" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30, "warm-up")
-    time.sleep(1.5)
-    first_reply: list[float] = []
-    completing: list[float] = []
-    cpu_before, supervisor_before = cpu_seconds(pid), cpu_seconds(bench.supervisor.pid)
-    measured_from = time.monotonic()
-    for i in range(count):
+    measured = Measured()
+    before = {role: cpu_seconds(pid) for role, pid in pids.items()}
+    began = time.monotonic()
+    for i in range(start, start + count):
         text = f"question number {i}"
         sent_at = time.monotonic()
         msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
         post = wait_first_reply(bench, uid, msg)
-        first_reply.append(post.time - sent_at)
+        measured.first_reply.append(post.time - sent_at)
         answer = f"Echo: alice: {text}"
 
         def final_call() -> Any:
@@ -261,23 +298,79 @@ def bench_messages(bench: Bench, bot_id: int, count: int) -> None:
         llm = [r for r in bench.llm.requests if r.path == "/api/chat" and text in str((r.json or {}).get("messages", [])[-1:])
                and not (r.json or {}).get("format")]
         if llm:
-            completing.append(done.time - llm[0].time - bench.llm.default_delay)
-        time.sleep(0.25)  # let the background archivist of this message finish (counted in CPU)
-    time.sleep(1.0)
-    cpu = cpu_seconds(pid) - cpu_before
-    supervisor_cpu, window = cpu_seconds(bench.supervisor.pid) - supervisor_before, time.monotonic() - measured_from
+            measured.completing.append(done.time - llm[0].time - bench.llm.default_delay)
+        time.sleep(0.25)  # chat's pace; a background archivist of this message finishes (counted in CPU)
+    time.sleep(0.5)
+    measured.window = time.monotonic() - began
+    measured.cpu = {role: cpu_seconds(pid) - before[role] for role, pid in pids.items()}
+    return measured
+
+
+def start_bare_bot(bench: Bench) -> tuple[subprocess.Popen[bytes], int]:
+    """The bare discord.py bot (:mod:`bench.bare_bot`) on the same fake Discord and fake LLM; ``(process, user id)``."""
+    token, uid = bench.discord.new_bot_token("bare")
+    log = open(bench.workdir / "bare_bot.log", "ab")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "bare_bot.py")], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT, env=bench.env(BARE_BOT_TOKEN=token))
+    wait_until(lambda: uid in bench.discord.online_bots(), 60, "the bare bot online")
+    return proc, uid
+
+
+def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> None:
+    """Platform overhead and CPU per message with the fake LLM (default reply: streamed in 3 chunks), GroBot
+    beside a bare discord.py bot on the same harness, in alternating rounds (the machine's state drifts).
+
+    Each side's CPU per message is its processes' CPU during its own rounds less what they use while the
+    other side's messages go by (the supervisor's polls and heartbeats, the gateway events of the other
+    bot's messages, which every bot in a guild receives)."""
+    uid = bench.discord_ids[bot_id]
+    assert bench.supervisor is not None
+    bare_proc, bare_uid = start_bare_bot(bench)
+    pids = {"bot": bench.statuses()[bot_id].pid, "supervisor": bench.supervisor.pid, "bare": bare_proc.pid}
+    try:
+        for i in range(3):  # warm up (imports, connection pools, first queries)
+            for who in (uid, bare_uid):
+                msg = bench.discord.send_message(bench.discord.channel_id, f"<@{who}> warm up {i}", mentions=[who])
+                wait_until(lambda: any("warm up" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30,
+                           "warm-up")
+        time.sleep(1.5)
+        requests_before = _link_requests(bench.log_path, bot_id)
+        ours, floor = Measured(), Measured()
+        per_round = max(1, count // rounds)
+        for r in range(rounds):
+            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round))
+            floor.add(send_and_measure(bench, bare_uid, pids, per_round, (2 * r + 1) * per_round))
+    finally:
+        bare_proc.terminate()
+        bare_proc.wait(10)
+    n, n_bare = len(ours.first_reply), len(floor.first_reply)
     ms = lambda v: v * 1000
     delay = ms(bench.llm.default_delay)
-    print(f"message -> first reply POST:      p50 {ms(pct(first_reply, .5)):6.1f} ms   p95 {ms(pct(first_reply, .95)):6.1f} ms"
-          f"   (n={len(first_reply)}; {f'the LLM answers after {delay:.0f} ms' if delay else 'instant LLM'})")
+    print(f"message -> first reply POST:      p50 {ms(pct(ours.first_reply, .5)):6.1f} ms   p95 "
+          f"{ms(pct(ours.first_reply, .95)):6.1f} ms   (n={n}; {f'the LLM answers after {delay:.0f} ms' if delay else 'instant LLM'};"
+          f" bare discord.py: p50 {ms(pct(floor.first_reply, .5)):.1f} ms)")
     if bench.trace:
-        print_stages(bench.log_path, count)
-    print(f"LLM stream end -> completing edit: p50 {ms(pct(completing, .5)):6.1f} ms   p95 {ms(pct(completing, .95)):6.1f} ms"
-          "   (measured from the answer request, less the LLM's wait)")
-    print(f"bot CPU per message:               {ms(cpu / count):6.1f} ms   (incl. background archivist; "
-          f"{ms(1 / TICK):.0f} ms clock tick)")
-    print(f"supervisor CPU per message:        {ms(supervisor_cpu / count):6.1f} ms   (the bot's reads and writes it "
-          f"serves, plus its own polls over the {window:.0f} s: {100 * supervisor_cpu / window:.1f} % of one core)")
+        print_stages(bench.log_path, n)
+        requests = _link_requests(bench.log_path, bot_id)
+        per_op = {op: (requests.get(op, 0) - requests_before.get(op, 0)) / n for op in requests}
+        print(f"    the bot's requests to its supervisor per message: {sum(per_op.values()):.2f} ("
+              + ", ".join(f"{op} {v:.2f}" for op, v in sorted(per_op.items()) if v) + "; incl. the background archivist)")
+    print(f"LLM stream end -> completing edit: p50 {ms(pct(ours.completing, .5)):6.1f} ms   p95 "
+          f"{ms(pct(ours.completing, .95)):6.1f} ms   (measured from the answer request, less the LLM's wait)")
+    # What each process uses while the other side's messages go by, per second, scaled to its own rounds.
+    aside = {role: floor.cpu[role] / floor.window for role in ("bot", "supervisor")}
+    aside["bare"] = ours.cpu["bare"] / ours.window
+    net = {role: ours.cpu[role] - aside[role] * ours.window for role in ("bot", "supervisor")}
+    bare_net = floor.cpu["bare"] - aside["bare"] * floor.window
+    print(f"bot CPU per message:               {ms(net['bot'] / n):6.2f} ms   (incl. background archivist; "
+          f"{ms(ours.cpu['bot'] / n):.2f} ms less {100 * aside['bot']:.2f} % of one core while the bare bot's messages go by)")
+    print(f"supervisor CPU per message:        {ms(net['supervisor'] / n):6.2f} ms   (the bot's reads and writes it "
+          f"serves: {ms(ours.cpu['supervisor'] / n):.2f} ms less its polls and heartbeats, {100 * aside['supervisor']:.2f} % "
+          f"of one core while the bare bot's messages go by)")
+    total, bare_total = (net["bot"] + net["supervisor"]) / n, bare_net / n_bare
+    print(f"CPU per message, bot + supervisor: {ms(total):6.2f} ms   against a bare discord.py bot's {ms(bare_total):.2f} ms "
+          f"({ms(floor.cpu['bare'] / n_bare):.2f} less {100 * aside['bare']:.2f} % of one core while GroBot's go by) on the "
+          f"same harness: {total / bare_total:.2f}x the floor (n={n} + {n_bare}, {rounds} alternating rounds)")
 
 
 def bench_reconcile(bench: Bench, ids: list[int], trials: int) -> None:

@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 ANSWER = {"settings": {"name": "bench", "prompt": "You are a helpful bot. " * 40}, "history": ["x" * 300] * 12}
-REQUEST = {"msg": {"content": "question number 7", "author_name": "alice", "channel_id": "1" * 18},
-           "route_texts": ["a tool that does something useful " * 3] * 8}
+REQUEST = {"msg": {"content": "question number 7", "author_name": "alice", "channel_id": "1" * 18}}
 
 
 async def serve() -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -69,6 +69,14 @@ class Answer:
         expires = data.get("expires")
         return cls(ok=bool(data.get("ok")), holder=data.get("holder") or None,
                    expires=datetime.fromisoformat(expires) if expires else None, config=str(data.get("config") or ""))
+
+
+@dataclass(frozen=True)
+class InParts:
+    """An answer in two parts: ``first`` now, then what ``rest`` gives (see :mod:`bot_worker.link_wire`)."""
+
+    first: Any
+    rest: Awaitable[Any]
 
 
 class StoreError(Exception):
@@ -114,19 +122,28 @@ class BotLinkClient:
         """Send ``body`` to ``path`` (``heartbeat``, ``store/{op}``) of bot ``bot_id``: ``(status,
         answer)``; raises ``ConnectionError`` when the supervisor does not answer within ``timeout``
         seconds, or refuses the token (401)."""
+        status, data, rest = await self.call_in_parts(bot_id, path, body, timeout=timeout)
+        if rest is not None:
+            rest.cancel()  # the caller wants the first part only
+        return status, data
+
+    async def call_in_parts(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float
+                            ) -> tuple[int, dict[str, Any], asyncio.Future[tuple[int, dict[str, Any]]] | None]:
+        """:meth:`call`, and the second part of an answer that comes in two (None: it came in one). The
+        second part fails with ``ConnectionError`` when the link breaks before it comes."""
         if self._closed:
             raise ConnectionError("the bot link is closed")
         try:
             async with asyncio.timeout(timeout):
                 connection = await self._open()
-                status, data = await connection.request(bot_id, path, body)
+                status, data, rest = await connection.request(bot_id, path, body)
         except link_wire.FrameError as exc:  # too large to send: no use trying again
             raise ConnectionError(f"the bot link cannot carry it: {exc}") from exc
         except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError) as exc:
             raise ConnectionError(f"the supervisor did not answer ({type(exc).__name__})") from exc
         if status == 401:
             raise ConnectionError(f"the supervisor answered 401: {data.get('error')}")
-        return status, data
+        return status, data, rest
 
     async def _open(self) -> _Connection:
         if self._connection is not None and self._connection.alive:
@@ -155,13 +172,17 @@ class BotLinkClient:
             self._connection = None
 
 
+Part = tuple[int, dict[str, Any]]
+
+
 class _Connection:
     """One open connection of a :class:`BotLinkClient`: its requests waiting for their answers,
-    which a task reads off the connection as they come."""
+    which a task reads off the connection as they come (and the second parts announced)."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
-        self.waiting: dict[int, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
+        self.waiting: dict[int, asyncio.Future[tuple[int, dict[str, Any], asyncio.Future[Part] | None]]] = {}
+        self.rests: dict[int, asyncio.Future[Part]] = {}
         self.next_id = 0
         self.connected = True
         self.reading = asyncio.create_task(self._read_answers())
@@ -173,7 +194,8 @@ class _Connection:
         writer.write(link_wire.encode({"token": token}))
         return cls(reader, writer)
 
-    async def request(self, bot_id: int, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    async def request(self, bot_id: int, path: str, body: dict[str, Any]
+                      ) -> tuple[int, dict[str, Any], asyncio.Future[Part] | None]:
         self.next_id += 1
         number = self.next_id
         answer = asyncio.get_running_loop().create_future()
@@ -190,10 +212,20 @@ class _Connection:
         try:
             while True:
                 frame = await link_wire.read_frame(self.reader)
-                waiter = self.waiting.pop(int(frame.get("id") or 0), None)
+                number, body = int(frame.get("id") or 0), frame.get("body")
+                part = (int(frame.get("status") or 500), body if isinstance(body, dict) else {})
+                if frame.get("part") == 2:
+                    rest = self.rests.pop(number, None)
+                    if rest is not None and not rest.done():
+                        rest.set_result(part)
+                    continue
+                waiter = self.waiting.pop(number, None)
                 if waiter is not None and not waiter.done():
-                    body = frame.get("body")
-                    waiter.set_result((int(frame.get("status") or 500), body if isinstance(body, dict) else {}))
+                    rest = None
+                    if frame.get("more"):
+                        rest = self.rests[number] = asyncio.get_running_loop().create_future()
+                        rest.add_done_callback(lambda _, n=number: self.rests.pop(n, None))  # type: ignore[misc]
+                    waiter.set_result((*part, rest))
         except asyncio.CancelledError:
             raise
         except asyncio.IncompleteReadError:
@@ -203,10 +235,12 @@ class _Connection:
             logger.warning("The bot link broke: %s", exc)
         finally:
             self.connected = False
-            for waiter in self.waiting.values():
+            pending: list[asyncio.Future[Any]] = [*self.waiting.values(), *self.rests.values()]
+            for waiter in pending:
                 if not waiter.done():
                     waiter.set_exception(failure)
             self.waiting.clear()
+            self.rests.clear()
 
     @property
     def alive(self) -> bool:

@@ -37,10 +37,6 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 
-IGNORE_CACHE_SECONDS = 1.0
-IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
-UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
-
 
 def _die_with_parent() -> None:
     """Linux: get SIGTERM when the supervisor dies, so no bot outlives it as an orphan."""

@@ -17,7 +17,7 @@ from bot_worker.run_stops import RunStops
 from bot_worker.text import split_message
 from grobot.core.agents.reply_rules import silence_reason
 from grobot.core.agents.types import IncomingMessage, ReplyRules
-from grobot.core.answering import FloodGate, admit
+from grobot.core.answering import FloodGate, Prepared, admit
 from grobot.core.errors import GroBotError
 
 logger = logging.getLogger(__name__)
@@ -39,9 +39,10 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     """Run the council of ``bot_id`` on ``question`` and answer ``interaction`` (``store``: the bot's store).
 
     ``incoming`` and ``gate``: the command as a message, and the bot's flood state: a deliberation
-    passes the checks of a message that mentions the bot (:func:`grobot.core.answering.admit`:
-    reply rules, limits, cooldown, runs at once) and counts as one run of the asker. ``stops``: the bot's answers in progress (the
-    asker stops the council with /stop or a 🛑 on a section).
+    takes the way of a message that mentions the bot (:mod:`grobot.core.answering`: prepared, then
+    admitted by the reply rules, limits, cooldown and runs at once) and counts as one run of the
+    asker. ``stops``: the bot's answers in progress (the asker stops the council with /stop or a 🛑
+    on a section).
     """
     from grobot.core.agents.council import CouncilError, check_plan
 
@@ -49,7 +50,7 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
     try:
         if not question:
             raise CouncilError("ask the council a question: /council QUESTION")
-        plan, loaded = await _read(store, bot_id, interaction, incoming if gate is not None else None)
+        plan, prepared = await _read(store, bot_id, interaction, incoming if gate is not None else None)
         check_plan(plan)
     except CouncilError as exc:
         await interaction.response.send_message(f"Sorry: {str(exc).rstrip('.')}.", ephemeral=True)
@@ -58,11 +59,12 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         await interaction.response.send_message(UNREADABLE, ephemeral=True)
         return
     admission = None
-    if incoming is not None and gate is not None and loaded is not None:
-        admission = admit(incoming, loaded, gate)
+    if prepared is not None and gate is not None:
+        admission = admit(prepared, gate)
+        prepared.discard()  # the council needs none of the chain's lookups
         if not admission.admitted:  # e.g. a channel the bot does not answer in: the asker alone is told
-            await interaction.response.send_message(admission.refusal or silence_reason(loaded.rules or ReplyRules(),
-                                                                                         incoming), ephemeral=True)
+            await interaction.response.send_message(admission.refusal or silence_reason(
+                prepared.rules or ReplyRules(), prepared.msg), ephemeral=True)
             return
     task = asyncio.current_task()
     running = (stops.add(task, channel_id=str(interaction.channel_id), author_id=str(interaction.user.id))
@@ -79,28 +81,33 @@ class _Unreadable(Exception):
 
 
 async def _read(store: Any, bot_id: int, interaction: discord.Interaction, incoming: IncomingMessage | None
-                ) -> tuple[Any, Any]:
-    """The council's plan and, for ``incoming``, the bot's run settings: read side by side, within
-    :data:`PLAN_TIMEOUT_SECONDS` together (Discord wants the interaction answered within 3 s)."""
+                ) -> tuple[Any, Prepared | None]:
+    """The council's plan and, for ``incoming``, the command as :func:`~grobot.core.answering.prepare`
+    reads a message: side by side, within :data:`PLAN_TIMEOUT_SECONDS` together (Discord wants the
+    interaction answered within 3 s)."""
     from grobot.core.agents.council import CouncilError
 
     reads = [store.council_plan(bot_id, str(interaction.user.id))]
     if incoming is not None:
-        reads.append(store.load(incoming))
+        reads.append(store.prepare(incoming))
     try:
         results = await asyncio.wait_for(asyncio.gather(*reads, return_exceptions=True), PLAN_TIMEOUT_SECONDS)
     except TimeoutError:
         logger.error("/council could not read the council and the bot within %.0f s", PLAN_TIMEOUT_SECONDS)
         raise _Unreadable from None
-    plan, loaded = (*results, None)[:2]
+    plan, prepared = (*results, None)[:2]
     if isinstance(plan, CouncilError):  # e.g. no such bot: said as it is
         raise plan
-    for what, result in (("council", plan), ("bot", loaded)):
-        if isinstance(result, Exception):
-            logger.error("/council could not read the %s: %s", what,
-                         result if isinstance(result, (ConnectionError, GroBotError)) else type(result).__name__)
-            raise _Unreadable from result
-    return plan, loaded
+    if isinstance(plan, Exception):
+        logger.error("/council could not read the council: %s",
+                     plan if isinstance(plan, (ConnectionError, GroBotError)) else type(plan).__name__)
+        raise _Unreadable from plan
+    if isinstance(prepared, BaseException) or (isinstance(prepared, Prepared) and prepared.unreadable):
+        why = prepared if isinstance(prepared, (ConnectionError, GroBotError)) else type(prepared).__name__ \
+            if isinstance(prepared, BaseException) else prepared.unreadable if prepared is not None else ""
+        logger.error("/council could not read the bot: %s", why)
+        raise _Unreadable
+    return plan, prepared if isinstance(prepared, Prepared) else None
 
 
 async def _deliberate(store: Any, plan: Any, interaction: discord.Interaction, question: str, running: Any) -> None:

@@ -1,10 +1,10 @@
 """The discord.py client of one GroBot bot (the Discord glue of a bot process).
 
-It keeps the gateway connection and maps each message: a recent settings read may ignore it;
-one the bot may answer is read with the supervisor (settings, run, memories, tool scores in
-one request), checked and answered on the one path of :mod:`grobot.core.answering`, and the
-answer is streamed into a reply. Heartbeats and lease fencing are :mod:`bot_worker.lease`'s,
-the slash commands :mod:`bot_worker.slash_commands`'.
+It keeps the gateway connection and takes each message the one way of every host
+(:mod:`grobot.core.answering`): prepared (one request to the supervisor: settings, the reply
+rules' word, the run, memories, tool scores; none when the settings read last ignore it),
+admitted, then answered, streamed into a reply. Heartbeats and lease fencing are
+:mod:`bot_worker.lease`'s, the slash commands :mod:`bot_worker.slash_commands`'.
 """
 
 
@@ -26,18 +26,15 @@ from bot_worker.discord_io import BotDiscordActions, build_intents, delivery_fai
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
-from bot_worker.remote_store import BotSettings, BotStore
+from bot_worker.remote_store import BotSettings, BotStore, SettingsCache
 from bot_worker.run_stops import RunningAnswer, RunStops
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import ERROR_REPLY, public_text, with_note
 from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.reply_rules import rules_decision
-from grobot.core.agents.tool_router import KnownScores
-from grobot.core.agents.types import Event, EventKind, IncomingMessage
-from grobot.core.answering import Admission, FloodGate, admit, answer
-from grobot.core.errors import GroBotError
+from grobot.core.agents.types import Event, EventKind
+from grobot.core.answering import Admission, FloodGate, Prepared, admit, answer, prepare
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.public_errors import GENERIC
 from grobot.core.settings import Settings
@@ -45,9 +42,6 @@ from grobot.core.settings import Settings
 logger = logging.getLogger(__name__)
 
 
-IGNORE_CACHE_SECONDS = 1.0
-IGNORE_CACHE_MAX_SECONDS = 60.0  # while the supervisor reports the settings unchanged
-UNAVAILABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
 UNDELIVERED = "the answer could not be delivered on Discord"  # why such a run was stopped
 
 
@@ -67,21 +61,6 @@ class ProcessConfig:
         return cls(supervisor_id=worker.supervisor_id, fencing=settings.database_url.startswith("postgresql"),
                    heartbeat_seconds=worker.heartbeat_seconds, guild_ready_timeout=worker.guild_ready_timeout,
                    stream_edit_seconds=worker.stream_edit_seconds)
-
-
-def _scored(texts: list[str], scores: list[float] | None) -> dict[str, float] | None:
-    """The supervisor's similarities of a message, by tool text (None: none computed)."""
-    return dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None
-
-
-async def _scores_or_none(store: BotStore, bot_id: int, texts: list[str], key: str) -> dict[str, float] | None:
-    """The supervisor's similarities of a message by tool text, answered after its read (None:
-    none, or they could not be had: the router then asks the memory service, or uses words)."""
-    try:
-        return _scored(texts, await store.tool_scores(bot_id, key))
-    except Exception as exc:
-        logger.debug("No tool scores from the supervisor: %s", type(exc).__name__)
-        return None
 
 
 def _privileged(bot: BotSettings) -> list[str]:
@@ -118,11 +97,6 @@ class FleetBot(discord.Client):
         self._answers: set[asyncio.Task[Any]] = set()  # the answers in progress (also in _tasks)
         self._synced = False
         self._connected = False
-        # The settings read at the start serve until they change (see _cached_rules).
-        self._ignore_cache: tuple[BotSettings | None, float, str] = (bot, time.monotonic(), bot.version)
-        # The tool texts the Tool Router scored last: the supervisor scores the next message
-        # against them while it reads that message's settings (no request of the router's own).
-        self._route_texts: list[str] = []
         # Heartbeats, lease fencing and the supervisor's word on the settings version. Its first
         # word is the read at start: a fleet that starts in a busy guild does not ask for every
         # message until its first heartbeat answers. Started by hand: heartbeats go to the database.
@@ -130,6 +104,10 @@ class FleetBot(discord.Client):
                                  heartbeat_seconds=config.heartbeat_seconds, supervisor_id=config.supervisor_id,
                                  fencing=config.fencing, config_version=bot.version if link is not None else "",
                                  pid=self.pid)
+        cache = getattr(store, "settings", None)
+        if isinstance(cache, SettingsCache):  # the settings read at the start serve until they change
+            cache.keep(bot)
+            cache.vouches = self.lease.vouches_for
         register_commands(self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -225,82 +203,19 @@ class FleetBot(discord.Client):
             logger.warning("Could not register the slash commands: %s", exc)
 
     # ------------------------------------------------------------------ messages
-    def _cached_rules(self) -> BotSettings | None:
-        """The settings last read, while they may decide to ignore a message (None: read them).
-
-        A read is trusted for IGNORE_CACHE_SECONDS; longer while the supervisor's heartbeat
-        answers say the settings have not changed since (up to IGNORE_CACHE_MAX_SECONDS). So in
-        a guild with many bots, a message for one of them does not make every other bot read
-        the database; a changed rule reaches them within a poll and a heartbeat period.
-        """
-        bot, read_at, version = self._ignore_cache
-        now = time.monotonic()
-        age = now - read_at
-        if bot is None or age >= IGNORE_CACHE_MAX_SECONDS:
-            return None
-        if age < IGNORE_CACHE_SECONDS:
-            return bot
-        # The supervisor's word counts while it is recent (a failing link or poll ends the trust).
-        return bot if self.lease.vouches_for(version) else None
-
     async def on_message(self, message: discord.Message) -> None:
         received = time.perf_counter()
         if self.user is None or message.author.id == self.user.id or message.author.bot:
             return
         incoming = to_incoming(message, bot_id=self.bot_id, bot_user_id=self.user.id)
-        # Most guild messages are not for this bot: a recent config read (see _cached_rules) may
-        # decide to ignore one; anything that may be answered reads it fresh.
-        cached = self._cached_rules()
-        if cached is not None and rules_decision(cached.rules, incoming) is False:
-            return
-        addressed = incoming.mentions_bot or incoming.is_dm or incoming.is_reply_to_bot
-        route_texts = self._route_texts if addressed else []
-        # The Tool Router's scores come in a second answer, asked for right after the read: the
-        # read does not wait for the embedding model, and this bot goes on while it runs.
-        scores = (asyncio.ensure_future(_scores_or_none(self.store, self.bot_id, route_texts, str(message.id)))
-                  if route_texts else None)
-        try:
-            # One request for the whole message: the settings, and for a message it may answer,
-            # its MCP servers and what the chain reads first. A message addressed to the bot is
-            # almost always answered: the supervisor also looks its memories up (one request).
-            data = await self.store.for_message(self.bot_id, incoming, memories=addressed, route_texts=route_texts,
-                                                scores_key=str(message.id) if scores is not None else None)
-        except Exception as exc:
-            if scores is not None:
-                scores.cancel()
-            logger.error("Cannot read the bot's settings: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
-                         else type(exc).__name__)
-            if addressed:  # addressed to the bot: say so rather than stay silent
-                await self._notice(message, UNAVAILABLE_NOTICE)
-            return
-        if scores is not None and data.similarities is not None:  # answered with the read after all
-            scores.cancel()
-            scores = None
-        similarities = scores if scores is not None else _scored(route_texts, data.similarities)
-        bot, links, loaded = data.settings, data.links, data.loaded
-        if bot is not None:
-            self._ignore_cache = (bot, time.monotonic(), bot.version)
-        decision = data.decision if bot is not None else False  # the rules, evaluated with the read
-        if decision is False:
-            return
-        if loaded is None:  # the supervisor could not read the run with the settings: ask once more
-            try:
-                loaded = await self.store.load(incoming)
-            except Exception as exc:
-                logger.error("Cannot read the run: %s", exc if isinstance(exc, (ConnectionError, GroBotError))
-                             else type(exc).__name__)
-                if decision is True:
-                    await self._notice(message, UNAVAILABLE_NOTICE)
-                return
-        admission = admit(incoming, loaded, self.gate, decision=decision)
-        if not admission.admitted:  # over a limit, in a cooldown or busy: said at most once a window
-            if admission.notify:
-                await self._notice(message, admission.refusal)
-            return
-        marks = {"received": received, "config": time.perf_counter()}
-        task = self._spawn(self._answer(message, incoming, admission, loaded, links=links, marks=marks,
-                                        memories=data.memories, similarities=similarities))
-        self.track_answer(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
+        prepared = await prepare(incoming, self.deps)
+        admission = admit(prepared, self.gate)
+        if admission.notify:  # unreadable, over a limit, in a cooldown or busy: said at most once a window
+            await self._notice(message, admission.refusal)
+        if admission.admitted:
+            marks = {"received": received, "config": time.perf_counter()}
+            task = self._spawn(self._answer(message, prepared, admission, marks))
+            self.track_answer(task, channel_id=str(message.channel.id), author_id=incoming.author_id)
 
     def track_answer(self, task: asyncio.Task[Any], *, channel_id: str, author_id: str) -> RunningAnswer:
         """An answer in progress: its asker stops it (/stop, 🛑), and so does the bot's shutdown."""
@@ -319,16 +234,16 @@ class FleetBot(discord.Client):
         except (discord.HTTPException, OSError) as exc:
             logger.warning("Could not send a notice: %s", delivery_failure(exc))
 
-    async def _answer(self, message: discord.Message, incoming: IncomingMessage, admission: Admission, loaded: Any, *,
-                      links: Any = None, marks: dict[str, float] | None = None,
-                      memories: list[str] | None = None, similarities: KnownScores = None) -> None:
+    async def _answer(self, message: discord.Message, prepared: Prepared, admission: Admission,
+                      marks: dict[str, float]) -> None:
         """Answer an admitted message: its attachments, then the chain, streamed into a reply.
 
         An answer Discord does not take (no permission in the channel, the channel gone, its
         servers failing after discord.py's retries) is logged once and stops the run: nobody
         would see the rest, and the run's end says it was not delivered.
         """
-        marks = marks if marks is not None else {"received": time.perf_counter()}
+        incoming, loaded = prepared.msg, prepared.loaded
+        assert loaded is not None  # admitted
         running = self.stops.current()
         ended = False  # the run's last event has come
         chain_running = False
@@ -379,16 +294,13 @@ class FleetBot(discord.Client):
                 images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             async with typing(self, message.channel.id):
-                tools = await self.tools_for_message(links)
+                tools = await self.tools_for_message(prepared.links)
                 marks["tools"] = time.perf_counter()
                 chain_running = True
                 try:
-                    result = await answer(incoming, admission, loaded, self.deps, sink=sink, tools=tools,
-                                          memories=memories, similarities=similarities)
+                    result = await answer(prepared, admission, self.deps, sink=sink, tools=tools)
                 finally:
                     chain_running = False
-                if result.route_texts is not None:  # scored with the next message's settings read
-                    self._route_texts = result.route_texts
             if not ended:
                 if result.error:
                     await self._send_error(streamer, result.public_error or result.error)

@@ -40,37 +40,41 @@ class BotSettings:
 
 @dataclass
 class MessageData:
-    """What one message reads: the bot's settings, and for a message its rules may answer,
-    its MCP servers, what the chain reads at its start and, when asked, its memories (None
-    when it could not be read: the catalog and the chain then read it themselves and report
-    what fails)."""
+    """What a bot's supervisor read of one message, first (the bot makes it its
+    :class:`~grobot.core.agents.run_store.Prepared`): the bot's settings (None: no such bot), the
+    reply rules' word on the message and, for a message the bot may answer, its MCP servers (None:
+    the catalog reads them) and what the chain reads at its start. Its memories and the Tool
+    Router's scores follow in the answer's second part (:func:`lookups_from`)."""
 
     settings: BotSettings | None
-    decision: bool | None = False  # the reply rules' word on the message (False: not for the bot)
+    decision: bool | None = False
     links: list[Any] | None = None
     loaded: Loaded | None = None
-    memories: list[str] | None = None
-    similarities: list[float] | None = None  # the message against the ``route_texts`` asked for
 
     def as_dict(self) -> dict[str, Any]:
         return {"settings": self.settings.as_dict() if self.settings else None, "decision": self.decision,
                 "links": [link.as_dict() for link in self.links] if self.links is not None else None,
-                "loaded": self.loaded.as_dict() if self.loaded is not None else None, "memories": self.memories,
-                "similarities": self.similarities}
+                "loaded": self.loaded.as_dict() if self.loaded is not None else None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MessageData:
         from grobot.core.tools.catalog import Link
 
-        links, loaded, found, scores = data.get("links"), data.get("loaded"), data.get("memories"), data.get("similarities")
+        links, loaded = data.get("links"), data.get("loaded")
         return cls(
             settings=BotSettings.from_dict(data["settings"]) if data.get("settings") else None,
             decision=None if data.get("decision") is None else bool(data["decision"]),
             links=[Link.from_dict(item) for item in links] if links is not None else None,
             loaded=Loaded.from_dict(loaded) if loaded else None,
-            memories=[str(m) for m in found] if found is not None else None,
-            similarities=[float(v) for v in scores] if scores is not None else None,
         )
+
+
+def lookups_from(data: dict[str, Any] | None) -> tuple[list[str], dict[str, float] | None]:
+    """``(memories, scores)`` of a message from the second part of its read (None: none came)."""
+    data = data or {}
+    scores = data.get("scores")
+    return ([str(m) for m in data.get("memories") or []],
+            {str(k): float(v) for k, v in scores.items()} if isinstance(scores, dict) else None)
 
 
 def incoming_dict(msg: IncomingMessage) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_worker.bot_link import StoreError
+from bot_worker.bot_link import InParts, StoreError
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict
 from grobot.core.agents.run_store import (
     Loaded,
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_ROUTE_TEXTS = 256  # tool descriptions a message may be scored against
 REQUIRED: Any = inspect.Parameter.empty
 
 
@@ -129,7 +128,6 @@ LINK_LIST = Codec(dump=lambda links: [link.as_dict() for link in links],
 MESSAGE = Codec(dump=incoming_dict, load=_own_message)
 # A bot's runs answer Discord messages: stored runs (run_id) are the supervisor's Test Chat jobs.
 RUN_KEY = Codec(dump=message_key, load=lambda data, bot_id: message_from_key({**data, "bot_id": bot_id, "run_id": None}))
-ROUTE_TEXTS = Codec(dump=lambda texts: list(texts or []), load=lambda texts, bot_id: [str(t) for t in texts or []][:MAX_ROUTE_TEXTS])
 RECORDS = Codec(dump=lambda records: [dict(vars(r)) for r in records], load=lambda items, bot_id: records_from(items))
 NOTES = Codec(dump=lambda notes: [list(n) for n in notes or []],
               load=lambda items, bot_id: [(str(u), str(n), float(r)) for u, n, r in items or []])
@@ -158,6 +156,8 @@ class Op:
     local: str = ""  # the LocalBotStore method that serves it ("": ``method``)
     bot_arg: bool = True  # ``method`` takes the bot's id first (the link sends none: the path says it)
     local_bot_arg: bool | None = None  # ``local`` takes the path's bot id first (None: as ``bot_arg``)
+    # An answer in two parts: ``local`` returns ``(first, awaitable of the rest)``; the rest crosses with this codec.
+    rest: Codec | None = None
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -205,10 +205,8 @@ def _ops(*ops: Op) -> dict[str, Op]:
 OPS: dict[str, Op] = _ops(
     # -- the bot's own (BotStore) ---------------------------------------------------------------
     Op("start", "settings_at_start", result=_data(BotSettings, optional=True)),
-    Op("message", "for_message", (Arg("msg", MESSAGE), Arg("memories", BOOL, False), Arg("route_texts", ROUTE_TEXTS, None),
-                                  Arg("scores_key", OPT_STR, None)),
-       result=_data(MessageData)),
-    Op("scores", "tool_scores", (Arg("key", STR),), result=OPT_LIST),
+    Op("prepare", "read_message", (Arg("msg", MESSAGE),), result=_data(MessageData), local="prepare_for_bot",
+       rest=_optional(dict)),
     Op("online", "mark_online", (Arg("pid", INT), Arg("user_id", STR), Arg("user_name", STR), Arg("guild_count", INT),
                                  Arg("revision", INT)), result=BOOL),
     Op("exit", "record_exit", (Arg("detail", STR), Arg("pid", INT), Arg("rejected_revision", OPT_INT, None))),
@@ -264,4 +262,11 @@ async def dispatch(store: Any, bot_id: int, name: str, payload: dict[str, Any]) 
         raise StoreError("unavailable", str(exc), 503) from None
     except GroBotError as exc:
         raise StoreError("error", str(exc), 409) from None
-    return op.result.dump(result)
+    if op.rest is None:
+        return op.result.dump(result)
+    first, rest = result
+    return InParts(op.result.dump(first), _dumped(op.rest, rest)) if rest is not None else op.result.dump(first)
+
+
+async def _dumped(codec: Codec, rest: Any) -> Any:
+    return codec.dump(await rest)

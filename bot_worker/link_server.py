@@ -23,9 +23,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot_worker import link_wire
-from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, Report, StoreError
+from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError
 from bot_worker.link_ops import dispatch
 from bot_worker.local_store import LocalBotStore
+from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.models import utcnow
 from grobot.core.services import fleet
@@ -106,10 +107,25 @@ class BotLinkServer:
 
     async def _answer(self, frame: dict[str, Any], token: str, writer: asyncio.StreamWriter) -> None:
         status, body = await self._handle(frame, token)
+        rest = None
+        if isinstance(body.get("result"), InParts):  # the first part now, the rest when it is ready
+            parts: InParts = body["result"]
+            body, rest = {"result": parts.first}, parts.rest
+        self._write(writer, {"id": frame.get("id"), "status": status, "body": body, **({"more": True} if rest else {})})
+        if rest is not None:
+            try:
+                status, body = 200, {"result": await rest}
+            except Exception as exc:
+                logger.exception("The second part of a bot link answer failed")
+                status, body = 500, {"error": f"{type(exc).__name__}"[:500], "kind": "error"}
+            self._write(writer, {"id": frame.get("id"), "status": status, "body": body, "part": 2})
+
+    @staticmethod
+    def _write(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
         try:
-            data = link_wire.encode({"id": frame.get("id"), "status": status, "body": body})
+            data = link_wire.encode(answer)
         except link_wire.FrameError as exc:
-            data = link_wire.encode({"id": frame.get("id"), "status": 500, "body": {"error": str(exc), "kind": "error"}})
+            data = link_wire.encode({**answer, "status": 500, "body": {"error": str(exc), "kind": "error"}})
         if not writer.is_closing():
             writer.write(data)
 
@@ -130,6 +146,8 @@ class BotLinkServer:
         if self._store is None:
             return 404, {"error": "this supervisor serves no data"}
         op = path.removeprefix("store/")
+        if timings_logger.isEnabledFor(logging.DEBUG):  # bench/fleet.py --stages counts them per message
+            timings_logger.debug("bot %s: link request %s", bot_id, op)
         try:
             return 200, {"result": await self._store(bot_id, op, payload)}
         except StoreError as exc:

@@ -3,7 +3,10 @@
 Each frame is a 4-byte big-endian length and that many bytes of JSON. A client opens with a
 hello frame, ``{"token": ...}``, then sends requests, ``{"id", "bot", "path", "body"}``, on the
 same connection as it likes; the supervisor answers each with ``{"id", "status", "body"}``
-(``status`` as HTTP's: 200, 400, 401, 404, 500), in the order they finish.
+(``status`` as HTTP's: 200, 400, 401, 404, 500), in the order they finish. An answer with
+``"more": true`` is followed by a second one for the same request, ``{"id", "status", "body",
+"part": 2}``: what the supervisor looks up after the first (a message's memories and tool
+scores come after its read, which the bot goes on with meanwhile).
 
 It replaced HTTP (aiohttp on both ends) because every message a bot answers waits for one
 round trip of it before the model starts: on the 2-core machine of ``bench/fleet.py`` an

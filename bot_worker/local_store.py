@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
+from collections.abc import Awaitable
 from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
@@ -23,10 +23,10 @@ from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import RunWrite
 from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
-from grobot.core.agents.tool_router import precomputable
 from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
+from grobot.core.memory import NoopMemory
 from grobot.core.models import Bot
 from grobot.core.services import bot_runs, conversations, fleet
 from grobot.core.services.bots import get_token
@@ -45,12 +45,36 @@ def bot_settings(bot: Any, *, with_token: bool = False) -> BotSettings:
     )
 
 
-def read_for_message(bot_id: int, msg: IncomingMessage, *, session: Session) -> MessageData:
-    """What ``msg`` reads (:func:`grobot.core.services.bot_runs.read_for_message`), as the bot's data."""
-    read = bot_runs.read_for_message(bot_id, msg, session=session)
-    if read is None:
-        return MessageData(settings=None)
-    return MessageData(settings=bot_settings(read.bot), decision=read.decision, links=read.links, loaded=read.loaded)
+_BUILTIN_TEXTS: list[str] = []
+
+
+def tool_texts(bot_id: int, *, has_links: bool, session: Session) -> list[str]:
+    """What the Tool Router compares a message of the bot with, as the database knows its tools: the
+    built-ins a bot process has (its files, notes, memory and Discord tools) and the tools its MCP
+    servers listed last (``mcp_server.tools_cache``). A tool the bot's catalog has besides is scored
+    by the router itself."""
+    from grobot.core.agents.tool_router import tool_text
+    from grobot.core.services.mcp_servers import bot_links
+    from grobot.core.tools.base import ToolSpec
+    from grobot.core.tools.builtins import builtin_tools
+    from grobot.core.tools.mcp_results import namespaced
+
+    if not _BUILTIN_TEXTS:
+        placeholder = object()  # the tools are only built, never called
+        _BUILTIN_TEXTS.extend(tool_text(t.spec) for t in builtin_tools(0, store=placeholder, discord=placeholder,
+                                                                       memory=placeholder))
+    texts = list(_BUILTIN_TEXTS)
+    if not has_links:
+        return texts
+    for link, server in bot_links(session=session, bot_id=bot_id):
+        allowed = set(link.allowed_tools) if link.allowed_tools else None
+        for tool in server.tools_cache or []:
+            name = str(tool.get("name") or "")
+            if name and (allowed is None or name in allowed):
+                description = str(tool.get("description") or "").strip() or name
+                texts.append(tool_text(ToolSpec(name=namespaced(server.name, name), description=description,
+                                                input_schema={})))
+    return texts
 
 
 async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[float] | None:
@@ -63,55 +87,8 @@ async def _similarities(memory: Any, text: str, candidates: list[str]) -> list[f
         return None
 
 
-class PendingScores:
-    """The Tool Router's scores of messages whose read was answered before them.
-
-    A bot sends a message's read and right after it a request for its scores (one slot per
-    message key, made by whichever of the two comes first). The read starts the message's
-    vector and is answered once the database is read, without waiting for the model; the
-    bot goes on with its answer while the model runs, and the scores come when they are
-    ready. Slots nobody claims (the bot gone) are dropped, oldest first.
-    """
-
-    KEEP = 256
-
-    def __init__(self) -> None:
-        self._slots: OrderedDict[tuple[int, str], asyncio.Future[list[float] | None]] = OrderedDict()
-
-    def _slot(self, bot_id: int, key: str) -> asyncio.Future[list[float] | None]:
-        slot = self._slots.get((bot_id, key))
-        if slot is None:
-            slot = self._slots[(bot_id, key)] = asyncio.get_running_loop().create_future()
-            while len(self._slots) > self.KEEP:
-                _, oldest = self._slots.popitem(last=False)
-                if not oldest.done():
-                    oldest.set_result(None)
-        return slot
-
-    def fill(self, bot_id: int, key: str, scores: asyncio.Future[list[float] | None]) -> None:
-        """``scores`` answer the slot when they are done (None if cancelled)."""
-        slot = self._slot(bot_id, key)
-
-        def done(future: asyncio.Future[list[float] | None]) -> None:
-            if not slot.done():
-                slot.set_result(None if future.cancelled() or future.exception() is not None else future.result())
-
-        scores.add_done_callback(done)
-
-    def drop(self, bot_id: int, key: str) -> None:
-        """No scores for ``key``: its request is answered None at once."""
-        slot = self._slot(bot_id, key)
-        if not slot.done():
-            slot.set_result(None)
-
-    async def take(self, bot_id: int, key: str, *, timeout: float) -> list[float] | None:
-        slot = self._slot(bot_id, key)
-        try:
-            return await asyncio.wait_for(asyncio.shield(slot), timeout)
-        except TimeoutError:
-            return None
-        finally:
-            self._slots.pop((bot_id, key), None)
+async def _none() -> Any:
+    return None
 
 
 class LocalBotStore(DatabaseStore):
@@ -121,7 +98,6 @@ class LocalBotStore(DatabaseStore):
     def __init__(self, executor: Executor | None = None, *, deps: ChainDeps | None = None) -> None:
         super().__init__(executor)
         self.deps = deps if deps is not None else ChainDeps(store=self)
-        self.pending_scores = PendingScores()
 
     async def settings_at_start(self, bot_id: int) -> BotSettings | None:
         def read(session: Session) -> BotSettings | None:
@@ -130,55 +106,59 @@ class LocalBotStore(DatabaseStore):
 
         return await self._read(read)
 
-    async def for_message(self, bot_id: int, msg: IncomingMessage, *, memories: bool = False,
-                          route_texts: list[str] | None = None, scores_key: str | None = None) -> MessageData:
-        """``scores_key``: the scores are not waited for but answered to :meth:`tool_scores` with
-        this key (the bot asks for them right after this read, and goes on with the read's answer)."""
-        from grobot.core.agents.chain import start_memory_lookup
+    async def prepare_for_bot(self, bot_id: int, msg: IncomingMessage
+                              ) -> tuple[MessageData, Awaitable[dict[str, Any]] | None]:
+        """What bot ``bot_id``'s process reads of a Discord message, in one request answered in two
+        parts: at once its settings, the reply rules' word and, for a message it may answer, its MCP
+        servers and its run's start; then (the awaitable, None for a message it does not answer) its
+        memories and the Tool Router's scores against :func:`tool_texts`, from the supervisor's memory.
+
+        The message's vector starts before the database read when the bot has memories (the model
+        runs beside the read); for the scores, only when a word of the message is near a tool (the
+        memory's word filter). The bot checks the message and gets ready while they come.
+        """
+        from grobot.core.agents.run_store_db import read_for_message
+        from grobot.core.agents.tool_router import precomputable
 
         marks = [time.perf_counter()]
         memory = self.deps.memory
-        start_embedding = getattr(memory, "start_embedding", None) if route_texts and precomputable(msg.content) else None
-        deferred: asyncio.Future[list[float] | None] | None = None
-        if start_embedding is not None:
-            # The message's vector, for the Tool Router (and the memory lookup): the model runs
-            # beside the database read.
-            await start_embedding(msg.content)
-            if scores_key:
-                deferred = asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
-                self.pending_scores.fill(bot_id, scores_key, deferred)
-        if scores_key and deferred is None:
-            self.pending_scores.drop(bot_id, scores_key)  # none to compute: the router asks for them if needed
+        start_embedding = getattr(memory, "start_embedding", None)
+        if start_embedding is not None and memory.may_have_memories(bot_id) and msg.content.strip():  # type: ignore[attr-defined]
+            await start_embedding(msg.content)  # the lookup's vector, beside the database read
         marks.append(time.perf_counter())
-        data = await self._read(lambda session: read_for_message(bot_id, msg, session=session))
+
+        def read(session: Session) -> tuple[Any, list[str]]:
+            found = read_for_message(msg, session=session)
+            if found is None or found.decision is False or not precomputable(msg.content):
+                return found, []
+            return found, tool_texts(bot_id, has_links=bool(found.bot.has_links), session=session)
+
+        found, texts = await self._read(read)
         marks.append(time.perf_counter())
-        if data.loaded is None:
-            if deferred is not None:
-                deferred.cancel()  # not answered: nobody needs them
-            return data
-        # After the read, and only for a message the bot answers. (At the same time, a Chroma query
-        # would fight over the GIL on SQLite, where the read is Python on this thread: a waiting
-        # thread may lose its 5 ms switch interval. On PostgreSQL it measured the same.)
-        lookup = start_memory_lookup(msg, memory) if memories else None  # a query (and the embedding if not started)
-        scores = (asyncio.ensure_future(_similarities(memory, msg.content, list(route_texts or [])))
-                  if start_embedding is not None and deferred is None else None)
-        if lookup is not None:
-            data.memories = await lookup  # within the memory time budget
-        elif memories:
-            data.memories = []
-        if scores is not None:
-            data.similarities = await scores
+        if found is None:
+            return MessageData(settings=None), None
+        data = MessageData(settings=bot_settings(found.bot), decision=found.decision)
+        if found.decision is False:
+            return data, None
+        data.links, data.loaded = found.links, found.loaded
+        return data, self._lookups(bot_id, msg, texts, marks)
+
+    async def _lookups(self, bot_id: int, msg: IncomingMessage, texts: list[str], marks: list[float]) -> dict[str, Any]:
+        """A message's memories and its scores against ``texts`` (the second part of :meth:`prepare_for_bot`)."""
+        from grobot.core.agents.chain import start_memory_lookup
+
+        memory = self.deps.memory
+        scored = _similarities(memory, msg.content, texts) if texts and not isinstance(memory, NoopMemory) \
+            else _none()
+        lookup = start_memory_lookup(msg, memory)
+        found, scores = await asyncio.gather(lookup if lookup is not None else _none(), scored)
         if timings_logger.isEnabledFor(logging.DEBUG):
             marks.append(time.perf_counter())
-            vector, read, rest = (1000 * (b - a) for a, b in zip(marks, marks[1:]))
+            vector, database, rest = (1000 * (b - a) for a, b in zip(marks, marks[1:]))
             timings_logger.debug("bot %s: read for a message (ms): vector started %.2f, database %.2f, memories and "
-                                 "scores %.2f", bot_id, vector, read, rest)
-        return data
-
-    async def tool_scores(self, bot_id: int, key: str) -> list[float] | None:
-        """The scores :meth:`for_message` computes for ``key`` after answering (None: none were
-        computed, or not within the memory time limit)."""
-        return await self.pending_scores.take(bot_id, key, timeout=get_settings().memory_budget_seconds)
+                                 "scores %.2f", bot_id, vector, database, rest)
+        return {"memories": list(found or []),
+                "scores": dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None}
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
                           revision: int) -> bool:

@@ -1,7 +1,7 @@
-"""One Test Chat job: answer a stored pending user message (``run_id`` = its id) on the path a
-Discord message takes (:mod:`grobot.core.answering`): the same checks, then the chain, or the
-advisory council for ``/council QUESTION``. An answer that fails or is stopped gives the tester's
-cooldown back, so that Retry is not refused by it."""
+"""One Test Chat job: answer a stored pending user message (``run_id`` = its id) the way of every
+host (:mod:`grobot.core.answering`): prepared, admitted (the checks a Discord user meets), then
+answered by the chain, or by the advisory council for ``/council QUESTION``, or refused. An answer
+that fails or is stopped gives the tester's cooldown back, so that Retry is not refused by it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import logging
 
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import EventSink, IncomingMessage
-from grobot.core.answering import FloodGate, admit, answer_message, refuse
-from grobot.core.errors import error_line
+from grobot.core.answering import FloodGate, admit, answer, prepare, refuse
 
 logger = logging.getLogger(__name__)
 
@@ -27,23 +26,21 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                           author_name=author_name, platform="test_chat", run_id=message_id)
+    prepared = await prepare(msg, deps)
+    admission = admit(prepared, gate)
+    if not admission.admitted:  # Test Chat is always answered by the rules: a refusal, said and stored
+        return (await refuse(prepared, admission.refusal, deps, sink=sink)).error
     question = council_question(content)
-    if question is None:  # a failed or stopped answer gives the cooldown back: the tester may retry it at once
-        return (await answer_message(msg, deps, gate, sink=sink, failure_keeps_cooldown=False)).error
-    # "/council QUESTION": the same checks, then the bot's advisory council deliberates.
-    try:
-        loaded = await deps.store.load(msg)
-    except Exception as exc:
-        return (await refuse(msg, error_line(exc), deps, sink=sink)).error
-    admission = admit(msg, loaded, gate)
-    if admission.refusal:
-        return (await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)).error
     error: str | None = "stopped"
     try:
-        _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
-                                     store=deps.store)
+        if question is None:
+            error = (await answer(prepared, admission, deps, sink=sink)).error
+        else:  # "/council QUESTION": the bot's advisory council deliberates, as one run of the tester
+            prepared.discard()  # it needs none of the chain's lookups
+            _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
+                                         store=deps.store)
     finally:
         admission.release()
-        if error:
+        if error:  # failed or stopped: the tester may retry it at once
             admission.give_back_cooldown(gate)
     return error

@@ -1,7 +1,7 @@
 """Shared fixtures: an isolated GroBot environment per test, on SQLite or PostgreSQL.
 
-Every test that touches the database gets a fresh data dir, secret key and database,
-migrated by Alembic (never ``create_all``).
+Every test that touches the database gets a fresh data dir, secret key and database: a copy of
+one migrated by Alembic once per session (never ``create_all``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,38 @@ if str(ROOT) not in sys.path:
 
 from tests.pg import PgCluster  # noqa: E402
 
-pytest_plugins = ["tests.fakes.llm"]
+pytest_plugins = ["tests.fakes.llm", "tests.browser_fixtures"]
 
 TEST_SECRET_KEY = "tests-secret-key-not-for-production"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what ``make check`` leaves to ``make test`` (pytest.ini): ``browser`` (the web app in
+    Chromium), ``e2e`` (a real supervisor: the ``*_e2e.py`` modules), ``real_llm`` (the demo model),
+    each also ``slow``. By directory and by fixture, so a new test is marked where it lands."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        fixtures = set(getattr(item, "fixturenames", ()))
+        marks = set()
+        if path.is_relative_to(ROOT / "tests" / "ui") or fixtures & {"browser", "web_app"}:
+            marks.add("browser")
+        if path.name.endswith("_e2e.py"):
+            marks.add("e2e")
+        if path.is_relative_to(ROOT / "tests" / "real_llm") or "demo_server" in fixtures:
+            marks.add("real_llm")
+        for name in sorted(marks | ({"slow"} if marks else set())):
+            if item.get_closest_marker(name) is None:
+                item.add_marker(name)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadscope``: by module, the browser and demo-model tests on one worker (tests/scheduling.py)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from tests.scheduling import SharedProcessScheduling
+
+    return SharedProcessScheduling(config, log)
 
 
 @dataclass
@@ -88,6 +117,24 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def postgres_template(postgres_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The name of a migrated PostgreSQL database that every test's database is copied from
+    (``CREATE DATABASE ... TEMPLATE``: a file copy instead of running every migration again)."""
+    from grobot.core import migrations
+
+    name = "grobot_template"
+    url = postgres_cluster.create_database(name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DATABASE_URL", url)
+        patch.setenv("GROBOT_DATA_DIR", str(tmp_path_factory.mktemp("pg-template")))
+        patch.setenv("GROBOT_SECRET_KEY", TEST_SECRET_KEY)
+        _reset_process_state()
+        migrations.upgrade(url)
+        _reset_process_state()  # no connection may stay open to a template
+    return name
+
+
 def _make_env(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> GroBotEnv:
     data_dir = tmp_path / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -97,17 +144,13 @@ def _make_env(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, req
         url = f"sqlite:///{data_dir / 'grobot.db'}"
     else:
         cluster: PgCluster = request.getfixturevalue("postgres_cluster")
-        url = cluster.create_database()
+        url = cluster.create_database(template=request.getfixturevalue("postgres_template"))
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.setenv("GROBOT_DATA_DIR", str(data_dir))
     monkeypatch.setenv("GROBOT_SECRET_KEY", TEST_SECRET_KEY)
     for var in ("CHROMA_URL", "DISCORD_API_BASE", "DISCORD_GATEWAY_URL", "OLLAMA_HOST"):
         monkeypatch.delenv(var, raising=False)
     _reset_process_state()
-    if backend == "postgresql":
-        from grobot.core import migrations
-
-        migrations.upgrade(url)
     return GroBotEnv(data_dir=data_dir, database_url=url, backend=backend)
 
 
@@ -116,6 +159,17 @@ def grobot_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.
     """An isolated environment on SQLite (the embedded default)."""
     env = _make_env("sqlite", tmp_path, monkeypatch, request)
     yield env
+    _reset_process_state()
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[GroBotEnv]:
+    """``grobot_env`` shared by the tests of a module (one supervisor for them all:
+    ``tests/worker/conftest.py``); a test that asks for it must not ask for ``grobot_env`` too."""
+    patch = pytest.MonkeyPatch()
+    env = _make_env("sqlite", tmp_path_factory.mktemp("module"), patch, request)
+    yield env
+    patch.undo()
     _reset_process_state()
 
 

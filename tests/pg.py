@@ -60,7 +60,8 @@ class PgCluster:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
         opts = (
             f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 "
+            "-c autovacuum=off"  # an autovacuum worker in the template database would fail CREATE DATABASE ... TEMPLATE
         )
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w", "start")
         deadline = time.monotonic() + 30
@@ -80,14 +81,26 @@ class PgCluster:
     def url(self, database: str) -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self, name: str | None = None) -> str:
-        """A new empty database; returns its SQLAlchemy URL."""
+    def create_database(self, name: str | None = None, *, template: str | None = None) -> str:
+        """A new database, empty or a copy of ``template`` (a database nobody is connected to);
+        returns its SQLAlchemy URL."""
         name = name or f"t_{uuid.uuid4().hex[:12]}"
+        statement = f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")
         conn = psycopg2.connect(self.dsn("postgres"))
         conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}"')
-        conn.close()
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute(statement)
+                    break
+                except psycopg2.errors.ObjectInUse:  # the template is still in use: a connection being closed
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+        finally:
+            conn.close()
         return self.url(name)
 
     def stop(self) -> None:

@@ -1,12 +1,16 @@
-"""What happens to a message: the one entry point of Discord, Test Chat and the CLI.
+"""What happens to a message: the one entry point of Discord, Test Chat, the council and the CLI.
 
-    read what the run needs -> reply rules -> usage limits -> cooldown -> runs at once -> chain
-                                                                                 (-> Archivist)
+    prepare -> admit (reply rules, usage limits, cooldown, runs at once) -> answer | refuse
+                                                                          (-> Archivist)
 
-Each check is made once, here: :func:`admit` decides, :func:`answer` runs the agent chain
-(:func:`grobot.core.agents.chain.run_chain`, which schedules the Archivist) and frees the run's
-slot, :func:`refuse` ends a refused stored run with its reason. :func:`answer_message` does all
-three for a host that has read nothing yet. A host passes its dependencies in
+Every host takes the same three steps. :func:`prepare` reads the message through the host's
+store (:class:`~grobot.core.agents.run_store.Prepared`: the settings, the reply rules' word, the
+MCP servers, the run's start, the memories and the Tool Router's scores, these two as
+awaitables): in process on the database for Test Chat and the CLI, one request to the
+supervisor for a bot process. :func:`admit` makes each check once; :func:`answer` runs the agent
+chain (:func:`grobot.core.agents.chain.run_chain`, which schedules the Archivist) and frees the
+run's slot; :func:`refuse` ends a refused stored run with its reason. :func:`answer_message` does
+all three for a host that needs nothing in between. A host passes its dependencies in
 (:class:`~grobot.core.agents.deps.ChainDeps`) and keeps one :class:`FloodGate` per bot; it adds
 only its glue: the bot process maps a Discord message, streams the answer and shows notices;
 the Test Chat runner streams the events to the page; the CLI prints them.
@@ -16,20 +20,19 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Literal
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.reply_rules import rules_decision, silence_reason
-from grobot.core.agents.run_store import Loaded, RunEnd
-from grobot.core.agents.tool_router import KnownScores
+from grobot.core.agents.reply_rules import silence_reason
+from grobot.core.agents.run_store import Prepared, RunEnd
 from grobot.core.agents.types import ChainResult, EventKind, EventSink, IncomingMessage, ReplyRules, limited_user
-from grobot.core.errors import GroBotError, error_line
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from grobot.core.limits import check as limit_hit
 from grobot.core.limits import warn_once
 from grobot.core.tools.base import ToolCatalog
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["Admission", "FloodGate", "Prepared", "admit", "answer", "answer_message", "prepare", "refuse"]
 
 
 @dataclass
@@ -76,18 +79,32 @@ class Admission:
             gate.cooldowns.release(*started)
 
 
-def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
-          decision: bool | None | Literal["rules"] = "rules") -> Admission:
+async def prepare(msg: IncomingMessage, deps: ChainDeps) -> Prepared:
+    """Read ``msg`` through the host's store (:meth:`~grobot.core.agents.run_store.RunStore.prepare`):
+    one session on the database, or one request to a bot's supervisor."""
+    return await deps.store.prepare(msg, memory=deps.memory)
+
+
+def admit(prepared: Prepared, gate: FloodGate) -> Admission:
     """Reply rules, usage limits, cooldown, then runs at once, in that order, each once.
 
-    ``decision``: the reply rules' word when the host's read already gave it (the bot link
-    evaluates them with the settings it reads), else they are evaluated here.
+    The reply rules' word is the one :func:`prepare` read; a message that could not be read is
+    refused with why (said to a Discord user only when it asked the bot directly). A refused
+    message's lookups (memories, scores) are stopped.
     """
-    if decision == "rules":
-        decision = rules_decision(loaded.rules or ReplyRules(), msg)
+    admission = _checks(prepared, gate)
+    if not admission.admitted:
+        prepared.discard()
+    return admission
+
+
+def _checks(prepared: Prepared, gate: FloodGate) -> Admission:
+    msg, decision, loaded = prepared.msg, prepared.decision, prepared.loaded
     if decision is False:
         return Admission(decision=False)
     meant = decision is True  # addressed to the bot (or by a rule): a refusal is said, not kept silent
+    if prepared.unreadable or loaded is None:
+        return Admission(decision, prepared.unreadable or "the message could not be read", meant)
     author = str(msg.author_id or "")
     hit = limit_hit(loaded.limits) if loaded.limits is not None else None
     if hit is not None:  # over a limit: no LLM call, and at most one notice an hour
@@ -104,29 +121,23 @@ def admit(msg: IncomingMessage, loaded: Loaded, gate: FloodGate, *,
     return Admission(decision, _gate=gate, _cooldown=(author, started) if started is not None else None)
 
 
-async def answer(msg: IncomingMessage, admission: Admission, loaded: Loaded, deps: ChainDeps, *,
-                 sink: EventSink | None = None, tools: ToolCatalog | None = None,
-                 memories: list[str] | None = None, similarities: KnownScores = None) -> ChainResult:
-    """Run the chain for an admitted message, then free its slot.
-
-    ``memories`` / ``similarities``: what the host's read found already (the bot link looks the
-    memories up and scores the message against the tools while it reads the settings).
-    """
+async def answer(prepared: Prepared, admission: Admission, deps: ChainDeps, *, sink: EventSink | None = None,
+                 tools: ToolCatalog | None = None) -> ChainResult:
+    """Run the chain for an admitted message, then free its slot."""
     from grobot.core.agents.chain import run_chain  # an idle bot process does not load the chain
 
     try:
-        return await run_chain(msg, deps, sink=sink, tools=tools, decision=admission.decision, preloaded=loaded,
-                               memories=memories, similarities=similarities)
+        return await run_chain(prepared, deps, sink=sink, tools=tools)
     finally:
         admission.release()
 
 
-async def refuse(msg: IncomingMessage, reason: str, deps: ChainDeps, *, sink: EventSink | None = None,
-                 loaded: Loaded | None = None) -> ChainResult:
+async def refuse(prepared: Prepared, reason: str, deps: ChainDeps, *, sink: EventSink | None = None) -> ChainResult:
     """End a refused message with one ``error`` event saying why; a stored run (Test Chat) stores
     it and its status becomes ``error``."""
     from grobot.core.agents.events import RunRecorder
 
+    msg, loaded = prepared.msg, prepared.loaded
     recorder = RunRecorder(sink, deps.store)
     end = None
     if msg.run_id is not None:
@@ -134,37 +145,21 @@ async def refuse(msg: IncomingMessage, reason: str, deps: ChainDeps, *, sink: Ev
         end = RunEnd(bot_id=msg.bot_id, author_name=loaded.bot.name if loaded is not None else "",
                      stored_run=True, error=reason)
     event = await recorder.finish(EventKind.ERROR, {"message": reason}, end=end)
-    return ChainResult(replied=True, run_id=recorder.run_id, error=str(event.data.get("message") or reason))
+    result = ChainResult(replied=True, run_id=recorder.run_id, error=str(event.data.get("message") or reason))
+    result.refusal = reason
+    return result
 
 
 async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate, *, sink: EventSink | None = None,
-                         tools: ToolCatalog | None = None,
-                         decision: bool | None | Literal["rules"] = "rules",
-                         failure_keeps_cooldown: bool = True) -> ChainResult:
-    """Read what the run needs, check, and answer (or refuse) one message (``decision``: see :func:`admit`).
+                         tools: ToolCatalog | None = None) -> ChainResult:
+    """:func:`prepare`, :func:`admit`, then :func:`answer` or :func:`refuse` one message.
 
     A message the reply rules leave unanswered is not replied (``replied`` false); its
-    ``refusal`` says why, for a host whose user asked the bot directly (``/ask``). Without
-    ``failure_keeps_cooldown`` (Test Chat, whose tester may retry a failed answer), an answer that
-    fails or is stopped gives the user's cooldown window back."""
-    try:
-        loaded = await deps.store.load(msg)
-    except Exception as exc:
-        if not isinstance(exc, (GroBotError, ConnectionError)):
-            logger.exception("Reading the run of bot %s failed", msg.bot_id, extra={"bot_id": msg.bot_id})
-        return await refuse(msg, error_line(exc), deps, sink=sink)
-    admission = admit(msg, loaded, gate, decision=decision)
+    ``refusal`` says why, for a host whose user asked the bot directly (``/ask``)."""
+    prepared = await prepare(msg, deps)
+    admission = admit(prepared, gate)
     if admission.decision is False:
-        return ChainResult(replied=False, refusal=silence_reason(loaded.rules or ReplyRules(), msg))
+        return ChainResult(replied=False, refusal=silence_reason(prepared.rules or ReplyRules(), msg))
     if admission.refusal:
-        result = await refuse(msg, admission.refusal, deps, sink=sink, loaded=loaded)
-        result.refusal = admission.refusal
-        return result
-    answered = False
-    try:
-        result = await answer(msg, admission, loaded, deps, sink=sink, tools=tools)
-        answered = not result.error
-        return result
-    finally:
-        if not answered and not failure_keeps_cooldown:
-            admission.give_back_cooldown(gate)
+        return await refuse(prepared, admission.refusal, deps, sink=sink)
+    return await answer(prepared, admission, deps, sink=sink, tools=tools)

@@ -1,5 +1,5 @@
-"""The one path of a message (:mod:`grobot.core.answering`): the checks in order, each once, and
-the dependencies passed in (two hosts in one process keep apart)."""
+"""The one way of a message (:mod:`grobot.core.answering`): prepared, then the checks in order, each
+once, and the dependencies passed in (two hosts in one process keep apart)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlmodel import select
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
-from grobot.core.answering import FloodGate, admit, answer, answer_message
+from grobot.core.answering import FloodGate, admit, answer, answer_message, prepare
 from grobot.core.db import session_scope
 from grobot.core.flood import BUSY_NOTICE
 from grobot.core.models import AgentEvent, Message
@@ -33,37 +33,40 @@ def _discord(bot_id: int, text: str, author: str = "42", **fields: object) -> In
 async def test_each_check_in_order_and_what_a_discord_user_is_told(grobot_env, fake_llm) -> None:
     bot_id = _bot(user_cooldown_seconds=60, max_concurrent_runs=1)
     use_fake_llm(fake_llm, bot_id=bot_id)
-    store, gate = DatabaseStore(), FloodGate()
-    loaded = await store.load(_discord(bot_id, "hi"))
+    deps, gate = ChainDeps(store=DatabaseStore()), FloodGate()
+
+    async def checked(msg: IncomingMessage, flood: FloodGate = gate):  # type: ignore[no-untyped-def]
+        return admit(await prepare(msg, deps), flood)
 
     # Reply rules first: a message not meant for the bot is dropped before anything is counted.
-    silent = admit(_discord(bot_id, "chatter between others"), loaded, gate)
+    silent_read = await prepare(_discord(bot_id, "chatter between others"), deps)
+    assert silent_read.decision is False and silent_read.loaded is None  # nothing more is read for it
+    silent = admit(silent_read, gate)
     assert silent.decision is False and not silent.admitted and silent.refusal == ""
     # Meant for the bot: admitted, and it holds the bot's one run slot until released.
-    first = admit(_discord(bot_id, "@bot hi", mentions_bot=True), loaded, gate)
+    first = await checked(_discord(bot_id, "@bot hi", mentions_bot=True))
     assert first.admitted and first.decision is True
     # The same user again: the cooldown, told once per window.
-    again = admit(_discord(bot_id, "@bot again", mentions_bot=True), loaded, gate)
+    again = await checked(_discord(bot_id, "@bot again", mentions_bot=True))
     assert again.refusal.startswith("Slow down a little") and again.notify
-    assert admit(_discord(bot_id, "@bot and again", mentions_bot=True), loaded, gate).notify is False
+    assert (await checked(_discord(bot_id, "@bot and again", mentions_bot=True))).notify is False
     # Another user while the one slot is taken: busy.
-    busy = admit(_discord(bot_id, "@bot me too", author="43", mentions_bot=True), loaded, gate)
+    busy = await checked(_discord(bot_id, "@bot me too", author="43", mentions_bot=True))
     assert busy.refusal == BUSY_NOTICE and busy.notify
     first.release()
     first.release()  # once only: the slot is not freed twice
     assert gate.runs.active == 0
     # Told "busy, try again in a moment", that user is not answered: the retry is taken, not cooled down.
-    retry = admit(_discord(bot_id, "@bot me too, again", author="43", mentions_bot=True), loaded, gate)
+    retry = await checked(_discord(bot_id, "@bot me too, again", author="43", mentions_bot=True))
     assert retry.admitted and retry.refusal == ""
     retry.release()
-    assert admit(_discord(bot_id, "@bot now?", author="44", mentions_bot=True), loaded, gate).admitted
+    assert (await checked(_discord(bot_id, "@bot now?", author="44", mentions_bot=True))).admitted
 
     # Over the daily limit: refused before the cooldown and the slot, with the limit's words.
     with session_scope() as session:
         bots.update_bot(bots.get_bot(bot_id, session=session), {"user_daily_message_limit": 1}, session=session)
     assert (await answered(_discord(bot_id, "@bot first", author="45", mentions_bot=True), tools=EmptyCatalog())).text
-    over = await store.load(_discord(bot_id, "@bot", author="45", mentions_bot=True))
-    refused = admit(_discord(bot_id, "@bot", author="45", mentions_bot=True), over, FloodGate())
+    refused = await checked(_discord(bot_id, "@bot", author="45", mentions_bot=True), FloodGate())
     assert not refused.admitted and "limit" in refused.refusal.lower() and refused.notify
 
 
@@ -118,10 +121,9 @@ async def test_two_hosts_in_one_process_keep_their_own_dependencies(grobot_env, 
     a, b = ChainDeps(store=CountingStore()), ChainDeps(store=CountingStore())
 
     async def one(deps: ChainDeps, text: str) -> str:
-        msg = _discord(bot_id, text, mentions_bot=True)
-        loaded = await deps.store.load(msg)
-        admission = admit(msg, loaded, FloodGate())
-        return (await answer(msg, admission, loaded, deps, tools=EmptyCatalog())).text
+        prepared = await prepare(_discord(bot_id, text, mentions_bot=True), deps)
+        admission = admit(prepared, FloodGate())
+        return (await answer(prepared, admission, deps, tools=EmptyCatalog())).text
 
     texts = await asyncio.gather(one(a, "@bot first"), one(b, "@bot second"))
     assert sorted(texts) == ["first answer", "second answer"]

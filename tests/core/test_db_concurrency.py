@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from sqlmodel import func, select
 
 from grobot.core.db import session_scope
@@ -13,6 +14,8 @@ from grobot.core.services import bots
 
 WRITER = r"""
 import sys
+
+import pytest
 from grobot.core.db import session_scope
 from grobot.core.models import LogEntry, Setting
 worker, rounds, bot_id = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -31,6 +34,7 @@ PROCESSES = 20
 ROUNDS = 15
 
 
+@pytest.mark.slow  # twenty processes at once: a minute on a busy machine, for make test
 def test_twenty_processes_write_at_once_without_loss(any_db_env):
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="busy").id

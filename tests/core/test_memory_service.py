@@ -154,24 +154,27 @@ async def test_store_work_runs_off_the_event_loop(grobot_env):
 
     local = LocalMemory(ChromaMemory())
     loop = asyncio.get_running_loop()
-    lags: list[float] = []
+    ticks: list[float] = []  # when the loop ran a 10 ms timer (a lease renewal, a heartbeat)
     done = asyncio.Event()
 
     async def ticker() -> None:
         while not done.is_set():
-            began = loop.time()
             await asyncio.sleep(0.01)
-            lags.append(loop.time() - began - 0.01)
+            ticks.append(loop.time())
 
     task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
     began = loop.time()
     texts = [f"Person {i} mentioned a fairly long sentence about topic number {i} and its many details" for i in range(30)]
     await local.add(1, texts, {})
-    took = loop.time() - began
+    ended = loop.time()
     done.set()
     await task
     local.close()
-    assert max(lags) < min(0.5, took / 2), (max(lags), took)
+    # The loop kept running its timers while the texts were embedded (on the loop, it would run none
+    # until the end). Counted, not timed: a busy machine delays every tick alike.
+    during = [t for t in ticks if began < t < ended]
+    assert len(during) >= 3, (len(during), ended - began)
 
 
 def test_the_address_of_a_crashed_supervisors_service_goes_when_its_supervisor_is_forgotten(grobot_env):

@@ -132,7 +132,10 @@ async def test_mistral_native_mode_sends_tool_ids_it_accepts(grobot_env, fake_ll
     result = await run_chain(message(bot_id, "weather in Rome?"), tools=weather())
 
     assert result.error is None and result.text == "Sunny in Rome."
-    assert all(MISTRAL_ID.match(i) for i in tool_call_ids(fake_llm.chat_requests()[-1]))
+    final = fake_llm.chat_requests()[-1]  # the call that wrote the answer, after the tool's result
+    ids = tool_call_ids(final)
+    assert len(ids) == 2 and ids[0] == ids[1] and MISTRAL_ID.match(ids[0]), ids  # the call and its result
+    assert [m["content"] for m in final["messages"] if m.get("role") == "tool"] == ["sunny in Rome"], final["messages"]
 
 
 async def test_openrouter_says_plainly_when_a_model_cannot_call_tools(grobot_env, fake_llm, capsys, monkeypatch):

@@ -99,3 +99,41 @@ async def test_the_message_is_embedded_once_for_the_router_and_the_memory_lookup
         assert await memory.similarities(message, tools) == scores and embedded == []
     finally:
         memory.close()
+
+
+NEEDS_A_TOOL = [  # bench/tool_use.py's requests that need a tool
+    "What is the date today?", "What day of the week is it?", "What time is it in UTC?", "List your files.",
+    "Which files do you have?", "Read the file notes.txt.", "What do you know about me?", "Read your notes about me.",
+    "Remember that the team meeting is on Friday.", "Search your memory for the team meeting.",
+    "What time is it now in Tokyo?", "What's the current time in New York?", "Current time in Europe/Paris, please.",
+    "Convert 15:00 from Europe/London to America/New_York.", "Read a file for me.", "Convert a time for me.",
+    "Please remember something for me.", "What time is it in the time zone Mars/Olympus?",
+]
+CHAT = ["question number 12", "lol that is so funny", "Hello!", "Thanks, that's all for now.", "Tell me a joke.",
+        "why is the sky blue?", "what's the best pizza topping?", "my dog is sick, what should I do?"]
+
+
+async def test_a_message_none_of_whose_words_is_near_a_tool_is_not_embedded(grobot_env):
+    """The memory's word filter: chat whose words are all far from every tool costs a few dot products
+    (its words' vectors are cached), never the message's embedding; a request that needs a tool is
+    embedded and routed exactly as without the filter."""
+    from grobot.core.tools.builtins import builtin_tools
+
+    placeholder = object()
+    specs = [t.spec for t in builtin_tools(0, store=placeholder, discord=placeholder, memory=placeholder)]
+    specs += [TIME, ToolSpec(name="time__convert_time", description="Convert time between timezones.",
+                             input_schema={"type": "object", "properties": {}})]
+    texts = [tool_router.tool_text(s) for s in specs]
+    memory = LocalMemory(store=object())
+    try:
+        for text in NEEDS_A_TOOL:
+            filtered = await tool_router.route(text, specs, memory, budget=30.0)
+            await asyncio.wrap_future(memory.embedding(text))  # the message's own vector: the exact scores
+            exact = dict(zip(texts, await memory.similarities(text, texts)))
+            unfiltered = await tool_router.route(text, specs, memory, budget=30.0, known=exact)
+            assert unfiltered.candidates and filtered.candidates == unfiltered.candidates, text
+        for text in CHAT:
+            routing = await tool_router.route(text, specs, memory, budget=30.0)
+            assert routing.candidates == [] and text not in memory._messages, text
+    finally:
+        memory.close()

@@ -281,6 +281,13 @@ class FakeDiscord:
                 self.add_user(self.bots[uid], bot=True, user_id=uid)
         return uid
 
+    def forget_calls(self) -> None:
+        """Forget the REST calls and interaction responses received so far (a test on a fleet shared
+        with the tests before it starts from none)."""
+        with self._lock:
+            self.calls.clear()
+            self.interaction_responses.clear()
+
     def revoke(self, token: str) -> None:
         """Discord no longer knows ``token``: 401 on REST, close 4004 on the gateway."""
         with self._lock:

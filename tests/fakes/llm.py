@@ -58,6 +58,9 @@ class Reply:
     tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "raw string"}]
     delay: float = 0.0  # seconds before the response starts
     hold: threading.Event | None = None  # the response starts once the test sets it (at most 30 s)
+    # Streams (Ollama, OpenAI): the text is sent, then the stream ends once the test sets it (at most 30 s),
+    # so a test sees what the client makes of the text in flight before the answer is complete.
+    hold_end: threading.Event | None = None
     status: int = 200  # >= 400: an HTTP error with ``error`` as its message
     error: str | None = None  # with status 200: an error inside the stream
     headers: dict[str, str] | None = None  # extra response headers (e.g. Retry-After)
@@ -557,6 +560,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(reply.chunk_delay)
             line = {"model": model, "created_at": "2025-01-01T00:00:00Z", "message": {"role": "assistant", "content": piece}, "done": False}
             self._chunk(json.dumps(line).encode() + b"\n")
+        if reply.hold_end is not None:
+            reply.hold_end.wait(30)
         if reply.error:
             self._chunk(json.dumps({"error": reply.error}).encode() + b"\n")
             self._end_stream()
@@ -616,6 +621,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if i and reply.chunk_delay:
                     time.sleep(reply.chunk_delay)
                 event(chunk({"content": piece}))
+        if reply.hold_end is not None:
+            reply.hold_end.wait(30)
         if reply.stall is not None:
             self._stall(reply.stall)
         if reply.error:

@@ -1,7 +1,7 @@
 """Fixtures of the attacker's test suite (issue 17).
 
-One isolated database and one real web app (``reflex run --env prod``) for the whole
-``tests/security`` package, reused from ``tests/ui``; an "attacker" HTTP server on 127.0.0.1
+The session's database and real web app (``reflex run --env prod``), shared with ``tests/ui``
+(``tests/browser_fixtures.py``); an "attacker" HTTP server on 127.0.0.1
 that records every request it gets (a foreign origin for the payloads); and pages that log every
 request the browser makes, so a test can say that nothing left for a foreign host.
 """
@@ -16,8 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.browser_fixtures import UiDatabase, chromium
+from tests.conftest import GroBotEnv
 from tests.ui.auth import sign_in
-from tests.ui.conftest import browser, ui_admin, ui_env, web_app  # noqa: F401  (package fixtures, shared here)
 from tests.ui.webapp import WebApp
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,27 @@ class Attacker:
     @property
     def hits(self) -> list[str]:
         return list(self.server.hits)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[object]:
+    """Headless Chromium, one for the package."""
+    yield from chromium()
+
+
+@pytest.fixture(scope="package")
+def ui_env(ui_database: UiDatabase) -> Iterator[GroBotEnv]:
+    """The database of the session's web app, while this package's browser tests run."""
+    ui_database.start_package()
+    with ui_database.active() as env:
+        yield env
+
+
+@pytest.fixture(autouse=True)
+def _web_app_database(request: pytest.FixtureRequest) -> None:
+    """A test of the web app reads and writes its database (the others have their own ``grobot_env``)."""
+    if "web_app" in request.fixturenames:
+        request.getfixturevalue("ui_env")
 
 
 @pytest.fixture(scope="package")
@@ -94,7 +116,7 @@ class BrowserLog:
 
 
 @pytest.fixture
-def page(browser, web_app: WebApp) -> Iterator[object]:  # noqa: F811
+def page(browser, web_app: WebApp) -> Iterator[object]:
     """A fresh page that logs every request (popups included), frame and console message."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=web_app.url)
     log = BrowserLog(origin=web_app.url)
@@ -114,7 +136,7 @@ def page(browser, web_app: WebApp) -> Iterator[object]:  # noqa: F811
 
 
 @pytest.fixture
-def admin_page(page, ui_admin):  # noqa: F811
-    """A fresh logging page, signed in as the admin through the login form."""
+def admin_page(page, ui_admin):
+    """A fresh logging page, signed in as the admin (see ``sign_in``)."""
     sign_in(page, ui_admin)
     return page

@@ -1,16 +1,19 @@
-"""Accounts of the web app for the browser tests, and signing in through the login form."""
+"""Accounts of the web app for the browser tests, and signing in (through the login form once per
+account, then with the session cookie it got)."""
 
 from __future__ import annotations
 
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
 from grobot.core.models import Role
 from grobot.core.services import users
+from grobot.web_session import SESSION_COOKIE
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +51,27 @@ def fill_login(page, username: str, password: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
-def sign_in(page, user: UiUser) -> None:
-    """Sign in through the login form and wait for the Bots page."""
+# The session cookie of each account's first sign-in (by username and password), for the next ones.
+_SESSION_COOKIES: dict[tuple[str, str], list[Any]] = {}
+
+
+def sign_in(page, user: UiUser, *, through_form: bool = False) -> None:
+    """Sign in and wait for the Bots page: through the login form the first time an account signs
+    in (or when ``through_form``), then with the session cookie that sign-in got, as a browser
+    that comes back (signing in once per account keeps the browser tests fast)."""
+    key = (user.username, user.password)
+    if not through_form and key in _SESSION_COOKIES:
+        page.context.add_cookies(_SESSION_COOKIES[key])
+        page.goto("/")
+        bots = page.get_by_role("heading", name="Bots", exact=True)
+        expect(bots.or_(page.get_by_role("heading", name="Sign in"))).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        if bots.is_visible():
+            return
+        del _SESSION_COOKIES[key]  # the session ended (signed out elsewhere, a new password): sign in again
+        page.context.clear_cookies()
     page.goto("/login")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     fill_login(page, user.username, user.password)
     expect(page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    _SESSION_COOKIES[key] = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]

@@ -1,6 +1,6 @@
-"""Fixtures of the browser tests: one isolated database and one running web app for the
-whole ``tests/ui`` package (starting the app is the slow part, so all modules share it),
-Debian's Chromium driven by Playwright, a fresh page (and browser storage) per test.
+"""Fixtures of the browser tests: the web app, its database, Chromium and the admin account are
+the session's (``tests/browser_fixtures.py``, shared with ``tests/security``); ``ui_env`` points
+this process at that database while the package runs; a fresh page (and browser storage) per test.
 
 The modules share the database: each test sets up the bots and users it looks at.
 """
@@ -8,69 +8,31 @@ The modules share the database: each test sets up the bots and users it looks at
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-from grobot.core.models import Role
-from tests.conftest import TEST_SECRET_KEY, GroBotEnv, _reset_process_state
-from tests.ui.auth import UiUser, create_ui_user, sign_in
-from tests.ui.webapp import CHROMIUM_ARGS, WebApp, chromium_path
+from tests.browser_fixtures import UiDatabase, chromium
+from tests.conftest import GroBotEnv
+from tests.ui.auth import UiUser, sign_in
+from tests.ui.webapp import WebApp
 
 logger = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="package")
-def ui_env(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Iterator[GroBotEnv]:
-    """Like ``grobot_env``, for the whole package: the web app it serves lives that long."""
-    data_dir = tmp_path_factory.mktemp("ui") / "data"
-    data_dir.mkdir(parents=True)
-    shutil.copy(sqlite_template, data_dir / "grobot.db")
-    env = GroBotEnv(data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'grobot.db'}", backend="sqlite")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("DATABASE_URL", env.database_url)
-    patch.setenv("GROBOT_DATA_DIR", str(data_dir))
-    patch.setenv("GROBOT_SECRET_KEY", TEST_SECRET_KEY)
-    for var in ("CHROMA_URL", "DISCORD_API_BASE", "DISCORD_GATEWAY_URL", "OLLAMA_HOST"):
-        patch.delenv(var, raising=False)
-    # The pages' tests start from the Ollama built-in default; the embedded demo model has its own
-    # tests (tests/real_llm, tests/worker/test_embedded_model_e2e.py).
-    patch.setenv("GROBOT_EMBEDDED_LLM", "0")
-    _reset_process_state()
-    yield env
-    patch.undo()
-    _reset_process_state()
-
-
-@pytest.fixture(scope="package")
-def web_app(ui_env: GroBotEnv) -> Iterator[WebApp]:
-    """The real web app (``reflex run --env prod``) on a free port, serving ``ui_env``."""
-    app = WebApp(
-        env=ui_env.environ(),
-        log_path=ui_env.data_dir.parent / "reflex.log",
-        states_dir=ui_env.data_dir.parent / "states",
-    )
-    app.start()
-    yield app
-    app.stop()
-
-
-@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
-    """Headless Chromium from Debian (``apt-get install chromium``), one for the package."""
-    from playwright.sync_api import sync_playwright
+    """Headless Chromium, one for the package."""
+    yield from chromium()
 
-    executable = chromium_path()
-    if not os.path.exists(executable):
-        pytest.fail(f"{executable} is missing: apt-get install -y chromium (or set GROBOT_CHROMIUM)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+
+@pytest.fixture(scope="package", autouse=True)
+def ui_env(ui_database: UiDatabase) -> Iterator[GroBotEnv]:
+    """Like ``grobot_env``, for the whole package: the database the session's web app serves."""
+    ui_database.start_package()
+    with ui_database.active() as env:
+        yield env
 
 
 @dataclass
@@ -101,14 +63,9 @@ def page(browser, web_app: WebApp) -> Iterator[object]:
     context.close()
 
 
-@pytest.fixture(scope="package")
-def ui_admin(ui_env: GroBotEnv) -> UiUser:
-    """An admin account of the web app, for the tests that need one signed in."""
-    return create_ui_user("ui-admin", Role.ADMIN)
-
-
 @pytest.fixture
 def admin_page(page, ui_admin: UiUser):
-    """A fresh page, signed in as the admin through the login form."""
+    """A fresh page, signed in as the admin (through the login form the first time, then with the
+    session cookie it got: see ``sign_in``)."""
     sign_in(page, ui_admin)
     return page

@@ -132,7 +132,7 @@ def test_repeated_failures_slow_this_browser_down_and_never_lock_the_account(pag
 
 
 def test_the_admin_signs_in_sees_every_bot_stays_signed_in_and_logs_out(page, admin, fleet) -> None:
-    sign_in(page, admin)
+    sign_in(page, admin, through_form=True)
     expect_bots(page, ["Alpha", "Beta", "Gamma"], timeout=PAGE_TIMEOUT_MS)
     expect(sidebar_user(page)).to_contain_text(admin.username)
     expect(sidebar_user(page).get_by_text("Admin", exact=True)).to_be_visible()
@@ -166,7 +166,7 @@ def test_the_admin_signs_in_sees_every_bot_stays_signed_in_and_logs_out(page, ad
 
 
 def test_a_tester_sees_only_the_bots_granted_to_them(page, tester, fleet) -> None:
-    sign_in(page, tester)
+    sign_in(page, tester, through_form=True)
     expect_bots(page, ["Beta"], timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("1 bot · 0 online")).to_be_visible()
     expect(sidebar_user(page)).to_contain_text(tester.username)
@@ -182,7 +182,7 @@ def test_a_tester_sees_only_the_bots_granted_to_them(page, tester, fleet) -> Non
 
 def test_disabling_a_user_ends_their_open_session(page, ui_env, fleet) -> None:
     user = create_ui_user("login-disabled", Role.ADMIN)
-    sign_in(page, user)
+    sign_in(page, user, through_form=True)
     expect_bots(page, ["Alpha", "Beta", "Gamma"])
     with session_scope() as session:
         session.get(AppUser, user.id).disabled = True

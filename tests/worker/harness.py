@@ -13,11 +13,11 @@ from typing import Any
 from sqlmodel import col, select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, BotStatus, LogEntry, Message
+from grobot.core.models import AgentEvent, Bot, BotStatus, LogEntry, Message
 from grobot.core.services import bots
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.llm import FakeLLM, use_fake_llm
-from tests.helpers import wait_for
+from tests.helpers import pid_alive, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,7 +103,7 @@ class Fleet:
         with session_scope(readonly=True) as session:
             return session.get(BotStatus, bot_id)
 
-    def wait_state(self, bot_id: int, state: str, timeout: float = 20.0) -> BotStatus:
+    def wait_state(self, bot_id: int, state: str, timeout: float = 30.0) -> BotStatus:
         def check() -> BotStatus | None:
             status = self.status(bot_id)
             return status if status is not None and status.state == state else None
@@ -117,11 +117,14 @@ class Fleet:
         wait_for(lambda: self.discord.session_of(self.discord_ids[bot_id]), timeout)
         return status
 
-    def mention(self, bot_id: int, text: str, channel_id: int | None = None) -> dict[str, Any]:
+    def mention(self, bot_id: int, text: str, channel_id: int | None = None, *,
+                author: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``author`` (default: alice) mentions the bot in a message."""
         uid = self.discord_ids[bot_id]
-        return self.discord.send_message(channel_id or self.discord.channel_id, f"<@{uid}> {text}", mentions=[uid])
+        return self.discord.send_message(channel_id or self.discord.channel_id, f"<@{uid}> {text}", mentions=[uid],
+                                         author=author)
 
-    def wait_reply(self, message: dict[str, Any], *, containing: str = "", timeout: float = 20.0) -> dict[str, Any]:
+    def wait_reply(self, message: dict[str, Any], *, containing: str = "", timeout: float = 30.0) -> dict[str, Any]:
         def check() -> dict[str, Any] | None:
             for reply in self.discord.replies_to(message["id"]):
                 if containing in reply["content"]:
@@ -135,6 +138,27 @@ class Fleet:
             return "\n".join(self.log(len(self.supervisors) - 1).splitlines()[-30:])
         except OSError:
             return ""
+
+    def begin_test(self) -> None:
+        """A clean slate for the next test on this fleet: nothing scripted, recorded or answered yet."""
+        self.llm.reset()
+        self.llm.hangups = 0
+        self.discord.forget_calls()
+
+    def remove_bots(self) -> None:
+        """Delete the bots added so far and wait until their processes have ended and left Discord."""
+        pids = {bot_id: getattr(self.status(bot_id), "pid", None) for bot_id in self.discord_ids}
+        with session_scope() as session:
+            for bot_id in self.discord_ids:
+                bot = session.get(Bot, bot_id)
+                if bot is not None:
+                    bots.delete_bot(bot, session=session)
+        for bot_id, user_id in self.discord_ids.items():
+            wait_for(lambda user_id=user_id: self.discord.session_of(user_id) is None, 20,
+                     message=f"bot {bot_id} off Discord; log:\n{self._tail()}")
+            if pids[bot_id]:
+                wait_for(lambda pid=pids[bot_id]: not pid_alive(pid), 20, message=f"bot {bot_id} process ended")
+        self.discord_ids.clear()
 
     def stop(self) -> None:
         for proc in self.supervisors:

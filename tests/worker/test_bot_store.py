@@ -57,15 +57,15 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
         settings = await remote.settings_at_start(bot_id)
         assert settings is not None and settings.token == bot_token("linked") and settings.rules.keywords == ["banana"]
 
-        # A message the rules ignore: the settings only. One they answer: the run's preload too,
-        # and its memories when asked (looked up by the supervisor's memory).
-        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"), memories=True)
-        assert ignored.settings is not None and ignored.loaded is None and ignored.links is None
-        assert ignored.memories is None
-        data = await remote.for_message(bot_id, _message(bot_id, "a banana?"), memories=True)
-        assert data.links == [] and data.loaded is not None and data.memories == ["alice likes bananas"]
+        # A message the rules ignore: the settings only. One they answer: the run's start too, and
+        # its memories (looked up by the supervisor's memory), in the same answer.
+        ignored = await remote.prepare(_message(bot_id, "hello"))
+        assert ignored.decision is False and ignored.rules is not None and ignored.rules.keywords == ["banana"]
+        assert ignored.loaded is None and ignored.links is None and ignored.memories is None
+        data = await remote.prepare(_message(bot_id, "a banana?"))
+        assert data.decision is True and data.links == [] and data.loaded is not None
+        assert await data.found_memories() == ["alice likes bananas"]
         assert searched == [(bot_id, "a banana?")]  # not for the message the bot does not answer
-        assert (await remote.for_message(bot_id, _message(bot_id, "a banana?"))).memories is None
         assert data.loaded.bot.personality == "cheerful" and data.loaded.llms["output"].model
         assert data.loaded.limits is not None and data.loaded.history == []
 
@@ -105,38 +105,63 @@ def test_a_run_is_read_and_written_through_the_supervisor(any_db_env):
 
 
 class ScoringMemory(OneMemory):
-    """The supervisor's memory, scripted: a message's vector and its similarities to tool texts."""
+    """The supervisor's memory, scripted: a message's similarities to tool texts."""
 
     def __init__(self, searched: list) -> None:
         super().__init__(searched)
-        self.started: list[str] = []
-
-    async def start_embedding(self, text: str) -> None:
-        self.started.append(text)  # the model starts on it: the read goes ahead without the vector
+        self.scored: list[tuple[str, list[str]]] = []
 
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
+        self.scored.append((text, candidates))
         return [0.5 if "time" in c else 0.1 for c in candidates]
 
 
-def test_the_supervisor_scores_a_message_against_the_bots_tools_while_it_reads(grobot_env, caplog):
+def test_one_request_reads_a_message_with_its_memories_and_the_tool_routers_scores(grobot_env, caplog):
+    """The bot asks its supervisor once per message it may answer: the settings, the run, the memories
+    and the scores of the message against the bot's tools as the database knows them (its built-ins
+    and its MCP servers' cached tool lists)."""
+    from grobot.core.agents.tool_router import tool_text
+    from grobot.core.models import BotMcpServer, McpServer
+    from grobot.core.tools.base import ToolSpec
+
     caplog.set_level(logging.DEBUG, logger="bot_worker.timings")  # GROBOT_TRACE_TIMINGS (bench/fleet.py --stages)
     bot_id = make_bot(keywords=["banana"])
+    with session_scope() as session:
+        server = McpServer(name="clock", command="clock-server", tools_cache=[
+            {"name": "get_current_time", "description": "Get the current time in a time zone."},
+            {"name": "set_alarm", "description": "Set an alarm."}])
+        session.add(server)
+        session.flush()
+        session.add(BotMcpServer(bot_id=bot_id, mcp_server_id=server.id, allowed_tools=["get_current_time"]))
+    clock = tool_text(ToolSpec(name="clock__get_current_time", description="Get the current time in a time zone.",
+                               input_schema={}))
     memory = ScoringMemory([])
-    texts = ["get current time: the time in a zone", "files list: the bot's files"]
+    sent: list[str] = []
 
     async def check(client_for, server) -> None:
         remote = client_for(bot_id)
-        data = await remote.for_message(bot_id, _message(bot_id, "a banana time?"), memories=True, route_texts=texts)
-        assert data.similarities == [0.5, 0.1] and data.memories == ["alice likes bananas"]
-        assert memory.started == ["a banana time?"]  # one vector, started before the database read
+        real_call = remote.link.call_in_parts
+
+        async def counted(bot, path, body, *, timeout):  # type: ignore[no-untyped-def]
+            sent.append(path)
+            return await real_call(bot, path, body, timeout=timeout)
+
+        remote.link.call_in_parts = counted
+        prepared = await remote.prepare(_message(bot_id, "a banana time?"))
+        assert sent == ["store/prepare"]  # one request for all of it
+        scores = await prepared.found_scores()
+        assert scores is not None and scores[clock] == 0.5 and await prepared.found_memories() == ["alice likes bananas"]
+        texts = memory.scored[0][1]
+        assert clock in texts and not any("alarm" in t for t in texts)  # an MCP tool the bot may not use is left out
+        assert any(t.startswith("files list") for t in texts)  # the built-ins
         traced = [r.getMessage() for r in caplog.records if r.name == "bot_worker.timings"]
         assert re.fullmatch(rf"bot {bot_id}: read for a message \(ms\): vector started [0-9.]+, database [0-9.]+, "
                             r"memories and scores [0-9.]+", traced[0]), traced
         # Not for a message the bot ignores, nor one of several requests (the router scores each part).
-        assert (await remote.for_message(bot_id, _message(bot_id, "hello"), route_texts=texts)).similarities is None
-        several = await remote.for_message(bot_id, _message(bot_id, "a banana, then tell me the time"), route_texts=texts)
-        assert several.loaded is not None and several.similarities is None
-        assert (await remote.for_message(bot_id, _message(bot_id, "a banana?"))).similarities is None
+        assert (await remote.prepare(_message(bot_id, "hello"))).scores is None
+        several = await remote.prepare(_message(bot_id, "a banana, then tell me the time"))
+        assert several.loaded is not None and await several.found_scores() is None
+        assert len(memory.scored) == 1
 
     asyncio.run(_with_link(check, memory))
 
@@ -153,30 +178,22 @@ class SlowScoringMemory(ScoringMemory):
         return await super().similarities(text, candidates)
 
 
-def test_a_bot_gets_its_read_before_the_scores_and_the_scores_as_a_second_answer(grobot_env):
-    """The read does not wait for the embedding model: the bot asks for the scores right after it
-    and goes on with the read's answer while the model runs."""
+def test_a_bot_gets_its_read_before_the_lookups_which_follow_in_the_same_answer(grobot_env):
+    """The read does not wait for the embedding model: the supervisor answers the bot's one request
+    with the read first (the bot checks the message and gets ready), then with the memories and the
+    scores when they are done."""
     bot_id = make_bot(keywords=["banana"])
     memory = SlowScoringMemory()
-    texts = ["get current time: the time in a zone", "files list: the bot's files"]
 
     async def check(client_for, server) -> None:
         remote = client_for(bot_id)
-        scores = asyncio.ensure_future(remote.tool_scores(bot_id, "m1"))
-        data = await asyncio.wait_for(remote.for_message(bot_id, _message(bot_id, "a banana time?"), memories=True,
-                                                         route_texts=texts, scores_key="m1"), 10)
-        assert data.loaded is not None and data.similarities is None and data.memories == ["alice likes bananas"]
-        assert not scores.done()  # the model is still running
+        prepared = await asyncio.wait_for(remote.prepare(_message(bot_id, "a banana time?")), 10)
+        assert prepared.loaded is not None and prepared.decision is True
+        assert prepared.scores is not None and not prepared.scores.done()  # the model is still running
         memory.finish.set()
-        assert await asyncio.wait_for(scores, 10) == [0.5, 0.1]
-        # Asked before the read; a message the bot ignores, or one of several requests: answered None.
-        early = asyncio.ensure_future(remote.tool_scores(bot_id, "m2"))
-        ignored = await remote.for_message(bot_id, _message(bot_id, "hello"), route_texts=texts, scores_key="m2")
-        assert ignored.loaded is None and await asyncio.wait_for(early, 10) is None
-        several = asyncio.ensure_future(remote.tool_scores(bot_id, "m3"))
-        await remote.for_message(bot_id, _message(bot_id, "a banana, then tell me the time"), route_texts=texts,
-                                 scores_key="m3")
-        assert await asyncio.wait_for(several, 10) is None
+        scores = await asyncio.wait_for(prepared.found_scores(), 10)
+        assert scores is not None and set(scores.values()) == {0.1, 0.5}
+        assert await prepared.found_memories() == ["alice likes bananas"]
 
     asyncio.run(_with_link(check, memory))
 

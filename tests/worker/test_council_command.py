@@ -54,13 +54,13 @@ class Store:
         await asyncio.wait_for(self.load_started.wait(), 1.0)  # read one after the other: never set in time
         return await self.inner.council_plan(bot_id, asker)
 
-    async def load(self, msg: IncomingMessage) -> Any:
+    async def prepare(self, msg: IncomingMessage, *, memory: Any = None) -> Any:
         self.load_started.set()
         if self.load_hangs:
             await asyncio.Event().wait()
         if self.load_error is not None:
             raise self.load_error
-        return await self.inner.load(msg)
+        return await self.inner.prepare(msg, memory=memory)
 
 
 def _bot() -> int:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
 from grobot.core.services import embedded_llm, tester_chat
 from tests.helpers import wait_for
 from tests.worker.harness import ROOT, fleet
+
+pytestmark = pytest.mark.real_llm  # and e2e, by its name
 
 
 def _status(conversation_id: int, message_id: int) -> str | None:

@@ -13,12 +13,21 @@ def test_events_dispatched_after_close_are_dropped_not_scheduled_on_a_closed_loo
     """discord.py's close() leaves its READY task waiting for guilds; when it ends, it dispatches
     'ready' on the closed client. That raised in the task (the client's loop is gone) and put a
     traceback in the bot's log whenever a bot was stopped soon after it started."""
+    failures: list[dict] = []
 
-    async def scenario() -> None:
+    async def scenario() -> set[str]:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: failures.append(context))
         bot = BotSettings(id=3, name="closing", enabled=True, version="", gateway_revision=1)
         client = FleetBot(bot, ProcessConfig(), store=SimpleNamespace(), link=None)  # type: ignore[arg-type]
         await client.close()
+        before = asyncio.all_tasks()
         client.dispatch("ready")
         client.dispatch("guild_available", SimpleNamespace(id=1))
+        scheduled = {task.get_name() for task in asyncio.all_tasks() - before}
+        await asyncio.sleep(0)  # a scheduled handler would run (and fail) here
+        return scheduled
 
-    asyncio.run(scenario())
+    scheduled = asyncio.run(scenario())
+
+    assert scheduled == set(), f"handlers scheduled on the closed client: {scheduled}"
+    assert failures == [], failures

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -34,11 +36,16 @@ def test_three_bots_answer_only_when_mentioned_and_change_alone(grobot_env, tmp_
         reply = world.wait_reply(asked, containing="hello there")
         assert reply["author"]["id"] == str(world.discord_ids[b])
         quiet = world.discord.send_message(world.discord.channel_id, "nobody is mentioned here")
-        time.sleep(1.0)  # a negative: give the bots a chance to (wrongly) answer
+        # Each bot answers a later message: it read the earlier ones first and had its chance to (wrongly) answer them.
+        # (From bob: alice is in beta's cooldown.)
+        later = {bot_id: world.mention(bot_id, f"later for {bot_id}", author=world.discord.bob) for bot_id in (a, b, c)}
+        for bot_id, message in later.items():
+            world.wait_reply(message, containing=f"later for {bot_id}")
         assert len(world.discord.replies_to(asked["id"])) == 1
         assert world.discord.replies_to(quiet["id"]) == []
         for other in (a, c):
-            assert not world.discord.calls_by(world.discord_ids[other], "POST", r"/messages$")
+            assert [m["id"] for m in world.discord.channel_messages(world.discord.channel_id, bot_id=world.discord_ids[other])] \
+                == [world.discord.replies_to(later[other]["id"])[0]["id"]]
 
         pids = {bot_id: world.status(bot_id).pid for bot_id in (a, b, c)}
         sessions = {bot_id: world.discord.session_of(world.discord_ids[bot_id]) for bot_id in (a, b, c)}
@@ -126,8 +133,9 @@ def test_faults_crash_invalid_token_missing_intent(grobot_env, tmp_path):
         with open(f"/proc/{world.status(good).pid}/environ", "rb") as handle:
             assert memory_url and f"GROBOT_MEMORY_URL={memory_url}".encode() in handle.read().split(b"\0")
 
-        # The rejected token is not retried: one login attempt, however long we wait.
-        time.sleep(2.0)  # a negative: several poll periods for a (wrong) retry loop to show
+        # The rejected token is not retried: one login attempt, however long we wait (here: until the
+        # supervisor has polled twice after the retry would have been due).
+        wait_polls_after(world.supervisors[0], seconds=0.5)
         logins = world.discord.calls_by(world.discord_ids[bad], "GET", r"^/users/@me$")
         assert len(logins) <= 1 and world.status(bad).state == "error"
         assert world.discord.identify_count(world.discord_ids[closed]) == 0
@@ -179,6 +187,29 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
         assert sum(1 for s in world.discord.sessions.values()
                    if s.bot_id == world.discord_ids[a] and s.ws is not None and not s.ws.closed) == 1
+
+
+def wait_polls_after(supervisor: subprocess.Popen[bytes], *, seconds: float, timeout: float = 30) -> None:
+    """Wait until ``supervisor`` has polled the database twice after ``seconds`` from now (a later
+    event that proves a (wrong) action due by then had its chance)."""
+    from sqlmodel import select
+
+    from grobot.core.models import Supervisor
+
+    def polled_at() -> datetime | None:
+        with session_scope(readonly=True) as session:
+            row = session.exec(select(Supervisor).where(Supervisor.pid == supervisor.pid)).first()
+            return _aware(row.heartbeat_at) if row is not None else None
+
+    mark = datetime.now(UTC) + timedelta(seconds=seconds)
+    first = wait_for(lambda: (at := polled_at()) is not None and at > mark and at, timeout,
+                     message=f"a poll of supervisor {supervisor.pid} after {mark}")
+    wait_for(lambda: (at := polled_at()) is not None and at > first, timeout,
+             message=f"a second poll of supervisor {supervisor.pid}")
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _cached_tools(name: str) -> list[str]:
@@ -244,7 +275,9 @@ def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_
         after = {bot_id: world.mention(bot_id, f"after failover {bot_id}") for bot_id in (a, b)}
         for bot_id, msg in after.items():
             world.wait_reply(msg, containing=f"after failover {bot_id}")
-        time.sleep(1.0)  # a negative: room for a (wrong) second answer to arrive
+        # A later message answered: a (wrong) second answer to the earlier ones had its chance to arrive.
+        for bot_id in (a, b):  # (from bob: alice is in the bots' cooldown)
+            world.wait_reply(world.mention(bot_id, f"later {bot_id}", author=world.discord.bob), containing=f"later {bot_id}")
         for msg in (before, *after.values()):
             assert len(world.discord.replies_to(msg["id"])) == 1
         for bot_id in (a, b):
@@ -273,12 +306,18 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
                      and world.discord.session_of(world.discord_ids[a]) is not None, 30)
             assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
             asked = world.mention(a, "who answers?")
-            world.wait_reply(asked, containing="who answers?")
+            # (a write may wait for the frozen supervisor's open transaction: PostgreSQL ends it after 10 s idle)
+            world.wait_reply(asked, containing="who answers?", timeout=45)
         finally:
             first.send_signal(signal.SIGCONT)
-        # The woken supervisor sees it lost the lease and does not start the bot again.
-        time.sleep(2.0)  # a negative: a few poll periods for a (wrong) duplicate to appear
+        # The woken supervisor sees it lost the lease and does not start the bot again: it notices its
+        # bot process ended, then polls on past the time a restart would be due.
+        wait_for(lambda: re.search(rf"Bot {a}: (the process stopped itself|process {old_pid} stopped)", world.log(0)), 30,
+                 message=f"the woken supervisor noticing its bot process ended; log:\n{world.log(0)[-3000:]}")
+        wait_polls_after(first, seconds=1.0)  # the restart backoff
         assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
+        assert _holder(world, a).split(":")[1] == str(second.pid) and world.status(a).pid != old_pid
+        world.wait_reply(world.mention(a, "still one?", author=world.discord.bob), containing="still one?")
         assert len(world.discord.replies_to(asked["id"])) == 1
 
 
@@ -301,8 +340,8 @@ def test_bot_processes_hold_no_postgresql_connection(pg_env, tmp_path):
         for bot_id in ids:
             world.wait_online(bot_id)
         seen = {bot_id: world.status(bot_id).heartbeat_at for bot_id in ids}
-        wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] for bot_id in ids), 10)
-        assert all(world.status(bot_id).state == "online" for bot_id in ids)
+        wait_for(lambda: all(world.status(bot_id).heartbeat_at > seen[bot_id] and world.status(bot_id).state == "online"
+                             for bot_id in ids), 30, message="every bot online, its heartbeat written again")
         names = _connections_by_name()
         assert "grobot-worker" in names and not any(name.startswith("grobot-bot-") for name in names), names
         a, b, c = ids

@@ -12,7 +12,7 @@ from typing import Any
 from bot_worker.bot_link import Answer
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.fleet_bot import FleetBot, ProcessConfig
-from bot_worker.remote_store import BotSettings
+from bot_worker.remote_store import BotSettings, SettingsCache
 
 SUPERVISOR = "host:1:abc"
 
@@ -43,7 +43,8 @@ class ScriptedLink:
 def _bot(link: ScriptedLink, version: str = "") -> FleetBot:
     bot = BotSettings(id=7, name="fenced", enabled=True, version=version, gateway_revision=1)
     config = ProcessConfig(heartbeat_seconds=1.0, supervisor_id=SUPERVISOR, fencing=True)
-    return FleetBot(bot, config, store=SimpleNamespace(), link=link)  # type: ignore[arg-type]
+    # The bot's store keeps the settings it read last (a RemoteBotStore's cache).
+    return FleetBot(bot, config, store=SimpleNamespace(settings=SettingsCache()), link=link)  # type: ignore[arg-type]
 
 
 def _in(seconds: float) -> datetime:
@@ -108,34 +109,37 @@ def test_a_lease_taken_over_stops_the_bot_at_once():
 def test_settings_read_earlier_decide_to_ignore_only_while_the_supervisor_vouches_for_them():
     async def scenario() -> None:
         client = _bot(ScriptedLink())
-        bot = client._ignore_cache[0]
-        assert client._cached_rules() is bot  # read at the start: trusted for a second
+        cache = client.store.settings  # type: ignore[attr-defined]
+        bot = cache.settings
+        assert cache.current() is bot  # read at the start: trusted for a second
 
-        client._ignore_cache = (bot, time.monotonic() - 5, "v1")
-        assert client._cached_rules() is None  # older, and nobody said they are current
+        cache.read_at = time.monotonic() - 5
+        assert cache.current() is None  # older, and nobody said they are current
 
-        client.lease.config_version, client.lease.config_seen_at = "v1", time.monotonic()
-        assert client._cached_rules() is bot  # the supervisor's last poll saw the same version
+        client.lease.config_version, client.lease.config_seen_at = "", time.monotonic()
+        cache.settings = bot = BotSettings(id=7, name="fenced", enabled=True, version="v1", gateway_revision=1)
+        client.lease.config_version = "v1"
+        assert cache.current() is bot  # the supervisor's last poll saw the same version
 
         client.lease.config_version = "v2"
-        assert client._cached_rules() is None  # changed since: read again
+        assert cache.current() is None  # changed since: read again
 
         client.lease.config_version, client.lease.config_seen_at = "v1", time.monotonic() - 10
-        assert client._cached_rules() is None  # said too long ago (the link or the polls fail)
+        assert cache.current() is None  # said too long ago (the link or the polls fail)
 
         client.lease.config_seen_at = time.monotonic()
-        client._ignore_cache = (bot, time.monotonic() - 61, "v1")
-        assert client._cached_rules() is None  # never longer than a minute
+        cache.read_at = time.monotonic() - 61
+        assert cache.current() is None  # never longer than a minute
         await client.close()
 
         # The read at start vouches for itself until the first heartbeat answers (a fleet that
         # starts in a busy guild does not ask for every message meanwhile).
         started = _bot(ScriptedLink(), version="v0")
-        bot = started._ignore_cache[0]
-        started._ignore_cache = (bot, time.monotonic() - 1.5, "v0")
-        assert started._cached_rules() is bot
+        cache = started.store.settings  # type: ignore[attr-defined]
+        cache.read_at = time.monotonic() - 1.5
+        assert cache.current() is cache.settings
         started.lease.config_version = "v1"  # the first answer: changed since the start
-        assert started._cached_rules() is None
+        assert cache.current() is None
         await started.close()
 
     asyncio.run(scenario())

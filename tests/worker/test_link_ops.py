@@ -86,7 +86,7 @@ def test_a_payload_cannot_act_on_anothermake_bot(any_db_env):
         assert (loaded["bot_id"], loaded["run_id"], loaded["bot"]["name"]) == (mine, None, "mine")
         message = {"bot_id": other, "conversation_key": "guild:1", "content": "hi", "author_id": "42",
                    "author_name": "alice", "run_id": other_run}
-        data = await remote.request("message", {"msg": message})
+        data = await remote.request("prepare", {"msg": message})
         assert data["settings"]["id"] == mine and data["settings"]["name"] == "mine"
         row = {"bot_id": other, "created_at": datetime.now(UTC).isoformat(), "level": "INFO", "logger": "bot",
                "message": "whose log?"}
@@ -105,10 +105,13 @@ def _parameters(method) -> list[str]:
 
 
 def test_the_remote_store_has_every_method_of_the_bots_ports_from_the_table():
-    """What the bot process, the chain and the council call on their store, each made from one entry."""
+    """What the bot process, the chain and the council call on their store, each made from one entry
+    (``prepare`` keeps the settings read last, and asks the ``prepare`` entry for the rest)."""
     wanted = {name for port in (BotStore, RunStore, CouncilPort) for name, value in vars(port).items()
-              if inspect.iscoroutinefunction(value) and name != "close"}
+              if inspect.iscoroutinefunction(value) and name not in ("close", "prepare")}
     assert wanted <= {op.method for op in OPS.values()}
+    assert _parameters(RemoteBotStore.prepare) == _parameters(RunStore.prepare)
+    assert OPS["prepare"].method == "read_message" and OPS["prepare"].served_by == "prepare_for_bot"
     for name in wanted:
         port = next(p for p in (BotStore, RunStore, CouncilPort) if name in vars(p))
         assert _parameters(getattr(RemoteBotStore, name)) == _parameters(getattr(port, name)), name

@@ -15,7 +15,6 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable
 from typing import Any
 
 from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router, write_requests
@@ -26,7 +25,7 @@ from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
 from grobot.core.agents.run import Run
-from grobot.core.agents.run_store import Loaded, RunEnd, UserMessageIn
+from grobot.core.agents.run_store import Prepared, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import grounded_results, settle, synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
@@ -56,39 +55,34 @@ def _user_message(msg: IncomingMessage) -> UserMessageIn:
 
 
 async def run_chain(
-    msg: IncomingMessage,
+    message: Prepared | IncomingMessage,
     deps: ChainDeps | None = None,
     *,
     sink: EventSink | None = None,
     tools: ToolCatalog | None = None,
-    decision: bool | None = True,
-    preloaded: Loaded | None = None,
-    memories: Awaitable[list[str]] | list[str] | None = None,
-    similarities: tool_router.KnownScores = None,
 ) -> ChainResult:
     """Answer one message the checks admitted (:mod:`grobot.core.answering`): emit its events to
     ``sink``, store them and the answer, return the result.
 
-    ``deps``: the host's store, memory and MCP sessions (None: this process's database, no
-    memory, MCP sessions of this call only). ``decision``: the reply rules' word (None: the
-    Gatekeeper model decides). ``preloaded``: what :func:`load_for_run` read for this very
-    message (else it is read now). ``memories``: this message's memories, or their retrieval
-    started early by the caller (:func:`start_memory_lookup`); else they are retrieved now.
-    ``similarities``: the message against tool texts, computed already or coming (see :func:`tool_router.route`).
+    ``message``: as :func:`grobot.core.answering.prepare` read it (its reply rules' word, its run's
+    start, memories and the Tool Router's scores), or a bare message, answered as one addressed to
+    the bot and read now. ``deps``: the host's store, memory and MCP sessions (None: this process's
+    database, no memory, MCP sessions of this call only).
     """
+    prepared = message if isinstance(message, Prepared) else Prepared(message, decision=True)
     if deps is None:
         deps = ChainDeps.local()
         try:
-            return await run_chain(msg, deps, sink=sink, tools=tools, decision=decision, preloaded=preloaded,
-                                   memories=memories, similarities=similarities)
+            return await run_chain(prepared, deps, sink=sink, tools=tools)
         finally:
             await deps.aclose()
+    msg, decision = prepared.msg, prepared.decision
     store = deps.store
     recorder = RunRecorder(sink, store)
     started = time.perf_counter()
     run: Run | None = None
     try:
-        loaded = preloaded if preloaded is not None and preloaded.is_for(msg) else await store.load(msg)
+        loaded = prepared.loaded if prepared.loaded is not None else await store.load(msg)
         with_names = not msg.is_dm and msg.platform == "discord"
         output_llm = loaded.llms["output"]
         run = Run(msg=msg, bot=loaded.bot, llms=loaded.llms, recorder=recorder, settings_loader=store.tool_settings,
@@ -97,7 +91,7 @@ async def run_chain(
         if output_llm.supports_images and any(a.image_base64 for a in msg.attachments):
             run.output_user_msg = context.user_message(msg, with_name=with_names, images=True)
         run.started = started
-        run.known_similarities = similarities
+        run.known_scores = prepared.found_scores
 
         # -- Gatekeeper: the decision model, when the reply rules left it open
         if decision is None:
@@ -119,9 +113,8 @@ async def run_chain(
         catalog = tools
         memory = deps.memory
         if catalog is None:
-            catalog = await _catalog(run, deps)
-        lookup = _found(memories) if isinstance(memories, list) else memories if memories is not None \
-            else _memories(memory, msg)
+            catalog = await _catalog(run, deps, prepared.links)
+        lookup = prepared.found_memories() if prepared.memories is not None else _memories(memory, msg)
         specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
         run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
                                                        user=loaded.knowledge, memories=found,
@@ -148,19 +141,20 @@ async def run_chain(
                      "timings": timings}
         if run.notices:
             done_data["fallbacks"] = run.notices
-        event = await recorder.finish(EventKind.DONE, done_data, end=_run_end(run, None))
+        end = _run_end(run, None)
+        if end is not None:
+            end.answered = _answered(msg, total, len(run.records), usage)
+        event = await recorder.finish(EventKind.DONE, done_data, end=end)
         run_id = recorder.run_id
         if event.kind is EventKind.ERROR:
             return ChainResult(replied=True, run_id=run_id, error=event.data.get("message"), llm_calls=len(run.records), timings=timings)
-        _log_answered(msg, run_id, total, len(run.records), usage)
         archivist.schedule(store=store, bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            decision_llm=loaded.llms["decision"],
                            known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
-        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
-                           route_texts=run.route_texts)
+        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
     except asyncio.CancelledError as exc:
         # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
         await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))
@@ -173,14 +167,13 @@ async def run_chain(
         return await _fail(recorder, run, error_line(exc), started, public=public_error(exc))
 
 
-def _log_answered(msg: IncomingMessage, run_id: int | None, seconds: float, calls: int, usage: Any) -> None:
-    """One INFO line in the bot's log per answered message: where, from whom, how long, how many tokens
-    (never what was said)."""
+def _answered(msg: IncomingMessage, seconds: float, calls: int, usage: Any) -> dict[str, Any]:
+    """What the bot's log says of an answered message (:func:`~grobot.core.agents.run_store.answered_line`;
+    stored with the run's end, in its transaction)."""
     where = "Test Chat" if msg.platform == "test_chat" else (
         "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
-    logger.info("Answered a message (%s, user %s, run %s) in %.0f ms: %d LLM call(s), %d tokens in, %d out",
-                where, msg.author_id or "?", run_id if run_id is not None else "-", seconds * 1000, calls,
-                usage.tokens_in, usage.tokens_out, extra={"bot_id": msg.bot_id})
+    return {"where": where, "user": msg.author_id or "?", "ms": round(seconds * 1000), "calls": calls,
+            "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}
 
 
 def cancel_reason(exc: asyncio.CancelledError) -> str:
@@ -203,9 +196,9 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         await run.think("tool_identifier", f"skipped: {why}; answering directly")
         return await synthesize(run, [])
     by_name = {s.name: s for s in specs}
-    run.route_texts = [tool_router.tool_text(s) for s in specs]
+    known = await run.known_scores() if run.known_scores is not None else None
     routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
-                                      known=run.known_similarities)
+                                      known=known)
     await run.think("tool_router", routing.describe(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)
@@ -319,11 +312,11 @@ def _assistant_calls(calls: list[PlannedCall]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- helpers
 
 
-async def _catalog(run: Run, deps: ChainDeps) -> ToolCatalog:
+async def _catalog(run: Run, deps: ChainDeps, links: list[Any] | None) -> ToolCatalog:
     from grobot.core.tools.base import EmptyCatalog
 
     try:
-        return await deps.catalog(run.msg.bot_id)
+        return await deps.catalog(run.msg.bot_id, links)
     except Exception as exc:
         logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, error_line(exc))
         await run.think("tools", f"the tools could not be loaded ({error_line(exc)}); answering without them")
@@ -350,18 +343,13 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
 def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Task[list[str]] | None:
     """Start retrieving the memories of ``msg`` now (None: this process has no memory).
 
-    A bot starts it as soon as a message addressed to it arrives, so that the retrieval
-    (an embedding and a query in the supervisor's memory service) runs while the bot reads
-    its configuration; pass the task to :func:`run_chain` (or cancel it when not answering).
-    Like the lookup in the chain, it never raises and stays within the memory time limit.
+    A store's :meth:`~grobot.core.agents.run_store.RunStore.prepare` starts it when it has read a
+    message the bot may answer (:attr:`Prepared.memories`). Like the lookup in the chain, it
+    never raises and stays within the memory time limit.
     """
     if isinstance(memory, NoopMemory) or not msg.content.strip():
         return None
     return asyncio.get_running_loop().create_task(_memories(memory, msg))
-
-
-async def _found(memories: list[str]) -> list[str]:
-    return memories
 
 
 async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:

@@ -21,9 +21,10 @@ from typing import Any
 from grobot.core.agents import prompts, time_zones
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
-from grobot.core.agents.tool_router import content_words, name_words
+from grobot.core.agents.tool_router import name_words
 from grobot.core.agents.write_requests import request_for
 from grobot.core.tools.base import ToolSpec
+from grobot.core.words import content_words
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from grobot.core.agents.events import RunRecorder
-from grobot.core.agents.tool_router import KnownScores
 from grobot.core.agents.types import BotConfig, EventKind, IncomingMessage
 from grobot.core.llm import alternatives
 from grobot.core.llm.base import Usage
@@ -59,8 +58,8 @@ class Run:
     tools_seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
     unavailable_tools: dict[str, str] = field(default_factory=dict)  # name -> why (from the catalog; the model gets the names)
-    known_similarities: KnownScores = None  # the message against tool texts, computed before the run (or coming)
-    route_texts: list[str] | None = None  # the tool texts the Tool Router scored
+    # The Tool Router's scores of the message by tool text, read with it (:meth:`Prepared.found_scores`).
+    known_scores: Callable[[], Awaitable[dict[str, float] | None]] | None = None
     # Every tool call that ran, with its tool (None: unknown), in order: what the reply must state.
     tool_results: list[tuple[ToolSpec | None, ExecutedCall]] = field(default_factory=list)
     write_asked: dict[str, bool] = field(default_factory=dict)  # tool -> whether the message asks for it (tools that write)

@@ -16,7 +16,10 @@ Everything here is plain data that crosses the link as JSON.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from grobot.core.agents.context import UserKnowledge
@@ -25,6 +28,8 @@ from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+
+logger = logging.getLogger(__name__)
 
 
 class StoreUnavailable(GroBotError, ConnectionError):
@@ -49,9 +54,6 @@ class Loaded:
     conversation_key: str | None = None
     run_id: int | None = None
 
-    def is_for(self, msg: IncomingMessage) -> bool:
-        return (self.bot_id, self.conversation_key, self.run_id) == (msg.bot_id, msg.conversation_key, msg.run_id)
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "bot": dict(vars(self.bot)), "llms": {k: v.as_dict() for k, v in self.llms.items()},
@@ -75,6 +77,77 @@ class Loaded:
             limits=LimitState(**data["limits"]) if data.get("limits") else None,
             bot_id=data.get("bot_id"), conversation_key=data.get("conversation_key"), run_id=data.get("run_id"),
         )
+
+
+Scores = dict[str, float]  # tool text -> its similarity to the message (the Tool Router's)
+# What a Discord user is told when their message cannot be read (the details go to the bot's log).
+UNREADABLE_NOTICE = "Sorry, I can't answer right now (my settings cannot be read); please try again shortly."
+
+
+def ready(value: Any) -> asyncio.Future[Any]:
+    """An awaitable that is already done with ``value`` (call on a running event loop)."""
+    future = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future
+
+
+def addressed(msg: IncomingMessage) -> bool:
+    """Whether ``msg`` asks the bot directly (a mention, a reply to it, a DM, Test Chat, the CLI):
+    a message that cannot be answered then says why instead of staying silent."""
+    return msg.platform != "discord" or msg.mentions_bot or msg.is_dm or msg.is_reply_to_bot
+
+
+@dataclass
+class Prepared:
+    """One message as read before its checks: what every host gets from :meth:`RunStore.prepare`.
+
+    ``decision``: the reply rules' word, evaluated once where the settings were read (True:
+    answer; None: the Gatekeeper model decides; False: not for the bot); ``rules``: those rules
+    (None: the bot could not be read), which say why to a user who asked. For a message the bot
+    may answer: ``loaded`` (the settings and the run's start), ``links`` (its MCP servers; None:
+    the catalog reads them), ``memories`` and ``scores`` (the Tool Router's similarities by tool
+    text; None: the router computes them), each an awaitable that may still be running.
+    ``unreadable``: why the message could not be read ("" when it was); it is then refused with
+    those words (a message not addressed to the bot stays silent).
+    """
+
+    msg: IncomingMessage
+    decision: bool | None = False
+    rules: ReplyRules | None = None
+    loaded: Loaded | None = None
+    links: list[Any] | None = None
+    memories: Awaitable[list[str]] | None = None
+    scores: Awaitable[Scores | None] | None = None
+    unreadable: str = ""
+
+    @classmethod
+    def failed(cls, msg: IncomingMessage, why: str) -> Prepared:
+        """A message that could not be read: refused when it asked the bot directly, with ``why`` in
+        Test Chat and the CLI, in plain words on Discord (:data:`UNREADABLE_NOTICE`)."""
+        return cls(msg, decision=True if addressed(msg) else False,
+                   unreadable=why if msg.platform != "discord" else UNREADABLE_NOTICE)
+
+    async def found_memories(self) -> list[str]:
+        """The memories ([] when none were looked up, or the lookup failed: an answer goes on without)."""
+        try:
+            return list(await self.memories) if self.memories is not None else []
+        except Exception as exc:
+            logger.info("No memories for the message (%s)", type(exc).__name__)
+            return []
+
+    async def found_scores(self) -> Scores | None:
+        """The Tool Router's scores (None: none were computed, or they failed: the router computes them)."""
+        try:
+            return await self.scores if self.scores is not None else None
+        except Exception as exc:
+            logger.info("No tool scores for the message (%s)", type(exc).__name__)
+            return None
+
+    def discard(self) -> None:
+        """Stop what is still being looked up for a message that is not answered."""
+        for pending in (self.memories, self.scores):
+            if isinstance(pending, asyncio.Future) and not pending.done():
+                pending.cancel()
 
 
 def message_key(msg: IncomingMessage) -> dict[str, Any]:
@@ -117,6 +190,17 @@ class RunEnd:
     stored_run: bool = False  # the run answers a stored message (Test Chat): its status is set
     error: str | None = None
     cancelled: bool = False  # the run was stopped (the error says so)
+    # An answered message's line in the bot's log (:func:`answered_line`): where, from whom, how long, how
+    # many calls and tokens (never what was said), stored with the run's end.
+    answered: dict[str, Any] | None = None
+
+
+def answered_line(answered: dict[str, Any], run_id: int | None) -> str:
+    """``Answered a message (channel 5, user 42, run 7) in 12 ms: 1 LLM call(s), 30 tokens in, 8 out``."""
+    return (f"Answered a message ({answered.get('where')}, user {answered.get('user') or '?'}, run "
+            f"{run_id if run_id is not None else '-'}) in {float(answered.get('ms') or 0):.0f} ms: "
+            f"{int(answered.get('calls') or 0)} LLM call(s), {int(answered.get('tokens_in') or 0)} tokens in, "
+            f"{int(answered.get('tokens_out') or 0)} out")
 
 
 @dataclass
@@ -134,7 +218,12 @@ class RunWrite:
     retry: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON-ready data (shallow: the events' payloads and the messages are JSON already)."""
+        user, end = self.user_message, self.end
+        return {"run_id": self.run_id, "conversation_id": self.conversation_id,
+                "user_message": dict(vars(user)) if user is not None else None, "events": self.events,
+                "end": {**vars(end), "records": [dict(vars(r)) for r in end.records]} if end is not None else None,
+                "retry": self.retry}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunWrite:
@@ -153,7 +242,13 @@ def records_from(items: list[dict[str, Any]] | None) -> list[CallRecord]:
 
 
 class RunStore(Protocol):
-    """Storage as a run sees it. Every method may raise; the chain reports what fails."""
+    """Storage as a run sees it. Every method but :meth:`prepare` may raise; the chain reports what fails."""
+
+    async def prepare(self, msg: IncomingMessage, *, memory: Any = None) -> Prepared:
+        """Read ``msg`` (:class:`Prepared`): the reply rules' decision and, for a message the bot may
+        answer, what its run reads at its start, its MCP servers, its memories (from ``memory``,
+        the host's, when the store does not look them up itself) and the Tool Router's scores.
+        Never raises: a message that cannot be read is :meth:`Prepared.failed`."""
 
     async def load(self, msg: IncomingMessage) -> Loaded:
         """What a run of ``msg`` reads at its start (:class:`Loaded`)."""

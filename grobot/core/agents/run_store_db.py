@@ -12,19 +12,21 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, exists, insert
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, col, select
 
 from grobot.core.agents.context import UserKnowledge
-from grobot.core.agents.run_store import Loaded, RunWrite, StoreUnavailable, UserMessageIn
+from grobot.core.agents.reply_rules import rules_decision
+from grobot.core.agents.run_store import Loaded, Prepared, RunWrite, StoreUnavailable, UserMessageIn, answered_line
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
-from grobot.core.errors import NotFoundError
+from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
-from grobot.core.models import AgentEvent, Bot, Message, MessageStatus, utcnow
+from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
@@ -33,6 +35,7 @@ from grobot.core.settings import get_settings
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+ANSWERED_LOGGER = "grobot.core.agents.chain"  # the logger an answered message's line is stored under
 
 
 def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> Loaded:
@@ -73,6 +76,72 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                   conversation_key=msg.conversation_key, run_id=msg.run_id)
 
 
+_BOT_QUERY: Any = None
+
+
+def _bot_with_links_flag() -> Any:
+    """``SELECT bot.*, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once).
+
+    Core, not the ORM: the row's columns read like a ``Bot``'s attributes, without an
+    entity to build and track (read for every message a bot may answer)."""
+    global _BOT_QUERY
+    if _BOT_QUERY is None:
+        has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
+        _BOT_QUERY = select(*Bot.__table__.columns, has_links).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
+    return _BOT_QUERY
+
+
+@dataclass
+class MessageRead:
+    """What a message of a bot reads, in one session: the bot's row (its columns, as attributes),
+    the reply rules' word on the message and, for a message the bot may answer, its MCP
+    associations (None: they could not be read) and what its run reads at its start."""
+
+    bot: Any
+    decision: bool | None = False
+    links: list[Any] | None = None
+    loaded: Loaded | None = None
+
+
+def read_for_message(msg: IncomingMessage, *, session: Session) -> MessageRead | None:
+    """The bot's row (None: no such bot) and the reply rules' word on ``msg`` (evaluated here, once
+    per message; a disabled bot answers nothing on Discord); for a message it may answer, also its
+    MCP associations (queried only when it has any: the bot's row says so in the same query) and
+    what the chain reads at its start (:func:`load_for_run`, which may raise)."""
+    bot = session.connection().execute(_bot_with_links_flag(), {"bot_id": msg.bot_id}).first()
+    if bot is None:
+        return None
+    data = MessageRead(bot=bot, decision=rules_decision(bot, msg) if bot.enabled or msg.platform != "discord"
+                       else False)
+    if data.decision is False:
+        return data
+    try:
+        from grobot.core.tools.catalog import read_links
+
+        data.links = read_links(msg.bot_id, session=session) if bot.has_links else []
+    except Exception as exc:  # the catalog reads them again, and reports what fails
+        logger.warning("Could not read the MCP servers of bot %s: %s", msg.bot_id, type(exc).__name__,
+                       extra={"bot_id": msg.bot_id})
+    data.loaded = load_for_run(msg, session=session, bot=bot)
+    return data
+
+
+def prepared_from(msg: IncomingMessage, read: MessageRead | None, *, memory: Any = None,
+                  scores: Any = None) -> Prepared:
+    """The :class:`Prepared` of a message read in this process: its memories looked up in ``memory``
+    (started now, for a message the bot may answer); ``scores``: an awaitable of the Tool Router's."""
+    if read is None:
+        return Prepared.failed(msg, f"no bot numbered {msg.bot_id}") if msg.platform != "discord" \
+            else Prepared(msg, decision=False)
+    prepared = Prepared(msg, decision=read.decision, rules=ReplyRules.of(read.bot), loaded=read.loaded, links=read.links)
+    if read.decision is not False:
+        from grobot.core.agents.chain import start_memory_lookup
+
+        prepared.memories = start_memory_lookup(msg, memory) if memory is not None else None
+        prepared.scores = scores
+    return prepared
+
+
 def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None]:
     """One write of a run in ``session``; returns ``(conversation id, run id)``."""
     conversation_id, run_id = write.conversation_id, write.run_id
@@ -101,6 +170,10 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
                                               messages=end.new_messages, author_name=end.author_name)
         if end.records:
             llm_calls.insert_calls(session=session, bot_id=end.bot_id, run_id=run_id, records=end.records)
+        if end.answered is not None and end.error is None:  # the bot's log line, with the answer
+            session.add(LogEntry(bot_id=end.bot_id, created_at=now, level="INFO", logger=ANSWERED_LOGGER,
+                                 message=answered_line(end.answered, run_id)[:10_000]))
+            logger.debug("Bot %s: %s", end.bot_id, answered_line(end.answered, run_id))
         if run_id is not None and end.stored_run:
             asked = session.get(Message, run_id)
             if asked is not None and asked.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
@@ -198,6 +271,17 @@ class DatabaseStore:
             if isinstance(exc, OperationalError) or exc.connection_invalidated:
                 raise StoreUnavailable(f"the database is busy or unreachable ({unavailable_reason(exc)})") from exc
             raise
+
+    async def prepare(self, msg: IncomingMessage, *, memory: Any = None) -> Prepared:
+        """Read ``msg`` in one session (:func:`read_for_message`); its memories from ``memory``; the
+        Tool Router computes its scores itself (in this process, when it needs them)."""
+        try:
+            read = await self._read(lambda session: read_for_message(msg, session=session))
+        except Exception as exc:
+            if not isinstance(exc, (GroBotError, ConnectionError)):
+                logger.exception("Reading the run of bot %s failed", msg.bot_id, extra={"bot_id": msg.bot_id})
+            return Prepared.failed(msg, error_line(exc))
+        return prepared_from(msg, read, memory=memory)
 
     async def load(self, msg: IncomingMessage) -> Loaded:
         return await self._read(lambda session: load_for_run(msg, session=session))

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from grobot.core.agents.run_store import Scores
 from grobot.core.tools.base import ToolSpec
+from grobot.core.words import content_words
 
 logger = logging.getLogger(__name__)
 
@@ -31,29 +32,8 @@ TIE_BREAK = 0.01
 CLEAR_LEAD = 0.05  # a clause's best tool this far ahead of the next is taken without asking the tools model
 DESCRIPTION_CHARS = 200
 
-_STOPWORDS = frozenset("""
-a an the and or but if of to in on at by for with from into about as is are was were be been am do does did
-i me my you your he she it its we us our they them their this that these those what which who whom whose
-how when where why can could would should will shall may might must not no yes please thanks thank hi hello
-hey get set use tell give show make let now just some any all more most very much many one two
-""".split())
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-Scores = dict[str, float]  # tool text -> cosine similarity to the message
-KnownScores = Scores | Awaitable[Scores | None] | None  # see :func:`route`
 
 _FILE_NAME = re.compile(r"\b[\w-]+\.[a-z0-9]{1,5}\b", re.IGNORECASE)
-
-
-def _stem(word: str) -> str:
-    """A plural's singular, roughly ("notes" -> "note", "files" -> "file"); enough to match a tool's name."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def content_words(text: str) -> set[str]:
-    """The words of ``text`` that carry meaning: lower case, roughly singular, no stopwords or short words."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
 
 
 def _words(text: str) -> set[str]:
@@ -166,19 +146,17 @@ async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: f
 
 
 async def route(message: str, specs: list[ToolSpec], embedder: object | None, *, budget: float,
-                known: KnownScores = None) -> Routing:
+                known: Scores | None = None) -> Routing:
     """Score ``specs`` against each request of ``message``; ``embedder``: anything with ``similarities(text, texts)``.
 
     ``known``: the similarities of a one-clause ``message`` by tool text, computed before the run
-    (a bot's supervisor does so while it reads the message's settings), or an awaitable of them
-    (they come after that read); missing ones are asked for.
+    (a bot's supervisor does so when it reads the message: :attr:`Prepared.scores`); missing ones
+    are asked for.
     """
     similarities = getattr(embedder, "similarities", None)
     parts = clauses(message)
     if not parts or not specs:
         return Routing()
-    if known is not None and not isinstance(known, dict):
-        known = await known
     known = known if len(parts) == 1 else None
     scored = await asyncio.gather(*(_scores(part, specs, similarities, budget, known) for part in parts))
     routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")

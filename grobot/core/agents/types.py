@@ -96,7 +96,6 @@ class ChainResult:
     public_error: str | None = None  # what a chat platform's user is told of ``error`` (None: ``error`` itself)
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    route_texts: list[str] | None = None  # what the Tool Router scored the message against (None: no routing)
     refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy, the reply rules): what the user is told
 
 

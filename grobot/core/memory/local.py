@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
+from grobot.core.words import words as meaningful_words
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class LocalMemory:
         self._store = store
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grobot-memory")
         self._vectors: dict[str, Any] = {}  # candidate text -> its vector (tool descriptions)
+        self._words: OrderedDict[str, Any] = OrderedDict()  # a message's word -> its vector (the word filter)
         self._messages: OrderedDict[str, Future[Any]] = OrderedDict()  # recent message -> its vector
         # Bots with no memory, as their last lookup found (most bots before their first talks):
         # a message to one is looked up without a store call. Every add forgets it (``_writes``
@@ -157,15 +159,54 @@ class LocalMemory:
         self.embedding(text)
 
     async def similarities(self, text: str, candidates: list[str]) -> list[float]:
-        """Cosine similarity of ``text`` to each candidate (the Tool Router); candidates' vectors are cached."""
+        """Cosine similarity of ``text`` to each candidate (the Tool Router); candidates' vectors are cached.
+
+        A message whose vector is not on its way already (for its memory lookup) is first compared
+        word by word (:meth:`word_similarities`): when none of its words comes within
+        :data:`WORD_NEAR` of a candidate, no candidate is near it (a message that needs a tool has
+        a word near that tool) and those scores are the answer: the message is not embedded.
+        """
+        if text not in self._messages:
+            bounds = await self.word_similarities(text, candidates)
+            if max(bounds, default=0.0) < WORD_NEAR:
+                return bounds
         vector = await asyncio.wrap_future(self.embedding(text))
         if all(c in self._vectors for c in candidates):  # a few dot products: no thread hop
             return _similarities(self._vectors, vector, candidates)
         return await self._run(_similarities, self._vectors, vector, candidates)
 
+    async def word_similarities(self, text: str, candidates: list[str]) -> list[float]:
+        """Per candidate, the highest cosine similarity of one meaningful word of ``text`` to it (0 for a
+        text without one). Words' vectors are cached (chat reuses its words: most messages cost a
+        few dot products); new ones are embedded together, on the store's threads."""
+        words = meaningful_words(text)
+        if not words or not candidates:
+            return [0.0] * len(candidates)
+        if any(w not in self._words for w in words) or any(c not in self._vectors for c in candidates):
+            await self._run(self._cache_vectors, words, candidates)
+        return _best_of(self._words, words, self._vectors, candidates)
+
+    def _cache_vectors(self, words: list[str], candidates: list[str]) -> None:
+        """Embed the words and candidates not cached yet (on a store thread)."""
+        import numpy as np
+
+        from grobot.core.memory.embeddings import DIMENSIONS, get_embedder
+
+        new_words = [w for w in words if w not in self._words]
+        if new_words:
+            for word, vector in zip(new_words, get_embedder().embed(new_words)):
+                self._words[word] = np.asarray(vector, dtype=np.float32)
+            while len(self._words) > WORD_CACHE_SIZE:
+                self._words.popitem(last=False)
+        _similarities(self._vectors, np.zeros(DIMENSIONS, dtype=np.float32), candidates)  # caches their vectors
+
     # -- MemoryPort (the Test Chat jobs of the supervisor) ----------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         await self.add(bot_id, texts, metadata, dedupe=True)
+
+    def may_have_memories(self, bot_id: int) -> bool:
+        """False when the last lookup of ``bot_id`` found it has no memory (and nothing was added since)."""
+        return bot_id not in self._without_memories
 
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
         """The memories of ``bot_id`` relevant to ``query`` (a message's lookup)."""
@@ -189,6 +230,20 @@ class LocalMemory:
 
 VECTOR_CACHE_SIZE = 4096
 RECENT_MESSAGES = 64
+WORD_CACHE_SIZE = 10_000  # words' vectors kept for the word filter (1.5 KiB each)
+# A message none of whose words comes this close (cosine, MiniLM) to a tool needs no tool. Every
+# request of bench/tool_use.py that the router sends to a tool by meaning has a word at 0.25 or
+# more of that tool; chat's words reach 0.39 ("how are you today?": "today", the date tool), so
+# some chat is still embedded, never a message that needs a tool (tests/core/test_tool_router.py).
+WORD_NEAR = 0.22
+
+
+def _best_of(words_cache: dict[str, Any], words: list[str], cache: dict[str, Any], candidates: list[str]) -> list[float]:
+    """Per candidate, the highest dot product of one of ``words``' vectors with its vector."""
+    import numpy as np
+
+    scores = np.stack([words_cache[w] for w in words]) @ np.stack([cache[c] for c in candidates]).T
+    return [float(v) for v in scores.max(axis=0)]
 
 
 def _embed_one(text: str) -> Any:
