@@ -1,7 +1,7 @@
 """Benchmark of the bot fleet against the fake Discord and a fake LLM (instant unless ``--llm-ms``).
 
     .venv/bin/python bench/fleet.py [--sizes 10,50,100] [--messages 40] [--reconciles 20] [--memories N] [--stages]
-                                    [--llm-ms N]
+                                    [--llm-ms N] [--access]
 
 Prints: time until N bots are online; RSS per idle bot process; idle CPU of the fleet (and
 of its supervisor, which receives the bots' heartbeats); reconcile latency (database
@@ -14,7 +14,9 @@ where the first reply's time goes, from the fleet's own timings (GROBOT_TRACE_TI
 supervisor's read reached the bot and, inside that read, the Tool Router's vector, the database
 and the memories and scores; when the bot had its tools and the first LLM token. ``--llm-ms N``:
 the fake LLM waits N ms before each answer (a model's time to its first token; default 0, instant),
-which shows what the platform's LLM calls per message cost against a real model.
+which shows what the platform's LLM calls per message cost against a real model. ``--access``: the
+measured bot has a blocked user and role, blocked words and patterns, and before each measured message
+a blocked user writes to it (no answer, no LLM call: checked), to show what that costs the others.
 """
 
 from __future__ import annotations
@@ -256,6 +258,20 @@ def print_stages(log_path: Path, count: int) -> None:
         print("    (this tree's supervisor does not trace its read)")
 
 
+def set_access(bench: Bench, bot_id: int) -> dict[str, Any]:
+    """The measured bot's access lists and moderation (``--access``); the blocked user who writes to it."""
+    from grobot.core.db import session_scope
+    from grobot.core.services import bots
+
+    blocked = bench.discord.add_user("mallory")
+    with session_scope() as session:
+        bots.update_bot(bots.get_bot(bot_id, session=session), {
+            "blocked_user_ids": [blocked["id"]], "blocked_role_ids": ["999999999999999999"],
+            "moderation_words": ["forbidden", "bad word"], "moderation_patterns": [r"secret\s+code\s+\d+"]},
+            session=session)
+    return blocked
+
+
 @dataclass
 class Measured:
     """What a series of messages to one bot cost: first reply and completing edit per message, CPU per process."""
@@ -273,7 +289,8 @@ class Measured:
         self.window += other.window
 
 
-def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, start: int) -> Measured:
+def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, start: int,
+                     blocked: dict[str, Any] | None = None) -> Measured:
     """``count`` messages to the bot of Discord user ``uid``, one after the other (a quarter second apart,
     as chat comes): each one's first reply and completing edit, and the CPU of ``pids`` (role -> pid)."""
     channel = bench.discord.channel_id
@@ -282,6 +299,8 @@ def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, s
     began = time.monotonic()
     for i in range(start, start + count):
         text = f"question number {i}"
+        if blocked:
+            bench.discord.send_message(channel, f"<@{uid}> blocked asks {i}", mentions=[uid], author=blocked)
         sent_at = time.monotonic()
         msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
         post = wait_first_reply(bench, uid, msg)
@@ -316,7 +335,7 @@ def start_bare_bot(bench: Bench) -> tuple[subprocess.Popen[bytes], int]:
     return proc, uid
 
 
-def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> None:
+def bench_messages(bench: Bench, bot_id: int, count: int, blocked: dict[str, Any] | None = None, rounds: int = 4) -> None:
     """Platform overhead and CPU per message with the fake LLM (default reply: streamed in 3 chunks), GroBot
     beside a bare discord.py bot on the same harness, in alternating rounds (the machine's state drifts).
 
@@ -338,11 +357,14 @@ def bench_messages(bench: Bench, bot_id: int, count: int, rounds: int = 4) -> No
         ours, floor = Measured(), Measured()
         per_round = max(1, count // rounds)
         for r in range(rounds):
-            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round))
+            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round, blocked))
             floor.add(send_and_measure(bench, bare_uid, pids, per_round, (2 * r + 1) * per_round))
     finally:
         bare_proc.terminate()
         bare_proc.wait(10)
+    if blocked:  # a blocked user's message: no LLM call, nothing sent
+        assert not any("blocked asks" in str(r.json) for r in bench.llm.requests), "a blocked user's message reached the LLM"
+        assert not any("blocked asks" in str(c.json) for c in bench.discord.calls_by(uid)), "a blocked user was answered"
     n, n_bare = len(ours.first_reply), len(floor.first_reply)
     ms = lambda v: v * 1000
     delay = ms(bench.llm.default_delay)
@@ -406,6 +428,8 @@ def main() -> int:
                         help="also print where the first reply's time goes (the fleet traces its timings: a little slower)")
     parser.add_argument("--llm-ms", type=float, default=0.0,
                         help="the fake LLM waits this many ms before each answer (default 0: instant)")
+    parser.add_argument("--access", action="store_true",
+                        help="the measured bot has access lists and moderation, and a blocked user writes to it too")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
@@ -416,12 +440,15 @@ def main() -> int:
                 if index == 0 and args.memories:
                     bench.store_memories(ids[0], args.memories)
                     print(f"the measured bot has {args.memories} memories")
+                blocked = set_access(bench, ids[0]) if index == 0 and args.access else None
+                if blocked:
+                    print("the measured bot has access lists and moderation; a blocked user writes before each message")
                 started = time.monotonic()
                 bench.start_supervisor()
                 wait_until(lambda: bench.all_online(ids), 300, f"{size} bots online")
                 print(f"{size:4d} bots online in {time.monotonic() - started:5.1f} s")
                 if index == 0:
-                    bench_messages(bench, ids[0], args.messages)
+                    bench_messages(bench, ids[0], args.messages, blocked)
                 if index == len(sizes) - 1:
                     time.sleep(3)
                     pids = [s.pid for s in bench.statuses().values() if s.pid]

@@ -36,7 +36,7 @@ PAGE_TARGET_MS = 400.0
 TAB_TARGET_MS = 500.0
 GLOBAL_PAGES = (("/", "Bots"), ("/mcp", "MCP servers"), ("/usage", "Usage"), ("/users", "Users"),
                 ("/settings", "Settings"))
-BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory")
+BOT_TABS = ("chat", "logs", "settings", "files", "knowledge", "memory", "conversations", "council")  # the whole bar
 BOT_NAME = "bench-bot"
 
 # Ready: the heading is the page's, the session is checked, nothing is still loading.
@@ -61,7 +61,7 @@ def seed(data_dir: Path) -> tuple[int, str]:
     from grobot.core import migrations
     from grobot.core.db import session_scope
     from grobot.core.models import BotStatus, LogEntry, Role
-    from grobot.core.services import bots, discord_users, files, user_notes, users
+    from grobot.core.services import bots, council, discord_users, files, user_notes, users
 
     migrations.upgrade()
     password = users.generate_password()
@@ -79,6 +79,11 @@ def seed(data_dir: Path) -> tuple[int, str]:
                                          directives="Be formal.", display_name=f"User {i}")
             user_notes.add_note(session=session, bot_id=bot_id, discord_user_id=str(1000 + i), note=f"Likes {i}",
                                 reliability=0.8, source="archivist")
+        for i in range(3):
+            council.save_deliberation(bot_id, {
+                "question": f"Question {i} to the council?", "synthesis": "Consensus.", "consensus": "Yes.",
+                "advisors": [{"name": "Analyst", "provider": "ollama", "model": "llama3.2", "answer": "Yes."}],
+                "confidence": 70}, session=session, asked_by="User 1")
     return bot_id, password
 
 

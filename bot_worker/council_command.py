@@ -14,7 +14,7 @@ from typing import Any
 import discord
 
 from bot_worker.run_stops import RunStops
-from bot_worker.text import split_message
+from bot_worker.text import NOT_ANSWERED, split_message
 from grobot.core.agents.reply_rules import silence_reason
 from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.answering import FloodGate, Prepared, admit
@@ -63,8 +63,9 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         admission = admit(prepared, gate)
         prepared.discard()  # the council needs none of the chain's lookups
         if not admission.admitted:  # e.g. a channel the bot does not answer in: the asker alone is told
-            await interaction.response.send_message(admission.refusal or silence_reason(
-                prepared.rules or ReplyRules(), prepared.msg), ephemeral=True)
+            said = admission.refusal or (NOT_ANSWERED if admission.moderated  # the moderation ignores it
+                                         else silence_reason(prepared.rules or ReplyRules(), prepared.msg))
+            await interaction.response.send_message(said, ephemeral=True)
             return
     task = asyncio.current_task()
     running = (stops.add(task, channel_id=str(interaction.channel_id), author_id=str(interaction.user.id))

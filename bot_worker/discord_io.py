@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import io
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -36,6 +37,14 @@ async def reply_to(message: discord.Message, text: str) -> discord.Message:
     """Reply to ``message`` without pinging its author. A message deleted meanwhile still gets
     its answer, in its channel (Discord drops the reference instead of refusing the reply)."""
     return await message.channel.send(text, reference=message.to_reference(fail_if_not_exists=False),
+                                      mention_author=False)
+
+
+async def send_images(message: discord.Message, images: list[Any]) -> discord.Message:
+    """The images of an answer (each a :class:`~grobot.core.tools.base.ToolImage`), as attachments
+    of one reply to ``message`` right after the answer (pinging nobody)."""
+    files = [discord.File(io.BytesIO(image.data), filename=image.name or "image.png") for image in images]
+    return await message.channel.send(files=files, reference=message.to_reference(fail_if_not_exists=False),
                                       mention_author=False)
 
 

@@ -22,7 +22,15 @@ import discord
 from discord import app_commands
 
 from bot_worker.bot_link import BotLinkClient, initial_lease
-from bot_worker.discord_io import BotDiscordActions, build_intents, delivery_failure, read_attachments, reply_to, typing
+from bot_worker.discord_io import (
+    BotDiscordActions,
+    build_intents,
+    delivery_failure,
+    read_attachments,
+    reply_to,
+    send_images,
+    typing,
+)
 from bot_worker.exit_codes import EXIT_OK, EXIT_REPLACED
 from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
@@ -35,6 +43,7 @@ from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import Event, EventKind
 from grobot.core.answering import Admission, FloodGate, Prepared, admit, answer, prepare
+from grobot.core.errors import GroBotError
 from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.public_errors import GENERIC
 from grobot.core.settings import Settings
@@ -196,6 +205,30 @@ class FleetBot(discord.Client):
             self._synced = True
             self._spawn(self._sync_commands())
 
+    # ------------------------------------------------------------------ roles seen (the access lists show them by name)
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        self._spawn(self._report_roles(guild))
+
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        self._spawn(self._report_roles(guild))
+
+    async def on_guild_role_create(self, role: discord.Role) -> None:
+        self._spawn(self._report_roles(role.guild))
+
+    async def on_guild_role_update(self, _before: discord.Role, after: discord.Role) -> None:
+        self._spawn(self._report_roles(after.guild))
+
+    async def on_guild_role_delete(self, role: discord.Role) -> None:
+        self._spawn(self._report_roles(role.guild))
+
+    async def _report_roles(self, guild: discord.Guild) -> None:
+        roles = [(str(r.id), r.name, r.position) for r in guild.roles if not r.is_default()]
+        try:
+            await self.store.save_roles(self.bot_id, str(guild.id), guild.name or "", roles)
+        except Exception as exc:  # the names wait for the next change; access by id works meanwhile
+            logger.info("Could not report the roles of guild %s: %s", guild.id, exc if isinstance(
+                exc, (ConnectionError, GroBotError)) else type(exc).__name__)
+
     async def _sync_commands(self) -> None:
         try:
             await self.tree.sync()
@@ -279,7 +312,10 @@ class FleetBot(discord.Client):
                 ended = True
                 text = event.data.get("text")
                 marks["done_event"] = time.perf_counter()
-                await streamer.finish(str(text) if text is not None else None)
+                if event.data.get("moderated") == "withheld":  # the answer broke a moderation rule: nothing stays
+                    await streamer.withdraw()
+                else:  # (a refused answer: its draft is replaced by the refusal)
+                    await streamer.finish(str(text) if text is not None else None)
                 marks["completed"] = time.perf_counter()
             elif event.kind == EventKind.ERROR and not ended:
                 ended = True
@@ -294,7 +330,7 @@ class FleetBot(discord.Client):
                 images = loaded.llms["output"].supports_images
                 incoming.attachments = await read_attachments(message, images_allowed=images)
             async with typing(self, message.channel.id):
-                tools = await self.tools_for_message(prepared.links)
+                tools = await self.tools_for_message(prepared.links, bot=loaded.bot)
                 marks["tools"] = time.perf_counter()
                 chain_running = True
                 try:
@@ -306,6 +342,8 @@ class FleetBot(discord.Client):
                     await self._send_error(streamer, result.public_error or result.error)
                 elif result.replied and (result.text or streamer.text):
                     await streamer.finish(result.text or None)
+            if result.images and not result.error and streamer.failure is None:
+                await self._send_images(message, result.images)
         except Exception:
             logger.exception("Answering a message failed")
             await self._send_error(streamer, GENERIC)
@@ -327,6 +365,15 @@ class FleetBot(discord.Client):
             streamer.fail(exc)
 
     @staticmethod
+    async def _send_images(message: discord.Message, images: list[Any]) -> None:
+        """The tools' images of the answer, as attachments of a reply right after it."""
+        try:
+            await send_images(message, images)
+        except (discord.HTTPException, OSError) as exc:
+            logger.error("Could not send the answer's images (channel %s): %s", message.channel.id,
+                         delivery_failure(exc))
+
+    @staticmethod
     async def _send_error(streamer: ReplyStreamer, error: str) -> None:
         """Say why the answer failed: after what was streamed, or as the reply (nothing, when Discord refused the answer)."""
         if streamer.started:
@@ -334,10 +381,11 @@ class FleetBot(discord.Client):
         else:
             await streamer.finish(ERROR_REPLY.format(error=error[:1500]))
 
-    async def tools_for_message(self, links: Any = None) -> Any:
-        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on)."""
+    async def tools_for_message(self, links: Any = None, *, bot: Any = None) -> Any:
+        """The bot's tools now (an empty catalog when they cannot be read: the answer goes on);
+        ``bot``: its settings as read for the message (its web tools)."""
         try:
-            return await self.deps.catalog(self.bot_id, links)
+            return await self.deps.catalog(self.bot_id, links, bot=bot)
         except Exception as exc:
             logger.warning("Tools unavailable for this message: %s", exc)
             from grobot.core.tools.base import EmptyCatalog

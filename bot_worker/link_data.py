@@ -12,6 +12,7 @@ from typing import Any
 
 from grobot.core.agents.run_store import Loaded
 from grobot.core.agents.types import IncomingMessage, ReplyRules
+from grobot.core.documents.message import Found
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +70,14 @@ class MessageData:
         )
 
 
-def lookups_from(data: dict[str, Any] | None) -> tuple[list[str], dict[str, float] | None]:
-    """``(memories, scores)`` of a message from the second part of its read (None: none came)."""
+def lookups_from(data: dict[str, Any] | None) -> tuple[list[str], dict[str, float] | None, Found | None]:
+    """``(memories, scores, document passages)`` of a message from the second part of its read
+    (None: none came)."""
     data = data or {}
     scores = data.get("scores")
     return ([str(m) for m in data.get("memories") or []],
-            {str(k): float(v) for k, v in scores.items()} if isinstance(scores, dict) else None)
+            {str(k): float(v) for k, v in scores.items()} if isinstance(scores, dict) else None,
+            Found.from_dict(data.get("documents")))
 
 
 def incoming_dict(msg: IncomingMessage) -> dict[str, Any]:

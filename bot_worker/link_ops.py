@@ -133,6 +133,8 @@ NOTES = Codec(dump=lambda notes: [list(n) for n in notes or []],
               load=lambda items, bot_id: [(str(u), str(n), float(r)) for u, n, r in items or []])
 LOG_ROWS = Codec(dump=lambda rows: [{**row, "created_at": row["created_at"].isoformat()} for row in rows],
                  load=_own_log_rows)
+ROLES = Codec(dump=lambda roles: [list(r) for r in roles],
+              load=lambda items, bot_id: [(str(i), str(n)[:100], int(p)) for i, n, p in items or []][:1000])
 AS_DICT = Codec(dump=lambda value: value.as_dict(), load=lambda value, bot_id: dict(value))
 
 
@@ -212,6 +214,7 @@ OPS: dict[str, Op] = _ops(
     Op("exit", "record_exit", (Arg("detail", STR), Arg("pid", INT), Arg("rejected_revision", OPT_INT, None))),
     Op("forget", "forget", (Arg("key", STR), Arg("user_id", STR)), result=INT),
     Op("images", "output_takes_images", result=BOOL),
+    Op("roles", "save_roles", (Arg("guild_id", STR), Arg("guild_name", STR), Arg("roles", ROLES)), result=INT),
     Op("logs", "write_logs", (Arg("rows", LOG_ROWS),), result=INT, bot_arg=False),
     # -- the chain's (RunStore) -----------------------------------------------------------------
     Op("load", "load", (Arg("msg", RUN_KEY),), result=_data(Loaded), bot_arg=False),

@@ -24,9 +24,11 @@ from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import RunWrite
 from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
 from grobot.core.agents.types import IncomingMessage, ReplyRules
+from grobot.core.documents import message as doc_message
 from grobot.core.llm.service import CallRecord
 from grobot.core.logs import write_log_rows
 from grobot.core.memory import NoopMemory
+from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import Bot
 from grobot.core.services import bot_runs, conversations, fleet
 from grobot.core.services.bots import get_token
@@ -141,23 +143,25 @@ class LocalBotStore(DatabaseStore):
         if found.decision is False:
             return data, None
         data.links, data.loaded = found.links, found.loaded
-        return data, self._lookups(bot_id, msg, texts, marks)
+        return data, self._lookups(bot_id, msg, texts, marks, bot=found.loaded.bot if found.loaded else None)
 
-    async def _lookups(self, bot_id: int, msg: IncomingMessage, texts: list[str], marks: list[float]) -> dict[str, Any]:
-        """A message's memories and its scores against ``texts`` (the second part of :meth:`prepare_for_bot`)."""
-        from grobot.core.agents.chain import start_memory_lookup
-
+    async def _lookups(self, bot_id: int, msg: IncomingMessage, texts: list[str], marks: list[float], *,
+                       bot: Any = None) -> dict[str, Any]:
+        """A message's memories, its passages of the bot's documents and its scores against ``texts``
+        (the second part of :meth:`prepare_for_bot`)."""
         memory = self.deps.memory
         scored = _similarities(memory, msg.content, texts) if texts and not isinstance(memory, NoopMemory) \
             else _none()
         lookup = start_memory_lookup(msg, memory)
+        passages = doc_message.start_lookup(memory, msg, bot) if bot is not None else None  # beside the memories
         found, scores = await asyncio.gather(lookup if lookup is not None else _none(), scored)
+        documents = (await passages if passages is not None else doc_message.NOTHING) if bot is not None else None
         if timings_logger.isEnabledFor(logging.DEBUG):
             marks.append(time.perf_counter())
             vector, database, rest = (1000 * (b - a) for a, b in zip(marks, marks[1:]))
             timings_logger.debug("bot %s: read for a message (ms): vector started %.2f, database %.2f, memories and "
                                  "scores %.2f", bot_id, vector, database, rest)
-        return {"memories": list(found or []),
+        return {"memories": list(found or []), "documents": documents.as_dict() if documents is not None else None,
                 "scores": dict(zip(texts, scores)) if scores is not None and len(scores) == len(texts) else None}
 
     async def mark_online(self, bot_id: int, *, pid: int, user_id: str, user_name: str, guild_count: int,
@@ -173,6 +177,12 @@ class LocalBotStore(DatabaseStore):
     async def forget(self, bot_id: int, key: str, user_id: str) -> int:
         return await self._write(lambda session: conversations.forget_user(session=session, bot_id=bot_id, key=key,
                                                                            user_id=user_id))
+
+    async def save_roles(self, bot_id: int, guild_id: str, guild_name: str, roles: list[tuple[str, str, int]]) -> int:
+        """The roles the bot sees in a guild now (for the access lists, by name)."""
+        from grobot.core.services.discord_roles import save_roles
+
+        return await self._write(lambda session: save_roles(bot_id, guild_id, guild_name, roles, session=session))
 
     async def output_takes_images(self, bot_id: int) -> bool:
         from grobot.core.services.llm_settings import effective_llm

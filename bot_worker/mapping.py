@@ -40,6 +40,14 @@ def clean_content(content: str, *, bot_user_id: int, names: dict[int, str]) -> s
     return re.sub(r"[ \t]{2,}", " ", _USER_MENTION.sub(repl, content or "")).strip()
 
 
+def role_ids(member: Any) -> list[str]:
+    """The ids of a guild member's roles, without @everyone (none for a user outside a guild: a DM)."""
+    roles = getattr(member, "roles", None)
+    if not roles:
+        return []
+    return [str(role.id) for role in roles if not role.is_default()]
+
+
 def to_incoming(message: Any, *, bot_id: int, bot_user_id: int,
                 attachments: list[Attachment] | None = None) -> IncomingMessage:
     """Map a discord.py ``Message`` (or any object shaped like it) to an :class:`IncomingMessage`."""
@@ -71,6 +79,7 @@ def to_incoming(message: Any, *, bot_id: int, bot_user_id: int,
         mentions_bot=any(int(u.id) == bot_user_id for u in mentions),
         is_reply_to_bot=is_reply_to_bot,
         author_is_bot=bool(getattr(author, "bot", False)),
+        author_role_ids=role_ids(author) if not is_dm else [],
         created_at=getattr(message, "created_at", None),
     )
 

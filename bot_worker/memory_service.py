@@ -9,10 +9,11 @@ the supervisor's event loop by aiohttp; the store work runs on the store's own t
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hmac
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import web
@@ -61,6 +62,9 @@ class MemoryService(LocalServer):
         super().__init__(host, port)
         self.memory = memory
         self._tokens: list[str] = []
+        # Bring the bots' document index up to date now (the supervisor's indexer; None: none here).
+        self.sync_documents: Callable[[], Coroutine[Any, Any, Any]] | None = None
+        self._syncs: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> str:
@@ -79,6 +83,8 @@ class MemoryService(LocalServer):
             web.delete("/v1/bots/{bot_id:\\d+}/memories/{memory_id:[0-9a-f]{1,64}}", self._delete),
             web.post("/v1/bots/{bot_id:\\d+}/forget", self._forget),
             web.delete("/v1/bots/{bot_id:\\d+}", self._drop),
+            web.post("/v1/bots/{bot_id:\\d+}/documents/search", self._documents_search),
+            web.post("/v1/documents/sync", self._documents_sync),
         ])
         return await self.serve(app)
 
@@ -194,3 +200,23 @@ class MemoryService(LocalServer):
     async def _drop(self, request: web.Request) -> web.Response:
         await self.memory.drop_bot(self._bot(request))
         return web.json_response({"dropped": True})
+
+    async def _documents_search(self, request: web.Request) -> web.Response:
+        data = await self._body(request)
+        query = str(data.get("query") or "")[:MAX_MEMORY_CHARS]
+        k = max(1, min(int(data.get("k") or 3), MAX_K))
+        threshold = data.get("threshold")
+        found = await self.memory.documents(self._bot(request), query, k,
+                                            threshold=float(threshold) if threshold is not None else None,
+                                            quote=bool(data.get("quote", False)))
+        return web.json_response({"indexed": found is not None,
+                                  "passages": [p.as_dict() for p in found or []]})
+
+    async def _documents_sync(self, request: web.Request) -> web.Response:
+        """Start a sync of the document index and answer at once (the Files tab and the CLI follow the states)."""
+        if self.sync_documents is None:
+            return _error(503, "this worker does not index documents")
+        task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(self.sync_documents())
+        self._syncs.add(task)
+        task.add_done_callback(self._syncs.discard)
+        return web.json_response({"started": True})

@@ -54,6 +54,9 @@ class BotStore(RunStore, Protocol):
 
     async def forget(self, bot_id: int, key: str, user_id: str) -> int: ...
 
+    async def save_roles(self, bot_id: int, guild_id: str, guild_name: str, roles: list[tuple[str, str, int]]) -> int:
+        """The roles the bot sees in a guild now: ``(id, name, position)`` without @everyone."""
+
     async def output_takes_images(self, bot_id: int) -> bool: ...
 
     async def close(self) -> None: ...
@@ -122,7 +125,8 @@ class RemoteBotStore:
         prepared = Prepared(msg, decision=data.decision, rules=data.settings.rules, loaded=data.loaded,
                             links=data.links)
         if rest is not None:  # the memories and the scores follow, while the bot checks and gets ready
-            prepared.memories, prepared.scores = (_quiet(asyncio.ensure_future(_lookup(rest, i))) for i in (0, 1))
+            prepared.memories, prepared.scores, prepared.documents = (
+                _quiet(asyncio.ensure_future(_lookup(rest, i))) for i in (0, 1, 2))
         return prepared
 
     async def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
@@ -169,7 +173,7 @@ def _quiet(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
 
 
 async def _lookup(rest: Awaitable[Any], index: int) -> Any:
-    """The memories (0) or the scores (1) of a message's read, from its second part."""
+    """The memories (0), the scores (1) or the document passages (2) of a message's read, from its second part."""
     return lookups_from(await rest)[index]
 
 

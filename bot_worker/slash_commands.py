@@ -11,8 +11,8 @@ import discord
 from discord import app_commands
 
 from bot_worker.discord_io import delivery_failure
-from bot_worker.mapping import parent_channel_id
-from bot_worker.text import ERROR_REPLY, public_text, split_message, with_note
+from bot_worker.mapping import parent_channel_id, role_ids
+from bot_worker.text import ERROR_REPLY, NOT_ANSWERED, public_text, split_message, with_note
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import answer_message
 from grobot.core.errors import GroBotError
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from bot_worker.fleet_bot import FleetBot
 
 logger = logging.getLogger(__name__)
-
-NOT_ANSWERED = "Sorry, I'm not answering that here."  # the decision model chose to stay silent
 
 
 def register_commands(bot: FleetBot) -> None:
@@ -112,6 +110,7 @@ def command_message(bot_id: int, interaction: discord.Interaction, text: str, *,
     return IncomingMessage(
         bot_id=bot_id, conversation_key=key, content=text,
         author_id=str(interaction.user.id), author_name=interaction.user.display_name,
+        author_role_ids=role_ids(interaction.user) if interaction.guild_id else [],
         guild_id=str(interaction.guild_id) if interaction.guild_id else None,
         guild_name=interaction.guild.name if interaction.guild else None,
         channel_id=str(interaction.channel_id) if interaction.channel_id else None,

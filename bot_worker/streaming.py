@@ -80,6 +80,19 @@ class ReplyStreamer:
             self.text = final_text
         await self._sync(force=True)
 
+    async def withdraw(self) -> None:
+        """Take back what was sent (the answer is withheld): every message of it is deleted."""
+        self._stop_timer()
+        async with self._lock:
+            parts, self.parts = self.parts, []
+            self.text = ""
+            for part in parts:
+                try:
+                    if self._delete is not None:
+                        await self._delete(part.handle)
+                except Exception as exc:  # already gone, or no permission
+                    logger.warning("Could not delete a withheld answer's message: %s", exc)
+
     async def abort(self) -> None:
         """Stop without sending more (pending timers are dropped)."""
         self._stop_timer()

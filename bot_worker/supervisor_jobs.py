@@ -1,5 +1,5 @@
-"""What a supervisor hosts besides its bot processes: the bots' memory service and the periodic
-jobs (housekeeping, memory pruning, MCP tool lists).
+"""What a supervisor hosts besides its bot processes: the bots' memory service, the indexer of their
+documents and the periodic jobs (housekeeping, memory pruning, MCP tool lists).
 
 :class:`SupervisorJobs` is owned by :class:`~bot_worker.supervisor.Supervisor`, which starts the
 memory service, schedules the jobs on its scheduler and stops the service at shutdown.
@@ -24,6 +24,7 @@ from grobot.core.settings import get_settings
 if TYPE_CHECKING:
     from bot_worker.memory_service import MemoryService
     from bot_worker.supervisor_config import SupervisorConfig
+    from grobot.core.documents.sync import DocumentsIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class SupervisorJobs:
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
         self._prune_task: asyncio.Task[None] | None = None
         self._warm_task: asyncio.Task[None] | None = None
+        self.documents: DocumentsIndexer | None = None  # with the memory service, which owns the store
 
     def schedule(self, scheduler: AsyncIOScheduler, now: datetime) -> None:
         """Add the periodic jobs to the supervisor's scheduler."""
@@ -51,6 +53,8 @@ class SupervisorJobs:
                           id="mcp_refresh", next_run_time=now)
         scheduler.add_job(self.list_new_mcp_servers, IntervalTrigger(seconds=self.config.poll_seconds),
                           id="mcp_new")
+        scheduler.add_job(self.sync_documents, IntervalTrigger(seconds=self.config.poll_seconds), id="documents",
+                          next_run_time=now)
 
     # ------------------------------------------------------------------ memory service
     async def start_memory_service(self) -> None:
@@ -76,6 +80,10 @@ class SupervisorJobs:
             return
         self.memory_service = service
         self.deps.memory = local
+        from grobot.core.documents.sync import DocumentsIndexer
+
+        self.documents = DocumentsIndexer(local.documents_index, self._write)
+        service.sync_documents = self.sync_documents
         try:
             await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
         except Exception as exc:
@@ -119,6 +127,18 @@ class SupervisorJobs:
         if self.memory_service is not None:
             await self.memory_service.stop()
             self.deps.memory = NoopMemory()
+        if self.documents is not None:
+            self.documents.close()
+            self.documents = None
+
+    async def sync_documents(self) -> None:
+        """Bring the bots' document index up to date with their files (each file's state in ``bot_document``)."""
+        if self.documents is None:
+            return
+        try:
+            await self.documents.sync()
+        except Exception as exc:
+            logger.warning("Indexing the bots' documents failed: %s", type(exc).__name__)
 
     async def prune_memories(self) -> None:
         """Drop the memory collections of bots deleted while no memory service ran, and keep
@@ -134,6 +154,8 @@ class SupervisorJobs:
         try:
             existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
             gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
+            if self.documents is not None:
+                await self.documents.prune(set(existing))
         except Exception as exc:
             logger.warning("Pruning memories failed: %s", type(exc).__name__)
             return

@@ -5,10 +5,12 @@ that fails or is stopped gives the tester's cooldown back, so that Retry is not 
 
 from __future__ import annotations
 
+import base64
 import logging
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.types import EventSink, IncomingMessage
+from grobot.core.agents.run_store import ImageStore
+from grobot.core.agents.types import Attachment, EventSink, IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer, prepare, refuse
 
 logger = logging.getLogger(__name__)
@@ -26,6 +28,10 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                           author_name=author_name, platform="test_chat", run_id=message_id)
+    if isinstance(deps.store, ImageStore):  # an image sent with the message: for a model that reads images
+        msg.attachments = [Attachment(filename=image.name, content_type=image.mime_type, size=len(image.data),
+                                      image_base64=base64.b64encode(image.data).decode())
+                           for image in await deps.store.sent_images(message_id)]
     prepared = await prepare(msg, deps)
     admission = admit(prepared, gate)
     if not admission.admitted:  # Test Chat is always answered by the rules: a refusal, said and stored

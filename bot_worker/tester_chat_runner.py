@@ -41,7 +41,7 @@ FEED_KEEP_SECONDS = 60.0  # an ended run's events stay to be read this long (a p
 END_WRITE_FIRST_WAIT = 0.5  # the end of a run is written again after this (doubling) while the database refuses it
 END_WRITE_MAX_WAIT = 10.0
 SHUTDOWN_REASON = "the bot worker stopped; please send the message again"
-STOP_REASON = "stopped by the tester"
+STOP_REASON = "stopped in the Test Chat"
 
 
 @dataclass(frozen=True)

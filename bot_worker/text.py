@@ -12,6 +12,7 @@ from grobot.core.markdown_fences import FENCE, fence_open_at, fences_closed
 logger = logging.getLogger(__name__)
 
 DISCORD_LIMIT = 2000
+NOT_ANSWERED = "Sorry, I'm not answering that here."  # the decision model or the moderation chose silence
 ERROR_REPLY = "Sorry, I could not answer that: {error}"
 
 

@@ -27,15 +27,17 @@ from grobot.pages import (
     usage,
     users,
 )
+from grobot.run_images import run_images_endpoint
 from grobot.security_headers import security_headers
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import BotsState
 from grobot.web_session import web_session
 
-# The session cookie's endpoint and the websocket origin check, then CSP & co. on every response.
+# The run images the page shows (inside the origin check), the session cookie's endpoint and the websocket
+# origin check, then CSP & co. on every response (the first transformer is the innermost).
 # assets/grobot_shell.js: the sidebar's drag-to-resize, in the browser (a same-origin script: CSP allows it).
-app = rx.App(html_lang="en", api_transformer=[web_session, security_headers],
+app = rx.App(html_lang="en", api_transformer=[run_images_endpoint, web_session, security_headers],
              head_components=[rx.el.script(src="/grobot_shell.js", defer=True)])
 app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
 app.add_page(

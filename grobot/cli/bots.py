@@ -1,4 +1,5 @@
-"""``bot add|list|show|set|enable|disable|delete`` (and ``bot mcp`` from grobot.cli.bot_mcp)."""
+"""``bot add|list|show|set|enable|disable|delete`` (and ``bot mcp`` from grobot.cli.bot_mcp, ``bot access`` and
+``bot moderation`` from grobot.cli.bot_access)."""
 
 from __future__ import annotations
 
@@ -56,13 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     delete.add_argument("bot", metavar="BOT")
     delete.set_defaults(func=_delete)
 
-    try:
-        bot_mcp = importlib.import_module("grobot.cli.bot_mcp")
-    except ModuleNotFoundError as exc:
-        if exc.name != "grobot.cli.bot_mcp":
-            raise
-    else:
-        bot_mcp.register(cmds)
+    for name in ("grobot.cli.bot_mcp", "grobot.cli.bot_access"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+        else:
+            module.register(cmds)
 
 
 def parse_assignments(items: list[str]) -> dict[str, str]:

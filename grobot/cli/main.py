@@ -19,8 +19,8 @@ from grobot.core.errors import GroBotError, first_line
 logger = logging.getLogger(__name__)
 
 # Command-group modules under grobot.cli, in the order ``--help`` lists them.
-COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "usage", "settings",
-                   "health", "secrets", "worker")
+COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "documents", "usage",
+                   "settings", "health", "secrets", "worker")
 
 # Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
 # command adds its own with ``set_defaults(reported_loggers=(...))``, and names the loggers whose DEBUG

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import reflex as rx
 
+from grobot.components.page_scripts import after_paint
 from grobot.state import AppState
 from grobot.state.bot_page import BotPageState
 
@@ -57,7 +58,8 @@ def tab_link(tab: BotTab, *, active: bool) -> rx.Component:
             align="center",
             spacing="2",
             padding_x="0.75rem",
-            padding_y="0.6rem",
+            padding_y="0.5rem",
+            white_space="nowrap",
             color=rx.color("accent", 11) if active else rx.color("gray", 11),
             border_bottom=f"2px solid {rx.color('accent', 9)}" if active else "2px solid transparent",
             _hover={"color": rx.color("accent", 11)},
@@ -70,11 +72,27 @@ def tab_link(tab: BotTab, *, active: bool) -> rx.Component:
     return rx.cond(AppState.is_admin, link) if tab.admin_only else link
 
 
+# The open tab is scrolled into the bar's view (on a phone the bar scrolls sideways).
+SHOW_OPEN_TAB = after_paint("""
+  const tab = document.querySelector('nav[aria-label="Bot sections"] a[aria-current="page"]');
+  const bar = tab && tab.closest('nav');
+  if (bar && bar.scrollWidth > bar.clientWidth) {
+    bar.scrollLeft = Math.max(0, tab.offsetLeft - (bar.clientWidth - tab.offsetWidth) / 2);
+  }""")
+
+
 def tab_bar(active: str) -> rx.Component:
-    """The bar of the bot's tabs (testers see only the tabs open to them)."""
+    """The bar of the bot's tabs, one row (testers see only the tabs open to them): on a narrow screen
+    it scrolls sideways, the open tab in view."""
     return rx.el.nav(
-        rx.hstack(*[tab_link(tab, active=tab.key == active) for tab in BOT_TABS], spacing="1", wrap="wrap"),
+        rx.hstack(*[tab_link(tab, active=tab.key == active) for tab in BOT_TABS], spacing="1", wrap="nowrap",
+                  width="max-content"),
         width="100%",
+        overflow_x="auto",
+        overflow_y="hidden",
+        flex_shrink="0",
+        style={"scrollbarWidth": "thin"},
         border_bottom=f"1px solid {rx.color('gray', 5)}",
         aria_label="Bot sections",
+        on_mount=rx.call_script(SHOW_OPEN_TAB),
     )

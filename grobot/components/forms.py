@@ -11,6 +11,9 @@ from reflex.event import EventType
 logger = logging.getLogger(__name__)
 
 MUTED = rx.color("gray", 11)
+# A card of a long page: while it is off screen the browser skips its layout and painting (a long page
+# such as a bot's Settings is laid out in a fraction of the time); its size meanwhile is the one it had.
+LAID_OUT_WHEN_SHOWN = {"content_visibility": "auto", "contain_intrinsic_size": "auto 480px"}
 
 
 def field(
@@ -72,6 +75,7 @@ def section(title: str, description: str | rx.Var, *children: rx.Component, acti
         ),
         size="3",
         width="100%",
+        **LAID_OUT_WHEN_SHOWN,
     )
 
 

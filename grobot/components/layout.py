@@ -13,7 +13,7 @@ from grobot.components.sidebar import brand, sidebar, sign_out_button
 from grobot.components.theme_control import theme_control
 from grobot.state import AppState
 
-__all__ = ["brand", "header", "page_layout"]  # brand: also the login page's
+__all__ = ["brand", "compact_header", "header", "page_layout"]  # brand: also the login page's
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,9 @@ NARROW_ONLY = narrow_only()
 WIDE_ONLY = wide_only()
 WIDE_CELL = wide_only("table-cell")  # a table column left out on narrow screens
 
+
+# A text kept to one line, cut with "…" (Radix's ``truncate`` prop does not reach the page through Reflex).
+ONE_LINE = {"white_space": "nowrap", "overflow": "hidden", "text_overflow": "ellipsis"}
 
 MAIN_ID = "main-content"
 
@@ -116,6 +119,44 @@ def header(
     )
 
 
+def compact_header(
+    title: str | rx.Var,
+    subtitle: rx.Component | None,
+    actions: rx.Component | None,
+    breadcrumb: rx.Component | None,
+    active: str,
+) -> rx.Component:
+    """A bot's header in one line on wide screens (the way back, the name, its status line, the
+    actions and the theme control); on narrow screens the top bar, then the name beside the actions
+    and the status line under them, each one line (long texts are cut, whole in their tooltip)."""
+    return rx.el.header(
+        top_bar(active),
+        rx.flex(
+            *([rx.box(breadcrumb, display=WIDE_ONLY, flex_shrink="0")] if breadcrumb is not None else []),
+            rx.heading(title, size=rx.breakpoints(initial="5", md="6"), weight="bold", as_="h1", **ONE_LINE,
+                       min_width="0", flex_shrink=narrow_or_wide("1", "0"), max_width=narrow_or_wide("60%", "20rem"),
+                       order="1",
+                       title=title),
+            rx.box(subtitle if subtitle is not None else rx.fragment(), min_width="0",
+                   flex=narrow_or_wide("1 0 100%", "1 1 auto"), order=narrow_or_wide("3", "2")),
+            rx.hstack(actions if actions is not None else rx.fragment(), rx.box(theme_control(), display=WIDE_ONLY),
+                      align="center", spacing="3", flex_shrink="0", margin_left="auto",
+                      order=narrow_or_wide("2", "3")),
+            align="center",
+            column_gap="0.75rem",
+            row_gap="0.5rem",
+            wrap=rx.breakpoints(initial="wrap", md="nowrap"),
+            width="100%",
+            min_width="0",
+        ),
+        display="flex",
+        flex_direction="column",
+        gap="0.75rem",
+        width="100%",
+        data_testid="page-header",
+    )
+
+
 def _subtitle(subtitle: str | rx.Var | rx.Component) -> rx.Component:
     if isinstance(subtitle, rx.Component):
         return subtitle
@@ -129,15 +170,20 @@ def page_layout(
     subtitle: str | rx.Var | rx.Component | None = None,
     actions: rx.Component | None = None,
     breadcrumb: rx.Component | None = None,
+    compact: bool = False,
+    fill: bool = False,
 ) -> rx.Component:
-    """A whole page: sidebar, header and ``children`` as the main content.
+    """A whole page: sidebar, header and ``children`` as the main content. ``compact``: the one-line
+    header of a bot's pages; ``fill``: the page is exactly the window's height and its last child takes
+    what the header leaves (the Test Chat: its history is the one thing that scrolls).
 
     Shown only to a signed-in user: the page's on-load check (``AppState.require_login``)
     fills in the user or sends the browser to the login page.
     """
     return rx.cond(
         AppState.signed_in,
-        _frame(*children, active=active, title=title, subtitle=subtitle, actions=actions, breadcrumb=breadcrumb),
+        _frame(*children, active=active, title=title, subtitle=subtitle, actions=actions, breadcrumb=breadcrumb,
+               compact=compact, fill=fill),
         checking_session(),
     )
 
@@ -159,25 +205,38 @@ def _frame(
     subtitle: str | rx.Var | rx.Component | None,
     actions: rx.Component | None,
     breadcrumb: rx.Component | None,
+    compact: bool,
+    fill: bool,
 ) -> rx.Component:
+    if compact:
+        top = compact_header(title, subtitle if isinstance(subtitle, rx.Component) or subtitle is None
+                             else _subtitle(subtitle), actions, breadcrumb, active)
+    else:
+        top = header(title, subtitle, actions, breadcrumb, active)
     return rx.flex(
         skip_link(),
         sidebar(active),
         rx.el.main(
             rx.vstack(
-                header(title, subtitle, actions, breadcrumb, active),
+                top,
                 *children,
-                spacing="5",
+                spacing="3" if compact else "5",
                 width="100%",
                 max_width="72rem",
                 margin_x="auto",
+                flex="1" if fill else "0 0 auto",
+                min_height="0",
             ),
             id=MAIN_ID,
             tab_index=-1,  # the skip link's target takes the focus (not reached by Tab itself)
             flex="1",
             min_width="0",
-            padding=["1rem", "1.5rem", "2rem 2.5rem"],
+            padding=["0.75rem 1rem", "1rem 1.5rem", "1.25rem 2.5rem" if compact else "2rem 2.5rem"],
             _focus={"outline": "none"},
+            display="flex",
+            flex_direction="column",
+            height="100dvh" if fill else "auto",
+            overflow_y="auto" if fill else "visible",  # a window too short for the page: it scrolls as one
         ),
         min_height="100vh",
         width="100%",

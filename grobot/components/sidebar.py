@@ -11,8 +11,10 @@ from collections.abc import Callable
 import reflex as rx
 
 from grobot.components.navigation import NAV_ITEMS, NavItem
+from grobot.components.page_scripts import after_paint
 from grobot.components.status_badge import status_dot_color
 from grobot.state import AppState
+from grobot.state.app_state import SIGN_OUT_HINT
 from grobot.state.bot_page import BotPageState
 from grobot.state.fleet import REFRESH_MS, BotRow, BotsState
 
@@ -100,18 +102,27 @@ def role_badge() -> rx.Component:
 
 
 def sign_out_button(*, compact: bool = False) -> rx.Component:
+    """Log out: it ends every session of the user (each browser and device), and says so."""
     if compact:
         return rx.icon_button(
-            rx.icon("log-out", size=16), variant="soft", color_scheme="gray", aria_label="Log out",
-            title="Log out", on_click=AppState.sign_out,
+            rx.icon("log-out", size=16), variant="soft", color_scheme="gray",
+            aria_label=f"Log out ({SIGN_OUT_HINT.lower()})", title=f"Log out: {SIGN_OUT_HINT.lower()}",
+            on_click=AppState.sign_out,
         )  # fmt: skip
-    return rx.button(
-        rx.icon("log-out", size=16),
-        "Log out",
-        variant="soft",
-        color_scheme="gray",
+    return rx.vstack(
+        rx.button(
+            rx.icon("log-out", size=16),
+            "Log out everywhere",
+            variant="soft",
+            color_scheme="gray",
+            width="100%",
+            title=f"{SIGN_OUT_HINT}.",
+            on_click=AppState.sign_out,
+        ),
+        rx.text(f"{SIGN_OUT_HINT}.", size="1", color=rx.color("gray", 11), text_align="center", width="100%",
+                data_testid="sign-out-hint"),
+        spacing="1",
         width="100%",
-        on_click=AppState.sign_out,
     )
 
 
@@ -160,7 +171,7 @@ def sidebar_bot(bot: BotRow, *, highlight: bool, wrap: Wrap = _as_is) -> rx.Comp
             # (spelled out: ``truncate=True`` sets none of these here).
             rx.text(bot.name, size="2", weight="medium", min_width="0", flex="1", overflow="hidden",
                     text_overflow="ellipsis", white_space="nowrap"),
-            *([rx.cond(active, rx.box(display="none", on_mount=rx.call_script(SCROLL_TO_CURRENT_BOT)))] if highlight else []),
+            *([rx.cond(active, rx.box(display="none", on_mount=rx.call_script(after_paint(SCROLL_TO_CURRENT_BOT))))] if highlight else []),
             align="center",
             spacing="3",
             padding_x="0.75rem",

@@ -1,7 +1,8 @@
 """What happens to a message: the one entry point of Discord, Test Chat, the council and the CLI.
 
-    prepare -> admit (reply rules, usage limits, cooldown, runs at once) -> answer | refuse
-                                                                          (-> Archivist)
+    prepare -> admit (reply rules with who may use the bot, moderation, usage limits, cooldown,
+                      runs at once) -> answer | refuse
+                                         (-> Archivist)
 
 Every host takes the same three steps. :func:`prepare` reads the message through the host's
 store (:class:`~grobot.core.agents.run_store.Prepared`: the settings, the reply rules' word, the
@@ -28,6 +29,7 @@ from grobot.core.agents.types import ChainResult, EventKind, EventSink, Incoming
 from grobot.core.flood import BUSY_NOTICE, COOLDOWN_NOTICE, Cooldowns, NoticeGate, RunLimiter
 from grobot.core.limits import check as limit_hit
 from grobot.core.limits import warn_once
+from grobot.core.moderation import REFUSAL, log_event, moderation_note
 from grobot.core.tools.base import ToolCatalog
 
 logger = logging.getLogger(__name__)
@@ -58,6 +60,7 @@ class Admission:
     decision: bool | None
     refusal: str = ""
     notify: bool = False
+    moderated: str = ""  # the moderation rule the message broke (ignored or refused for it)
     _gate: FloodGate | None = field(default=None, repr=False)
     _cooldown: tuple[str, float] | None = field(default=None, repr=False)  # (author, when it started)
 
@@ -88,9 +91,10 @@ async def prepare(msg: IncomingMessage, deps: ChainDeps) -> Prepared:
 def admit(prepared: Prepared, gate: FloodGate) -> Admission:
     """Reply rules, usage limits, cooldown, then runs at once, in that order, each once.
 
-    The reply rules' word is the one :func:`prepare` read; a message that could not be read is
-    refused with why (said to a Discord user only when it asked the bot directly). A refused
-    message's lookups (memories, scores) are stopped.
+    The reply rules' word is the one :func:`prepare` read (they include who may use the bot); the
+    bot's moderation (words and patterns the message must not contain) comes right after them. A
+    message that could not be read is refused with why (said to a Discord user only when it asked
+    the bot directly). A refused message's lookups (memories, scores) are stopped.
     """
     admission = _checks(prepared, gate)
     if not admission.admitted:
@@ -106,6 +110,18 @@ def _checks(prepared: Prepared, gate: FloodGate) -> Admission:
     if prepared.unreadable or loaded is None:
         return Admission(decision, prepared.unreadable or "the message could not be read", meant)
     author = str(msg.author_id or "")
+    moderation = loaded.moderation
+    rule = moderation.find(msg.content) if moderation is not None else None
+    if rule is not None and moderation is not None:
+        log_event(msg.bot_id, "a message", rule, moderation.action, platform=msg.platform, channel_id=msg.channel_id,
+                  author_id=msg.author_id, is_dm=msg.is_dm)
+        if moderation.action == "ignore":  # a Discord user hears nothing; Test Chat and the CLI say why
+            if msg.platform == "discord":
+                return Admission(decision=False, moderated=rule)
+            return Admission(decision, moderation_note(rule), moderated=rule)
+        if moderation.action == "refuse":
+            text = REFUSAL if msg.platform == "discord" else f"{REFUSAL} (the message matched {rule} of the bot's moderation)"
+            return Admission(decision, text, meant and gate.notices.allow(author, "moderation"), moderated=rule)
     hit = limit_hit(loaded.limits) if loaded.limits is not None else None
     if hit is not None:  # over a limit: no LLM call, and at most one notice an hour
         warn_once(loaded.limits, hit, limited_user(msg))  # type: ignore[arg-type]
@@ -158,8 +174,9 @@ async def answer_message(msg: IncomingMessage, deps: ChainDeps, gate: FloodGate,
     ``refusal`` says why, for a host whose user asked the bot directly (``/ask``)."""
     prepared = await prepare(msg, deps)
     admission = admit(prepared, gate)
-    if admission.decision is False:
-        return ChainResult(replied=False, refusal=silence_reason(prepared.rules or ReplyRules(), msg))
+    if admission.decision is False:  # (moderation ignoring it: no word, as for a message the bot lets pass)
+        return ChainResult(replied=False, refusal="" if admission.moderated
+                           else silence_reason(prepared.rules or ReplyRules(), msg))
     if admission.refusal:
         return await refuse(prepared, admission.refusal, deps, sink=sink)
     return await answer(prepared, admission, deps, sink=sink, tools=tools)

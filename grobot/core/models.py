@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from grobot.core.model_types import (  # noqa: F401 - the enums and utcnow are re-exported
@@ -54,6 +54,17 @@ class Bot(SQLModel, table=True):
     allowed_channel_ids: list[str] = json_column(list)
     always_on_channel_ids: list[str] = json_column(list)
     keywords: list[str] = json_column(list)
+    # Who may use the bot (Discord user and role ids; no allowed ids: everyone not blocked).
+    allowed_user_ids: list[str] = json_column(list)
+    blocked_user_ids: list[str] = json_column(list)
+    allowed_role_ids: list[str] = json_column(list)
+    blocked_role_ids: list[str] = json_column(list)
+    # Moderation (grobot.core.moderation): what a message or an answer must not contain, whether the
+    # decision model is asked if a message is abusive, and what happens then (ignore | refuse | log).
+    moderation_words: list[str] = json_column(list)
+    moderation_patterns: list[str] = json_column(list)
+    moderation_action: str = Field(default="refuse", max_length=16)
+    moderation_ask_model: bool = Field(default=False)
     max_tool_rounds: int = Field(default=5)
     user_cooldown_seconds: float = Field(default=2.0)
     max_concurrent_runs: int = Field(default=4)
@@ -68,6 +79,15 @@ class Bot(SQLModel, table=True):
     monthly_cost_limit: float | None = None
     # The Archivist's notes wait for an admin (suggestions to accept or dismiss) instead of being saved at once.
     notes_need_approval: bool = Field(default=False)
+    # Answers from its documents (its files, indexed; see grobot.core.documents): on or off, the least
+    # similarity of a passage to a message to go into the prompt, the largest file indexed, passages kept.
+    documents_enabled: bool = Field(default=True)
+    documents_threshold: float = Field(default=0.3)
+    documents_max_file_bytes: int = Field(default=5 * 1024 * 1024)
+    documents_max_passages: int = Field(default=20_000)
+    # The web tools (web_search, web_read); the SearXNG instance they search (NULL: the global setting).
+    web_search: bool = Field(default=False)
+    web_search_url: str | None = Field(default=None, max_length=500)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -247,6 +267,23 @@ class AgentEvent(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class RunImage(SQLModel, table=True):
+    """An image of one run (``run_id`` = the user message's id): one a tool returned (``origin``
+    ``tool``: shown in Test Chat, sent to Discord as an attachment), or one a tester sent with the
+    message (``user``). Served to the web app's users who may see the run, never by another host."""
+
+    __tablename__ = "run_image"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = fk_column("message.id")
+    origin: str = Field(max_length=16)
+    mime_type: str = Field(max_length=32)
+    name: str = Field(default="", max_length=200)
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class LLMCall(SQLModel, table=True):
     """One LLM call: who made it, on which model, what it cost and how long it took."""
 
@@ -357,6 +394,22 @@ class UserProfile(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class DiscordRole(SQLModel, table=True):
+    """A role of a guild, as a bot last saw it on Discord (for the access lists, by name)."""
+
+    __tablename__ = "discord_role"
+
+    bot_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    role_id: str = Field(primary_key=True, max_length=32)
+    guild_id: str = Field(max_length=32)
+    guild_name: str = Field(default="", max_length=100)
+    name: str = Field(default="", max_length=100)
+    position: int = Field(default=0)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
 class UserNote(SQLModel, table=True):
     """A fact about a Discord user, with how reliable it is (0..1)."""
 
@@ -388,6 +441,27 @@ class BotFile(SQLModel, table=True):
     content_type: str = Field(default="application/octet-stream", max_length=100)
     sha256: str = Field(default="", max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BotDocument(SQLModel, table=True):
+    """What the document index holds of one of a bot's files (the supervisor writes it as it indexes).
+
+    Keyed by path, not by the file's row: a deleted file's row stays until its passages are gone.
+    """
+
+    __tablename__ = "bot_document"
+    __table_args__ = (UniqueConstraint("bot_id", "path", name="uq_bot_document_bot_path"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = fk_column("bot.id", index=False)
+    path: str = Field(max_length=500)
+    sha256: str = Field(default="", max_length=64)  # of the content indexed (or that failed)
+    state: str = Field(default="indexing", max_length=16)  # indexing, indexed, failed
+    passages: int = Field(default=0)
+    pages: int = Field(default=0)
+    error: str = text_column()  # one plain line (state failed)
+    settings_key: str = Field(default="", max_length=64)  # the limits and chunker it was indexed with
     updated_at: datetime = Field(default_factory=utcnow)
 
 

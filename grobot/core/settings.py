@@ -125,6 +125,10 @@ class Settings:
     ollama_api_key: str | None = None  # for an Ollama server without a key in its LLM settings (Ollama's cloud)
     llm_timeout_seconds: float = 120.0  # an LLM call may stay silent this long
     mcp_node_modules: tuple[Path, ...] = ()  # where npm packages of MCP presets are looked for first
+    # The web tools (web_search, web_read): the proxy their requests go through ("": none), and a
+    # PEM file of the authorities that sign the sites' certificates ("": the system's).
+    web_proxy: str = ""
+    web_ca_file: str = ""
     debug: bool = False  # the CLI shows tracebacks
     worker: WorkerSettings = field(default_factory=WorkerSettings)
 
@@ -151,6 +155,8 @@ class Settings:
             llm_timeout_seconds=max(0.05, _number(env, "GROBOT_LLM_TIMEOUT_SECONDS", 120.0)),
             mcp_node_modules=tuple(Path(p).expanduser() for p in env.get("GROBOT_MCP_NODE_MODULES", "").split(os.pathsep)
                                    if p),
+            web_proxy=(env.get("GROBOT_WEB_PROXY") or env.get("HTTPS_PROXY") or env.get("https_proxy") or "").strip(),
+            web_ca_file=env.get("GROBOT_WEB_CA_FILE", "").strip(),
             debug=bool(env.get("GROBOT_DEBUG")),
             worker=WorkerSettings.from_env(env),
         )

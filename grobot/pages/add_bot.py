@@ -36,7 +36,7 @@ def form_errors(exc: GroBotError) -> dict[str, str]:
     others: list[str] = []
     for key, problem in field_problems(message):
         if key in FIELDS:
-            errors[key] = capitalised(problem)
+            errors[key] = field_sentence(key, problem)
         else:
             others.append(field_sentence(key, problem))
     if others:

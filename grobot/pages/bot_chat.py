@@ -16,11 +16,20 @@ from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import CHAT
 from grobot.components.chat_history import COVER_TESTID, chat_history
 from grobot.components.forms import confirm_dialog
-from grobot.components.safe_text import safe_markdown
+from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.pages.bot_chat_model import ChatModelState, model_line
 from grobot.pages.bot_chat_runs import ChatTurn
-from grobot.pages.bot_chat_state import ChatState, LiveState
-from grobot.pages.bot_chat_view import bot_bubble, error_text, no_messages, steps_panel, stopped_text, user_bubble, waiting_notice
+from grobot.pages.bot_chat_state import IMAGE_UPLOAD_ID, ChatState, LiveState
+from grobot.pages.bot_chat_view import (
+    bot_bubble,
+    error_text,
+    images_row,
+    no_messages,
+    steps_panel,
+    stopped_text,
+    user_bubble,
+    waiting_notice,
+)
 
 __all__ = ["ChatModelState", "ChatState", "LiveState", "chat_page"]
 
@@ -30,14 +39,15 @@ __all__ = ["ChatModelState", "ChatState", "LiveState", "chat_page"]
 def turn_view(turn: ChatTurn) -> rx.Component:
     """A finished exchange (the last one, when it failed or was stopped, offers Retry)."""
     return rx.vstack(
-        user_bubble(turn.question, turn.author),
+        user_bubble(turn.question, turn.author, turn.sent),
         rx.cond(
             (turn.answer != "") | (turn.error != "") | (turn.steps.length() > 0),  # type: ignore[attr-defined]
             bot_bubble(
                 steps_panel(turn.steps, turn.calls),
                 rx.cond(turn.answer != "", safe_markdown(turn.answer)),
+                images_row(turn.images),
                 rx.cond(turn.status == "cancelled", stopped_text(turn.error),
-                        rx.cond(turn.error != "", error_text(turn.error))),
+                        rx.cond(turn.error != "", error_text(turn.error, turn.error_detail))),
                 rx.cond(ChatState.can_retry & (turn.id == ChatState.last_turn_id),
                         rx.button(rx.icon("rotate-cw", size=14), "Retry", size="1", variant="soft",
                                   on_click=ChatState.retry, loading=ChatState.sending)),
@@ -54,18 +64,18 @@ def live_turn() -> rx.Component:
     return rx.cond(
         LiveState.live_id > 0,
         rx.vstack(
-            user_bubble(LiveState.live_question, LiveState.username),
+            user_bubble(LiveState.live_question, LiveState.username, LiveState.live_sent),
             bot_bubble(
                 steps_panel(LiveState.live_steps, open_=True),
                 rx.cond(LiveState.live_answer != "", safe_markdown(LiveState.live_answer)),
+                images_row(LiveState.live_images),
                 rx.cond(
                     LiveState.live_error == "",
                     rx.hstack(rx.spinner(size="1"),
-                              rx.text(rx.match(LiveState.live_status, ("pending", "Waiting for the bot worker…"),
-                                               rx.cond(LiveState.live_answer != "", "Writing…", "Thinking…")),
-                                      size="2", color=rx.color("gray", 11)),
+                              rx.text(LiveState.progress_text, size="2", color=rx.color("gray", 11)),
                               spacing="2", align="center", data_testid="answer-progress"),
-                    rx.cond(LiveState.live_stopped, stopped_text(LiveState.live_error), error_text(LiveState.live_error)),
+                    rx.cond(LiveState.live_stopped, stopped_text(LiveState.live_error),
+                            error_text(LiveState.live_error, LiveState.live_error_detail)),
                 ),
                 testid="live-answer",
             ),
@@ -76,11 +86,45 @@ def live_turn() -> rx.Component:
     )
 
 
+def image_picker() -> rx.Component:
+    """Attach an image to the next message: for a model that reads images; for one that does not, the
+    button says plainly that it cannot."""
+    button = rx.icon_button(rx.icon("image-plus", size=18), type="button", variant="soft", color_scheme="gray",
+                            size="3", title="Attach an image", aria_label="Attach an image",
+                            loading=ChatState.attaching)
+    return rx.cond(
+        ChatState.reads_images,
+        rx.upload.root(button, id=IMAGE_UPLOAD_ID, multiple=False, max_files=1, no_drag=True,
+                       accept={"image/png": [".png"], "image/jpeg": [".jpg", ".jpeg"], "image/gif": [".gif"],
+                               "image/webp": [".webp"]},
+                       on_drop=ChatState.attach_image(rx.upload_files(upload_id=IMAGE_UPLOAD_ID))),
+        rx.icon_button(rx.icon("image-plus", size=18), type="button", variant="soft", color_scheme="gray", size="3",
+                       title="Attach an image", aria_label="Attach an image", on_click=ChatState.explain_no_images),
+    )
+
+
+def attached_image() -> rx.Component:
+    """The image chosen for the next message (with a way to take it off), or why one cannot be sent."""
+    return rx.fragment(
+        rx.cond(ChatState.image_name != "",
+                rx.hstack(rx.icon("image", size=14, color=rx.color("gray", 11)),
+                          safe_text(ChatState.image_name, size="1", color=rx.color("gray", 11)),
+                          rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", color_scheme="gray",
+                                         type="button", aria_label="Remove the image", on_click=ChatState.remove_image),
+                          spacing="2", align="center", data_testid="attached-image")),
+        rx.cond(ChatState.image_error != "",
+                rx.callout(ChatState.image_error, icon="image-off", color_scheme="amber", size="1", width="100%",
+                           data_testid="image-refused")),
+    )
+
+
 def composer() -> rx.Component:
     """The message box with Send, or Stop while an answer runs (Enter sends, Shift+Enter starts a new
     line); it stays at the bottom of the window, whatever the length of the conversation."""
     return rx.form(
+        attached_image(),
         rx.hstack(
+            image_picker(),
             rx.text_area(
                 value=ChatState.draft,
                 on_change=ChatState.set_draft,
@@ -150,24 +194,31 @@ def chat_tab() -> rx.Component:
                         no_messages(),
                     ),
                     empty=~ChatState.has_turns,
-                    height="max(14rem, calc(100dvh - 24rem))",
+                    flex="1",
+                    min_height="12rem",
                     width="100%",
                     padding_right="0.5rem",
                     data_testid="chat-history",
                 ),
-                rx.center(rx.spinner(size="3"), height="12rem", width="100%"),
+                rx.center(rx.spinner(size="3"), flex="1", min_height="12rem", width="100%"),
             ),
             rx.cond(ChatState.chat_error != "",
                     rx.callout(ChatState.chat_error, icon="triangle-alert", color_scheme="red", width="100%")),
             composer(),
             spacing="3",
             width="100%",
+            height="100%",
         ),
         width="100%",
-        size="3",
+        size=rx.breakpoints(initial="2", md="3"),
         overflow="visible",
+        flex="1",
+        min_height="0",
+        data_testid="chat-card",
     )
 
 
 def chat_page() -> rx.Component:
-    return bot_page(CHAT, chat_tab())
+    """The tab fills the window: the conversation is the one thing that scrolls, the message box stays
+    at the bottom."""
+    return bot_page(CHAT, chat_tab(), fill=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import PurePosixPath
 from typing import Any
 
 import httpx
@@ -14,26 +15,34 @@ import reflex as rx
 
 from grobot.core import tester_chat_link
 from grobot.core.errors import NotFoundError
+from grobot.core.images import MAX_IMAGE_BYTES
+from grobot.core.services.tester_chat import IMAGE_ONLY
 from grobot.core.services.users import NotSignedIn
 from grobot.pages.bot_chat_runs import (
+    CANNOT_READ_IMAGES,
     OPEN_STATUSES,
-    STOPPED_BY_YOU,
     ChatStep,
     ChatTurn,
     ChatView,
     RunUpdate,
+    SentImage,
     cancel_pending,
+    check_image,
     end_if_abandoned,
     forget_chat,
     load_chat,
     locate_run,
+    plain_error,
     poll_run,
     retry_message,
     send_message,
     step_of,
+    stopped_by,
 )
+from grobot.run_images import image_url
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, user_message
+from grobot.web_session import upload_session
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +53,10 @@ FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 # at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
 ABANDON_CHECK_SECONDS = 5.0
 FINAL_KINDS = ("done", "error")
+IMAGE_UPLOAD_ID = "chat-image-upload"
+# A message that no worker has claimed after this long says "Waiting for the bot worker…" (a running
+# worker claims it within milliseconds: saying so at every message would only flash by).
+CLAIM_NOTICE_SECONDS = 2.0
 
 
 class ChatState(BotPageState):
@@ -58,6 +71,11 @@ class ChatState(BotPageState):
     confirm_reset: bool = False
     chat_error: str = ""
     live_id: int = 0  # the run being followed (the user's last message while it is pending or running)
+    reads_images: bool = False  # the bot's output model reads images: the tester may send one
+    image_name: str = ""  # the image chosen to go with the next message
+    image_error: str = ""  # why an image cannot be sent, in plain words
+    attaching: bool = False
+    _image: bytes = b""
 
     @rx.var
     def has_turns(self) -> bool:
@@ -96,6 +114,7 @@ class ChatState(BotPageState):
             self.chat_error = user_message(exc)
             return None
         (await self.get_state(LiveState))._show(view)
+        self.reads_images = view.reads_images
         self.chat_loaded = True
         return LiveState.follow if self.live_id else None
 
@@ -103,7 +122,7 @@ class ChatState(BotPageState):
     async def send(self, form_data: dict[str, Any] | None = None):
         """Send the draft to the bot (stored as pending, then handed to a worker)."""
         content = (self.draft or "").strip()
-        if not content or self.sending:
+        if (not content and not self._image) or self.sending:
             return
         async for update in self._submit(content):
             yield update
@@ -126,7 +145,7 @@ class ChatState(BotPageState):
             return
         self.sending = False
         self.turns = self.turns[:-1]  # the failed turn is the live one now
-        (await self.get_state(LiveState))._start_live(run_id, "pending", failed.question)
+        (await self.get_state(LiveState))._start_live(run_id, "pending", failed.question, failed.sent)
         yield LiveState.follow
 
     async def _submit(self, content: str):
@@ -136,17 +155,62 @@ class ChatState(BotPageState):
         self.sending = True
         self.chat_error = ""
         yield
+        image = SentImage(self._image, self.image_name) if self._image else None
         try:
-            run_id = await asyncio.to_thread(send_message, self.session_token, self.current_bot_id, content)
+            run_id, sent = await asyncio.to_thread(send_message, self.session_token, self.current_bot_id, content,
+                                                   image)
         except Exception as exc:
             self.sending = False
-            self.chat_error = user_message(exc)  # the draft stays in the box
+            self.chat_error = user_message(exc)  # the draft (and the image) stay
             return
         self.sending = False
         if (self.draft or "").strip() == content:
             self.draft = ""
-        (await self.get_state(LiveState))._start_live(run_id, "pending", content)  # the question shows at once
+        self._forget_image()
+        # The question shows at once (an image sent alone asks what is in it).
+        (await self.get_state(LiveState))._start_live(run_id, "pending", content or IMAGE_ONLY, sent)
         yield LiveState.follow
+
+    @rx.event
+    async def attach_image(self, uploads: list[rx.UploadFile]):
+        """The image to send with the next message: refused at once, in plain words, when the bot's model
+        does not read images or the file is not an image it can take."""
+        if not uploads:
+            return
+        # The upload request's own session cookie, not this tab's (see grobot.web_session).
+        token = upload_session(self.router.session.client_token)
+        upload = uploads[0]
+        name = PurePosixPath(upload.name or "image").name
+        self.attaching, self.image_error = True, ""
+        yield
+        try:
+            if upload.size is not None and upload.size > MAX_IMAGE_BYTES:
+                data, why = b"", f"{name} cannot be sent: it is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MiB."
+            else:
+                data = await upload.read()
+                why = await asyncio.to_thread(check_image, token, self.current_bot_id, data, name)
+        except Exception as exc:
+            data, why = b"", user_message(exc)
+        self.attaching = False
+        if why:
+            self._forget_image()
+            self.image_error = why
+        else:
+            self._image, self.image_name = data, name
+        yield rx.clear_selected_files(IMAGE_UPLOAD_ID)
+
+    @rx.event
+    def explain_no_images(self) -> None:
+        """The bot's model does not read images: say so, plainly (nothing is uploaded)."""
+        self.image_error = CANNOT_READ_IMAGES
+
+    @rx.event
+    def remove_image(self) -> None:
+        self._forget_image()
+        self.image_error = ""
+
+    def _forget_image(self) -> None:
+        self._image, self.image_name = b"", ""
 
     @rx.event
     async def reset_chat(self):
@@ -170,8 +234,12 @@ class LiveState(ChatState):
     live_answer: str = ""
     live_steps: list[ChatStep] = []
     live_error: str = ""
+    live_error_detail: str = ""  # admins: the whole error (see ``plain_error``)
     live_stopped: bool = False
+    live_images: list[str] = []  # the tools' images, as they come
+    live_sent: list[str] = []  # the image the user sent with the question
     worker_running: bool = True
+    claim_slow: bool = False  # pending for longer than CLAIM_NOTICE_SECONDS although a worker runs
     stopping: bool = False
     _live_seq: int = 0  # the last stored event read (database)
     _live_index: int = -1  # the last streamed event read (runner)
@@ -182,6 +250,13 @@ class LiveState(ChatState):
     def waiting_for_worker(self) -> bool:
         return self.live_id > 0 and self.live_status == "pending" and not self.worker_running
 
+    @rx.var
+    def progress_text(self) -> str:
+        """What the answer being written says below it."""
+        if self.live_status == "pending" and (self.claim_slow or not self.worker_running):
+            return "Waiting for the bot worker…"
+        return "Writing…" if self.live_answer else "Thinking…"
+
     def _show(self, view: ChatView) -> None:
         """History turns, with a last unanswered message as the live run."""
         turns = list(view.turns)
@@ -190,15 +265,17 @@ class LiveState(ChatState):
         if last is not None and last.status in OPEN_STATUSES:
             turns.pop()
             if last.id != self.live_id:
-                self._start_live(last.id, last.status, last.question)
+                self._start_live(last.id, last.status, last.question, last.sent)
         else:
             self.live_id = 0
         self.turns = turns
 
-    def _start_live(self, run_id: int, status: str, question: str) -> None:
+    def _start_live(self, run_id: int, status: str, question: str, sent: list[str] | None = None) -> None:
         self.live_id = run_id
         self.live_question = question
         self.live_status = status
+        self.live_sent = list(sent or [])
+        self.claim_slow = False
         self._clear_live("")
 
     def _clear_live(self, source: str) -> None:
@@ -206,7 +283,9 @@ class LiveState(ChatState):
         self.live_answer = ""
         self.live_steps = []
         self.live_error = ""
+        self.live_error_detail = ""
         self.live_stopped = False
+        self.live_images = []
         self._live_seq, self._live_index, self._source = 0, -1, source
 
     @rx.event(background=True)
@@ -239,6 +318,9 @@ class LiveState(ChatState):
                     continue
                 if place.status not in OPEN_STATUSES:
                     break
+                if place.status == "pending" and time.monotonic() - started >= CLAIM_NOTICE_SECONDS:
+                    async with self:
+                        self.claim_slow = True
                 # Followed where it runs; a pending message is claimed by the runner that streams it.
                 candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
                 if await self._stream_first(candidates, run_id, claim=place.holder is None):
@@ -336,7 +418,7 @@ class LiveState(ChatState):
                 self._live_seq = seq
                 self._apply_event(kind, data)
         if update.status in ("error", "cancelled") and update.error and not self.live_error:
-            self.live_error = update.error
+            self.live_error, self.live_error_detail = plain_error(update.error, admin=self.is_admin)
             self.live_stopped = update.status == "cancelled"
 
     def _apply_event(self, kind: str, data: dict[str, Any]) -> None:
@@ -345,13 +427,19 @@ class LiveState(ChatState):
             self.worker_running = True
         if kind == "token":
             self.live_answer += str(data.get("text") or "")
+        elif kind == "done" and data.get("moderated"):  # the answer broke a moderation rule: what it showed goes
+            self.live_answer = str(data.get("text") or "")
         elif kind == "error":
-            self.live_error = str(data.get("message") or "the bot could not answer")
+            self.live_error, self.live_error_detail = plain_error(str(data.get("message") or "the bot could not answer"),
+                                                                  admin=self.is_admin)
             self.live_stopped = bool(data.get("cancelled"))
         else:
-            step = step_of(kind, data)
+            step = step_of(kind, data, admin=self.is_admin)
             if step is not None:
                 self.live_steps = [*self.live_steps, step]
+            shown = [image_url(int(i["id"])) for i in data.get("images") or [] if isinstance(i, dict) and i.get("id")]
+            if kind == "tool_result" and shown:
+                self.live_images = [*self.live_images, *shown]
 
     @rx.event
     async def stop(self):
@@ -365,7 +453,7 @@ class LiveState(ChatState):
         try:
             place = await asyncio.to_thread(locate_run, token, bot_id, run_id)
             for runner in [place.holder] if place.holder else place.runners:
-                if await tester_chat_link.cancel(runner, run_id, STOPPED_BY_YOU):
+                if await tester_chat_link.cancel(runner, run_id, stopped_by(self.username)):
                     stopped = True
                     break
             if not stopped and place.status == "pending":

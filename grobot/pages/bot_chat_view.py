@@ -9,6 +9,7 @@ import reflex as rx
 
 from grobot.components.empty_state import command_line
 from grobot.components.safe_text import safe_text
+from grobot.components.technical_details import technical_details
 from grobot.pages.bot_chat_runs import ChatCall, ChatStep
 
 logger = logging.getLogger(__name__)
@@ -75,9 +76,26 @@ def steps_panel(steps: rx.Var[list[ChatStep]], calls: rx.Var[list[ChatCall]] | N
     )
 
 
-def user_bubble(text: rx.Var[str], author: rx.Var[str] | str) -> rx.Component:
+def image_preview(url: rx.Var[str], testid: str = "answer-image") -> rx.Component:
+    """An image of a run, loaded from the web app itself (never another host); a click opens it whole."""
+    return rx.link(
+        rx.image(src=url, alt="An image of this conversation", max_width="min(100%, 24rem)", max_height="20rem",
+                 border_radius="8px", loading="lazy", display="block", data_testid=testid),
+        href=url,
+        is_external=True,
+        title="Open the image",
+    )
+
+
+def images_row(urls: rx.Var[list[str]], testid: str = "answer-image") -> rx.Component:
+    return rx.cond(urls.length() > 0,  # type: ignore[attr-defined]
+                   rx.flex(rx.foreach(urls, lambda url: image_preview(url, testid)), gap="0.5rem", wrap="wrap"))
+
+
+def user_bubble(text: rx.Var[str], author: rx.Var[str] | str, sent: rx.Var[list[str]] | None = None) -> rx.Component:
     return rx.hstack(
         rx.box(
+            *([images_row(sent, "sent-image")] if sent is not None else []),
             safe_text(text, size="2"),
             padding="0.6rem 0.9rem",
             border_radius="12px 12px 2px 12px",
@@ -106,10 +124,15 @@ def bot_bubble(*children: rx.Component, testid: str = "bot-answer") -> rx.Compon
     )
 
 
-def error_text(text: rx.Var[str]) -> rx.Component:
-    return rx.hstack(rx.icon("circle-alert", size=16, color=rx.color("red", 10)),
-                     safe_text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
-                     spacing="2", align="start", data_testid="answer-error")
+def error_text(text: rx.Var[str], detail: rx.Var[str]) -> rx.Component:
+    """Why the bot could not answer, in plain words; for admins the whole error behind "Details"."""
+    return rx.vstack(
+        rx.hstack(rx.icon("circle-alert", size=16, color=rx.color("red", 10)),
+                  safe_text("The bot could not answer: ", text, size="2", color=rx.color("red", 11)),
+                  spacing="2", align="start", data_testid="answer-error"),
+        technical_details(detail),
+        spacing="1",
+    )
 
 
 def stopped_text(reason: rx.Var[str]) -> rx.Component:

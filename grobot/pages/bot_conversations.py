@@ -19,6 +19,7 @@ from grobot.components.bot_tabs import CONVERSATIONS
 from grobot.components.empty_state import empty_state
 from grobot.components.formatting import counted
 from grobot.components.list_item import list_item
+from grobot.components.long_text import clamped_text
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.components.url_state import replace_url
 from grobot.core.models import AppUser, Bot
@@ -249,7 +250,7 @@ def line_view(line: LineRow) -> rx.Component:
     )
     return rx.box(
         rx.hstack(author, rx.text(line.time, size="1", color=MUTED), spacing="2", align="baseline", wrap="wrap"),
-        rx.cond(is_user, safe_text(line.content, size="2", white_space="pre-wrap"), safe_markdown(line.content)),
+        rx.cond(is_user, clamped_text(line.content, size="2", white_space="pre-wrap"), safe_markdown(line.content)),
         padding="0.5rem 0.75rem",
         border_radius="8px",
         background=rx.cond(is_user, "transparent", rx.color("gray", 3)),

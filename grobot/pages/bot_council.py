@@ -23,7 +23,7 @@ from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, council
 from grobot.core.services.users import NotSignedIn
 from grobot.core.wording import counted
-from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card
+from grobot.pages.bot_council_settings import CouncilSettingsState, settings_card, settings_form
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -127,13 +127,23 @@ def _view(d: Any, currency: str) -> DeliberationView:
                             progress=row.progress)
 
 
+def _list(session: Session, bot: Bot) -> tuple[list[DeliberationRow], dict[str, int]]:
+    rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
+    currency = costs.get_currency(session=session)
+    return [_row(d, currency) for d in rows], council.deliberation_counts(bot.id or 0, session=session)
+
+
 def load_list(token: str, bot_id: int) -> tuple[list[DeliberationRow], dict[str, int]]:
     """The newest deliberations, and how many the bot has by status (done, running, failed)."""
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _list(session, bot), admin=True)
 
-    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], dict[str, int]]:
-        rows = council.list_deliberations(bot.id or 0, session=session, limit=LIST_LIMIT)
-        currency = costs.get_currency(session=session)
-        return [_row(d, currency) for d in rows], council.deliberation_counts(bot.id or 0, session=session)
+
+def load_tab(token: str, bot_id: int) -> tuple[list[DeliberationRow], dict[str, int], dict[str, Any]]:
+    """The deliberations, their counts and the council's settings, in one transaction (the tab's load)."""
+
+    def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[DeliberationRow], dict[str, int],
+                                                                  dict[str, Any]]:
+        return (*_list(session, bot), settings_form(session, bot))
 
     return run_for_bot(token, bot_id, work, admin=True)
 
@@ -175,8 +185,9 @@ class CouncilState(BotPageState):
         if not self.bot_ready:
             return None
         try:
-            self.deliberations, self.counts = await asyncio.to_thread(load_list, self.session_token,
-                                                                      self.current_bot_id)
+            self.deliberations, self.counts, form = await asyncio.to_thread(
+                load_tab, self.session_token, self.current_bot_id)
+            (await self.get_state(CouncilSettingsState))._opened(form)  # no second load, no second round trip
             wanted = self.router.url.query_parameters.get(QUERY_KEY, "")
             if wanted.isdigit():
                 await self._open(int(wanted))
@@ -186,7 +197,7 @@ class CouncilState(BotPageState):
         except Exception as exc:
             self.list_error = user_message(exc)
         self.list_loaded = True
-        return CouncilSettingsState.load
+        return None
 
     async def _open(self, deliberation_id: int) -> None:
         try:

@@ -16,10 +16,12 @@ import reflex as rx
 from sqlmodel import Session
 
 from grobot.components.forms import MUTED, confirm_dialog, error_text, form_dialog, section
+from grobot.core.errors import ValidationError
 from grobot.core.llm import providers
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import council
 from grobot.core.services.users import NotSignedIn
+from grobot.core.services.validation import sentences
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
@@ -43,7 +45,8 @@ class AdvisorForm:
     uses: str  # the provider and model it uses now (as saved)
 
 
-def _form(session: Session, bot: Bot) -> dict[str, Any]:
+def settings_form(session: Session, bot: Bot) -> dict[str, Any]:
+    """The council's settings as the form shows them."""
     bot_id = bot.id or 0
     row = council.get_council(bot_id, session=session)
     uses = council.describe_llms(bot_id, session=session)
@@ -56,7 +59,7 @@ def _form(session: Session, bot: Bot) -> dict[str, Any]:
 
 
 def load_form(token: str, bot_id: int) -> dict[str, Any]:
-    return run_for_bot(token, bot_id, lambda session, _user, bot: _form(session, bot), admin=True)
+    return run_for_bot(token, bot_id, lambda session, _user, bot: settings_form(session, bot), admin=True)
 
 
 def change(token: str, bot_id: int, action: Any) -> dict[str, Any]:
@@ -66,7 +69,7 @@ def change(token: str, bot_id: int, action: Any) -> dict[str, Any]:
         action(session, bot.id or 0)
         logger.info("User %s changed the council of bot %s", user.username, bot.id)
         session.flush()
-        return _form(session, bot)
+        return settings_form(session, bot)
 
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
@@ -119,6 +122,11 @@ class CouncilSettingsState(BotPageState):
     async def _change(self, action: Any, done: str) -> Any:
         return await self._run(change, action, done=done)
 
+    def _opened(self, data: dict[str, Any]) -> None:
+        """The tab opened with ``data`` (read by the tab's load, with the deliberations)."""
+        self.confirm_remove, self.confirm_reset, self.adding = "", False, False
+        self._show(data)
+
     @rx.event
     async def load(self):
         self.settings_error, self.confirm_remove, self.confirm_reset, self.adding = "", "", False, False
@@ -156,9 +164,16 @@ class CouncilSettingsState(BotPageState):
 
         def action(session: Session, bot_id: int) -> None:
             for form in forms:
-                council.set_advisor(bot_id, form.name, session=session, role=form.role, category=form.category,
-                                    provider=_provider(form.provider), model=form.model.strip(), enabled=form.enabled)
-            council.set_council(bot_id, session=session, **synthesis)
+                try:
+                    council.set_advisor(bot_id, form.name, session=session, role=form.role, category=form.category,
+                                        provider=_provider(form.provider), model=form.model.strip(),
+                                        enabled=form.enabled)
+                except ValidationError as exc:  # the callout names the advisor it is about
+                    raise ValidationError(f"Advisor {form.name}: {sentences(str(exc))}") from None
+            try:
+                council.set_council(bot_id, session=session, **synthesis)
+            except ValidationError as exc:
+                raise ValidationError(f"Synthesis: {sentences(str(exc))}") from None
 
         return await self._change(action, "Council settings saved.")
 

@@ -1,5 +1,6 @@
-"""The Files tab (admins): the bot's files (which its tools can read) by folder, upload, preview of a
-text file, download, delete.
+"""The Files tab (admins): the bot's files (which its tools can read and it answers from) by folder, upload,
+preview of a text file, download, delete, and each file's state in the bot's document index
+(:mod:`grobot.pages.bot_documents`).
 
 An upload of a name the bot has already asks first: replace it (saying the sizes before and after), keep
 both (the new one as ``name (2).ext``) or cancel, as file managers and cloud drives do: the files keep
@@ -27,7 +28,8 @@ from grobot.core.models import AppUser, Bot, BotFile
 from grobot.core.services import files as files_service
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised
-from grobot.core.wording import counted
+from grobot.core.wording import counted, human_size
+from grobot.pages.bot_documents import DocumentsState, documents_card, file_state
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 from grobot.web_session import upload_session
@@ -35,18 +37,6 @@ from grobot.web_session import upload_session
 logger = logging.getLogger(__name__)
 
 UPLOAD_ID = "bot-files-upload"
-
-
-def human_size(size: int) -> str:
-    """``1 byte``, ``17 bytes``, ``1.5 MB`` style sizes."""
-    if size < 1024:
-        return counted(size, "byte")
-    value = size / 1024
-    for unit in ("KB", "MB"):
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
 
 
 def too_big(name: str, size: int, limit: int) -> str:
@@ -255,7 +245,7 @@ class FilesState(BotPageState):
             self.files_error = user_message(exc)
             return None
         self.files_loaded = True
-        return None
+        return DocumentsState.load
 
     @rx.event
     def set_folder(self, value: str) -> None:
@@ -306,6 +296,7 @@ class FilesState(BotPageState):
         self.uploading = False
         yield upload_done()
         yield rx.toast.success(f"Uploaded {counted(len(items), 'file')}.")
+        yield DocumentsState.files_changed
 
     @rx.event
     async def answer_replace(self, answer: str):
@@ -322,12 +313,13 @@ class FilesState(BotPageState):
             self.upload_error = user_message(exc)
             return None
         if answer == "keep":
-            return rx.toast.success(f"Uploaded {counted(len(items), 'file')}; "
-                                    f"{counted(len(replacing), 'file')} of the same name kept beside the old one.")
-        if len(replacing) == 1:
-            row = replacing[0]
-            return rx.toast.success(f"Replaced {row.path} ({row.sizes}).")
-        return rx.toast.success(f"Uploaded {counted(len(items), 'file')}; replaced {counted(len(replacing), 'file')}.")
+            said = (f"Uploaded {counted(len(items), 'file')}; "
+                    f"{counted(len(replacing), 'file')} of the same name kept beside the old one.")
+        elif len(replacing) == 1:
+            said = f"Replaced {replacing[0].path} ({replacing[0].sizes})."
+        else:
+            said = f"Uploaded {counted(len(items), 'file')}; replaced {counted(len(replacing), 'file')}."
+        return [rx.toast.success(said), DocumentsState.files_changed]
 
     @rx.event
     def replace_dialog_changed(self, is_open: bool) -> None:
@@ -386,7 +378,7 @@ class FilesState(BotPageState):
             self._show(await asyncio.to_thread(remove_file, self.session_token, self.current_bot_id, path))
         except Exception as exc:
             return rx.toast.error(user_message(exc))
-        return rx.toast.success(f"Deleted {path}.")
+        return [rx.toast.success(f"Deleted {path}."), DocumentsState.files_changed]
 
 
 # --------------------------------------------------------------------------- components
@@ -401,6 +393,7 @@ def file_row(row: FileRow) -> rx.Component:
                 safe_text(row.name, weight="medium", word_break="break-all"),
                 rx.text(row.size, " · ", row.updated, size="1", color=muted, display=NARROW_ONLY,
                         data_testid="file-details"),  # narrow screens: in place of the columns left out
+                file_state(row.path),
                 spacing="0",
                 min_width="0",
             ),
@@ -623,6 +616,7 @@ def files_tab() -> rx.Component:
                             "price lists."),
             ),
         ),
+        documents_card(),
         delete_dialog(),
         replace_dialog(),
         preview_dialog(),

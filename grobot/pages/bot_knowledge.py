@@ -22,9 +22,11 @@ from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import error_text
 from grobot.components.list_item import list_item
+from grobot.components.long_text import context_use, token_meter
 from grobot.components.safe_text import safe_text
 from grobot.components.url_state import replace_url
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
+from grobot.core.llm.budget import text_tokens
 from grobot.core.models import Bot
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
@@ -53,6 +55,9 @@ class KnowledgeState(BotPageState):
     directives: str = ""
     saved_directives: str = ""
     directives_error: str = ""
+    directives_meter: str = ""  # their tokens against the output model's context (long_text.context_use)
+    directives_level: str = ""
+    _context: tuple[int, str] = (0, "")
     notes: list[NoteRow] = []
     note_text: str = ""
     note_reliability: list[int | float] = [80]
@@ -75,6 +80,11 @@ class KnowledgeState(BotPageState):
         self.selected_name = detail.display_name
         self.directives = self.saved_directives = detail.directives
         self.notes = detail.notes
+        self._context = (detail.context_window, detail.context_model)
+        self._measure_directives()
+
+    def _measure_directives(self) -> None:
+        self.directives_meter, self.directives_level = context_use(text_tokens(self.directives), *self._context)
 
     def _url(self, user_id: str = "") -> str:
         """The tab's address with the open user (a link to it survives a reload)."""
@@ -177,6 +187,7 @@ class KnowledgeState(BotPageState):
     @rx.event
     def set_directives(self, value: str) -> None:
         self.directives = value
+        self._measure_directives()
 
     @rx.event
     async def save_directives(self):
@@ -407,6 +418,8 @@ def user_detail() -> rx.Component:
                 rx.text_area(value=KnowledgeState.directives, on_change=KnowledgeState.set_directives, rows="4",
                              width="100%", placeholder="e.g. Answer in French. They are a premium customer.",
                              aria_label="Directives"),
+                token_meter(KnowledgeState.directives_meter, KnowledgeState.directives_level,
+                            testid="directives-tokens"),
                 rx.cond(KnowledgeState.directives_error != "",
                         error_text(KnowledgeState.directives_error, size="2")),
                 rx.hstack(rx.spacer(), rx.button("Save directives", on_click=KnowledgeState.save_directives,

@@ -16,6 +16,7 @@ import reflex as rx
 from sqlmodel import Session
 
 from grobot.components.forms import error_text, switch_label
+from grobot.components.long_text import clamped_text
 from grobot.components.safe_text import safe_text
 from grobot.core.errors import NotFoundError
 from grobot.core.models import AppUser, Bot
@@ -201,7 +202,7 @@ def _editing(kind: str, note_id: Any) -> Any:
 
 def note_text(note: NoteRow) -> rx.Component:
     """A note's text, or its editor while the admin edits it."""
-    return rx.cond(_editing(NOTE, note.id), _editor(NOTE, note.id), safe_text(note.note, size="2", data_note_text=""))
+    return rx.cond(_editing(NOTE, note.id), _editor(NOTE, note.id), clamped_text(note.note, size="2", data_note_text=""))
 
 
 def note_edit_button(note: NoteRow) -> rx.Component:
@@ -215,7 +216,7 @@ def suggestion_item(row: SuggestionRow) -> rx.Component:
                  title="Reliability"),
         rx.vstack(
             rx.cond(_editing(SUGGESTION, row.id), _editor(SUGGESTION, row.id),
-                    safe_text(row.note, size="2", data_suggestion_text="")),
+                    clamped_text(row.note, size="2", data_suggestion_text="")),
             rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 11)),
                       safe_text(row.user_label, size="1", color=rx.color("gray", 11)),
                       rx.text(f"· {row.created}", size="1", color=rx.color("gray", 11)), spacing="1"),

@@ -11,8 +11,8 @@ from typing import Any
 from sqlmodel import Session
 
 from grobot.core.errors import ValidationError
-from grobot.core.models import AppUser, Bot
-from grobot.core.services import discord_users, user_notes
+from grobot.core.models import AppUser, Bot, LLMCategory
+from grobot.core.services import discord_users, llm_settings, user_notes
 from grobot.state.bot_page import run_for_bot
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ class UserDetail:
     display_name: str
     directives: str
     notes: list[NoteRow]
+    context_window: int = 0  # of the bot's output model, which reads the directives
+    context_model: str = ""
 
 
 def _users(session: Session, bot: Bot, search: str) -> list[UserRow]:
@@ -66,7 +68,10 @@ def _detail(session: Session, bot: Bot, user_id: str) -> UserDetail:
                      source=n.source, updated=n.updated_at.strftime("%Y-%m-%d"))
              for n in user_notes.list_notes(session=session, bot_id=bot.id or 0, discord_user_id=user_id)]
     name = discord_users.display_names(session=session, bot_id=bot.id or 0, user_ids=[user_id]).get(user_id, "")
-    return UserDetail(display_name=name, directives=profile.directives if profile else "", notes=notes)
+    output = llm_settings.effective_llms(session=session, bot_id=bot.id)[LLMCategory.OUTPUT.value]
+    return UserDetail(display_name=name, directives=profile.directives if profile else "", notes=notes,
+                      context_window=int(output.context_window or 0),
+                      context_model=f"the output model ({output.model})" if output.model else "the output model")
 
 
 def clean_user_id(value: str) -> str:

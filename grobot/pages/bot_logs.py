@@ -8,7 +8,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, tzinfo
 
 import reflex as rx
 from sqlmodel import Session
@@ -20,6 +20,8 @@ from grobot.components.empty_state import empty_state
 from grobot.components.forms import switch_label
 from grobot.components.layout import NARROW_ONLY, WIDE_CELL, narrow_only, wide_only
 from grobot.components.safe_text import safe_text
+from grobot.components.technical_details import technical_details
+from grobot.core import plain_text
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import costs, log_entries, usage_limits
 from grobot.core.services.budgets import alerts_of
@@ -43,9 +45,13 @@ class LogRow:
 
     id: int
     time: str
+    shown: str  # the time in the browser's zone: "2026-01-11 00:15:19"
+    offset: str  # that zone's offset then: "+05:30"
     level: str
+    source: str  # where it comes from, in words (log_entries.source_of); the module's name is ``logger``
     logger: str
-    message: str
+    message: str  # in plain words
+    detail: str = ""  # the whole message when the plain words leave part of it out
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,16 @@ def _iso(line: log_entries.LogLine) -> str:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
+def _row(line: log_entries.LogLine, message: str, zone: tzinfo) -> LogRow:
+    said = plain_text.without_technical(message, fallback="An error (see its details)", addresses=False)
+    moment = line.created_at if line.created_at.tzinfo else line.created_at.replace(tzinfo=UTC)
+    local = moment.astimezone(zone)
+    offset = local.strftime("%z") or "+0000"
+    return LogRow(id=line.id, time=_iso(line), shown=local.strftime("%Y-%m-%d %H:%M:%S"),
+                  offset=f"{offset[:3]}:{offset[3:]}", level=line.level, source=log_entries.source_of(line.logger),
+                  logger=line.logger, message=said.text, detail=said.detail)
+
+
 def load_logs(token: str, bot_id: int, level: str, search: str, limit: int,
               query: LogQuery | None = None) -> tuple[list[LogRow], bool]:
     """A page of ``limit`` matching entries and whether there are older ones (blocking; admins only)."""
@@ -80,8 +96,9 @@ def load_logs(token: str, bot_id: int, level: str, search: str, limit: int,
 
     def work(session: Session, _user: AppUser, bot: Bot) -> tuple[list[LogRow], bool]:
         lines = query.read(session, bot.id or 0, limit + 1)
-        rows = [LogRow(id=line.id, time=_iso(line), level=line.level, logger=line.logger, message=line.message)
-                for line in lines[:limit]]
+        shown, zone = lines[:limit], log_entries.zone_of(query.zone)
+        rows = [_row(line, text, zone) for line, text in zip(shown, log_entries.readable_messages(
+            shown, session=session, bot_id=bot.id or 0), strict=True)]
         return rows, len(lines) > limit
 
     return run_for_bot(token, bot_id, work, admin=True)
@@ -196,17 +213,20 @@ class LogsState(BotPageState):
         except Exception as exc:
             logger.debug("Budget alerts unavailable: %s", type(exc).__name__)
             self.alerts = []
+        if not self.zone:  # the entries are shown in the browser's time zone: ask it first (once a visit)
+            return rx.call_script(ZONE_SCRIPT, callback=LogsState.set_zone)
         signed_out = await self._reload()
         return signed_out or rx.call_script(ZONE_SCRIPT, callback=LogsState.set_zone)
 
     @rx.event
     async def set_zone(self, zone: str):
-        """The browser's time zone (IANA name): the date filter's days and the download's times."""
-        zone = str(zone or "")[:64]
-        if zone == self.zone:
+        """The browser's time zone (IANA name): the entries' times, the date filter's days and the download's
+        times are in it."""
+        zone = str(zone or "")[:64] or "UTC"
+        if zone == self.zone and self.logs_loaded:
             return None
         self.zone = zone
-        return await self._reload() if self.first_day or self.last_day else None
+        return await self._reload()
 
     @rx.event
     async def set_level(self, level: str):
@@ -301,23 +321,24 @@ def level_badge(level: rx.Var[str]) -> rx.Component:
     return rx.badge(level, color_scheme=color, variant="soft", size="1", min_width="4.5rem", justify_content="center")
 
 
-def log_time(row: LogRow, time_format: str) -> rx.Component:
-    return rx.moment(row.time, format=time_format, title=row.time, size="1", color=rx.color("gray", 11),
-                     white_space="nowrap", font_family="var(--code-font-family)", font_size="var(--font-size-1)")
+def log_time(row: LogRow, *, offset: bool) -> rx.Component:
+    """The entry's time in the browser's zone (formatted by the server: no date library per row)."""
+    return rx.text(row.shown, *([" ", row.offset] if offset else []), title=row.time, size="1",
+                   color=rx.color("gray", 11), white_space="nowrap", font_family="var(--code-font-family)")
 
 
 def log_row(row: LogRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(log_time(row, "YYYY-MM-DD HH:mm:ss Z"), data_testid="log-time", display=WIDE_CELL),
+        rx.table.cell(log_time(row, offset=True), data_testid="log-time", display=WIDE_CELL),
         rx.table.cell(level_badge(row.level), display=WIDE_CELL),
-        rx.table.cell(rx.text(row.logger, size="1", color=rx.color("gray", 11), truncate=True, max_width="14rem",
-                              title=row.logger), display=WIDE_CELL),
+        rx.table.cell(rx.text(row.source, size="1", color=rx.color("gray", 11), white_space="nowrap",
+                              title=row.logger, data_testid="log-source"), display=WIDE_CELL),
         rx.table.cell(
-            rx.hstack(level_badge(row.level), log_time(row, "YYYY-MM-DD HH:mm:ss"), display=NARROW_ONLY,
+            rx.hstack(level_badge(row.level), log_time(row, offset=False), display=NARROW_ONLY,
                       spacing="2", align="center", margin_bottom="0.25rem",
                       data_testid="log-when"),  # narrow screens: above the message, not in columns beside it
-            safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word",
-                      font_family="var(--code-font-family)"),
+            safe_text(row.message, size="2", white_space="pre-wrap", word_break="break-word"),
+            technical_details(row.detail),
         ),
         data_level=row.level,
     )
@@ -404,7 +425,7 @@ def logs_table() -> rx.Component:
                     rx.table.column_header_cell("Time (" + LogsState.zone_label + ")", width="13rem",
                                                 display=WIDE_CELL),
                     rx.table.column_header_cell("Level", width="6rem", display=WIDE_CELL),
-                    rx.table.column_header_cell("Logger", width="14rem", display=WIDE_CELL),
+                    rx.table.column_header_cell("Source", width="7rem", display=WIDE_CELL),
                     rx.table.column_header_cell(
                         rx.el.span("Time (" + LogsState.zone_label + ") and message", display=narrow_only("inline")),
                         rx.el.span("Message", display=wide_only("inline")),

@@ -18,7 +18,7 @@ from grobot.components.bot_tabs import MEMORY
 from grobot.components.empty_state import empty_state
 from grobot.components.forms import confirm_dialog, error_text
 from grobot.components.layout import narrow_or_wide
-from grobot.components.safe_text import safe_text
+from grobot.components.long_text import clamped_text
 from grobot.core.errors import MemoryUnavailable, ValidationError
 from grobot.core.memory import MAX_MEMORY_CHARS
 from grobot.core.services.users import NotSignedIn
@@ -265,7 +265,7 @@ def meta_item(icon: str, value: rx.Var, title: str) -> rx.Component:
 def memory_item(row: MemoryRow) -> rx.Component:
     return rx.hstack(
         rx.vstack(
-            safe_text(row.text, size="2", word_break="break-word"),
+            clamped_text(row.text, size="2", word_break="break-word"),
             rx.hstack(
                 rx.cond(row.kind != "", rx.badge(row.kind, size="1", variant="soft", color_scheme="indigo")),
                 rx.cond(row.relevance != "", rx.badge(row.relevance, " relevant", size="1", variant="soft",

@@ -15,6 +15,7 @@ from grobot.components.bot_tabs import SETTINGS
 from grobot.components.formatting import counted
 from grobot.components.forms import error_text, switch_label
 from grobot.components.layout import wide_only
+from grobot.components.long_text import token_meter
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
@@ -23,15 +24,16 @@ from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load
 __all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]
 
 TWO_COLUMNS = rx.breakpoints(initial="1", md="2")  # one column on narrow screens
-BAR_SECTIONS = ("General", "Reply rules", "Limits", "Usage limits and budgets", "Discord connection")
+BAR_SECTIONS = ("General", "Reply rules", "Who may use the bot", "Moderation", "Limits", "Web search",
+                "Usage limits and budgets", "Discord connection")
 BAR_SAVES = "Saved with Save changes"
 
 
-def section(title: str, description: str, *children: rx.Component) -> rx.Component:
+def section(title: str, description: str, *children: rx.Component, **props: Any) -> rx.Component:
     """A titled card of the bot's own fields: saved together, by the bar after the last of them."""
     return card_section(title, description, *children,
                         badge=rx.badge(rx.icon("arrow-down", size=12), BAR_SAVES, variant="outline",
-                                       color_scheme="indigo", size="1", data_testid="bar-save"))
+                                       color_scheme="indigo", size="1", data_testid="bar-save"), **props)
 
 
 def field(label: str, control: rx.Component, *, hint: str = "", error_key: str = "") -> rx.Component:
@@ -81,6 +83,8 @@ def general_section() -> rx.Component:
                                           on_change=lambda value: BotSettingsState.set_field("personality", value),
                                           name="personality", rows="6", width="100%", resize="vertical"),
               hint="Added to the system prompt after GroBot's core directives.", error_key="personality"),
+        token_meter(BotSettingsState.personality_meter, BotSettingsState.personality_level,
+                    testid="personality-tokens"),
     )
 
 
@@ -103,6 +107,100 @@ def reply_section() -> rx.Component:
     )
 
 
+def access_list(name: str, kind: str, choices: rx.Var, empty: str) -> rx.Component:
+    """One access list: its ids (typed, or added from the users or roles the bot has seen), each shown by
+    name with a button that takes it off."""
+    chips = BotSettingsState.access_chips[name]
+    return field(
+        FIELD_LABELS[name],
+        rx.vstack(
+            rx.cond(
+                chips.length() > 0,  # type: ignore[attr-defined]
+                rx.flex(
+                    rx.foreach(chips, lambda chip: rx.badge(
+                        rx.text(chip[1], as_="span", max_width="14rem", overflow="hidden", text_overflow="ellipsis",
+                                white_space="nowrap", title=chip[0]),
+                        rx.icon_button(rx.icon("x", size=12), type="button", size="1", variant="ghost",
+                                       color_scheme="gray", aria_label="Remove " + chip[1],
+                                       on_click=BotSettingsState.remove_access(name, chip[0])),
+                        variant="surface", size="2", radius="full", data_testid=f"{name}-chip")),
+                    wrap="wrap", gap="0.4rem"),
+                rx.text(empty, size="1", color=rx.color("gray", 11)),
+            ),
+            rx.select.root(
+                rx.select.trigger(placeholder=f"Add a {kind} this bot has seen", width="100%",
+                                  aria_label=f"Add to {FIELD_LABELS[name].lower()}"),
+                rx.select.content(rx.foreach(choices, lambda choice: rx.select.item(choice[1], value=choice[0]))),
+                value="",
+                on_change=lambda value: BotSettingsState.add_access(name, value),
+                disabled=choices.length() == 0,  # type: ignore[attr-defined]
+            ),
+            text_input(name, placeholder=f"Or {kind} ids, comma-separated", aria_label=f"{FIELD_LABELS[name]} (ids)"),
+            spacing="2", width="100%",
+        ),
+        error_key=name,
+    )
+
+
+def access_section() -> rx.Component:
+    return section(
+        "Who may use the bot", "On Discord (Test Chat is for testers). A blocked user, or one with a blocked role, gets no "
+        "answer and costs no LLM call; a block wins. With allowed users or roles, only they are answered (in a DM, where "
+        "there are no roles, only the allowed users). Applies from the next message.",
+        rx.grid(
+            access_list("allowed_user_ids", "user", BotSettingsState.user_choices, "Everyone who is not blocked."),
+            access_list("blocked_user_ids", "user", BotSettingsState.user_choices, "Nobody."),
+            access_list("allowed_role_ids", "role", BotSettingsState.role_choices, "Any role."),
+            access_list("blocked_role_ids", "role", BotSettingsState.role_choices, "No role."),
+            columns=TWO_COLUMNS, spacing="4", width="100%",
+        ),
+        rx.text("Users are those who wrote to the bot (its Knowledge Base); roles those of the servers it is in.",
+                size="1", color=rx.color("gray", 11)),
+        data_testid="section-who-may-use-the-bot",
+    )
+
+
+MODERATION_ACTIONS = {"ignore": "Ignore it (no answer)", "refuse": "Answer with a short refusal", "log": "Only log it"}
+
+
+def moderation_section() -> rx.Component:
+    return section(
+        "Moderation", "What a message to the bot, or its answer, must not contain. Answers are checked before they are "
+        "sent, also while they stream. Every match is a warning in the bot's Logs (without the message).",
+        rx.grid(
+            field("Blocked words", rx.text_area(value=BotSettingsState.form["moderation_words"],
+                                                on_change=lambda value: BotSettingsState.set_field("moderation_words", value),
+                                                name="moderation_words", rows="4", width="100%", resize="vertical",
+                                                placeholder="None"),
+                  hint="One per line (or comma-separated): whole words or phrases, in any case.",
+                  error_key="moderation_words"),
+            field("Blocked patterns", rx.text_area(value=BotSettingsState.form["moderation_patterns"],
+                                                   on_change=lambda value: BotSettingsState.set_field("moderation_patterns",
+                                                                                                      value),
+                                                   name="moderation_patterns", rows="4", width="100%", resize="vertical",
+                                                   placeholder="None", font_family="monospace"),
+                  hint="One regular expression per line (RE2 syntax, any case), e.g. b[a@4]d\\s*w[o0]rd.",
+                  error_key="moderation_patterns"),
+            columns=TWO_COLUMNS, spacing="4", width="100%",
+        ),
+        rx.grid(
+            field("When something matches",
+                  rx.select.root(
+                      rx.select.trigger(width="100%", aria_label="When something matches"),
+                      rx.select.content(*[rx.select.item(label, value=value) for value, label in MODERATION_ACTIONS.items()]),
+                      value=BotSettingsState.form["moderation_action"],
+                      on_change=lambda value: BotSettingsState.set_field("moderation_action", value),
+                  ),
+                  hint="A refusal is said at most once an hour per user; an answer that matches is replaced by it "
+                       "(ignore: taken back).", error_key="moderation_action"),
+            flag_switch("moderation_ask_model", "Ask the decision model",
+                        "Before answering, one short LLM call asks whether the message is abusive."),
+            columns=TWO_COLUMNS, spacing="4", width="100%",
+        ),
+        data_testid="section-moderation",
+    )
+
+
 def limits_section() -> rx.Component:
     return section(
         "Limits", "How much work one message may cause.",
@@ -115,6 +213,16 @@ def limits_section() -> rx.Component:
                   hint="Messages answered at the same time.", error_key="max_concurrent_runs"),
             columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
         ),
+    )
+
+
+def web_search_section() -> rx.Component:
+    return section(
+        "Web search", "The built-in tools web_search and web_read: the bot looks things up on the web and reads "
+                      "pages. Off by default: what users ask is sent to an outside search engine.",
+        flag_switch("web_search", "Search the web", "Give the bot web_search and web_read."),
+        field("SearXNG address", text_input("web_search_url", placeholder="https://searx.example.org"),
+              hint=f"Empty: the global setting ({BotSettingsState.web_search_default}).", error_key="web_search_url"),
     )
 
 
@@ -218,14 +326,22 @@ FORGET_BAR_PADDING = 'document.documentElement.style.scrollPaddingBottom = ""'
 
 
 def save_bar() -> rx.Component:
+    """The bar that saves the bot's own fields: there only while something is unsaved (or being saved, or
+    refused), at the bottom of the window."""
+    return rx.fragment(
+        unsaved_marker(BotSettingsState.dirty),
+        rx.cond(BotSettingsState.dirty | BotSettingsState.saving | (BotSettingsState.form_error != ""), _bar()),
+    )
+
+
+def _bar() -> rx.Component:
     return rx.vstack(
         rx.cond(BotSettingsState.form_error != "",
                 rx.callout(BotSettingsState.form_error, icon="triangle-alert", color_scheme="red", width="100%",
                            data_testid="settings-error")),
         rx.hstack(
             rx.vstack(
-                rx.cond(BotSettingsState.dirty, rx.text("Unsaved changes", size="2", color=rx.color("amber", 11)),
-                        rx.text("All changes saved", size="2", color=rx.color("gray", 11))),
+                rx.text("Unsaved changes", size="2", color=rx.color("amber", 11)),
                 rx.text("Saves " + ", ".join(BAR_SECTIONS) + ". The cards below save on their own.", size="1",
                         color=rx.color("gray", 11), data_testid="bar-scope", display=wide_only("block")),
                 spacing="0",
@@ -240,8 +356,8 @@ def save_bar() -> rx.Component:
             width="100%",
             wrap="wrap",
         ),
-        unsaved_marker(BotSettingsState.dirty),
         id=SAVE_BAR_ID,
+        data_testid="save-bar",
         on_mount=rx.call_script(KEEP_FOCUS_ABOVE_BAR),
         on_unmount=rx.call_script(FORGET_BAR_PADDING),
         position="sticky",
@@ -262,8 +378,8 @@ def bar_form() -> rx.Component:
         # The form's default button, never disabled: Enter sends the form even before the page knows of the
         # edit (Save changes is enabled once it does); the server saves only what changed.
         rx.el.button(type="submit", hidden=True, tab_index=-1, aria_hidden="true"),
-        rx.vstack(general_section(), reply_section(), limits_section(), daily_limits_section(), gateway_section(),
-                  save_bar(), spacing="5", width="100%"),
+        rx.vstack(general_section(), reply_section(), access_section(), moderation_section(), limits_section(),
+                  web_search_section(), daily_limits_section(), gateway_section(), save_bar(), spacing="5", width="100%"),
         on_submit=BotSettingsState.submit_bar,
         reset_on_submit=False,
         no_validate=True,

@@ -8,7 +8,7 @@ from typing import Any
 import reflex as rx
 
 from grobot.components.empty_state import command_line
-from grobot.components.forms import error_text
+from grobot.components.forms import LAID_OUT_WHEN_SHOWN, error_text
 from grobot.components.llm_check import check_callout, unverified_callout
 from grobot.components.unsaved import confirm_when_checked, guard_attrs
 from grobot.core.services import llm_settings
@@ -51,6 +51,7 @@ def card_section(title: str, description: str, *children: rx.Component, saves: s
         ),
         width="100%",
         size="3",
+        **LAID_OUT_WHEN_SHOWN,
         **props,
     )
 

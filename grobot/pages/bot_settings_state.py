@@ -18,7 +18,10 @@ from typing import Any
 import reflex as rx
 from sqlmodel import Session
 
+from grobot.components.long_text import context_use
+from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
+from grobot.core.llm.budget import text_tokens
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
 from grobot.core.services import llm_settings, mcp_servers
@@ -46,13 +49,18 @@ def _write(token: str, bot_id: int, change: Any) -> SettingsView:
     return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
 
+def _ids(text: str) -> list[str]:
+    """The ids typed in an access list's field (comma- or space-separated)."""
+    return [part for part in text.replace(",", " ").split() if part]
+
+
 def field_errors(message: str) -> dict[str, str]:
-    """``{"field": "problem"}`` from a service's ``field: problem; other: problem`` message."""
+    """``{"field": "Its label must ..."}`` from a service's ``field: problem; other: problem`` message."""
     errors: dict[str, str] = {}
     for part in message.split("; "):
         name, sep, problem = part.partition(": ")
         if sep and name in TEXT_FIELDS + FLAG_FIELDS:
-            errors[name] = problem
+            errors[name] = field_sentence(name, problem, FIELD_LABELS.get(name))
     return errors
 
 
@@ -76,8 +84,8 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
 
     form: dict[str, str] = {}
     flags: dict[str, bool] = {}
-    saved_form: dict[str, str] = {}
-    saved_flags: dict[str, bool] = {}
+    _saved_form: dict[str, str] = {}  # as stored (backend only: the page needs just "dirty")
+    _saved_flags: dict[str, bool] = {}
     errors: dict[str, str] = {}
     form_error: str = ""
     token_set: bool = False
@@ -101,11 +109,26 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     # Per category: the provider chosen in its card ("inherit": the parent's), which its empty fields follow.
     chosen: dict[str, str] = {c.value: INHERIT for c in LLMCategory}
     limit_defaults: dict[str, str] = {}
+    web_search_default: str = ""
     today: TodayUsage = TodayUsage()
+    # Who the access lists may name: [id, label] of the users and roles the bot has seen; names by id.
+    user_choices: list[list[str]] = []
+    role_choices: list[list[str]] = []
+    access_names: dict[str, str] = {}
+    context_window: int = 0
+    context_model: str = ""
+    personality_meter: str = ""  # its tokens against the output model's context (long_text.context_use)
+    personality_level: str = ""
 
     @rx.var
     def dirty(self) -> bool:
-        return self.form != self.saved_form or self.flags != self.saved_flags
+        return self.form != self._saved_form or self.flags != self._saved_flags
+
+    @rx.var
+    def access_chips(self) -> dict[str, list[list[str]]]:
+        """Per access list, its ids as typed, each ``[id, name or id]``."""
+        return {name: [[i, self.access_names.get(i, i)] for i in _ids(self.form.get(name, ""))]
+                for name in ACCESS_FIELDS}
 
     @rx.var
     def delete_allowed(self) -> bool:
@@ -115,7 +138,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         """Show ``view``; ``saved``: the card just saved (its inputs start over), "" on load (all)."""
         if not keep_form:
             self.form, self.flags = dict(view.form), dict(view.flags)
-        self.saved_form, self.saved_flags = dict(view.form), dict(view.flags)
+        self._saved_form, self._saved_flags = dict(view.form), dict(view.flags)
         self.token_set = view.token_set
         self.llms = view.llms
         # A card that starts over from the stored values (all of them after a load: see ``load``) has its
@@ -124,7 +147,12 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
                                          if saved == f"llm-{row.category}"}}
         self.mcp = view.mcp
         self.limit_defaults = view.limit_defaults
+        self.web_search_default = view.web_search_default
         self.today = view.today
+        self.user_choices, self.role_choices = view.access.users, view.access.roles
+        self.access_names = {**view.access.names, **{i: label for i, label in view.access.users + view.access.roles}}
+        self.context_window, self.context_model = view.context_window, view.context_model
+        self._measure_personality()
         if saved:
             self.versions = {**self.versions, saved: self.versions.get(saved, 0) + 1}
 
@@ -185,12 +213,34 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
     def left(self) -> None:
         """The tab is gone (the admin went elsewhere, having discarded any edit): start afresh next time."""
         self.loaded_bot_id = 0
-        self.form, self.flags = dict(self.saved_form), dict(self.saved_flags)
+        self.form, self.flags = dict(self._saved_form), dict(self._saved_flags)
+
+    def _measure_personality(self) -> None:
+        tokens = text_tokens(self.form.get("personality", ""))
+        self.personality_meter, self.personality_level = context_use(tokens, self.context_window, self.context_model)
 
     @rx.event
     def set_field(self, name: str, value: str) -> None:
         if name in TEXT_FIELDS:
             self.form[name] = value
+            self.errors.pop(name, None)
+            if name == "personality":
+                self._measure_personality()
+
+    @rx.event
+    def add_access(self, name: str, value: str) -> None:
+        """Add a user or role the bot has seen (its id) to an access list (saved with the bar)."""
+        if name in ACCESS_FIELDS and str(value).strip().isdigit():
+            ids = _ids(self.form.get(name, ""))
+            if value.strip() not in ids:
+                self.form[name] = ", ".join([*ids, value.strip()])
+                self.errors.pop(name, None)
+
+    @rx.event
+    def remove_access(self, name: str, value: str) -> None:
+        """Take an id off an access list (saved with the bar)."""
+        if name in ACCESS_FIELDS:
+            self.form[name] = ", ".join(i for i in _ids(self.form.get(name, "")) if i != str(value))
             self.errors.pop(name, None)
 
     @rx.event
@@ -200,8 +250,9 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
 
     @rx.event
     def discard(self) -> None:
-        self.form, self.flags = dict(self.saved_form), dict(self.saved_flags)
+        self.form, self.flags = dict(self._saved_form), dict(self._saved_flags)
         self.errors, self.form_error = {}, ""
+        self._measure_personality()
 
     @rx.event
     async def save(self):
@@ -233,13 +284,15 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
             view = await self._call(_write, change)
         except Exception as exc:
             self.saving = False
+            problems: list[str] = []
             if isinstance(exc, ConflictError) and "name" in changes:
                 self.errors = {"name": capitalised(str(exc))}
+                problems = [field_sentence("name", str(exc), FIELD_LABELS["name"])]
             else:
                 self.errors = field_errors(str(exc)) if isinstance(exc, ValidationError) else {}
+                problems = list(self.errors.values())
             if self.errors:
-                self.form_error = "Nothing was saved. Please correct: " + " ".join(
-                    field_sentence(name, problem, FIELD_LABELS.get(name)) for name, problem in self.errors.items())
+                self.form_error = "Nothing was saved. Please correct: " + " ".join(problems)
                 yield rx.call_script(FOCUS_FIRST_ERROR)  # on a phone the bar with its message covers much of the page
             else:
                 self.form_error = user_message(exc)

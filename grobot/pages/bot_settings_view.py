@@ -9,18 +9,20 @@ from typing import Any
 
 from sqlmodel import Session
 
+from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.models import Bot, LLMCategory
-from grobot.core.services import app_settings, llm_settings, llm_sources, mcp_servers, usage
+from grobot.core.services import access, app_settings, discord_roles, discord_users, llm_settings, llm_sources, mcp_servers, usage
 from grobot.core.services import bots as bots_service
 from grobot.core.services.budgets import amount_text
 from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
 from grobot.state.llm_check import INHERIT
 
+LINE_FIELDS = ("moderation_words", "moderation_patterns")  # one item per line in the form
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
-               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs") + bots_service.LIMIT_FIELDS \
-    + bots_service.BUDGET_FIELDS
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs", "web_search_url") \
+    + bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS + ACCESS_FIELDS + LINE_FIELDS + ("moderation_action",)
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
-               "message_content_intent", "members_intent")
+               "message_content_intent", "members_intent", "web_search", "moderation_ask_model")
 FIELD_LABELS = {
     "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
     "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
@@ -29,6 +31,10 @@ FIELD_LABELS = {
     "user_daily_message_limit": "Messages per user per day",
     "daily_cost_limit": "Cost per day", "monthly_token_limit": "Tokens per month",
     "monthly_call_limit": "LLM calls per month", "monthly_cost_limit": "Cost per month",
+    "web_search_url": "SearXNG address",
+    "allowed_user_ids": "Allowed users", "blocked_user_ids": "Blocked users", "allowed_role_ids": "Allowed roles",
+    "blocked_role_ids": "Blocked roles", "moderation_words": "Blocked words", "moderation_patterns": "Blocked patterns",
+    "moderation_action": "When something matches", "moderation_ask_model": "Ask the decision model",
 }
 CATEGORY_HELP = {
     "decision": "Small, fast calls: whether to answer, what to do next.",
@@ -97,6 +103,16 @@ class TodayUsage:
 
 
 @dataclass
+class AccessChoices:
+    """Who the access lists may name, as the bot has seen them: its users (the Knowledge Base's) and
+    the roles of its guilds, each ``[id, label]``; and the name of every id on its lists."""
+
+    users: list[list[str]] = field(default_factory=list)
+    roles: list[list[str]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class SettingsView:
     form: dict[str, str]
     flags: dict[str, bool]
@@ -105,6 +121,10 @@ class SettingsView:
     mcp: list[McpRow]
     limit_defaults: dict[str, str]
     today: TodayUsage
+    web_search_default: str = ""  # where the bot searches without an address of its own, in words
+    access: AccessChoices = field(default_factory=AccessChoices)
+    context_window: int = 0  # of the output model, which reads the personality
+    context_model: str = ""  # "the output model (llama3.2)"
 
 
 def _limit_text(value: float) -> str:
@@ -129,9 +149,9 @@ def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
                    for name in bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS}
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: Any, name: str = "") -> str:
     if isinstance(value, list):
-        return ", ".join(str(item) for item in value)
+        return ("\n" if name in LINE_FIELDS else ", ").join(str(item) for item in value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return "" if value is None else str(value)
@@ -162,8 +182,7 @@ def _inherits(category: str, parent_provider: str, global_row: Any) -> tuple[dic
             {p: {name: where for name, (_, where) in fields.items()} for p, fields in labels.items()})
 
 
-def _llm_rows(session: Session, bot: Bot) -> list[LLMRow]:
-    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+def _llm_rows(session: Session, bot: Bot, llms: dict[str, Any]) -> list[LLMRow]:
     views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
     parents = llm_settings.global_rows(session=session)
     rows = []
@@ -203,12 +222,39 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
             last_error=server.last_error or "", tools=tool_rows(server, link),
         ))
     today, limit_defaults = _today(session, bot)
+    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    output = llms[LLMCategory.OUTPUT.value]
     return SettingsView(
-        form={field: _as_text(getattr(bot, field)) for field in TEXT_FIELDS},
+        form={field: _as_text(getattr(bot, field), field) for field in TEXT_FIELDS},
         flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
         token_set=bot.discord_token_enc is not None,
-        llms=_llm_rows(session, bot),
+        llms=_llm_rows(session, bot, llms),
         mcp=mcp,
         limit_defaults=limit_defaults,
         today=today,
+        web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
+        access=access_choices(session, bot),
+        context_window=int(output.context_window or 0),
+        context_model=f"the output model ({output.model})" if output.model else "the output model",
     )
+
+
+def search_engine(searxng_url: str) -> str:
+    """Where web_search searches, in words."""
+    return f"SearXNG at {searxng_url}" if searxng_url else "DuckDuckGo and other engines, no key needed"
+
+
+USER_CHOICES = 200  # the users a list offers to add (the latest the bot has seen)
+
+
+def access_choices(session: Session, bot: Bot) -> AccessChoices:
+    """The users and roles the bot has seen, and the names of those on its lists."""
+    users = discord_users.known_users(session=session, bot_id=bot.id or 0, limit=USER_CHOICES)
+    roles = discord_roles.known_roles(session=session, bot_id=bot.id or 0)
+    guilds = {r.guild_id for r in roles}
+    names = {entry.id: entry.name for entries in access.access_lists(bot, session=session).values()
+             for entry in entries if entry.name}
+    return AccessChoices(
+        users=[[u.discord_user_id, u.display_name or u.discord_user_id] for u in users],
+        roles=[[r.role_id, r.name + (f" ({r.guild_name})" if len(guilds) > 1 else "")] for r in roles],
+        names=names)

@@ -38,7 +38,9 @@ class LoginState(AppState):
 
     @rx.event
     async def open(self):
-        """On load: someone already signed in goes straight to the app."""
+        """On load: someone already signed in goes straight to the app; an error of an earlier attempt
+        (another visit, another user of the browser) is not shown again."""
+        self.error, self.busy = "", False
         if not self.session_token:
             return None
         try:

@@ -20,6 +20,7 @@ from grobot.components.formatting import ago, utc_text
 from grobot.core.errors import GroBotError
 from grobot.core.models import McpTransport
 from grobot.core.services import mcp_servers
+from grobot.core.services.validation import field_sentence
 from grobot.core.tools.mcp_tool_lists import check_and_store, report_line, tools_line
 from grobot.state.admin_state import AdminState, Refused
 
@@ -135,7 +136,7 @@ def _field_errors(message: str) -> dict[str, str]:
         key, sep, problem = part.partition(": ")
         key = key.split(".")[0]
         if sep and key in EDITOR_FIELDS:
-            errors.setdefault(key, problem)
+            errors.setdefault(key, field_sentence(key, problem))
         else:
             errors["form"] = message
     return errors
@@ -249,7 +250,7 @@ class McpState(AdminState):
             changes = _changes(form, creating=creating)
         except GroBotError as exc:
             key = "env" if "environment" in str(exc) else "headers"
-            self.editor_errors = {key: str(exc).partition(": ")[2] or str(exc)}
+            self.editor_errors = {key: field_sentence(key, str(exc).partition(": ")[2] or str(exc))}
             return
         server_id = self.editor_id
 

@@ -40,10 +40,6 @@ def _edited(category: str) -> Any:
     return lambda _value: SettingsState.edited(category)  # every change: a throttle could drop the one that matters
 
 
-PROVIDER_HELP = ("mistral, xai (Grok), deepseek, groq, openrouter: their own service and default model, with an "
-                 "API key; openai: also any OpenAI-compatible server (give its base URL).")
-
-
 def llm_form(info: CategoryInfo) -> rx.Component:
     """One category's global default."""
     cat = info.key
@@ -60,11 +56,11 @@ def llm_form(info: CategoryInfo) -> rx.Component:
                     default_value=values["provider"],
                     id=f"{ident}-provider",
                     width="100%",
-                    on_change=_edited(cat),
+                    on_change=lambda value: SettingsState.choose_provider(cat, value),
                 ),
                 input_id=f"{ident}-provider",
                 error=_error(f"{cat}.provider"),
-                help_text=PROVIDER_HELP,
+                help_text=SettingsState.provider_hints.get(cat, ""),
             ),
             field(
                 "Model",
@@ -75,10 +71,10 @@ def llm_form(info: CategoryInfo) -> rx.Component:
             field(
                 "Base URL",
                 _input(ident, "base_url", values["base_url"], on_change=_edited(cat),
-                       placeholder="Empty: OLLAMA_HOST, or the provider's API"),
+                       placeholder="Empty: the provider's own address (below)"),
                 input_id=f"{ident}-base_url",
                 error=_error(f"{cat}.base_url"),
-                help_text=values["base_url_hint"],
+                help_text=SettingsState.base_url_hints.get(cat, ""),
             ),
             field(
                 "Fallback model",
@@ -236,8 +232,7 @@ def app_settings_form() -> rx.Component:
                         rx.input(
                             id=f"app-{info.key}",
                             name=info.key,
-                            type="number",
-                            step=info.step,
+                            **({"type": "number", "step": info.step} if info.step else {"type": "url"}),
                             default_value=SettingsState.app[info.key],
                             width="100%",
                             **({"on_change": SettingsState.type_file_bytes} if info.key == "max_file_bytes" else {}),

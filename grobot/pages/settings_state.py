@@ -18,10 +18,11 @@ import reflex as rx
 
 from grobot.components.formatting import byte_size_text
 from grobot.core.errors import GroBotError
-from grobot.core.llm import embedded
+from grobot.core.llm import embedded, providers
 from grobot.core.models import LLMCategory
 from grobot.core.services import app_settings, llm_settings, llm_sources
 from grobot.core.services.validation import field_problems, field_sentence, sentences
+from grobot.core.settings import get_settings
 from grobot.state.admin_state import AdminState, Refused
 from grobot.state.llm_check import LLMFormChecks, Typed, check_typed, key_refusal, validated
 
@@ -49,6 +50,11 @@ ERROR_FIELDS = ("provider", "model", "base_url", "fallback_model", "context_wind
                 "api_key")
 
 
+def nothing_saved(problems: Any) -> str:
+    """The toast of a refused save: each problem, naming its field."""
+    return "Nothing was saved: " + " ".join(problems)
+
+
 def llm_field_errors(category: str, message: str) -> dict[str, str]:
     """A service's error about a category's form, each problem under its own field as a sentence naming
     it (``{"output.api_key": "API key is required for ..."}``); other text goes under the model."""
@@ -66,7 +72,7 @@ class SettingInfo:
     key: str
     label: str
     help_text: str
-    step: str
+    step: str  # of a number ("" for a text setting)
 
 
 APP_SETTINGS: tuple[SettingInfo, ...] = (
@@ -81,7 +87,7 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
         "any",
     ),
     SettingInfo("daily_token_limit", "Daily tokens per bot", "LLM tokens in + out per UTC day; 0 = unlimited. "
-                "A bot's own limit (bot settings) wins.", "1"),
+                "A bot's own limit (Tokens per day, on the bot's Settings tab) wins.", "1"),
     SettingInfo("daily_call_limit", "Daily LLM calls per bot", "0 = unlimited.", "1"),
     SettingInfo("user_daily_message_limit", "Daily messages per Discord user", "Per user and bot; 0 = unlimited.", "1"),
     SettingInfo("daily_cost_limit", "Daily cost per bot", "Estimated, in the currency of the Usage page's prices; "
@@ -89,9 +95,11 @@ APP_SETTINGS: tuple[SettingInfo, ...] = (
     SettingInfo("monthly_token_limit", "Monthly tokens per bot", "Per UTC month; 0 = unlimited.", "1"),
     SettingInfo("monthly_call_limit", "Monthly LLM calls per bot", "Per UTC month; 0 = unlimited.", "1"),
     SettingInfo("monthly_cost_limit", "Monthly cost per bot", "Estimated, per UTC month; 0 = unlimited. A bot's own "
-                "budget (python -m grobot bot set BOT --monthly-cost-limit N) wins.", "any"),
+                "budget (Cost per month, on the bot's Settings tab) wins.", "any"),
     SettingInfo("memory_max_per_bot", "Long-term memories per bot", "Beyond this, the oldest are deleted (checked "
                 "every few minutes); 0 = no cap.", "1"),
+    SettingInfo("web_search_url", "Web search: SearXNG address", "Bots with web search on search this SearXNG "
+                "instance (its JSON format enabled). Empty: DuckDuckGo and other engines, no key needed.", ""),
 )
 
 LLM_FIELDS = ("provider", "base_url", "model", "context_window", "temperature", "repeat_penalty", "fallback_model",
@@ -129,6 +137,19 @@ def load_forms(session, _user) -> tuple[dict[str, dict[str, str]], dict[str, str
     return forms, {key: _number_text(value) for key, value in values.items()}
 
 
+def url_hints() -> dict[str, str]:
+    """Per provider, where a setting of it without a Base URL goes."""
+    hints = {}
+    for name, entry in providers.ENTRIES.items():
+        if name == embedded.PROVIDER:
+            hints[name] = "Leave it empty: the bot worker runs the model file itself."
+        elif name == "ollama":
+            hints[name] = f"Empty: {get_settings().ollama_host} ({llm_sources.url_source(name)})."
+        else:
+            hints[name] = f"Empty: {entry.base_url} ({llm_sources.PROVIDER_DEFAULT})."
+    return hints
+
+
 def source_label(llm: Any) -> str:
     """Where a category's settings come from, as the badge says it."""
     if llm.source == "global":
@@ -158,6 +179,28 @@ class SettingsState(LLMFormChecks, AdminState):
     form_versions: dict[str, int] = {}
     models: dict[str, list[str]] = {}
     typed_file_bytes: str = ""  # what the admin types as max_file_bytes ("" = the stored value)
+    chosen: dict[str, str] = {}  # per category, the provider chosen in its form (saved or not)
+    url_hints: dict[str, str] = {}  # per provider, where an empty Base URL leads
+
+    @rx.var
+    def provider_hints(self) -> dict[str, str]:
+        """Per category, what the provider chosen in its form means."""
+        return {cat: entry.summary() if (entry := providers.entry(name)) else ""
+                for cat, name in self.chosen.items()}
+
+    @rx.var
+    def base_url_hints(self) -> dict[str, str]:
+        """Per category, where an empty Base URL leads with the provider chosen in its form (the stored
+        setting's own hint while its provider is the chosen one)."""
+        return {cat: (self.llm.get(cat, {}).get("base_url_hint", "") if name == self.llm.get(cat, {}).get("provider")
+                      else self.url_hints.get(name, "")) for cat, name in self.chosen.items()}
+
+    @rx.event
+    def choose_provider(self, category: str, provider: str) -> None:
+        """The provider select of ``category``'s form changed (its hints follow it)."""
+        if category in self.chosen and providers.entry(provider) is not None:
+            self.chosen = {**self.chosen, category: provider}
+        self.edited(category)
 
     @rx.var
     def file_bytes_help(self) -> str:
@@ -173,12 +216,18 @@ class SettingsState(LLMFormChecks, AdminState):
         """Whether a category falls back to the built-in demo model."""
         return any(form.get("source_label") == "Built-in: tiny demo model" for form in self.llm.values())
 
+    def _show_forms(self, llm: dict[str, dict[str, str]], app: dict[str, str], *forms: str) -> None:
+        self.llm, self.app = llm, app
+        self.url_hints = url_hints()
+        self.chosen = {**self.chosen, **{cat: llm[cat]["provider"] for cat in llm if not self.chosen.get(cat)
+                                         or cat in forms}}
+
     async def _reload(self, *forms: str) -> None:
         """Read the stored values; ``forms`` (all when none given) show them afresh."""
-        self.llm, self.app = await self._admin(load_forms)
+        names = forms or (*(c.key for c in CATEGORIES), "app")
+        self._show_forms(*await self._admin(load_forms), *names)
         self.typed_file_bytes = ""
         self.loaded = True
-        names = forms or (*(c.key for c in CATEGORIES), "app")
         self.form_versions = {**self.form_versions, **{name: self.form_versions.get(name, 0) + 1 for name in names}}
 
     async def _read(self, fn: Any) -> Any:
@@ -194,7 +243,7 @@ class SettingsState(LLMFormChecks, AdminState):
             return await self._open()
         # Loaded again while shown (the browser reconnecting): the forms keep what is typed in them.
         try:
-            self.llm, self.app = await self._admin(load_forms)
+            self._show_forms(*await self._admin(load_forms))
         except Refused as refused:
             return refused.event
         return None
@@ -261,7 +310,7 @@ class SettingsState(LLMFormChecks, AdminState):
         try:
             target = await self._validated(category, typed)
             if target is None:
-                return rx.toast.error("Nothing was saved: check the highlighted fields")
+                return rx.toast.error(nothing_saved(v for k, v in self.errors.items() if k.startswith(f"{category}.")))
             refusal = await key_refusal(self._read, typed, target) if check_key else None
         except Refused as refused:
             return refused.event
@@ -284,8 +333,9 @@ class SettingsState(LLMFormChecks, AdminState):
         except Refused as refused:
             return refused.event
         except GroBotError as exc:
-            self.errors.update(llm_field_errors(category, str(exc)))
-            return rx.toast.error("Nothing was saved: check the highlighted fields")
+            said = llm_field_errors(category, str(exc))
+            self.errors.update(said)
+            return rx.toast.error(nothing_saved(said.values()))
         label = next(c.label for c in CATEGORIES if c.key == category)
         return rx.toast.success(f"{label} saved")
 
@@ -304,8 +354,10 @@ class SettingsState(LLMFormChecks, AdminState):
         try:
             await self._admin(work, readonly=False)
             if problems:
-                self.errors.update({f"app.{k}": v for k, v in problems.items()})
-                return rx.toast.error("Nothing was saved: check the highlighted fields")
+                labels = {info.key: info.label for info in APP_SETTINGS}
+                said = {f"app.{k}": field_sentence(k, v, labels.get(k)) for k, v in problems.items()}
+                self.errors.update(said)
+                return rx.toast.error(nothing_saved(said.values()))
             await self._reload("app")
         except Refused as refused:
             return refused.event

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import reflex as rx
@@ -16,7 +17,9 @@ from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
 from grobot.components.layout import NARROW_ONLY, WIDE_CELL, page_layout
 from grobot.components.stat_card import stat_card
+from grobot.core.agents.roles import role_name
 from grobot.core.services import costs, usage, usage_charts
+from grobot.core.wording import duration
 from grobot.pages import usage_charts as charts
 from grobot.pages.usage_prices import PricesState, prices_card
 from grobot.state.admin_state import AdminState
@@ -26,6 +29,7 @@ logger = logging.getLogger(__name__)
 ROUTE = "/usage"
 TITLE = "Usage · GroBot"
 PERIODS = {"1": "24 hours", "7": "7 days", "30": "30 days"}
+LABEL_CHARS = 20  # a chart's category label (a model, a bot, a user) beside its bar
 
 
 @dataclass
@@ -77,16 +81,37 @@ def _line(name: str, row: usage.UsageRow | usage.RoleUsageRow, currency: str) ->
         tokens_out=count(row.tokens_out),
         errors=row.errors,
         error_rate=rate,
-        latency=f"{row.avg_latency_ms:,.0f} ms",
+        latency=duration(row.avg_latency_ms / 1000),
         cost=costs.money(row.cost, currency) if row.priced_calls else "—",
     )
 
 
 def _item(point: usage_charts.Point, currency: str) -> dict[str, Any]:
     """A breakdown line: numbers for the chart, text for the table."""
-    return {"name": point.label, "calls": point.calls, "tokens": count(point.tokens),
-            "latency": f"{point.avg_latency_ms:,.0f} ms",
+    return {"name": point.label, "short": short_label(point.label), "calls": point.calls,
+            "tokens": count(point.tokens), "latency": duration(point.avg_latency_ms / 1000),
             "cost": costs.money(point.cost, currency) if point.priced_calls else "—"}
+
+
+def short_label(name: str, limit: int = LABEL_CHARS) -> str:
+    """A chart's category label that fits beside its bar (the tables below give it whole)."""
+    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
+
+
+def month_label(month: str) -> str:
+    """``2026-11`` -> ``November 2026``."""
+    try:
+        return datetime.strptime(month, "%Y-%m").strftime("%B %Y")
+    except ValueError:
+        return month
+
+
+def day_label(day: str) -> str:
+    """``2026-11-21`` -> ``Nov 21`` (a chart's day)."""
+    try:
+        return datetime.strptime(day, "%Y-%m-%d").strftime("%b %-d")
+    except ValueError:
+        return day
 
 
 def _alert_lines(rows: list[usage.BotDayUsage], currency: str) -> list[str]:
@@ -113,16 +138,16 @@ def load_usage(days: int):
             calls=count(calls),
             tokens=count(sum(r.tokens_in + r.tokens_out for r in by_role)),
             errors=count(sum(r.errors for r in by_role)),
-            latency=f"{latency:,.0f} ms" if calls else "—",
+            latency=duration(latency / 1000) if calls else "—",
             cost=costs.money(sum(r.cost for r in by_role), currency) if any(r.priced_calls for r in by_role) else "—",
         )
-        daily = [{"day": p.key[5:], "calls": p.calls, "tokens_in": p.tokens_in, "tokens_out": p.tokens_out,
-                  "latency": round(p.avg_latency_ms), "cost": round(p.cost, 4)}
-                 for p in usage_charts.by_day(session=session, days=days)]
+        daily = [{"day": day_label(p.key), "calls": p.calls, "tokens_in": p.tokens_in, "tokens_out": p.tokens_out,
+                  "latency": round(p.avg_latency_ms / 1000, 2) if p.calls else None, "cost": round(p.cost, 6)}
+                 for p in usage_charts.every_day(usage_charts.by_day(session=session, days=days), days=days)]
         fills = charts.SOURCE_COLORS
         return UsageView(
             by_bot=[_line(r.bot_name, r, currency) for r in by_bot],
-            by_role=[_line(r.agent_role or "(none)", r, currency) for r in by_role],
+            by_role=[_line(role_name(r.agent_role), r, currency) for r in by_role],
             totals=totals,
             daily=daily,
             models=[_item(p, currency) for p in usage_charts.by_model(session=session, days=days, limit=10)],
@@ -131,7 +156,7 @@ def load_usage(days: int):
             sources=[{**_item(p, currency), "fill": fills.get(p.key, "var(--gray-9)")}
                      for p in usage_charts.by_source(session=session, days=days)],
             alerts=_alert_lines(usage.fleet_usage(session=session, limit=500), currency),
-            months=[{"name": m.month, "calls": count(m.calls), "tokens": count(m.tokens), "latency": "",
+            months=[{"name": month_label(m.month), "calls": count(m.calls), "tokens": count(m.tokens), "latency": "",
                      "cost": costs.money(m.cost, currency)} for m in usage_charts.by_month(session=session, months=6)],
             currency=currency,
         )
@@ -260,7 +285,9 @@ def usage_content() -> rx.Component:
         grid(charts.breakdown_chart("LLM calls per model", UsageState.models, "chart-models"),
              charts.source_chart(UsageState.sources),
              charts.breakdown_chart("LLM calls per bot", UsageState.bot_items, "chart-bots"),
-             charts.breakdown_chart("LLM calls per Discord user", UsageState.users, "chart-users")),
+             charts.breakdown_chart("LLM calls per Discord user", UsageState.users, "chart-users",
+                                    empty_text="No Discord user's message was answered in this period "
+                                               "(Test Chat and command-line runs are not counted here).")),
         rx.heading("Per month (UTC)", size="4", as_="h2", margin_top="0.5rem"),
         charts.month_table(UsageState.months),
         rx.heading("Per model", size="4", as_="h2", margin_top="0.5rem"),

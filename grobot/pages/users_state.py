@@ -19,6 +19,7 @@ from grobot.core.errors import GroBotError
 from grobot.core.models import Role
 from grobot.core.services import bots as bots_service
 from grobot.core.services import users
+from grobot.core.services.validation import field_sentence
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ class UsersState(AdminState):
             yield refused.event
             return
         except GroBotError as exc:
-            self.password_errors = {"password": str(exc).partition(": ")[2] or str(exc)}
+            self.password_errors = {"password": field_sentence("password", str(exc).partition(": ")[2] or str(exc))}
             return
         self.password_user_id = 0
         yield rx.toast.success(f"Password of {username} changed; their sessions have ended")
@@ -333,7 +334,7 @@ class UsersState(AdminState):
 def _errors(message: str, fields: tuple[str, ...]) -> dict[str, str]:
     key, sep, problem = message.partition(": ")
     if sep and key in fields:
-        return {key: problem}
+        return {key: field_sentence(key, problem)}
     if "already exists" in message:
         return {"username": message}
     return {"form": message}

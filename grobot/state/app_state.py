@@ -38,6 +38,8 @@ HOME_ROUTE = "/"
 NEXT_PARAM = "next"  # the login page's query parameter: the page that asked for a sign-in
 SESSION_STORAGE_NAME = SESSION_COOKIE  # the cookie's name (and where older versions kept it in localStorage)
 ALL_ROLES: tuple[Role, ...] = tuple(Role)
+ADMIN_PAGE_REFUSED = "That page is for administrators only: here are the bots you may test."
+SIGN_OUT_HINT = "Ends your sessions on every device"
 
 
 def run_authorized(
@@ -139,7 +141,7 @@ class AppState(rx.State):
             return sign_out_script(back_to) if token else rx.redirect(login_route(back_to), replace=True)
         except PermissionDenied:
             logger.info("User %s (%s) was sent away from a page for %s", self.username, self.role, roles)
-            return rx.redirect(HOME_ROUTE, replace=True)
+            return [rx.redirect(HOME_ROUTE, replace=True), rx.toast.warning(ADMIN_PAGE_REFUSED, duration=10_000)]
         self._show_user(user)
         return None
 

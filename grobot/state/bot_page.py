@@ -18,6 +18,7 @@ from typing import TypeVar
 import reflex as rx
 from sqlmodel import Session
 
+from grobot.core import plain_text
 from grobot.core.errors import GroBotError, NotFoundError, PermissionDenied
 from grobot.core.models import AppUser, Bot, BotStatus, Role
 from grobot.core.services import bots as bots_service
@@ -76,13 +77,15 @@ def user_message(exc: Exception) -> str:
     return "Something went wrong on the server. Please try again."
 
 
-def _header(session: Session, _user: AppUser, bot: Bot) -> dict[str, object]:
+def _header(session: Session, user: AppUser, bot: Bot) -> dict[str, object]:
     summary = bots_service.summarize(bot, session.get(BotStatus, bot.id))
+    said = plain_text.bot_status(summary.status_detail or "")
     return {
         "name": summary.name,
         "enabled": summary.enabled,
         "status": summary.status,
-        "status_detail": summary.status_detail or "",
+        "status_detail": said.text,
+        "status_technical": said.detail if user.role == Role.ADMIN.value else "",
         "discord_user_name": summary.discord_user_name or "",
         "guild_count": summary.guild_count,
         "has_token": summary.has_token,
@@ -134,6 +137,7 @@ class BotPageState(AppState):
     bot_enabled: bool = False
     bot_status: str = "stopped"
     bot_status_detail: str = ""
+    bot_status_technical: str = ""  # admins: the whole status text behind "Details" (plain_text.bot_status)
     bot_discord_name: str = ""
     bot_guild_count: int = 0
     bot_has_token: bool = False
@@ -151,6 +155,7 @@ class BotPageState(AppState):
         self.bot_enabled = bool(data["enabled"])
         self.bot_status = str(data["status"])
         self.bot_status_detail = str(data["status_detail"])
+        self.bot_status_technical = str(data["status_technical"])
         self.bot_discord_name = str(data["discord_user_name"])
         self.bot_guild_count = int(data["guild_count"])  # type: ignore[call-overload]
         self.bot_has_token = bool(data["has_token"])

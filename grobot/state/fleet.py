@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import reflex as rx
 
+from grobot.core import plain_text
 from grobot.core.services import tester_chat
 from grobot.core.services.bots import BotSummary
 from grobot.core.services.users import NotSignedIn, bots_visible_to
@@ -44,7 +45,7 @@ class BotRow:
             enabled=summary.enabled,
             has_token=summary.has_token,
             status=summary.status,
-            status_detail=summary.status_detail or "",
+            status_detail=plain_text.bot_status(summary.status_detail or "").text,  # the whole text: its header, for admins
             discord_user_name=summary.discord_user_name or "",
             guild_count=summary.guild_count,
         )

@@ -27,6 +27,7 @@ from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.core.tool_chain_helpers import message, pick
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply
+from tests.helpers import async_wait_for
 
 TIME_COMMAND = str(Path(sys.executable).parent / "mcp-server-time")
 MARKUP = '<tool_call>\n{"name": "datetime_now", "arguments": {"timezone": "Asia/Tokyo"}}\n</tool_call>'
@@ -146,7 +147,8 @@ async def test_a_failed_tool_is_said_plainly_when_the_model_claims_otherwise(bot
 
     schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     catalog = FakeToolCatalog().add("files_read", read, schema=schema, read_only=True)
-    fake_llm.script(pick("files_read", path="missing.txt"), Reply(text="Here is the file: hello world."))
+    # The message names the tool by its words: the Tool Router is sure of it (no Identifier call).
+    fake_llm.script(Reply(text='{"path": "missing.txt"}'), Reply(text="Here is the file: hello world."))
 
     result = await run_chain(message(bot, "Read the file missing.txt."), tools=catalog)
 
@@ -215,7 +217,8 @@ async def test_a_repetition_loop_is_cut_where_it_starts_and_the_model_is_stopped
 
     assert result.text == "Thanks for asking! I hope you're well." == stored_answer(result.run_id)
     assert sink.text().count("I hope you're well.") <= 3  # passed on until the loop showed, then no more
-    assert fake_llm.hangups > hangups  # its stream was closed: the model stopped writing
+    # its stream was closed: the model stopped writing (the fake notices at its next write)
+    await async_wait_for(lambda: fake_llm.hangups > hangups, timeout=15, message="the model's stream was never closed")
     assert result.llm_calls == 1
 
 

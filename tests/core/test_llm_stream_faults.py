@@ -29,7 +29,11 @@ async def test_an_answer_streamed_past_its_cap_is_cut_off_and_the_run_ends(grobo
     bot_id = make_bot()
     use_fake_llm(fake_llm, bot_id=bot_id, provider=provider)
     # The server ignores max_tokens: its answer would stream for minutes.
-    fake_llm.script(Reply(text="This goes on. " * 50_000, chunks=50_000, chunk_delay=0.0005))
+    # (Sentences that differ, so that it is the cap that cuts it, not the check for a repetition loop.)
+    words = ["river", "lantern", "copper", "meadow", "violin", "harbor", "pepper", "glacier", "saddle", "comet"]
+    endless = " ".join(f"The {words[i % 10]} {words[i // 10 % 10]} {words[i // 100 % 10]} number {i} goes on."
+                       for i in range(20_000))
+    fake_llm.script(Reply(text=endless, chunks=40_000, chunk_delay=0.0005))
     sink = EventCollector()
     started = time.monotonic()
 
@@ -39,7 +43,7 @@ async def test_an_answer_streamed_past_its_cap_is_cut_off_and_the_run_ends(grobo
     assert time.monotonic() - started < 30
     assert result.error is None and result.replied
     # Cut off a little past its cap (the server's tokens are only estimated), at a full sentence.
-    assert 0 < len(result.text) < 12 * prompts.ANSWER_MAX_TOKENS and result.text.endswith("This goes on.")
+    assert 0 < len(result.text) < 12 * prompts.ANSWER_MAX_TOKENS and result.text.endswith("goes on.")
     done = sink.of("done")[0].data
     assert done["usage"]["capped_calls"] == 1 and done["text"] == result.text
     assert f"ignored the output cap of {prompts.ANSWER_MAX_TOKENS} tokens" in caplog.text

@@ -63,7 +63,9 @@ async def test_everything_over_stdio(hub):
     assert (await hub.call_tool(cfg, "echo", {"message": "héllo"}, timeout=10)).content == "Echo: héllo"
     assert "3" in (await hub.call_tool(cfg, "get-sum", {"a": 1, "b": 2}, timeout=10)).content
     image = await hub.call_tool(cfg, "get-tiny-image", {}, timeout=10)
-    assert "[image image/png]" in image.content
+    # The model reads a line in the image's place; the image itself goes to the user with the answer.
+    assert "[image image.png (image/png" in image.content and "shown to the user with the answer" in image.content
+    assert [(i.mime_type, i.data[:4]) for i in image.images] == [("image/png", b"\x89PNG")]
     wrong = await hub.call_tool(cfg, "get-sum", {"a": "one"}, timeout=10)
     assert wrong.is_error and "expected number" in wrong.content
 

@@ -9,11 +9,12 @@ import subprocess
 import sys
 import time
 
-from grobot.core.agents.chain import run_chain, start_memory_lookup, wait_for_background
+from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import Prepared
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
+from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.memory.remote import RemoteMemory
 from grobot.core.services import bots
 from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm

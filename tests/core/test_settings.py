@@ -17,6 +17,7 @@ ALLOWED = {
     ("bot_worker/spawn.py", "update"),  # Spawner.prepare: what every bot gets
     ("bot_worker/spawn.py", "**"),  # a bot started by exec: the environment and its own variables
     ("bot_worker/bot_process.py", "update"),  # forked_main: the variables of this bot
+    ("grobot/core/documents/isolated.py", "**"),  # the document converter's child: the environment and its path
 }
 
 

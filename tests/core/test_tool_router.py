@@ -137,3 +137,16 @@ async def test_a_message_none_of_whose_words_is_near_a_tool_is_not_embedded(grob
             assert routing.candidates == [] and text not in memory._messages, text
     finally:
         memory.close()
+async def test_a_request_that_names_a_tool_by_its_words_is_sure_of_it():
+    from grobot.core.tools.builtins import builtin_tools
+    from grobot.core.tools.web import WebAccess
+
+    specs = [t.spec for t in builtin_tools(1, store=object(), web=WebAccess())]
+    # Without embeddings (a slow memory): "search the web" holds every word of web_search's name;
+    # web_read shares only "web"; "2.0" is a version, not a file name (the file tools stay out).
+    routing = await tool_router.route("Search the web for the GroBot 2.0 release date.", specs, None, budget=1.0)
+    assert routing.picks == ["web_search"] and routing.groups == []
+
+    # One word of a name alone is still a weak match the tools model may turn down.
+    weak = await tool_router.route("Any news on the web?", specs, None, budget=1.0)
+    assert weak.picks == [] and "web_search" in weak.candidates

@@ -18,7 +18,9 @@ Faults: :meth:`revoke` (401 at login), :meth:`reject_at_identify` (close 4004),
 next matching REST calls get an error status: 403 Missing Permissions, 500, ...).
 :meth:`delete_message` deletes a user's message: a later reply to it is refused (400, code
 50035) unless it says ``fail_if_not_exists: false``, as Discord does. :meth:`create_thread`
-opens a thread under a channel (THREAD_CREATE to the bots).
+opens a thread under a channel (THREAD_CREATE to the bots). Roles: :meth:`add_role` (GUILD_ROLE_CREATE),
+:meth:`rename_role` (GUILD_ROLE_UPDATE), :meth:`give_role` / :meth:`take_role`: a member's roles are in
+the ``member`` of their messages and interactions, and every role in the guild's GUILD_CREATE.
 
 The wire details follow what discord.py 2.7 needs (content type exactly ``application/json``,
 ids as strings, ``resume_gateway_url`` pointing back here).
@@ -31,6 +33,7 @@ import base64
 import itertools
 import json
 import logging
+import mimetypes
 import re
 import secrets
 import string
@@ -153,6 +156,8 @@ class FakeDiscord:
         }
         self.dm_channels: dict[int, tuple[int, int]] = {}  # channel id -> (bot id, user id)
         self.users: dict[int, dict[str, Any]] = {}
+        self.roles: dict[int, dict[str, Any]] = {}  # the guild's roles besides @everyone
+        self.member_roles: dict[int, list[str]] = {}  # user id -> the ids of their roles in the guild
         self.alice = self.add_user("alice")
         self.bob = self.add_user("bob")
         self.bots: dict[int, str] = {}  # bot user id -> name
@@ -261,6 +266,45 @@ class FakeDiscord:
                     "avatar": None, "bot": bot, "public_flags": 0}
             self.users[uid] = user
             return user
+
+    def add_role(self, name: str) -> dict[str, Any]:
+        """A new role of the guild (GUILD_ROLE_CREATE to the connected bots, as Discord sends it)."""
+        with self._lock:
+            rid = self._snowflake()
+            role = {"id": str(rid), "name": name, "permissions": "0", "position": len(self.roles) + 1, "color": 0,
+                    "hoist": False, "managed": False, "mentionable": False, "flags": 0, "icon": None,
+                    "unicode_emoji": None}
+            self.roles[rid] = role
+        if self._loop is not None:
+            self._run(self._to_guild("GUILD_ROLE_CREATE", {"guild_id": str(self.guild_id), "role": dict(role)}))
+        return dict(role)
+
+    def rename_role(self, role: dict[str, Any], name: str) -> None:
+        """An admin renames a role (GUILD_ROLE_UPDATE to the connected bots)."""
+        with self._lock:
+            stored = self.roles[int(role["id"])]
+            stored["name"] = name
+            data = {"guild_id": str(self.guild_id), "role": dict(stored)}
+        self._run(self._to_guild("GUILD_ROLE_UPDATE", data))
+
+    def give_role(self, user: dict[str, Any], role: dict[str, Any]) -> None:
+        """``user`` gets ``role``: their next messages carry it (``member.roles``), as on Discord."""
+        with self._lock:
+            roles = self.member_roles.setdefault(int(user["id"]), [])
+            if str(role["id"]) not in roles:
+                roles.append(str(role["id"]))
+
+    def take_role(self, user: dict[str, Any], role: dict[str, Any]) -> None:
+        with self._lock:
+            roles = self.member_roles.get(int(user["id"]), [])
+            if str(role["id"]) in roles:
+                roles.remove(str(role["id"]))
+
+    async def _to_guild(self, name: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            targets = [s for s in self.sessions.values() if s.ws is not None and not s.ws.closed]
+        for session in targets:
+            await self._dispatch(session, name, data)
 
     def new_bot_token(self, name: str | None = None, *, user_id: int | None = None) -> tuple[str, int]:
         """A fresh token for a new bot user (or a regenerated token for ``user_id``)."""
@@ -496,7 +540,9 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ payloads
     def _member(self, user: dict[str, Any]) -> dict[str, Any]:
-        return {"user": user, "roles": [], "joined_at": "2024-01-01T00:00:00+00:00", "deaf": False,
+        with self._lock:
+            roles = list(self.member_roles.get(int(user["id"]), []))
+        return {"user": user, "roles": roles, "joined_at": "2024-01-01T00:00:00+00:00", "deaf": False,
                 "mute": False, "flags": 0, "nick": None, "avatar": None, "pending": False}
 
     def _guild_payload(self) -> dict[str, Any]:
@@ -512,7 +558,7 @@ class FakeDiscord:
             "premium_tier": 0, "nsfw_level": 0, "preferred_locale": "en-US", "features": [],
             "roles": [{"id": str(self.guild_id), "name": "@everyone", "permissions": "1071698660929",
                        "position": 0, "color": 0, "hoist": False, "managed": False, "mentionable": False,
-                       "flags": 0}],
+                       "flags": 0}, *[dict(r) for r in self.roles.values()]],
             "emojis": [], "stickers": [], "channels": channels, "threads": threads, "members": members,
             "member_count": len(members), "presences": [], "voice_states": [], "stage_instances": [],
             "guild_scheduled_events": [], "large": False, "unavailable": False,
@@ -628,11 +674,19 @@ class FakeDiscord:
             if request.content_type == "multipart/form-data":
                 reader = await request.multipart()
                 body = {}
+                uploaded = []  # files sent with a message ("files[N]"): its attachments
                 async for part in reader:
                     if part.name == "payload_json":
                         body = json.loads(await part.text())
                     else:
-                        await part.read()
+                        data = bytes(await part.read())
+                        name = part.filename or "file"
+                        kind = part.headers.get("Content-Type", "")
+                        if kind in ("", "application/octet-stream"):  # Discord tells the type by the name
+                            kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+                        uploaded.append((name, data, kind))
+                if uploaded:
+                    body["_uploaded"] = uploaded
             else:
                 raw = await request.read()
                 try:
@@ -748,11 +802,12 @@ class FakeDiscord:
     async def _bot_message(self, bot_id: int | None, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
         author = self.users[bot_id] if bot_id else self.alice
         ref = (body.get("message_reference") or {}).get("message_id")
+        files = [self.add_attachment(name, data, kind) for name, data, kind in body.pop("_uploaded", [])]
         with self._lock:
             if ref is not None and int(ref) in self.deleted:  # fail_if_not_exists false: sent without the reference
                 ref = None
             msg = self._message_payload(channel_id, author, body.get("content", "") or "", mentions=[],
-                                        reply_to=str(ref) if ref is not None else None, attachments=[])
+                                        reply_to=str(ref) if ref is not None else None, attachments=files)
             self.messages[int(msg["id"])] = msg
         # Real Discord echoes every message to every bot that can see it (the author included).
         asyncio.get_running_loop().create_task(self._dispatch_message(msg))

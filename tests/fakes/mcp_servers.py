@@ -9,6 +9,9 @@ Stdio servers run as ``python -m tests.fakes.mcp_servers MODE`` (see :func:`stdi
   (unannotated) and ``wipe`` (``destructiveHint``) each take ``seconds`` (default 1);
 - ``die``: writes a complaint to stderr and exits before the handshake;
 - ``die_hostile``: the same, its complaint holding terminal escapes (clear the line, set the window's title);
+- ``images``: a real MCP server of an image generator: ``draw_image`` returns a PNG (``ImageContent``)
+  with a line of text, ``draw_svg`` an SVG (which GroBot does not show), ``photo_resource`` a JPEG as an
+  embedded resource;
 - ``garbage``: answers every line with a line that is not JSON-RPC;
 - ``silent``: reads stdin and never answers (a hanging start).
 
@@ -173,6 +176,51 @@ def _run_flaky() -> None:
     server.run("stdio")
 
 
+def png(width: int = 64, height: int = 48, rgb: tuple[int, int, int] = (40, 120, 220)) -> bytes:
+    """A real PNG image of one colour (what an image generator sends)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows))
+            + chunk(b"IEND", b""))
+
+
+def _run_images() -> None:
+    import base64
+
+    from mcp.server import MCPServer
+    from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent, TextContent, ToolAnnotations
+
+    server = MCPServer("fake-images", log_level="WARNING")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def draw_image(prompt: str) -> Any:  # a list of content blocks, sent as they are
+        """Draw an image (a picture) of what the prompt describes."""
+        data = base64.b64encode(png()).decode()
+        return [TextContent(type="text", text=f"Here is a picture of {prompt}."),
+                ImageContent(type="image", data=data, mime_type="image/png")]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def draw_svg() -> Any:
+        """Draw a vector image."""
+        svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+        return [ImageContent(type="image", data=base64.b64encode(svg).decode(), mime_type="image/svg+xml")]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def photo_resource() -> Any:
+        """A photo, as an embedded resource."""
+        jpeg = b"\xff\xd8\xff\xe0" + b"\x00" * 64
+        return [EmbeddedResource(type="resource", resource=BlobResourceContents(
+            uri="file:///photos/cat.jpg", mime_type="image/jpeg", blob=base64.b64encode(jpeg).decode()))]
+
+    server.run("stdio")
+
+
 def _run_die() -> None:
     print("fake server: starting", file=sys.stderr, flush=True)
     print("fatal: FAKE_API_KEY is not set", file=sys.stderr, flush=True)
@@ -195,7 +243,7 @@ def _run_silent() -> None:
         pass
 
 
-MODES = {"ok": _run_ok, "flaky": _run_flaky, "die": _run_die, "die_hostile": _run_die_hostile,
+MODES = {"ok": _run_ok, "flaky": _run_flaky, "images": _run_images, "die": _run_die, "die_hostile": _run_die_hostile,
          "garbage": _run_garbage, "silent": _run_silent}
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
 from grobot.pages.bot_council_settings import CouncilSettingsState
+from grobot.pages.bot_documents import DocumentsState
 from grobot.pages.bot_files import FilesState
 from grobot.pages.bot_knowledge import KnowledgeState
 from grobot.pages.bot_knowledge_review import ReviewState
@@ -221,6 +222,8 @@ def admin_page(route: str, *calls: tuple[Any, dict[str, Any]]) -> list[Sent]:
 def _chat(w: World, page: int) -> list[Sent]:
     """The tester's chat actions, on the hidden bot (never granted): nothing reaches it."""
     return on(w.hidden, "chat", (ChatState.load, {}), (ChatState.set_draft, {"value": "to the hidden bot"}),
+              (ChatState.attach_image, {"uploads": [{"name": "x.png", "size": 8, "content_type": "image/png"}]}),
+              (ChatState.explain_no_images, {}), (ChatState.remove_image, {}),
               (ChatState.send, {"form_data": {}}), (ChatState.retry, {}), (ChatState.set_confirm_reset, {"value": True}),
               (ChatState.reset_chat, {}), admin_only=False)
 
@@ -256,7 +259,7 @@ REFLEX_STATES = (rx.State, OnLoadInternalState, UpdateVarsInternalState, Fronten
                  SharedStateBaseInternal)
 STATES = (AppState, AdminState, BotPageState, BotsState, LoginState, AddBotState, McpPresetState, McpState,
           SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ChatModelState, ConversationsState, CouncilState,
-          CouncilSettingsState, FilesState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
+          CouncilSettingsState, FilesState, DocumentsState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
 
 ADMIN_PAGE_ATTACKS: list[Attack] = [
     Attack((AddBotState.start_add_bot, AddBotState.add_bot_open_change, AddBotState.add_bot),
@@ -285,9 +288,11 @@ ADMIN_PAGE_ATTACKS: list[Attack] = [
                (McpState.ask_delete, {"server_id": w.server, "name": "x"}), (McpState.cancel_delete, {}),
                (McpState.ask_delete, {"server_id": w.server, "name": "x"}), (McpState.confirm_delete, {}))),
     Attack((SettingsState.open, SettingsState.edited, SettingsState.left, SettingsState.set_intent,
-            SettingsState.submit_llm, SettingsState.type_file_bytes, SettingsState.save_app),
+            SettingsState.choose_provider, SettingsState.submit_llm, SettingsState.type_file_bytes,
+            SettingsState.save_app),
            lambda w, page: admin_page(
                "/settings", (SettingsState.open, {}), (SettingsState.edited, {"category": "output"}),
+               (SettingsState.choose_provider, {"category": "output", "provider": "openai"}),
                (SettingsState.set_intent, {"category": "output", "intent": "force"}),
                (SettingsState.submit_llm, {"form": {"category": "output", "provider": "openai", "model": "evil",
                                                     "base_url": "http://127.0.0.1:1", "api_key": "sk-evil"}}),
@@ -332,7 +337,8 @@ BOT_PAGE_ATTACKS: list[Attack] = [
     Attack((BotsState.refresh, AppState.require_login, AppState.require_admin),
            lambda w, page: [Sent(AppState.require_login, {}, "/"), Sent(AppState.require_admin, {}, "/users"),
                             Sent(BotsState.refresh, {"_tick": "1"}, "/")]),
-    Attack((ChatState.load, ChatState.set_draft, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
+    Attack((ChatState.load, ChatState.set_draft, ChatState.attach_image, ChatState.explain_no_images,
+            ChatState.remove_image, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
             ChatState.reset_chat), _chat),
     Attack((ChatModelState.load,), lambda w, page: on(page, "chat", (ChatModelState.load, {}), admin_only=False)),
     Attack((LiveState.follow, LiveState.stop), _live, lambda w: _live(w, w.granted, (w.admin_run_hidden,))),
@@ -385,6 +391,15 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {})),
            lambda w: on(w.granted, "files", (FilesState.preview, {"path": w.file}), (FilesState.download, {"path": w.file}),
                         (FilesState.ask_delete, {"path": w.file}), (FilesState.delete_file, {}))),
+    Attack((DocumentsState.load, DocumentsState.files_changed, DocumentsState.follow, DocumentsState.set_threshold,
+            DocumentsState.set_max_file_mb, DocumentsState.set_max_passages, DocumentsState.save_limits,
+            DocumentsState.set_documents_enabled, DocumentsState.reindex),
+           lambda w, page: on(
+               page, "files", (DocumentsState.load, {}), (DocumentsState.files_changed, {}),
+               (DocumentsState.follow, {"_tick": "1"}), (DocumentsState.set_threshold, {"value": "0.99"}),
+               (DocumentsState.set_max_file_mb, {"value": "0.001"}), (DocumentsState.set_max_passages, {"value": "1"}),
+               (DocumentsState.save_limits, {}), (DocumentsState.set_documents_enabled, {"enabled": False}),
+               (DocumentsState.reindex, {}))),
     Attack((KnowledgeState.load, KnowledgeState.refresh_live, KnowledgeState.apply_search, KnowledgeState.select_user,
             KnowledgeState.set_lookup_id, KnowledgeState.open_lookup, KnowledgeState.close_user,
             KnowledgeState.set_directives, KnowledgeState.save_directives, KnowledgeState.set_note_text,
@@ -448,11 +463,15 @@ BOT_PAGE_ATTACKS: list[Attack] = [
             BotSettingsState.set_intent, BotSettingsState.choose_provider, BotSettingsState.submit_llm,
             BotSettingsState.reset_llm,
             BotSettingsState.replace_token, BotSettingsState.clear_token, BotSettingsState.save_mcp,
-            BotSettingsState.test_mcp, BotSettingsState.set_delete_confirm, BotSettingsState.delete_bot),
+            BotSettingsState.test_mcp, BotSettingsState.set_delete_confirm, BotSettingsState.delete_bot,
+            BotSettingsState.add_access, BotSettingsState.remove_access),
            lambda w, page: on(
                page, "settings", (BotSettingsState.load, {}), (BotSettingsState.set_field, {"name": "personality",
                                                                                            "value": "evil"}),
-               (BotSettingsState.set_flag, {"name": "enabled", "value": False}), (BotSettingsState.save, {}),
+               (BotSettingsState.set_flag, {"name": "enabled", "value": False}),
+               (BotSettingsState.add_access, {"name": "blocked_user_ids", "value": DISCORD_USER}),
+               (BotSettingsState.remove_access, {"name": "blocked_user_ids", "value": DISCORD_USER}),
+               (BotSettingsState.save, {}),
                (BotSettingsState.submit_bar, {"_form_data": {}}), (BotSettingsState.discard, {}),
                (BotSettingsState.edited, {"category": "output"}),
                (BotSettingsState.set_intent, {"category": "output", "intent": "force"}),

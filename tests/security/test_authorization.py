@@ -95,7 +95,7 @@ def _short(names: set[str]) -> list[str]:
 
 def test_every_event_handler_of_the_app_is_covered_by_an_attack(ui_env) -> None:
     """The handlers a client can call, read from the compiled app: each has its attack here, none is a
-    helper that Reflex made public by accident, and only the Files tab's upload takes uploads."""
+    helper that Reflex made public by accident, and only the Files tab's upload and Test Chat's image take uploads."""
     handlers = app_handlers(ui_env.environ())
     names = {handler.name for handler in handlers}
     assert len(names) > 150, names  # the whole app was read
@@ -103,7 +103,8 @@ def test_every_event_handler_of_the_app_is_covered_by_an_attack(ui_env) -> None:
     assert not _short(covered() - names), "attacks on handlers the app no longer has"
     undeclared = sorted(h.name.rsplit(".", 2)[-2:][-1] for h in handlers if not h.declared)
     assert not undeclared, f"public methods of a state that are not declared events (prefix them with _): {undeclared}"
-    assert [h.name for h in handlers if h.takes_uploads] == [name_of(FilesState.upload)]
+    assert sorted(h.name for h in handlers if h.takes_uploads) == sorted([name_of(FilesState.upload),
+                                                                          name_of(ChatState.attach_image)])
 
 
 @pytest.mark.parametrize("who", ["tester", "nobody", "admin"])

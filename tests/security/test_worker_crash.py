@@ -229,7 +229,7 @@ def test_a_message_stopped_while_its_worker_is_frozen_ends_on_the_page(admin_pag
         page.get_by_role("button", name="Stop").click()
 
         expect(page.get_by_test_id("answer-stopped").last).to_have_text(
-            "Stopped: the run was cancelled (stopped by the tester)", timeout=LIVE_TIMEOUT_MS)
+            "Stopped: the run was cancelled (stopped by ui-admin)", timeout=LIVE_TIMEOUT_MS)
         expect(page.get_by_role("button", name="Send")).to_be_enabled()
     finally:
         thaw_and_stop(worker)

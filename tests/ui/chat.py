@@ -89,14 +89,14 @@ def echo_server(bot_id: int) -> str:
 
 def start_worker(env, log_path, **extra: str):
     """A real bot worker (``python -m bot_worker``) on the web app's database; Discord points nowhere
-    (no bot has to connect)."""
+    (no bot has to connect) unless ``extra`` says where (a fake Discord's ``env()``)."""
     import subprocess
     import sys
 
     from tests.worker.harness import FAST_ENV, ROOT
 
-    environ = env.environ(**FAST_ENV, DISCORD_API_BASE="http://127.0.0.1:9/api/v10",
-                          DISCORD_GATEWAY_URL="ws://127.0.0.1:9", **extra)
+    environ = env.environ(**{**FAST_ENV, "DISCORD_API_BASE": "http://127.0.0.1:9/api/v10",
+                             "DISCORD_GATEWAY_URL": "ws://127.0.0.1:9", **extra})
     with log_path.open("ab") as log:
         return subprocess.Popen([sys.executable, "-m", "bot_worker"], env=environ, cwd=ROOT, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)

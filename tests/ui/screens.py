@@ -64,10 +64,17 @@ def wait_for_page(page, heading: str) -> None:
     expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
 
+def render_all(page) -> None:
+    """Lay out and paint the cards the browser skips while they are off screen (``content-visibility``), so a
+    full-page screenshot and the page's ``innerText`` hold all of it, as a user scrolling down sees it."""
+    page.add_style_tag(content="* { content-visibility: visible !important; }")
+
+
 def screenshot(page, name: str) -> None:
     """A full-page screenshot ``<name>-<width>.png`` into ``GROBOT_UI_SCREENSHOTS`` when it is set (to look at
     what a test shows, at each width it shows it)."""
     folder = os.environ.get("GROBOT_UI_SCREENSHOTS")
     if folder:
         os.makedirs(folder, exist_ok=True)
+        render_all(page)
         page.screenshot(path=os.path.join(folder, f"{name}-{page.viewport_size['width']}.png"), full_page=True)

@@ -61,6 +61,11 @@ def _bot(live_llm: FakeLLM, prefix: str, **fields: object) -> int:
     return bot_id
 
 
+def _bot_name(bot_id: int) -> str:
+    with session_scope(readonly=True) as session:
+        return session.get(Bot, bot_id).name
+
+
 def _running() -> list[int]:
     with session_scope(readonly=True) as session:
         return list(session.exec(select(Message.id).where(Message.status == "running")).all())
@@ -89,7 +94,7 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     page.get_by_role("button", name="Stop").click()
 
     expect(page.get_by_test_id("answer-stopped").last).to_have_text(
-        "Stopped: the run was cancelled (stopped by the tester)", timeout=LIVE_TIMEOUT_MS)
+        "Stopped: the run was cancelled (stopped by ui-admin)", timeout=LIVE_TIMEOUT_MS)
     expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     answer = page.get_by_test_id("bot-answer").last
     expect(answer.get_by_test_id("answer-stopped")).to_be_visible()
@@ -100,7 +105,16 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     with session_scope(readonly=True) as session:
         conv = tester_chat.latest_session(bot_id, _user_id(session), session=session)
         stopped = [m for m in tester_chat.messages(conv.id, session=session) if m.role == "user"][-1]
-        assert (stopped.status, stopped.error) == ("cancelled", "the run was cancelled (stopped by the tester)")
+        assert (stopped.status, stopped.error) == ("cancelled", "the run was cancelled (stopped by ui-admin)")
+    # The stopped run's tokens are counted (the call cut short too): the bot has its line on the Usage page.
+    page.goto("/usage")
+    bot_name = _bot_name(bot_id)
+    row = page.get_by_test_id("usage-by-bot").get_by_role("row").filter(
+        has=page.get_by_role("rowheader").get_by_text(bot_name, exact=True))
+    expect(row).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
+    expect(row.get_by_role("cell").nth(2)).not_to_have_text("0")  # tokens out
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_test_id("answer-stopped").last).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
     # Retry sends the same message again; this time the model answers quickly.
     live_llm.reset()
@@ -120,7 +134,7 @@ def test_the_answer_streams_stop_ends_it_and_retry_sends_it_again(admin_page, wo
     expect(call).to_have_count(1)
     expect(call).to_contain_text("fake-model")
     expect(call).to_contain_text(re.compile(r"\d+ → \d+ tokens"))
-    expect(call).to_contain_text(re.compile(r"\d+\.\d\d s"))
+    expect(call).to_contain_text(re.compile(r"\d+(\.\d)? (ms|s)"))
 
 
 def test_a_tester_meets_the_cooldown_and_an_error_can_be_retried(admin_page, worker, live_llm) -> None:
@@ -252,7 +266,67 @@ def test_the_newest_answer_is_never_under_the_message_box(browser, web_app, ui_a
             _newest_answer_shown(page)
 
 
+# Records whether the page ever said "Waiting for the bot worker" (a MutationObserver on the whole page).
+WATCH_WAITING = """() => {
+    window.__grobotSaidWaiting = false;
+    const seen = () => { if (document.body.innerText.includes('Waiting for the bot worker')) window.__grobotSaidWaiting = true; };
+    new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_a_running_worker_answers_without_a_waiting_notice(admin_page, worker, live_llm) -> None:
+    """Issue 30 item 9: "Waiting for the bot worker…" flashed under every message while the worker ran (the
+    message is pending for the few milliseconds before the worker claims it)."""
+    page = admin_page
+    bot_id = _bot(live_llm, "Prompt", user_cooldown_seconds=0)
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    page.evaluate(WATCH_WAITING)
+    for text in ("Hello there", "And again"):
+        _send(page, text)
+        expect(page.get_by_test_id("bot-answer").last).to_contain_text(f"Echo: {text}", timeout=LIVE_TIMEOUT_MS)
+        expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    assert page.evaluate("window.__grobotSaidWaiting") is False, "the page said it was waiting for the worker"
+
+
 def _user_id(session) -> int:
     from grobot.core.services import users
 
     return users.get_user("ui-admin", session=session).id or 0
+
+
+def test_moderation_replaces_a_streamed_answer_and_refuses_a_message(admin_page, worker, live_llm) -> None:
+    page = admin_page
+    bot_id = _bot(live_llm, "Moderated", user_cooldown_seconds=0, moderation_words=["forbidden"],
+                  moderation_patterns=[r"secret\s+code\s+\d+"])
+    story = "Here it is: " + " ".join(f"word{i}" for i in range(10)) + " and the secret code 4242 opens it, " \
+        + " ".join(f"more{i}" for i in range(30))
+    live_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "What is the code?",
+                        Reply(text=story, chunks=50, chunk_delay=0.15))
+    page.goto(f"/bots/{bot_id}/chat")
+    expect(page.get_by_text("Say hello")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    # Whatever the page ever shows is watched: the matching words must never appear, not even for a moment.
+    page.evaluate("""() => { window.leaked = false; new MutationObserver(() => {
+        if (document.body.innerText.includes('4242')) window.leaked = true;
+    }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
+    _send(page, "What is the code?")
+
+    # The answer streams as usual until it matches; then what was shown is replaced by the refusal.
+    expect(page.get_by_test_id("live-answer")).to_contain_text("word2", timeout=LIVE_TIMEOUT_MS)
+    answer = page.get_by_test_id("bot-answer").last
+    expect(answer).to_contain_text("Sorry, I can't help with that.", timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("live-answer")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
+    expect(answer).not_to_contain_text("word2")
+    assert "4242" not in page.content() and page.evaluate("window.leaked") is False
+    steps = answer.get_by_test_id("chain-steps")
+    steps.get_by_text(re.compile(r"^Steps \(\d+\)$")).click()
+    expect(steps).to_contain_text("Moderation: the answer matched pattern 1: it was replaced by the refusal")
+    screenshot(page, "chat-moderated")
+
+    # A message with a blocked word is refused, and the tester reads which rule it broke; no model runs.
+    asked = len(live_llm.chat_requests())
+    _send(page, "Tell me the FORBIDDEN thing")
+    expect(page.get_by_test_id("answer-error").last).to_have_text(
+        "The bot could not answer: Sorry, I can't help with that. (the message matched the word \"forbidden\" of the "
+        "bot's moderation)", timeout=LIVE_TIMEOUT_MS)
+    assert len(live_llm.chat_requests()) == asked

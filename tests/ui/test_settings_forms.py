@@ -126,7 +126,7 @@ def test_leaving_bot_settings_with_unsaved_edits_asks_first(admin_page, llm_rows
     # A card's own form counts too: saved fields, then a typed model of the output card.
     expect(page.get_by_text("Unsaved changes")).to_be_visible()
     page.get_by_role("button", name="Save changes").click()  # the app is still connected: the edit is saved
-    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("save-bar")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     page.get_by_role("navigation", name="Bot sections").get_by_role("link", name="Logs").click()
     expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/logs$"), timeout=PAGE_TIMEOUT_MS)
     assert dialogs.take() == []
@@ -161,7 +161,7 @@ def test_leaving_right_after_typing_asks_too(admin_page) -> None:
     # Saved, then leaving at once asks nothing.
     expect(page.get_by_text("Unsaved changes")).to_be_visible()
     page.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("save-bar")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     logs.click()
     expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/logs$"), timeout=PAGE_TIMEOUT_MS)
     assert dialogs.take() == []
@@ -191,7 +191,7 @@ def test_the_back_button_asks_before_unsaved_edits_are_lost(admin_page, llm_rows
 
     # Saved, there is nothing to lose: one Back goes back, without a question.
     page.get_by_role("button", name="Save changes").click()
-    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("save-bar")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     page.go_back()
     expect(page).to_have_url(logs_url, timeout=PAGE_TIMEOUT_MS)
     assert dialogs.take() == []
@@ -239,10 +239,15 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
         mcp_servers.enable_for_bot(session=session, bot_id=bot_id, server=server)
     open_tab(page, bot_id, "settings")
     dialogs = Dialogs(page)
+    expect(page.get_by_test_id("bar-save")).to_have_count(8, timeout=PAGE_TIMEOUT_MS)  # one per section the bar saves
+    expect(page.get_by_test_id("save-bar")).to_have_count(0)  # nothing unsaved: no bar
+    keywords = page.get_by_role("textbox", name="Keywords")
+    keywords.fill("books")
     expect(page.get_by_test_id("bar-scope")).to_have_text(
-        "Saves General, Reply rules, Limits, Usage limits and budgets, Discord connection. The cards below save on their own.",
-        timeout=PAGE_TIMEOUT_MS)
-    expect(page.get_by_test_id("bar-save")).to_have_count(5)  # one per section the bar saves
+        "Saves General, Reply rules, Who may use the bot, Moderation, Limits, Web search, Usage limits and budgets, "
+        "Discord connection. The cards below save on their own.")
+    keywords.fill("")
+    expect(page.get_by_test_id("save-bar")).to_have_count(0)
     expect(page.get_by_test_id("own-save")).to_have_text(["Saves on its own: Replace token",
                                                           "Each model saves on its own",
                                                           "Each server saves on its own"])
@@ -639,11 +644,11 @@ def test_bot_settings_save_on_enter_and_show_a_taken_name_at_the_name(admin_page
     new_name = unique("Entered")
     name.fill(new_name)
     name.press("Enter")
-    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("save-bar")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     rounds = page.get_by_role("spinbutton", name="Max tool rounds")
     rounds.fill("7")
     rounds.press("Enter")
-    expect(page.get_by_text("All changes saved")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.get_by_test_id("save-bar")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     page.reload()
     expect(name).to_have_value(new_name, timeout=PAGE_TIMEOUT_MS)
     expect(rounds).to_have_value("7")
@@ -665,6 +670,7 @@ def test_a_field_reached_with_tab_is_not_under_the_sticky_save_bar(admin_page, s
     page.set_viewport_size(size)
     bot_id = add_bot(unique("Tabbed"))
     open_tab(page, bot_id, "settings")
+    page.get_by_role("textbox", name="Personality").fill("Edited: the bar shows")  # the bar is there while unsaved
     bar = page.locator("#bot-settings-save-bar")
     expect(bar).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     page.wait_for_function("document.documentElement.style.scrollPaddingBottom !== ''", timeout=PAGE_TIMEOUT_MS)

@@ -5,14 +5,17 @@ alerts banner, and the prices and currency the admin edits."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import expect
+from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import utcnow
+from grobot.core.models import LLMCall, utcnow
 from grobot.core.services import app_settings, conversations, costs, llm_calls, tester_chat, usage_accounting
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
@@ -46,7 +49,7 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
                                                         author_id="4242", author_name="alice_w")
         tester = tester_chat.create_session(bot_id, session=session)
         test_run = tester_chat.submit(tester.id, "hello", session=session).id
-        # Yesterday: one Discord run on gpt-4o (EUR 0.2300 for 100k tokens in); today: more on two models.
+        # Yesterday: one Discord run on gpt-4o (EUR 0.23 for 100k tokens in); today: more on two models.
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=discord_run, now=now - timedelta(days=1),
                                records=[_call("openai", "gpt-4o", 100_000, 0, 900.0)])
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=discord_run,
@@ -54,6 +57,7 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
         llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=test_run,
                                records=[_call("ollama", "llama3.2", 500, 20, 100.0),
                                         _call("ollama", "llama3.2", 400, 20, 200.0)])
+        tester_chat.finish(test_run, session=session)  # answered: no pending message left for other tests
     page.goto("/usage")
     expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
@@ -68,17 +72,17 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     expect(page.get_by_test_id("chart-users")).to_contain_text("alice_w")
     models = page.get_by_test_id("usage-by-model")
     mini = models.get_by_role("row").filter(has_text="gpt-4o-mini (openai)")
-    expect(mini.get_by_role("cell")).to_have_text(["1", "1,000,000", "300 ms", "EUR 0.1400"])
+    expect(mini.get_by_role("cell")).to_have_text(["1", "1,000,000", "300 ms", "EUR 0.14"])
     free = models.get_by_role("row").filter(has_text="llama3.2 (ollama)")
-    expect(free.get_by_role("cell")).to_have_text(["2", "940", "150 ms", "EUR 0.0000"])
+    expect(free.get_by_role("cell")).to_have_text(["2", "940", "150 ms", "EUR 0.00"])
     users = page.get_by_test_id("usage-by-user")
     expect(users.get_by_role("row").filter(has_text="alice_w").get_by_role("cell")).to_have_text(
-        ["2", "1,100,000", "600 ms", "EUR 0.3700"])
+        ["2", "1,100,000", "600 ms", "EUR 0.37"])
     months = page.get_by_test_id("usage-by-month").get_by_role("row")
-    expect(months.filter(has_text=now.strftime("%Y-%m"))).to_have_count(1)
+    expect(months.filter(has_text=now.strftime("%B %Y"))).to_have_count(1)
     bots_row = page.get_by_test_id("usage-by-bot").get_by_role("row").filter(
         has=page.get_by_role("rowheader").get_by_text(name, exact=True))
-    expect(bots_row.get_by_role("cell").last).to_have_text("EUR 0.3700")
+    expect(bots_row.get_by_role("cell").last).to_have_text("EUR 0.37")
 
     # The budget: 0.37 of 0.20 this month (at least 0.14 today; the 1st of a month has no yesterday in it).
     banner = page.get_by_test_id("budget-alerts")
@@ -105,7 +109,7 @@ def test_usage_charts_breakdowns_costs_alerts_and_prices(admin_page, euro) -> No
     page.get_by_label("Currency").fill("chf")
     page.get_by_role("button", name="Save currency").click()
     expect(page.get_by_text("Costs are shown in CHF")).to_be_visible()
-    expect(mini.get_by_role("cell").last).to_have_text("CHF 0.1400")
+    expect(mini.get_by_role("cell").last).to_have_text("CHF 0.14")
     page.get_by_role("button", name="Remove the price of openai gpt-4o-mini").click()
     expect(row.get_by_role("cell").nth(3)).to_have_text("default")
     assert page.grobot_record.console_errors == [], page.grobot_record.console_errors
@@ -188,10 +192,91 @@ def test_the_usage_per_bot_and_per_agent_role_fit_a_phone(browser, web_app, ui_a
             has=page.get_by_role("rowheader").get_by_text(name, exact=True))
         expect(bots_row).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
         roles_row = page.get_by_test_id("usage-by-role").get_by_role("row").filter(
-            has=page.get_by_role("rowheader").get_by_text("synthesizer", exact=True))
+            has=page.get_by_role("rowheader").get_by_text("Synthesizer", exact=True))
         for table, row in (("per bot", bots_row), ("per agent role", roles_row)):
             assert_on_screen(page, row.get_by_role("cell").last, f"estimated cost {table}")
             assert_on_screen(page, row.get_by_role("cell").nth(-2), f"mean latency {table}")
         expect(bots_row.get_by_role("cell")).to_have_text(["1", "0", "900 ms", re.compile(r"^[A-Z]{3} ")])
         expect(bots_row.get_by_test_id("usage-tokens")).to_have_text("1,200 in · 34 out tokens")
         assert page.grobot_errors == [], page.grobot_errors
+
+
+@contextmanager
+def only_new_calls() -> Iterator[None]:
+    """The LLM calls the other browser tests stored (they share the database) are out of the periods the
+    Usage page shows while this runs (a year back), then where they were."""
+    with session_scope() as session:
+        moved = {call.id: call.created_at for call in session.exec(select(LLMCall)).all()}
+        for call_id, created in moved.items():
+            session.get(LLMCall, call_id).created_at = created - timedelta(days=400)
+    try:
+        yield
+    finally:
+        with session_scope() as session:
+            for call_id, created in moved.items():
+                call = session.get(LLMCall, call_id)
+                if call is not None:
+                    call.created_at = created
+
+
+TICK_LEFT_JS = """(svg) => {
+    const left = svg.getBoundingClientRect().left;
+    return [...svg.querySelectorAll('.recharts-yAxis-tick-labels text')]
+        .map((text) => Math.round(text.getBoundingClientRect().left - left));
+}"""
+STROKES_JS = """(chart) => [...chart.querySelectorAll('.recharts-area-curve')].map((path) => getComputedStyle(path).stroke)"""
+
+
+def _rgb(css: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", css)[:3])
+
+
+def test_the_usage_charts_read_plainly(admin_page) -> None:
+    """Issue 30 item 7: a long model name beside its bar was cut at the chart's left edge; the "per Discord
+    user" chart was an empty frame; tokens in and out were two oranges; a week with calls on one day had
+    one tick; latencies read "45,804 ms", a tiny cost "EUR 0.0000", roles `tool_identifier`."""
+    page = admin_page
+    name = unique("Plain")
+    bot_id = add_bot(name)
+    model = "gpt-4o-mini-2024-07-18-with-a-very-long-name"
+    with only_new_calls():
+        with session_scope() as session:
+            tester = tester_chat.create_session(bot_id, session=session)
+            run = tester_chat.submit(tester.id, "hello", session=session).id
+            costs.set_price("openai", model, "0.15", "0.6", session=session)
+            llm_calls.insert_calls(session=session, bot_id=bot_id, run_id=run, records=[
+                SimpleNamespace(role="tool_identifier", provider="openai", model=model, tokens_in=12, tokens_out=3,
+                                ttft_ms=None, latency_ms=45_804.0, error="")])
+            tester_chat.finish(run, session=session)
+        try:
+            page.goto("/usage")
+            expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+            models = page.get_by_test_id("usage-by-model")
+            row = models.get_by_role("row").filter(has_text=model)
+            expect(row.get_by_role("cell")).to_have_text(["1", "15", "45.8 s", "EUR 0.0000036"])
+            roles = page.get_by_test_id("usage-by-role")
+            expect(roles.get_by_role("rowheader").get_by_text("Tool Identifier", exact=True)).to_be_visible()
+            body = page.locator("main").inner_text()
+            for raw in ("tool_identifier", "45,804 ms", "0.0000 ", "EUR 0.0000\n"):
+                assert raw not in body, f"{raw!r} on the Usage page"
+
+            # Nobody on Discord: the chart says so instead of an empty frame.
+            expect(page.get_by_test_id("chart-users")).to_contain_text("No Discord user's message was answered")
+            # A week has a mark for each day, not one tick for the one day with calls.
+            ticks = page.get_by_test_id("chart-calls").locator(".recharts-xAxis-tick-labels text")
+            expect(ticks.first).to_be_visible()
+            assert ticks.count() >= 4, ticks.all_inner_texts()
+            # The model's name fits beside its bar (cut with "…", whole in the table).
+            svg = page.get_by_test_id("chart-models").locator("svg.recharts-surface").first
+            expect(svg).to_be_visible()
+            lefts = svg.evaluate(TICK_LEFT_JS)
+            assert lefts and min(lefts) >= 0, f"the model's label is cut at the chart's left edge: {lefts}"
+            # Tokens in and out in colours far apart.
+            strokes = page.get_by_test_id("chart-tokens").evaluate(STROKES_JS)
+            assert len(strokes) == 2, strokes
+            distance = sum((a - b) ** 2 for a, b in zip(_rgb(strokes[0]), _rgb(strokes[1]), strict=True)) ** 0.5
+            assert distance > 150, f"tokens in and out look alike: {strokes}"
+            assert page.grobot_record.console_errors == [], page.grobot_record.console_errors
+        finally:
+            with session_scope() as session:
+                costs.delete_price("openai", model, session=session)

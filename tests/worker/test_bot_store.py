@@ -154,7 +154,7 @@ def test_one_request_reads_a_message_with_its_memories_and_the_tool_routers_scor
         texts = memory.scored[0][1]
         assert clock in texts and not any("alarm" in t for t in texts)  # an MCP tool the bot may not use is left out
         assert any(t.startswith("files list") for t in texts)  # the built-ins
-        traced = [r.getMessage() for r in caplog.records if r.name == "bot_worker.timings"]
+        traced = [r.getMessage() for r in caplog.records if r.name == "bot_worker.timings" and "read for a message" in r.getMessage()]
         assert re.fullmatch(rf"bot {bot_id}: read for a message \(ms\): vector started [0-9.]+, database [0-9.]+, "
                             r"memories and scores [0-9.]+", traced[0]), traced
         # Not for a message the bot ignores, nor one of several requests (the router scores each part).

@@ -18,7 +18,7 @@ from grobot.core.agents import events as events_module
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.flood import COOLDOWN_NOTICE
-from grobot.core.models import AgentEvent, AppUser, Message, MessageStatus
+from grobot.core.models import AgentEvent, AppUser, LLMCall, Message, MessageStatus
 from grobot.core.services import bots, tester_chat, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import async_wait_for
@@ -126,6 +126,9 @@ async def test_stop_closes_the_llm_stream_and_ends_the_run_once_as_cancelled(ser
         answer = session.exec(select(Message.content).where(Message.role == "assistant")
                               .order_by(Message.id.desc())).first()
         assert shown and answer == shown
+        # The call cut short is counted: what the model read and wrote before the stop (estimated).
+        calls = session.exec(select(LLMCall).where(LLMCall.run_id == run_id)).all()
+        assert [(c.error, c.tokens_in > 0, c.tokens_out > 0) for c in calls] == [("stopped", True, True)], calls
     assert await tester_chat_link.cancel(link, run_id, "again") is False  # nothing left to stop
 
 
@@ -259,7 +262,7 @@ async def test_an_answer_ending_while_the_database_is_locked_is_stored_once_it_i
     runner, link = service
     bot_id = _bot("patient")
     use_fake_llm(fake_llm, bot_id=bot_id)
-    words = " ".join(f"w{i}" for i in range(10))
+    words = "Patience pays: this answer arrives in ten small pieces while the database stays locked."
     fake_llm.script(Reply(text=words, chunks=10, chunk_delay=0.1))
     run_id = _send(bot_id, "hi")
     assert await tester_chat_link.wake(link) == [run_id]

@@ -15,12 +15,13 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable
 from typing import Any
 
-from grobot.core.agents import archivist, context, gatekeeper, prompts, recovery, tool_router, write_requests
+from grobot.core.agents import archivist, context, gatekeeper, moderator, prompts, recovery, tool_router, write_requests
 from grobot.core.agents.clarifier import clarify
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.events import RunRecorder
+from grobot.core.agents.events import AnswerWithheld, RunRecorder
 from grobot.core.agents.executor import PlannedCall, execute
 from grobot.core.agents.native import run_native
 from grobot.core.agents.parameter_extractor import Extraction, check, extract, needs_arguments
@@ -29,17 +30,19 @@ from grobot.core.agents.run_store import Prepared, RunEnd, UserMessageIn
 from grobot.core.agents.synthesizer import grounded_results, settle, synthesize
 from grobot.core.agents.tool_identifier import Choice, choose_one, results_said, results_text
 from grobot.core.agents.types import NATIVE_MODE, ChainResult, EventKind, EventSink, IncomingMessage, limited_user
+from grobot.core.documents import message as doc_message
+from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
-from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.memory.runtime import memory_failed, memory_worked
+from grobot.core.memory import MemoryPort
+from grobot.core.memory.lookup import message_memories
+from grobot.core.moderation import REFUSAL, AnswerGuard, Moderation, log_event, moderation_note
 from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 
-MEMORIES_PER_MESSAGE = 5
 
 
 def _user_message(msg: IncomingMessage) -> UserMessageIn:
@@ -103,36 +106,41 @@ async def run_chain(
                 return ChainResult(replied=False, llm_calls=len(run.records),
                                    timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
 
+        # -- Moderator: the decision model, when the admin asked for it
+        moderation = loaded.moderation
+        judged = await _judge(run, moderation) if moderation is not None and moderation.ask_model else "log"
+        if judged == "ignore" and msg.run_id is None:
+            recorder.discard()
+            await _save_orphan_calls(run)
+            return ChainResult(replied=False, llm_calls=len(run.records),
+                               timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)})
+
         # -- the run id: the stored user message (stored with the run's first write, to save a transaction)
         if msg.run_id is None:
             recorder.attach(user_message=_user_message(msg), conversation_id=loaded.conversation_id)
         else:
             recorder.attach(msg.run_id, conversation_id=loaded.conversation_id)
-
-        # -- Context (tools and memories at once)
-        catalog = tools
-        memory = deps.memory
-        if catalog is None:
-            catalog = await _catalog(run, deps, prepared.links)
-        lookup = prepared.found_memories() if prepared.memories is not None else _memories(memory, msg)
-        specs, found = await asyncio.gather(_list_tools(run, catalog), lookup)
-        run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
-                                                       user=loaded.knowledge, memories=found,
-                                                       unavailable=run.unavailable_tools)
-        run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
-                                       channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
-                                       platform="discord" if msg.platform == "discord" else "test_chat",
-                                       discord=getattr(catalog, "discord", None))
-
-        if loaded.bot.agent_mode == NATIVE_MODE:
-            await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
-            answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
+        if judged == "ignore":  # a stored run (Test Chat) ends with why
+            return await _fail(recorder, run, moderation_note(moderator.RULE), started)
+        if judged == "refuse":
+            answer = REFUSAL
+            await recorder.token(answer)
         else:
-            answer = await _chain_mode(run, specs, catalog, memory)
+            if moderation is not None and moderation.checks_text and moderation.action != "log":
+                recorder.guard = AnswerGuard(moderation)  # answers are checked before they go out
+            try:
+                answer = await _answer(run, loaded, prepared, deps, tools)
+            except AnswerWithheld:  # it broke a rule as it streamed: replaced below
+                answer = ""
 
         # -- done: store the answer, the events and the accounting in one transaction
         final_text = answer  # what settle() decided: the Discord reply, Test Chat and the history all read it
-        run.new_messages.append({"role": "assistant", "content": answer})
+        moderated = await _moderate_answer(run, moderation, final_text) \
+            if moderation is not None and judged != "refuse" else None
+        if moderated is not None:
+            answer = final_text = recorder.text = "" if moderated == "withheld" else REFUSAL
+        if answer:
+            run.new_messages.append({"role": "assistant", "content": answer})
         total = time.perf_counter() - started
         timings = _timings(run, total)
         usage = run.usage()
@@ -141,6 +149,8 @@ async def run_chain(
                      "timings": timings}
         if run.notices:
             done_data["fallbacks"] = run.notices
+        if moderated is not None:
+            done_data["moderated"] = moderated  # a host replaces what it showed of the answer
         end = _run_end(run, None)
         if end is not None:
             end.answered = _answered(msg, total, len(run.records), usage)
@@ -151,10 +161,11 @@ async def run_chain(
         archivist.schedule(store=store, bot_id=msg.bot_id, bot_name=loaded.bot.name, run_id=run_id, author_id=str(msg.author_id or ""),
                            author_name=msg.author_name, conversation_key=msg.conversation_key, user_text=msg.content,
                            decision_llm=loaded.llms["decision"],
-                           known_notes=[n for n, _ in loaded.knowledge.notes], memory=memory,
+                           known_notes=[n for n, _ in loaded.knowledge.notes], memory=deps.memory,
                            channel_id=msg.channel_id, guild_id=msg.guild_id,
                            source_message_id=msg.discord_message_id)
-        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings)
+        return ChainResult(replied=True, text=final_text, run_id=run_id, llm_calls=len(run.records), timings=timings,
+                           images=list(run.images))
     except asyncio.CancelledError as exc:
         # Stopped (a user's Stop, /stop, a 🛑 reaction) or shut down: one terminal event says so.
         await asyncio.shield(_fail(recorder, run, cancel_reason(exc), started, cancelled=True))
@@ -167,12 +178,78 @@ async def run_chain(
         return await _fail(recorder, run, error_line(exc), started, public=public_error(exc))
 
 
+async def _answer(run: Run, loaded: Any, prepared: Prepared, deps: ChainDeps, tools: ToolCatalog | None) -> str:
+    """Context (tools, memories and the document passages at once), then the answer in the bot's agent mode."""
+    msg = run.msg
+    catalog = tools
+    memory = deps.memory
+    if catalog is None:
+        catalog = await _catalog(run, deps, prepared.links)
+    lookup = prepared.found_memories() if prepared.memories is not None else message_memories(memory, msg)
+    passages = prepared.documents if prepared.documents is not None else doc_message.lookup(memory, msg, loaded.bot)
+    specs, found, in_documents = await asyncio.gather(_list_tools(run, catalog), lookup, _in_documents(passages))
+    specs = doc_message.offered(specs, in_documents)
+    run.system_prompt = context.build_system_prompt(bot_name=loaded.bot.name, personality=loaded.bot.personality, msg=msg,
+                                                   user=loaded.knowledge, memories=found,
+                                                   unavailable=run.unavailable_tools) + doc_message.prompt_part(in_documents)
+    if doc_message.described(in_documents):
+        await run.think("documents", doc_message.described(in_documents),
+                        sources=[p.source() for p in in_documents.passages])
+    run.tool_context = ToolContext(bot_id=msg.bot_id, user_id=msg.author_id, user_name=msg.author_name,
+                                   channel_id=msg.channel_id, guild_id=msg.guild_id, message_id=msg.discord_message_id,
+                                   platform="discord" if msg.platform == "discord" else "test_chat",
+                                   discord=getattr(catalog, "discord", None), said=msg.content)
+    if loaded.bot.agent_mode == NATIVE_MODE:
+        await run.think("mode", f"native mode: the output model calls tools itself ({len(specs)} available)")
+        answer = await run_native(run, specs if loaded.bot.max_tool_rounds > 0 else [], catalog)
+    else:
+        answer = await _chain_mode(run, specs, catalog, memory)
+    return await doc_message.cite(run, answer, in_documents)
+
+
+def _moderation_event(run: Run, what: str, rule: str, action: str) -> None:
+    msg = run.msg
+    log_event(msg.bot_id, what, rule, action, platform=msg.platform, channel_id=msg.channel_id,
+              author_id=msg.author_id, is_dm=msg.is_dm)
+
+
+async def _judge(run: Run, moderation: Moderation) -> str:
+    """The Moderator's word on the message: the admin's action when it is abusive, else ``log``
+    (answered as usual)."""
+    abusive = await moderator.judged_abusive(run)
+    await run.think("moderation", "the decision model judged the message abusive" if abusive
+                    else "the decision model could not check the message" if abusive is None
+                    else "the decision model judged the message acceptable", abusive=abusive)
+    if not abusive:
+        return "log"
+    _moderation_event(run, "a message", moderator.RULE, moderation.action)
+    return moderation.action
+
+
+async def _moderate_answer(run: Run, moderation: Moderation, final_text: str) -> str | None:
+    """The whole answer checked (while it streamed, the recorder's guard checked it as it went out):
+    ``withheld`` or ``refused`` when it broke a rule and the admin's action replaces it, else None
+    (an action ``log`` only logs it)."""
+    if not moderation.checks_text:
+        return None
+    rule = run.recorder.moderate_end(final_text) if run.recorder.guard is not None else moderation.find(final_text)
+    if rule is None:
+        return None
+    action = moderation.action
+    replaced = {"ignore": "withheld", "refuse": "refused"}.get(action)
+    _moderation_event(run, "an answer", rule, {"withheld": "withheld", "refused": "replaced"}.get(replaced or "", "log"))
+    await run.think("moderation", f"the answer matched {rule}: " + (
+        "it was withheld (nothing is sent)" if replaced == "withheld" else
+        "it was replaced by the refusal" if replaced == "refused" else "logged only"), rule=rule)
+    return replaced
+
+
 def _answered(msg: IncomingMessage, seconds: float, calls: int, usage: Any) -> dict[str, Any]:
     """What the bot's log says of an answered message (:func:`~grobot.core.agents.run_store.answered_line`;
     stored with the run's end, in its transaction)."""
     where = "Test Chat" if msg.platform == "test_chat" else (
         "CLI" if msg.platform == "cli" else "DM" if msg.is_dm else f"channel {msg.channel_id}")
-    return {"where": where, "user": msg.author_id or "?", "ms": round(seconds * 1000), "calls": calls,
+    return {"where": where, "user": msg.author_id or "?", "name": msg.author_name, "ms": round(seconds * 1000), "calls": calls,
             "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}
 
 
@@ -199,7 +276,7 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
     known = await run.known_scores() if run.known_scores is not None else None
     routing = await tool_router.route(run.msg.content, specs, memory, budget=get_settings().memory_budget_seconds,
                                       known=known)
-    await run.think("tool_router", routing.describe(), candidates=routing.candidates)
+    await run.think("tool_router", routing.describe(), detail=routing.scores_text(), candidates=routing.candidates)
     candidates = [by_name[name] for name in routing.candidates]
     first_round = await _first_round(run, routing, by_name)
     exchange: list[dict[str, Any]] = []
@@ -242,7 +319,10 @@ async def _chain_mode(run: Run, specs: list[ToolSpec], catalog: ToolCatalog, mem
         for choice in fresh:
             extraction = extractions.get(choice.name)
             if extraction is None:  # no arguments, or valid ones from the Identifier (a model free of the schema)
-                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=choice.arguments or {}))
+                arguments = choice.arguments or {}
+                if by_name[choice.name].takes_message and check(arguments, by_name[choice.name]):
+                    arguments = {}  # it reads what the user asked from their message itself
+                calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=arguments))
             elif extraction.arguments is not None:
                 calls.append(PlannedCall(id=new_call_id(), name=choice.name, arguments=extraction.arguments))
             elif extraction.missing:
@@ -316,7 +396,7 @@ async def _catalog(run: Run, deps: ChainDeps, links: list[Any] | None) -> ToolCa
     from grobot.core.tools.base import EmptyCatalog
 
     try:
-        return await deps.catalog(run.msg.bot_id, links)
+        return await deps.catalog(run.msg.bot_id, links, bot=run.bot)
     except Exception as exc:
         logger.warning("The tool catalog of bot %s failed: %s", run.msg.bot_id, error_line(exc))
         await run.think("tools", f"the tools could not be loaded ({error_line(exc)}); answering without them")
@@ -340,29 +420,13 @@ async def _list_tools(run: Run, catalog: ToolCatalog) -> list[ToolSpec]:
     return specs
 
 
-def start_memory_lookup(msg: IncomingMessage, memory: MemoryPort) -> asyncio.Task[list[str]] | None:
-    """Start retrieving the memories of ``msg`` now (None: this process has no memory).
-
-    A store's :meth:`~grobot.core.agents.run_store.RunStore.prepare` starts it when it has read a
-    message the bot may answer (:attr:`Prepared.memories`). Like the lookup in the chain, it
-    never raises and stays within the memory time limit.
-    """
-    if isinstance(memory, NoopMemory) or not msg.content.strip():
-        return None
-    return asyncio.get_running_loop().create_task(_memories(memory, msg))
-
-
-async def _memories(memory: MemoryPort, msg: IncomingMessage) -> list[str]:
-    if isinstance(memory, NoopMemory) or not msg.content.strip():
-        return []
+async def _in_documents(found: Awaitable[Found | None]) -> Found:
+    """The message's passages, found by the host already or coming (none when their lookup failed)."""
     try:
-        found = list(await asyncio.wait_for(memory.search(msg.bot_id, msg.content, k=MEMORIES_PER_MESSAGE),
-                                            get_settings().memory_budget_seconds))
+        return await found or doc_message.NOTHING
     except Exception as exc:
-        memory_failed("retrieving memories", exc)
-        return []
-    memory_worked()
-    return found
+        logger.info("No document passages for the message (%s)", type(exc).__name__)
+        return doc_message.NOTHING
 
 
 def _timings(run: Run, total: float) -> dict[str, float]:
@@ -400,8 +464,8 @@ async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: f
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None
     if recorder.storing:
-        if cancelled and run is not None and recorder.text:  # what the user saw before the stop stays
-            run.new_messages.append({"role": "assistant", "content": recorder.text})
+        if cancelled and run is not None and recorder.shown_text:  # what the user saw before the stop stays
+            run.new_messages.append({"role": "assistant", "content": recorder.shown_text})
         end = _run_end(run, message)
         if end is not None:
             end.cancelled = cancelled

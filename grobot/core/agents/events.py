@@ -19,6 +19,7 @@ from typing import Any
 from grobot.core.agents.run_store import RunEnd, RunStore, RunWrite, UserMessageIn
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind, EventSink
 from grobot.core.errors import error_line
+from grobot.core.moderation import AnswerGuard
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +31,17 @@ END_RETRY_FIRST_WAIT = 0.5  # doubling, at most END_RETRY_MAX_WAIT
 END_RETRY_MAX_WAIT = 10.0
 
 
+class AnswerWithheld(Exception):
+    """The answer broke a moderation rule while it streamed: the run goes straight to its end, where
+    the answer is replaced (:meth:`RunRecorder.moderate_end`)."""
+
+
 class RunRecorder:
-    """Emits the events of one run and stores them once the run has an id."""
+    """Emits the events of one run and stores them once the run has an id.
+
+    With a :attr:`guard` (the bot moderates its answers), answer text reaches the sink only once
+    the guard has checked it; after a match, nothing more does (:attr:`withheld`).
+    """
 
     def __init__(self, sink: EventSink | None, store: RunStore) -> None:
         self.sink = sink
@@ -52,6 +62,9 @@ class RunRecorder:
         self._db_lock = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
         self._closed = False
+        self.guard: AnswerGuard | None = None
+        self.withheld = False  # the answer broke a moderation rule: no more of it goes out
+        self._released = False  # some answer text went to the sink
 
     # -- emitting ---------------------------------------------------------------------------
     async def emit(self, kind: EventKind, data: dict[str, Any] | None = None) -> None:
@@ -66,13 +79,22 @@ class RunRecorder:
 
     async def token(self, text: str) -> None:
         """Answer text as it streams; sent on in batches."""
-        if not text or self.finished is not None:
+        if not text or self.finished is not None or self.withheld:
             return
-        first = self.first_token_at is None
-        if first:
+        if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
-        self._tokens.append(text)
         self.text += text
+        if self.guard is not None:
+            text = self.guard.feed(text)  # what is checked may go out; the word being written waits
+            if self.guard.hit is not None:
+                self.withheld = True
+                self._tokens.clear()  # checked but not sent yet: the whole answer is replaced anyway
+                return
+            if not text:
+                return
+        first = not self._released
+        self._released = True
+        self._tokens.append(text)
         now = time.monotonic()
         # The first words go out at once (the reply appears as early as possible); the rest in batches.
         if first or now - self._last_token_flush >= TOKEN_INTERVAL_SECONDS or sum(map(len, self._tokens)) >= TOKEN_MAX_CHARS:
@@ -80,6 +102,27 @@ class RunRecorder:
         elif self._timer is None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(TOKEN_INTERVAL_SECONDS, self._timer_fired)
+
+    def moderate_end(self, final: str) -> str | None:
+        """The whole answer ``final`` checked by the guard: the rule it broke (nothing more of it goes
+        out), or None (the end held back goes out with the last batch). None without a guard."""
+        if self.guard is None:
+            return None
+        rest = self.guard.rest(final)
+        if self.guard.hit is not None:
+            self.withheld = True
+            self._tokens.clear()
+            return self.guard.hit
+        if rest:
+            self._tokens.append(rest)
+        return None
+
+    @property
+    def shown_text(self) -> str:
+        """The answer as far as it went out (a guard holds back its unchecked end)."""
+        if self.guard is None:
+            return self.text
+        return "" if self.withheld else self.guard.text[:self.guard.released]
 
     def revise_end(self, streamed: str, final: str) -> None:
         """The answer's last streamed part ``streamed`` ends as ``final`` (an answer cut at its output cap,

@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from grobot.core.agents import time_zones
@@ -25,7 +25,7 @@ from grobot.core.agents.acknowledger import Acknowledger
 from grobot.core.agents.run import Run
 from grobot.core.agents.types import EventKind
 from grobot.core.agents.write_requests import asks_for
-from grobot.core.tools.base import ToolCatalog, ToolContext, ToolError, ToolResult, ToolSpec
+from grobot.core.tools.base import ToolCatalog, ToolContext, ToolError, ToolImage, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
     started = time.perf_counter()
     spec = specs.get(call.name)
     fallback_used = None
+    images: list[ToolImage] = []
     if call.error:
         content, is_error, attempts = f"Tool {call.name} was not called: {call.error}", True, 0
         told = content
@@ -144,7 +145,7 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
         except asyncio.CancelledError:
             await _abandoned(run, call, started)
             raise
-        content, is_error, attempts = outcome.content, outcome.is_error, outcome.attempts
+        content, is_error, attempts, images = outcome.content, outcome.is_error, outcome.attempts, outcome.images
         told = outcome.told if outcome.told is not None else content
         fallback = specs.get(spec.fallback) if spec.fallback and spec.fallback != spec.name else None
         if is_error and spec.fallback and outcome.may_have_written:
@@ -171,12 +172,14 @@ async def _run_one(run: Run, call: PlannedCall, specs: dict[str, ToolSpec], cata
                 told = f"{told}\nFallback {fallback.name} failed too: {second.told if second.told is not None else second.content}"
             else:
                 content, is_error = f"(answered by the fallback tool {fallback.name})\n{second.content}", False
-                told = content
+                told, images = content, second.images
     duration = (time.perf_counter() - started) * 1000
     content = _truncate(content, MAX_RESULT_CHARS)
+    shown = await run.keep_images(images) if images else []  # the user sees them beside the answer
     await rec.emit(EventKind.TOOL_RESULT, {"id": call.id, "name": call.name, "content": _truncate(content, EVENT_RESULT_CHARS),
                                            "is_error": is_error, "duration_ms": round(duration, 1), "attempts": attempts,
-                                           **({"fallback": fallback_used} if fallback_used else {})})
+                                           **({"fallback": fallback_used} if fallback_used else {}),
+                                           **({"images": shown} if shown else {})})
     status = {"tool": call.name, "status": "failed" if is_error else "finished", "duration_ms": round(duration, 1)}
     if is_error:
         status["error"] = content.splitlines()[0][:300]
@@ -212,6 +215,7 @@ class _Outcome:
     attempts: int
     may_have_written: bool = False  # failed after it may have run, and the tool writes
     told: str | None = None  # what the model is told, when not ``content``
+    images: list[ToolImage] = field(default_factory=list)  # what the tool showed (for the user)
 
 
 def backoff_seconds(attempt: int) -> float:
@@ -241,7 +245,7 @@ async def _attempts(run: Run, spec: ToolSpec, arguments: dict[str, Any], catalog
             return _Outcome(f"Tool {spec.name} failed: {type(exc).__name__}: {exc}", True, attempt)
         else:
             if not result.is_error:
-                return _Outcome(result.content, False, attempt)
+                return _Outcome(result.content, False, attempt, images=list(result.images))
             error = ToolError(result.content, transient=result.transient)
         unsafe = error.may_have_run and spec.writes and not spec.idempotent
         if error.transient and not unsafe and attempt < MAX_ATTEMPTS:

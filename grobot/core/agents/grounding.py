@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from grobot.core.agents.tool_router import content_words
+from grobot.core.images import DESCRIBED
 from grobot.core.tools.base import ToolSpec
 
 MAX_ITEMS = 10  # items of a list shown in its line
@@ -51,7 +52,7 @@ _FALLBACK_PREFIX = re.compile(r"^\(answered by the fallback tool [\w.-]+\)\n")
 class Grounded:
     """The line that states one tool result, and what a reply must say to state it too."""
 
-    kind: str  # time | list | text | confirmation | error | object
+    kind: str  # time | list | text | confirmation | error | object | image (images only: stated by being shown)
     line: str
     times: tuple[tuple[int, int], ...] = ()  # (hour, minute) a reply must name (a time result)
     items: tuple[str, ...] = ()  # what a reply must name of a list, each item
@@ -61,6 +62,8 @@ class Grounded:
 
     def stated_in(self, reply: str) -> bool:
         """Whether ``reply`` states this result (its times, its items, enough of its words)."""
+        if self.kind == "image":  # the images themselves go with the answer
+            return True
         if self.kind == "time":
             return bool(self.times) and all(_time_said(reply, hour, minute) for hour, minute in self.times)
         if self.kind == "list":
@@ -99,6 +102,11 @@ def ground(spec: ToolSpec | None, name: str, arguments: dict[str, Any], content:
     ``asked``: the user's message (a time it names itself is not one a reply must repeat).
     """
     body = _FALLBACK_PREFIX.sub("", content.strip(), count=1)
+    shown = DESCRIBED.sub("", body).strip()
+    if shown != body and not is_error:  # the tool's images reach the user with the answer: its text is grounded
+        if not shown:
+            return Grounded("image", "")
+        body = shown
     if is_error:
         return _error(name, body)
     value = _json(body)

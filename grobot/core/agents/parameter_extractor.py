@@ -47,9 +47,10 @@ def check(arguments: Any, spec: ToolSpec) -> list[str]:
 
 
 def needs_arguments(spec: ToolSpec) -> bool:
-    """Whether a tool takes any argument (one without needs no Parameter Extractor call)."""
+    """Whether a tool takes any argument (one without, or one that reads the user's message itself:
+    :attr:`ToolSpec.takes_message`, needs no Parameter Extractor call)."""
     schema = spec.input_schema or {}
-    return bool(schema.get("properties")) or bool(schema.get("required"))
+    return not spec.takes_message and (bool(schema.get("properties")) or bool(schema.get("required")))
 
 
 def _schema(spec: ToolSpec, forced: list[str] | None = None, choices: dict[str, list[Any]] | None = None

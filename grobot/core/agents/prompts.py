@@ -26,6 +26,12 @@ or continues a conversation with the bot. Stay silent on small talk between othe
 The bot: {bot_name}. Its personality: {personality}
 Reply with JSON: {{"reply": true}} or {{"reply": false}}."""
 
+MODERATOR = """\
+You check the messages people send to a chat bot. Is the newest message abusive: insults, harassment,
+hate, threats, sexual content, or spam? Disagreement, criticism and rough language that attacks nobody
+are not abusive.
+Reply with JSON: {"abusive": true} or {"abusive": false}."""
+
 TOOL_CHOOSER = """\
 Which one of these tools does the user's message need? Tools:
 {tools}

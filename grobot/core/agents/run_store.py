@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from grobot.core.agents.context import UserKnowledge
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules
@@ -28,6 +28,9 @@ from grobot.core.errors import GroBotError
 from grobot.core.limits import LimitState
 from grobot.core.llm.base import CallRecord
 from grobot.core.llm.effective import EffectiveLLM
+from grobot.core.moderation import Moderation
+from grobot.core.tools.base import ToolImage
+from grobot.core.wording import counted, duration
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +52,7 @@ class Loaded:
     run_status: str | None = None
     rules: ReplyRules | None = None
     limits: LimitState | None = None  # today's usage and the limits, read with the rest
+    moderation: Moderation | None = None  # None: the bot moderates nothing
     # The message it was read for (a preloaded read is used for that message only).
     bot_id: int | None = None
     conversation_key: str | None = None
@@ -61,6 +65,7 @@ class Loaded:
             "knowledge": {"directives": self.knowledge.directives, "notes": [list(n) for n in self.knowledge.notes]},
             "run_status": self.run_status, "rules": self.rules.as_dict() if self.rules is not None else None,
             "limits": self.limits.as_dict() if self.limits is not None else None,
+            "moderation": self.moderation.as_dict() if self.moderation is not None else None,
             "bot_id": self.bot_id, "conversation_key": self.conversation_key, "run_id": self.run_id,
         }
 
@@ -75,6 +80,7 @@ class Loaded:
             run_status=data.get("run_status"),
             rules=ReplyRules(**data["rules"]) if data.get("rules") else None,
             limits=LimitState(**data["limits"]) if data.get("limits") else None,
+            moderation=Moderation.from_dict(data["moderation"]) if data.get("moderation") else None,
             bot_id=data.get("bot_id"), conversation_key=data.get("conversation_key"), run_id=data.get("run_id"),
         )
 
@@ -105,8 +111,9 @@ class Prepared:
     answer; None: the Gatekeeper model decides; False: not for the bot); ``rules``: those rules
     (None: the bot could not be read), which say why to a user who asked. For a message the bot
     may answer: ``loaded`` (the settings and the run's start), ``links`` (its MCP servers; None:
-    the catalog reads them), ``memories`` and ``scores`` (the Tool Router's similarities by tool
-    text; None: the router computes them), each an awaitable that may still be running.
+    the catalog reads them), ``memories``, ``scores`` (the Tool Router's similarities by tool
+    text; None: the router computes them) and ``documents`` (passages of the bot's documents;
+    None: the chain looks them up), each an awaitable that may still be running.
     ``unreadable``: why the message could not be read ("" when it was); it is then refused with
     those words (a message not addressed to the bot stays silent).
     """
@@ -118,6 +125,7 @@ class Prepared:
     links: list[Any] | None = None
     memories: Awaitable[list[str]] | None = None
     scores: Awaitable[Scores | None] | None = None
+    documents: Awaitable[Any] | None = None  # its passages of the bot's documents (grobot.core.documents.message.Found)
     unreadable: str = ""
 
     @classmethod
@@ -145,7 +153,7 @@ class Prepared:
 
     def discard(self) -> None:
         """Stop what is still being looked up for a message that is not answered."""
-        for pending in (self.memories, self.scores):
+        for pending in (self.memories, self.scores, self.documents):
             if isinstance(pending, asyncio.Future) and not pending.done():
                 pending.cancel()
 
@@ -196,11 +204,13 @@ class RunEnd:
 
 
 def answered_line(answered: dict[str, Any], run_id: int | None) -> str:
-    """``Answered a message (channel 5, user 42, run 7) in 12 ms: 1 LLM call(s), 30 tokens in, 8 out``."""
-    return (f"Answered a message ({answered.get('where')}, user {answered.get('user') or '?'}, run "
-            f"{run_id if run_id is not None else '-'}) in {float(answered.get('ms') or 0):.0f} ms: "
-            f"{int(answered.get('calls') or 0)} LLM call(s), {int(answered.get('tokens_in') or 0)} tokens in, "
-            f"{int(answered.get('tokens_out') or 0)} out")
+    """``Answered a message (channel 5, tess, run 7) in 3 min 26 s: 7 LLM calls, 3,000 tokens in, 200 out``
+    (the user by name when known, else ``user ID``; never what was said)."""
+    user = answered.get("user") or ""
+    who = answered.get("name") or (f"user {user}" if user and user != "?" else "an unknown user")
+    return (f"Answered a message ({answered.get('where')}, {who}, run {run_id if run_id is not None else '-'}) in "
+            f"{duration(float(answered.get('ms') or 0) / 1000)}: {counted(int(answered.get('calls') or 0), 'LLM call')}, "
+            f"{int(answered.get('tokens_in') or 0):,} tokens in, {int(answered.get('tokens_out') or 0):,} out")
 
 
 @dataclass
@@ -278,3 +288,16 @@ class RunStore(Protocol):
     async def update_note(self, bot_id: int, user: str, note_id: int, note: str | None,
                           reliability: float | None) -> dict[str, Any]: ...
 
+
+
+@runtime_checkable
+class ImageStore(Protocol):
+    """A store that keeps the images of stored runs (the database's: Test Chat shows them)."""
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        """Store a tool's images of run ``run_id``; returns their ids."""
+        ...
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        """The images the user sent with stored message ``run_id`` (Test Chat)."""
+        ...

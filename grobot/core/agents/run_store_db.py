@@ -26,11 +26,14 @@ from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, lim
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
+from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
+from grobot.core.moderation import Moderation
 from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
 from grobot.core.settings import get_settings
+from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +54,11 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
                        max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
                        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
-                       max_concurrent_runs=int(bot.max_concurrent_runs or 1))
+                       max_concurrent_runs=int(bot.max_concurrent_runs or 1),
+                       documents_enabled=bool(bot.documents_enabled), documents_threshold=float(bot.documents_threshold),
+                       web_search=bool(bot.web_search),
+                       web_search_url=(bot.web_search_url or app_settings.get_value("web_search_url", session=session))
+                       if bot.web_search else "")
     llms = effective_llms(session=session, bot_id=bot.id)
     run_status = None
     if msg.run_id is not None:
@@ -71,8 +78,10 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
         knowledge.directives = discord_users.get_directives(**who)
         knowledge.notes = user_notes.note_pairs(**who)
     limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
+    moderation = Moderation.of(bot)
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
-                  run_status=run_status, rules=ReplyRules.of(bot), limits=limits, bot_id=msg.bot_id,
+                  run_status=run_status, rules=ReplyRules.of(bot), limits=limits,
+                  moderation=moderation if moderation.checks_text or moderation.ask_model else None, bot_id=msg.bot_id,
                   conversation_key=msg.conversation_key, run_id=msg.run_id)
 
 
@@ -135,8 +144,6 @@ def prepared_from(msg: IncomingMessage, read: MessageRead | None, *, memory: Any
             else Prepared(msg, decision=False)
     prepared = Prepared(msg, decision=read.decision, rules=ReplyRules.of(read.bot), loaded=read.loaded, links=read.links)
     if read.decision is not False:
-        from grobot.core.agents.chain import start_memory_lookup
-
         prepared.memories = start_memory_lookup(msg, memory) if memory is not None else None
         prepared.scores = scores
     return prepared
@@ -299,6 +306,17 @@ class DatabaseStore:
     async def save_calls(self, bot_id: int, run_id: int | None, records: list[CallRecord],
                          notes: list[tuple[str, str, float]] | None = None) -> None:
         await self._write(lambda session: save_calls(session, bot_id, run_id, records, notes))
+
+    async def save_images(self, run_id: int, images: list[ToolImage]) -> list[int]:
+        from grobot.core.services import run_images
+
+        return await self._write(lambda session: run_images.save(session=session, run_id=run_id,
+                                                                 origin=run_images.TOOL, images=images))
+
+    async def sent_images(self, run_id: int) -> list[ToolImage]:
+        from grobot.core.services import tester_chat
+
+        return await self._read(lambda session: tester_chat.sent_images(run_id, session=session), in_thread=True)
 
     async def mcp_links(self, bot_id: int) -> list[Any]:
         from grobot.core.tools.catalog import read_links

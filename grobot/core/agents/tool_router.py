@@ -27,13 +27,17 @@ logger = logging.getLogger(__name__)
 # against ten tool descriptions, when the Router was built).
 CANDIDATE_SIMILARITY = 0.32
 WORD_MATCH_SCORE = 0.32  # a word of the tool's name in the message makes it a (weak) candidate
+# Every word of a tool's name (two or more: "search the web" for web_search) in the message: the
+# message names the tool, which is as sure as a close meaning.
+NAMED_SCORE = 0.40
 MAX_CANDIDATES = 4
 TIE_BREAK = 0.01
 CLEAR_LEAD = 0.05  # a clause's best tool this far ahead of the next is taken without asking the tools model
 DESCRIPTION_CHARS = 200
 
 
-_FILE_NAME = re.compile(r"\b[\w-]+\.[a-z0-9]{1,5}\b", re.IGNORECASE)
+# A file name: a name, a dot and an extension that starts with a letter ("notes.txt", not "2.0").
+_FILE_NAME = re.compile(r"\b[\w-]+\.[a-z][a-z0-9]{0,4}\b", re.IGNORECASE)
 
 
 def _words(text: str) -> set[str]:
@@ -82,16 +86,20 @@ class Routing:
         return list(dict.fromkeys([*self.picks, *(name for group in self.groups for name in group.names)]))
 
     def describe(self) -> str:
-        best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
-        shown = ", ".join(f"{name} {score:.2f}" for name, score in best) or "no tools"
+        """What the router decided, in words (its scores: :meth:`scores_text`)."""
         if not self.candidates:
-            return f"no tool matches the message ({self.method}: {shown}); answering directly"
+            return "no tool matches the message; answering directly"
         parts = []
         if self.picks:
             parts.append(f"chose {', '.join(self.picks)}")
         if self.groups:
             parts.append("asks the tools model to choose between " + "; ".join(" / ".join(g.names) for g in self.groups))
-        return f"{' and '.join(parts)} ({self.method}: {shown})"
+        return " and ".join(parts)
+
+    def scores_text(self) -> str:
+        """How it decided, for admins: the method and the three best scores (``embeddings+words: x 0.71, ...``)."""
+        best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:3]
+        return f"{self.method}: " + (", ".join(f"{name} {score:.2f}" for name, score in best) or "no tools")
 
 
 _CLAUSE_SPLIT = re.compile(r"(?:[.;!?]+\s+|,\s+(?:and\s+|then\s+)?|\s+(?:and|then|also)\s+)", re.IGNORECASE)
@@ -112,7 +120,12 @@ def clauses(message: str) -> list[str]:
 
 def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
     words = _words(message)
-    return {s.name: WORD_MATCH_SCORE if words & name_words(s.name) else 0.0 for s in specs}
+    scores = {}
+    for spec in specs:
+        names = name_words(spec.name)
+        scores[spec.name] = (NAMED_SCORE if len(names) >= 2 and names <= words
+                             else WORD_MATCH_SCORE if words & names else 0.0)
+    return scores
 
 
 def precomputable(message: str) -> bool:
@@ -160,15 +173,16 @@ async def route(message: str, specs: list[ToolSpec], embedder: object | None, *,
     known = known if len(parts) == 1 else None
     scored = await asyncio.gather(*(_scores(part, specs, similarities, budget, known) for part in parts))
     routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")
-    for scores, meaning in scored:
+    for part, (scores, meaning) in zip(parts, scored):
         for name, value in scores.items():
             routing.scores[name] = max(routing.scores.get(name, 0.0), value)
         ranked = sorted((n for n, v in scores.items() if v >= CANDIDATE_SIMILARITY), key=lambda n: -scores[n])
         if not ranked:
             continue
-        # Sure: the meaning of the best tool is close. A word match alone is weak evidence: the tools
-        # model chooses among the word matches, or says none.
-        sure = meaning is not None and meaning[ranked[0]] >= CANDIDATE_SIMILARITY
+        # Sure: the meaning of the best tool is close, or the request names it. A word match alone is
+        # weak evidence: the tools model chooses among the word matches, or says none.
+        sure = (meaning is not None and meaning[ranked[0]] >= CANDIDATE_SIMILARITY) or \
+            word_scores(part, specs)[ranked[0]] >= NAMED_SCORE
         close = [n for n in ranked if not sure or scores[ranked[0]] - scores[n] < CLEAR_LEAD][:MAX_CANDIDATES]
         if len(close) == 1 and sure:
             if ranked[0] not in routing.picks:

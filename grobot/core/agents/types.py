@@ -68,6 +68,7 @@ class IncomingMessage:
     mentions_bot: bool = False
     is_reply_to_bot: bool = False
     author_is_bot: bool = False
+    author_role_ids: list[str] = field(default_factory=list)  # the author's roles in the guild (none in a DM)
     # Test Chat: the id of the stored (pending) user message this run answers.
     run_id: int | None = None
     created_at: Any = None
@@ -85,6 +86,10 @@ class BotConfig:
     reply_when_relevant: bool = False
     user_cooldown_seconds: float = 0.0  # flood control (see grobot.core.flood)
     max_concurrent_runs: int = 1
+    documents_enabled: bool = True  # answers from its documents (grobot.core.documents)
+    documents_threshold: float = 0.3
+    web_search: bool = False  # the web tools (web_search, web_read) are on
+    web_search_url: str = ""  # the SearXNG instance they search ("": the keyless metasearch)
 
 
 @dataclass
@@ -97,6 +102,7 @@ class ChainResult:
     llm_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     refusal: str = ""  # why the checks refused it (a limit, the cooldown, busy, the reply rules): what the user is told
+    images: list[Any] = field(default_factory=list)  # the tools' images (ToolImage), for the user with the answer
 
 
 def limited_user(msg: IncomingMessage) -> str | None:
@@ -104,8 +110,9 @@ def limited_user(msg: IncomingMessage) -> str | None:
     return str(msg.author_id) if msg.platform == "discord" and msg.author_id else None
 
 
+ACCESS_FIELDS = ("allowed_user_ids", "blocked_user_ids", "allowed_role_ids", "blocked_role_ids")
 RULE_FIELDS = ("reply_in_dms", "allowed_channel_ids", "reply_to_mentions", "reply_to_replies", "always_on_channel_ids",
-               "keywords", "reply_when_relevant")
+               "keywords", "reply_when_relevant", *ACCESS_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,11 @@ class ReplyRules:
     always_on_channel_ids: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     reply_when_relevant: bool = False
+    # Who may use the bot (see grobot.core.agents.reply_rules.access_refused): Discord user and role ids.
+    allowed_user_ids: list[str] = field(default_factory=list)
+    blocked_user_ids: list[str] = field(default_factory=list)
+    allowed_role_ids: list[str] = field(default_factory=list)
+    blocked_role_ids: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, bot: Any) -> ReplyRules:

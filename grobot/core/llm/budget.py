@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -18,6 +19,31 @@ MESSAGE_OVERHEAD = 4
 
 def estimate_tokens(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+# How a BPE tokenizer (GPT's, Llama's, SmolLM's) cuts text, roughly: a word with its space is one token
+# (a long one, one per 7 letters), a number one per 3 digits, each punctuation mark or symbol one, each
+# character of a script written without spaces (CJK) one.
+_TEXT_PIECES = re.compile(r"(?P<word>[^\W\d_]+)|(?P<number>\d+)|(?P<space>\s+)|(?P<other>.)", re.UNICODE)
+_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3040-\u30ff]")
+
+
+def text_tokens(text: str) -> int:
+    """An estimate of the tokens a model reads for ``text`` (a prompt field shown against a context window),
+    closer to a real tokenizer's count than :func:`estimate_tokens` for words, numbers and other scripts."""
+    total = 0
+    for match in _TEXT_PIECES.finditer(text or ""):
+        kind, piece = match.lastgroup, match.group()
+        if kind == "word":
+            wide = len(_WIDE.findall(piece))
+            total += wide + (1 + (len(piece) - wide - 1) // 7 if len(piece) > wide else 0)
+        elif kind == "number":
+            total += (len(piece) + 2) // 3
+        elif kind == "other":
+            total += 1
+        elif piece.count("\n") > 1:  # blank lines are tokens too; a space belongs to the next word
+            total += 1
+    return total
 
 
 def message_tokens(message: dict[str, Any]) -> int:

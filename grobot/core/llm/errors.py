@@ -21,6 +21,11 @@ class LLMError(GroBotError):
         self.url = url
 
 
+class StreamStopped(Exception):
+    """Raised by a call's text callback: the caller wants no more of this answer (moderation cut it).
+    The call ends at once, as an answer that stopped there (its stream closed, its usage estimated)."""
+
+
 class AuthError(LLMError):
     """401/403: the key is wrong or lacks rights. Never retried."""
 

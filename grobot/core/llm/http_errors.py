@@ -66,6 +66,9 @@ def from_transport(exc: Exception, *, provider: str, url: str, timeout: float) -
     if isinstance(exc, aiohttp.ClientPayloadError):  # the body stopped short of its announced end
         return errors.ServerError(f"{provider} at {url} ended the answer early: the connection broke in the middle "
                                   "of it (did the server stop?)", **kw)
+    if isinstance(exc, aiohttp.InvalidURL):  # "not a url": nothing was sent
+        return errors.ServerUnavailable(f"the base URL of {provider} is not a web address ({url!r}): give one that "
+                                        "starts with http:// or https://", **kw)
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return errors.ServerError(f"{provider} at {url} closed the connection without answering (did the server "
                                   "stop?)", **kw)

@@ -24,6 +24,19 @@ class ProviderEntry:
     tools: bool | None
     no_tools: tuple[str, ...] = ()  # model names (or their start) known not to call tools
 
+    def summary(self) -> str:
+        """What choosing it means, in a line for a form: ``Mistral: default model mistral-small-latest; needs an
+        API key (its own service).``"""
+        if self.name == "llamacpp":
+            return f"{self.title}: give the model file (a path under the data folder, or an absolute one)."
+        if self.name == "openai":
+            key = "an API key for OpenAI's own service; for another server, give its base URL"
+        elif self.key_needed:
+            key = "needs an API key (its own service)"
+        else:
+            key = "no API key needed (a key only for a server that asks for one)"
+        return f"{self.title}: default model {self.default_model}; {key}."
+
     def supports_tools(self, model: str) -> bool | None:
         """Whether ``model`` can call tools: True, False, or None (known only at run time)."""
         name = model.strip().lower()

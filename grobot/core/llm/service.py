@@ -80,15 +80,18 @@ async def call_llm(
     temperature: float | None = None,
     max_tokens: int | None = None,
     stop: StopCheck | None = None,
+    records: list[CallRecord] | None = None,
 ) -> LLMResult:
     """Call the model of ``llm`` (an :class:`~grobot.core.services.llm_settings.EffectiveLLM`).
 
     ``on_text`` receives the answer as it streams; ``stop`` (asked after each piece) ends it early
     when it says so: the stream is closed and the answer is what came so far (not a capped one).
     The role's sampling (:func:`grobot.core.llm.sampling.for_call`) goes with the request.
-    Raises :class:`LLMCallFailed`.
+    Raises :class:`LLMCallFailed`. ``records``: the list each attempt is added to as it starts (by
+    default a new one), so that a caller whose task is cancelled (a stopped run) still has the
+    attempts to account for, the one cut short included.
     """
-    records: list[CallRecord] = []
+    records = records if records is not None else []
     if getattr(llm, "unavailable", None):
         raise LLMCallFailed(errors.ServerUnavailable(llm.unavailable, provider=llm.provider), records)
     models = [llm.model] + ([llm.fallback_model] if llm.fallback_model and llm.fallback_model != llm.model else [])
@@ -200,7 +203,11 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                 if chunk.text:
                     response.text += chunk.text
                     if on_text is not None:
-                        await on_text(chunk.text)
+                        try:
+                            await on_text(chunk.text)
+                        except errors.StreamStopped:  # the caller wants no more: the answer ends here
+                            response.finish_reason = "stopped"
+                            break
                 response.tool_calls.extend(chunk.tool_calls)
                 if chunk.done:
                     usage = chunk.usage
@@ -211,6 +218,12 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
                 if stop is not None and chunk.text and stop():
                     response.finish_reason = "stop"  # the caller has what it needs (the rest would be thrown away)
                     break
+    except asyncio.CancelledError:  # stopped: what the model read and wrote so far is counted, estimated
+        if not record.tokens_in:
+            record.tokens_in = messages_tokens(request.messages)
+            record.tokens_out = estimate_tokens(response.text)
+            record.estimated, record.error = True, "stopped"
+        raise
     finally:
         record.latency_ms = (time.perf_counter() - started) * 1000
     if usage is None or (usage.tokens_in == 0 and usage.tokens_out == 0):

@@ -39,6 +39,7 @@ class LocalMemory:
         # counts them, so that a lookup running while an add ends does not mark the bot).
         self._without_memories: set[int] = set()
         self._writes: dict[int, int] = {}
+        self._documents: Any = None
 
     @property
     def store(self) -> Any:
@@ -110,6 +111,29 @@ class LocalMemory:
 
     async def drop_bot(self, bot_id: int) -> None:
         await self._run(self._call("drop_bot"), bot_id)
+        await self._run(self.documents_index.drop_bot, bot_id)
+
+    # -- the bots' documents (grobot.core.documents) -------------------------------------------
+    @property
+    def documents_index(self) -> Any:
+        """The bots' passages, in the memory store's Chroma (:class:`~grobot.core.documents.index.DocumentIndex`)."""
+        if self._documents is None:
+            from grobot.core.documents.index import DocumentIndex
+
+            self._documents = DocumentIndex(lambda: self.store.client())
+        return self._documents
+
+    async def documents(self, bot_id: int, query: str, k: int = 3, *, threshold: float | None = None,
+                        quote: bool = True) -> list[Any] | None:
+        """The passages of ``bot_id`` closest to ``query`` (None: it has none indexed), with the message's
+        vector when the supervisor started it (shared with the memory lookup and the Tool Router)."""
+        from grobot.core.documents import lookup
+
+        started = self._messages.get(query)
+        if started is None and self.embedder_loaded():
+            started = self.embedding(query)
+        return await self._run(lambda: lookup.search(self.documents_index, bot_id, query, k=k, threshold=threshold,
+                                                     vector=_vector_or_none(started), quote=quote))
 
     async def prune(self, existing_bot_ids: set[int], *, keep: int = 0) -> tuple[list[int], int]:
         """Drop the collections of bots that no longer exist (deleted while no worker ran), and
@@ -244,6 +268,17 @@ def _best_of(words_cache: dict[str, Any], words: list[str], cache: dict[str, Any
 
     scores = np.stack([words_cache[w] for w in words]) @ np.stack([cache[c] for c in candidates]).T
     return [float(v) for v in scores.max(axis=0)]
+
+
+def _vector_or_none(started: Future[Any] | None) -> Any:
+    """The vector a future holds, if it comes within a second (None: the caller embeds the text itself;
+    a future queued behind the waiting thread on the store's own threads never comes)."""
+    if started is None:
+        return None
+    try:
+        return started.result(timeout=1.0)
+    except Exception:
+        return None
 
 
 def _embed_one(text: str) -> Any:

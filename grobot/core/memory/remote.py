@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 
+from grobot.core.documents import Passage
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
 
@@ -44,6 +45,13 @@ class _Request:
 
 def _memories(data: Any) -> list[Memory]:
     return [Memory.from_dict(item) for item in data["memories"]]
+
+
+def _passages(data: Any) -> list[Passage] | None:
+    """The passages found (None: the bot has no document indexed)."""
+    if not data.get("indexed"):
+        return None
+    return [Passage.from_dict(item) for item in data["passages"]]
 
 
 def _page(data: Any) -> tuple[list[Memory], int]:
@@ -85,6 +93,15 @@ class _Calls:
     def similarities(text: str, candidates: list[str]) -> _Request:
         return _Request("POST", f"{API}/similarities", lambda d: [float(x) for x in d["scores"]],
                         json={"text": text, "candidates": list(candidates)})
+
+    @staticmethod
+    def documents(bot_id: int, query: str, k: int, threshold: float | None, quote: bool) -> _Request:
+        return _Request("POST", f"{API}/bots/{int(bot_id)}/documents/search", _passages,
+                        json={"query": query, "k": int(k), "threshold": threshold, "quote": bool(quote)})
+
+    @staticmethod
+    def sync_documents() -> _Request:
+        return _Request("POST", f"{API}/documents/sync", lambda d: None, json={})
 
     @staticmethod
     def health() -> _Request:
@@ -180,6 +197,11 @@ class RemoteMemory:
         """Cosine similarity of ``text`` to each candidate (the Tool Router)."""
         return await self._send(_Calls.similarities(text, candidates))
 
+    async def documents(self, bot_id: int, query: str, k: int = 3, *, threshold: float | None = None,
+                        quote: bool = True) -> list[Passage] | None:
+        """The bot's passages closest to ``query`` (None: it has no document indexed)."""
+        return await self._send(_Calls.documents(bot_id, query, k, threshold, quote))
+
     # -- MemoryPort ---------------------------------------------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         await self.add(bot_id, texts, metadata, dedupe=True)
@@ -239,6 +261,13 @@ class MemoryServiceClient:
 
     def drop_bot(self, bot_id: int) -> None:
         self._send(_Calls.drop_bot(bot_id))
+
+    def documents(self, bot_id: int, query: str, k: int = 3, *, threshold: float | None = None,
+                  quote: bool = False) -> list[Passage]:
+        return self._send(_Calls.documents(bot_id, query, k, threshold, quote)) or []
+
+    def sync_documents(self) -> None:
+        self._send(_Calls.sync_documents())
 
     def health(self) -> dict[str, Any]:
         return self._send(_Calls.health())

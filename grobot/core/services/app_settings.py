@@ -36,6 +36,8 @@ DEFAULTS: dict[str, Any] = {
     # Embedded llama.cpp servers (applied when a server starts): threads (0: every core but one), requests at once.
     "llamacpp_threads": 0,
     "llamacpp_parallel": 2,
+    # The SearXNG instance the bots' web_search uses ("": the keyless metasearch, ddgs); a bot may set its own.
+    "web_search_url": "",
 }
 
 # Settings where "" or "unlimited" means 0 (no limit).
@@ -89,7 +91,14 @@ def check_value(key: str, value: Any) -> Any:
 
 
 def _text_value(key: str, value: Any) -> str:
-    """A text setting (so far only the currency: a three-letter code)."""
+    """A text setting: the currency (a three-letter code), or the SearXNG address."""
+    if key == "web_search_url":
+        from grobot.core.tools.web import check_searxng_url
+
+        try:
+            return check_searxng_url(str(value or ""))
+        except ValidationError as exc:
+            raise ValidationError(f"{key}: {exc}") from None
     text = str(value or "").strip().upper()
     if key == "currency" and not (len(text) == 3 and text.isascii() and text.isalpha()):
         raise ValidationError("currency: must be a three-letter code such as EUR, USD or GBP")

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from grobot.core import security
+from grobot.core import moderation, security
+from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import AgentMode, AppUserBot, Bot, BotState, BotStatus, utcnow
 from grobot.core.services.fleet import stale_heartbeat_after
@@ -84,6 +85,39 @@ class BotFields(BaseModel):
     monthly_cost_limit: float | None = Field(default=None, ge=0, le=10**9)
     # The Archivist's notes wait for an admin's approval (suggestions) instead of being saved at once.
     notes_need_approval: bool | None = None
+    # Answers from its documents (grobot.core.documents): on or off, the least similarity of a passage to
+    # a message to go into the prompt (0-1), the largest file indexed, the most passages kept.
+    documents_enabled: bool | None = None
+    documents_threshold: float | None = Field(default=None, ge=0, le=1)
+    documents_max_file_bytes: int | None = Field(default=None, ge=1024, le=1024**3)
+    documents_max_passages: int | None = Field(default=None, ge=1, le=10**6)
+    # The web tools (web_search, web_read), and the bot's own SearXNG instance ("" or "default": the global one).
+    web_search: bool | None = None
+    web_search_url: str | None = None
+
+    @field_validator("web_search_url", mode="before")
+    @classmethod
+    def _searxng(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            from grobot.core.tools.web import check_searxng_url
+
+            if value.strip().lower() == "default":
+                return None
+            try:
+                return check_searxng_url(value) or None
+            except ValidationError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+    # Who may use the bot: Discord user and role ids (a block wins; no allowed ids: everyone not blocked).
+    allowed_user_ids: list[str] | None = Field(default=None, max_length=1000)
+    blocked_user_ids: list[str] | None = Field(default=None, max_length=1000)
+    allowed_role_ids: list[str] | None = Field(default=None, max_length=500)
+    blocked_role_ids: list[str] | None = Field(default=None, max_length=500)
+    # Moderation (grobot.core.moderation): words (lines or commas), patterns (one per line), the action.
+    moderation_words: list[str] | None = None
+    moderation_patterns: list[str] | None = None
+    moderation_action: str | None = None
+    moderation_ask_model: bool | None = None
 
     @field_validator("name")
     @classmethod
@@ -105,6 +139,47 @@ class BotFields(BaseModel):
                 if not str(item).isdigit():
                     raise ValueError(f"{item!r} is not a Discord channel id (digits only)")
             return [str(item) for item in value]
+        return value
+
+    @field_validator(*ACCESS_FIELDS, mode="before")
+    @classmethod
+    def _access_ids(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str):  # commas or spaces between the ids
+            value = value.replace(",", " ").split()
+        if isinstance(value, list):
+            kind = "user" if "user" in (info.field_name or "") else "role"
+            result: list[str] = []
+            for item in value:
+                item = str(item).strip()
+                if not item.isdigit() or not 15 <= len(item) <= 20:
+                    raise ValueError(f"{item!r} is not a Discord {kind} id (a number of 15 to 20 digits, as "
+                                     "Discord's Copy ID gives it)")
+                if item not in result:
+                    result.append(item)
+            return result
+        return value
+
+    @field_validator("moderation_words", mode="before")
+    @classmethod
+    def _moderation_words(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part for line in value.splitlines() for part in line.split(",")]
+        return moderation.check_words(value) if isinstance(value, list) else value
+
+    @field_validator("moderation_patterns", mode="before")
+    @classmethod
+    def _moderation_patterns(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.splitlines()
+        return moderation.check_patterns(value) if isinstance(value, list) else value
+
+    @field_validator("moderation_action", mode="before")
+    @classmethod
+    def _moderation_action(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().lower()
+            if value not in moderation.ACTIONS:
+                raise ValueError(f"must be one of {', '.join(moderation.ACTIONS)}")
         return value
 
     @field_validator(*LIMIT_FIELDS, *BUDGET_FIELDS, mode="before")

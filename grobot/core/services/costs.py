@@ -10,6 +10,7 @@ calls have no cost (NULL), never a guessed one.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import time
@@ -224,7 +225,12 @@ def set_currency(code: str, *, session: Session) -> str:
 
 
 def money(value: float | None, currency: str) -> str:
-    """A cost as people read it: "EUR 0.0123" (small amounts keep 4 decimals), "—" when unknown."""
+    """A cost as people read it: "EUR 12.50", "EUR 0.14", "EUR 0.00" (nothing); a sum below a cent
+    with two significant digits ("EUR 0.0016", "EUR 0.000032") instead of "0.00"; "—" when unknown."""
     if value is None:
         return "—"
-    return f"{currency} {value:,.4f}" if abs(value) < 1 else f"{currency} {value:,.2f}"
+    size = abs(value)
+    if size == 0 or size >= 0.01:
+        return f"{currency} {value:,.2f}"
+    decimals = 1 - math.floor(math.log10(size))  # two significant digits
+    return f"{currency} {value:.{decimals}f}"

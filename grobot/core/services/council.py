@@ -236,10 +236,13 @@ def describe_llm(llm: EffectiveLLM) -> str:
 
 
 def describe_llms(bot_id: int, *, session: Session) -> dict[str, str]:
-    """``advisor name -> "provider model"`` as the deliberation would use them (and ``""`` for the synthesis)."""
-    plan = council_plan(bot_id, session=session)
-    out = {a.name: describe_llm(a.llm) for a in plan.advisors}
-    out[""] = describe_llm(plan.synthesizer)
+    """``advisor name -> "provider model"`` as the deliberation would use them (and ``""`` for the synthesis);
+    the LLMs of :func:`council_plan`, without reading the limits it also reads."""
+    council = get_council(bot_id, session=session)
+    llms = llm_settings.effective_llms(session=session, bot_id=bot_id)
+    out = {a.name: describe_llm(advisor_llm(a, llms, bot_id, session=session))
+           for a in advisors(bot_id, session=session) if a.enabled}
+    out[""] = describe_llm(advisor_llm(council, llms, bot_id, session=session))
     return out
 
 

@@ -122,7 +122,7 @@ def _unreachable(exc: Exception, timeout: float) -> str:
         return f"{status}: the server timed out"
     if isinstance(exc, (TimeoutError, errors.LLMTimeout)):
         return f"no answer within {timeout:g} s"
-    return transport_reason(exc)
+    return transport_reason(exc) or (errors.one_line(str(exc), 200) if isinstance(exc, errors.ServerUnavailable) else "")
 
 
 def _default_model(provider: str) -> str:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import logging
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -13,7 +14,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import ValidationError
-from grobot.core.models import LogEntry
+from grobot.core.models import AppUser, LogEntry
+from grobot.core.services import discord_users
+from grobot.core.wording import duration
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +37,73 @@ class LogLine:
     level: str
     logger: str
     message: str
+
+
+# Where a log line comes from, as an admin reads it: the first prefix of its logger (a module's name) that
+# matches, else "GroBot". The module's name stays in the line (the download has it).
+SOURCES: tuple[tuple[str, str], ...] = (
+    ("bot_worker.tester_chat", "Test Chat"),
+    ("bot_worker.council_command", "Council"),
+    ("grobot.core.agents.council", "Council"),
+    ("bot_worker.memory_service", "Memory"),
+    ("grobot.core.memory", "Memory"),
+    ("bot_worker.bot_process", "Discord"),
+    ("bot_worker.fleet_bot", "Discord"),
+    ("bot_worker.discord_io", "Discord"),
+    ("bot_worker.slash_commands", "Discord"),
+    ("bot_worker.streaming", "Discord"),
+    ("bot_worker.run_stops", "Discord"),
+    ("discord", "Discord"),
+    ("grobot.core.tools", "Tools"),
+    ("mcp", "Tools"),
+    ("grobot.core.agents", "Answering"),
+    ("grobot.core.answering", "Answering"),
+    ("grobot.core.flood", "Answering"),
+    ("grobot.core.llm", "LLM"),
+    ("grobot.core.limits", "Limits"),
+    ("grobot.core.services.budgets", "Limits"),
+    ("grobot.core.services.usage", "Limits"),
+    ("bot_worker", "Worker"),
+)
+
+
+def source_of(logger_name: str) -> str:
+    """Where a log line comes from in words ("Discord", "Test Chat", "Tools", "Answering", "LLM", ...)."""
+    for prefix, source in SOURCES:
+        if logger_name.startswith(prefix):
+            return source
+    return "GroBot"
+
+
+_APP_USER = re.compile(r"\buser app-user:(\d{1,12})\b")
+_DISCORD_USER = re.compile(r"\b(Discord )?user (\d{15,22})\b")
+_MILLISECONDS = re.compile(r"\bin (\d{4,})(?:\.\d+)? ms\b")
+
+
+def readable_messages(lines: list[LogLine], *, session: Session, bot_id: int) -> list[str]:
+    """The messages of ``lines`` as an admin reads them: a web app user and a Discord user by name (where
+    known), a time over a second in seconds or minutes ("in 3 min 26 s", not "in 206039 ms"). Lines
+    written before GroBot wrote them so read the same."""
+    texts = [line.message for line in lines]
+    app_ids = {int(m) for text in texts for m in _APP_USER.findall(text)}
+    discord_ids = {m[1] for text in texts for m in _DISCORD_USER.findall(text)}
+    app_names = dict(session.exec(select(AppUser.id, AppUser.username).where(col(AppUser.id).in_(app_ids))).all()) \
+        if app_ids else {}
+    discord_names = discord_users.display_names(session=session, bot_id=bot_id, user_ids=discord_ids)
+
+    def app_user(match: re.Match[str]) -> str:
+        name = app_names.get(int(match.group(1)))
+        return name if name else "a web app user who no longer exists"
+
+    def discord_user(match: re.Match[str]) -> str:
+        name = discord_names.get(match.group(2))
+        return f"{match.group(1) or ''}user {name}" if name else match.group(0)
+
+    def seconds(match: re.Match[str]) -> str:
+        return f"in {duration(int(match.group(1)) / 1000)}"
+
+    return [_MILLISECONDS.sub(seconds, _DISCORD_USER.sub(discord_user, _APP_USER.sub(app_user, text)))
+            for text in texts]
 
 
 def levels_from(min_level: str) -> tuple[str, ...]:

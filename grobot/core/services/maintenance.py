@@ -11,7 +11,7 @@ from datetime import UTC, datetime, time, timedelta
 from sqlalchemy import case, func
 from sqlmodel import Session, delete, select
 
-from grobot.core.models import AgentEvent, Bot, BudgetAlert, LLMCall, LogEntry, UserUsageDaily, utcnow
+from grobot.core.models import AgentEvent, Bot, BudgetAlert, LLMCall, LogEntry, RunImage, UserUsageDaily, utcnow
 from grobot.core.services import app_settings
 from grobot.core.services.usage_accounting import set_usage
 
@@ -23,7 +23,7 @@ USER_USAGE_KEEP_DAYS = 35  # per-user daily message counts are kept this long
 BUDGET_ALERT_KEEP_DAYS = 62
 
 
-def _purge(model: type[LogEntry] | type[AgentEvent], setting: str, days: int | None, *, session: Session) -> int:
+def _purge(model: type[LogEntry] | type[AgentEvent] | type[RunImage], setting: str, days: int | None, *, session: Session) -> int:
     days = days if days is not None else int(app_settings.get_value(setting, session=session))
     cutoff = utcnow() - timedelta(days=days)
     deleted = session.exec(delete(model).where(model.created_at < cutoff)).rowcount or 0
@@ -38,7 +38,9 @@ def purge_old_logs(*, session: Session, days: int | None = None) -> int:
 
 
 def purge_old_events(*, session: Session, days: int | None = None) -> int:
-    """Delete agent events older than ``event_retention_days`` (the messages stay)."""
+    """Delete agent events older than ``event_retention_days`` (the messages stay), and the runs'
+    images with them (the steps that showed them are gone)."""
+    _purge(RunImage, "event_retention_days", days, session=session)
     return _purge(AgentEvent, "event_retention_days", days, session=session)
 
 

@@ -19,11 +19,14 @@ from sqlmodel import Session, col, select
 
 from grobot.core.db import execute_dml
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, Supervisor, utcnow
+from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, RunImage, Supervisor, utcnow
+from grobot.core.services import run_images
+from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 20_000
+IMAGE_ONLY = "What is in this image?"  # the question of an image sent without words
 ABANDONED_ERROR = "the worker that was answering this message stopped; please send it again"
 WORKER_STALE_SECONDS = 20.0  # a supervisor silent this long has stopped (it sends a heartbeat every poll)
 
@@ -40,9 +43,12 @@ def create_session(bot_id: int, *, session: Session, app_user_id: int | None = N
 
 
 def submit(conversation_id: int, content: str, *, session: Session, author_name: str = "tester",
-           author_id: str | None = None) -> Message:
-    """Store a user message as ``pending``: a supervisor will answer it."""
+           author_id: str | None = None, image: ToolImage | None = None) -> Message:
+    """Store a user message as ``pending``: a supervisor will answer it. ``image``: a checked image sent
+    with it (stored with the run; the bot's output model reads it when it reads images)."""
     content = (content or "").strip()
+    if not content and image is not None:
+        content = IMAGE_ONLY
     if not content:
         raise ValidationError("the message is empty")
     if len(content) > MAX_MESSAGE_CHARS:
@@ -50,12 +56,15 @@ def submit(conversation_id: int, content: str, *, session: Session, author_name:
     conv = session.get(Conversation, conversation_id)
     if conv is None or not conv.key.startswith("test:"):
         raise NotFoundError(f"no Test Chat session numbered {conversation_id}")
-    msg = Message(conversation_id=conversation_id, role="user", content=content,
+    attachments = [{"filename": image.name, "content_type": image.mime_type, "size": len(image.data)}] if image else None
+    msg = Message(conversation_id=conversation_id, role="user", content=content, attachments=attachments,
                   author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value)
     conv.updated_at = utcnow()
     session.add(conv)
     session.add(msg)
     session.flush()
+    if image is not None:
+        run_images.save(session=session, run_id=msg.id or 0, origin=run_images.USER, images=[image])
     return msg
 
 
@@ -125,7 +134,8 @@ def check_run(message_id: int, *, session: Session, bot_id: int, app_user_id: in
 
 def retry(message_id: int, *, session: Session) -> Message:
     """Ask again the failed or stopped last message of a Test Chat session, in place: what its run left (the
-    words of a stopped answer, its events, its error) goes, and it waits to be answered again (``pending``)."""
+    words of a stopped answer, its events and tools' images, its error) goes, and it waits to be answered again
+    (``pending``)."""
     msg = session.get(Message, message_id)
     conv = session.get(Conversation, msg.conversation_id) if msg is not None and msg.role == "user" else None
     if msg is None or conv is None or not conv.key.startswith("test:"):
@@ -141,6 +151,8 @@ def retry(message_id: int, *, session: Session) -> Message:
         raise ValidationError("only a failed or stopped message can be sent again")
     session.execute(delete(Message).where(col(Message.conversation_id) == conv.id, col(Message.id) > message_id))
     session.execute(delete(AgentEvent).where(col(AgentEvent.run_id) == message_id))
+    # The tools' images of the failed run go with its events; an image the user sent stays with the question.
+    session.execute(delete(RunImage).where(col(RunImage.run_id) == message_id, col(RunImage.origin) == run_images.TOOL))
     conv.updated_at = utcnow()
     session.add(conv)
     session.flush()
@@ -243,3 +255,10 @@ def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> lis
 def worker_running(*, session: Session, stale_after: float = WORKER_STALE_SECONDS) -> bool:
     """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds."""
     return bool(live_supervisor_ids(session=session, stale_after=stale_after))
+
+
+def sent_images(message_id: int, *, session: Session) -> list[ToolImage]:
+    """The images a tester sent with Test Chat message ``message_id`` (for the bot's model)."""
+    rows = session.exec(select(RunImage).where(RunImage.run_id == message_id, RunImage.origin == run_images.USER)
+                        .order_by(RunImage.id)).all()
+    return [ToolImage(mime_type=row.mime_type, data=bytes(row.data), name=row.name) for row in rows]

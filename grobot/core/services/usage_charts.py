@@ -80,6 +80,21 @@ def by_day(*, session: Session, days: int = 30, bot_id: int | None = None, now: 
     return [_point(r[0], r[0], r) for r in session.exec(stmt).all()]
 
 
+def every_day(points: list[Point], *, days: int, now: datetime | None = None) -> list[Point]:
+    """``points`` of :func:`by_day` with a zero point for each day of the period that had no call (a chart
+    of the period has a mark for every day, not only for the days with calls)."""
+    seen = {point.key: point for point in points}
+    first, last = _since(days, now).date(), (now or utcnow()).date()
+    out: list[Point] = []
+    day = first
+    while day <= last:
+        key = day.isoformat()
+        out.append(seen.get(key) or Point(key=key, label=key, calls=0, tokens_in=0, tokens_out=0, errors=0,
+                                          avg_latency_ms=0.0, cost=0.0, priced_calls=0))
+        day += timedelta(days=1)
+    return out
+
+
 def by_model(*, session: Session, days: int = 30, bot_id: int | None = None, now: datetime | None = None,
              limit: int = 20) -> list[Point]:
     """Totals per provider and model, the most used first."""

@@ -33,7 +33,7 @@ def create_user(*, session: Session, username: str, password: str, role: str = R
     if not USERNAME_RE.match(username):
         raise ValidationError("username: 2-64 characters: letters, digits, '_', '.', '@', '-'")
     if len(password) < MIN_PASSWORD:
-        raise ValidationError(f"password: at least {MIN_PASSWORD} characters")
+        raise ValidationError(f"password: must have at least {MIN_PASSWORD} characters")
     if role not in {r.value for r in Role}:
         raise ValidationError(f"role: one of {', '.join(r.value for r in Role)}")
     if session.exec(select(AppUser.id).where(AppUser.username == username)).first() is not None:
@@ -71,7 +71,7 @@ def get_user(ref: int | str, *, session: Session) -> AppUser:
 def set_password(user: AppUser, password: str, *, session: Session) -> None:
     """A new password; the user's existing sessions stop working (their stamp changes)."""
     if len(password) < MIN_PASSWORD:
-        raise ValidationError(f"password: at least {MIN_PASSWORD} characters")
+        raise ValidationError(f"password: must have at least {MIN_PASSWORD} characters")
     user.password_hash = security.hash_password(password)
     session.add(user)
 

@@ -35,7 +35,8 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
 
 
 # Fields whose name reads differently in the web app's labels than word by word.
-_LABELS = {"api_key": "API key", "base_url": "Base URL"}
+_LABELS = {"api_key": "API key", "base_url": "Base URL", "url": "URL", "cwd": "Working directory", "args": "Arguments",
+           "env": "Environment", "token": "Discord token"}
 
 
 def label(name: str) -> str:

@@ -30,6 +30,10 @@ class ToolSpec:
     # from the conversation; a value a model wrote on its own is not used (the user is asked).
     from_user: tuple[str, ...] = ()
     done: str = ""  # what a call that worked did, in a word ("Noted"): the reply's confirmation (default: its result)
+    # The tool reads what the user asks from their message when it is called without arguments (a web
+    # search's query): the chain calls it so, with no Parameter Extractor call; a model that calls tools
+    # itself (native mode) may still give them.
+    takes_message: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""
@@ -39,15 +43,26 @@ class ToolSpec:
         }
 
 
+@dataclass(frozen=True)
+class ToolImage:
+    """An image a tool returned (checked: a PNG, JPEG, GIF or WebP within the size limit,
+    :func:`grobot.core.images.checked_image`): shown to the user, never read by the model."""
+
+    mime_type: str
+    data: bytes
+    name: str = ""
+
+
 @dataclass
 class ToolResult:
-    """The outcome of one call, as the model will read it."""
+    """The outcome of one call, as the model will read it (``images``: shown to the user beside the answer)."""
 
     content: str
     is_error: bool = False
     structured: Any = None
     transient: bool = False  # a fault worth retrying (timeout, connection lost)
     meta: dict[str, Any] = field(default_factory=dict)
+    images: list[ToolImage] = field(default_factory=list)
 
 
 # What the answering model hears of an MCP server's failure: the error itself (an address, the
@@ -84,6 +99,7 @@ class ToolContext:
     message_id: str | None = None
     platform: str = "discord"  # "discord" or "test_chat"
     discord: Any = None  # a DiscordActions object inside a bot process, else None
+    said: str = ""  # the message being answered (a search asks for the user's words)
 
 
 @runtime_checkable

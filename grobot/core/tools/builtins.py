@@ -1,4 +1,4 @@
-"""Built-in tools: date and time, the bot's files, user notes, memory, Discord actions.
+"""Built-in tools: date and time, the bot's files, user notes, memory, its documents, Discord actions, the web.
 
 Each tool is a :class:`BuiltinTool`: its :class:`ToolSpec` (name, description, JSON
 input schema, read-only flag) and an async function of ``(arguments, context)``.
@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from grobot.core.agents.context import MAX_NOTE_CHARS
+from grobot.core.documents.message import TOOL_NAME as DOCUMENTS_TOOL
 from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
@@ -52,9 +53,9 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def _spec(name: str, description: str, schema: dict[str, Any], *, read_only: bool,
-          from_user: tuple[str, ...] = (), done: str = "") -> ToolSpec:
+          from_user: tuple[str, ...] = (), done: str = "", takes_message: bool = False) -> ToolSpec:
     return ToolSpec(name=name, description=description, input_schema=schema, read_only=read_only, writes=not read_only,
-                    source="builtin", from_user=from_user, done=done)
+                    source="builtin", from_user=from_user, done=done, takes_message=takes_message)
 
 
 def _json_result(data: Any) -> ToolResult:
@@ -231,6 +232,88 @@ def _memory_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
     ]
 
 
+# --------------------------------------------------------------------------- documents
+
+
+def _documents_tools(bot_id: int, memory: Any) -> list[BuiltinTool]:
+    async def search(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        search = getattr(memory, "documents", None)
+        found = await search(bot_id, args["query"], int(args.get("k", 3)), quote=False) if search else None
+        if not found:
+            return ToolResult(content="No passage of the bot's documents matches." if found is not None
+                              else "The bot has no documents indexed.")
+        text = "\n".join(f"[{' '.join(p.source().split())}] {' '.join(p.text.split())}" for p in found)
+        return ToolResult(content=text, structured=[p.as_dict() for p in found])
+
+    return [
+        BuiltinTool(
+            _spec(
+                DOCUMENTS_TOOL,
+                "Search the bot's documents (its uploaded manuals, FAQs, policies) for the passages about a topic; "
+                "each comes with its source (file and section).",
+                _schema({"query": {"type": "string", "minLength": 1, "description": "what to look for, in words"},
+                         "k": {"type": "integer", "minimum": 1, "maximum": 8}}, ["query"]),
+                read_only=True,
+            ),
+            search,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- the web
+
+
+def _web_tools(access: Any) -> list[BuiltinTool]:
+    """``web_search`` and ``web_read`` (see :mod:`grobot.core.tools.web`); ``access``: a ``WebAccess``."""
+
+    async def search(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        from grobot.core.tools import web
+
+        query = web.grounded_query(str(args.get("query") or ""), context.said)
+        if not query:
+            raise ToolError("web_search: no words to search for", told="there was nothing to search for")
+        try:
+            hits = await web.search(query, access)
+        except web.WebUnavailable as exc:
+            raise ToolError(f"web search failed ({access.engine}): {exc}", told=web.SEARCH_UNAVAILABLE) from None
+        return ToolResult(content=web.results_text(query, hits),
+                          structured={"results": [vars(h) for h in hits]}, meta={"engine": access.engine})
+
+    async def read(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        from grobot.core.tools import web
+
+        try:
+            page = await web.read_page(str(args["url"]), access)
+        except web.WebUnavailable as exc:
+            raise ToolError(f"web_read: {exc}", told=web.PAGE_UNAVAILABLE) from None
+        return ToolResult(content=web.page_text(page), meta={"truncated": page.cut})
+
+    return [
+        BuiltinTool(
+            _spec(
+                "web_search",
+                "Search the web (internet) for the latest news and facts: the top results, each with "
+                "its title, address and a short extract.",
+                _schema({"query": {"type": "string", "minLength": 1, "maxLength": 200,
+                                   "description": "what to look for, in a few words; default: the user's message"}}),
+                read_only=True,
+                takes_message=True,
+            ),
+            search,
+        ),
+        BuiltinTool(
+            _spec(
+                "web_read",
+                "Open a web page (a link, URL or address such as https://...) and read what it says.",
+                _schema({"url": {"type": "string", "pattern": "^https?://", "maxLength": 2000,
+                                 "description": "the page's address, starting with http:// or https://"}}, ["url"]),
+                read_only=True,
+            ),
+            read,
+        ),
+    ]
+
+
 # --------------------------------------------------------------------------- Discord
 
 
@@ -297,13 +380,17 @@ def _discord_tools(discord: Any) -> list[BuiltinTool]:
     ]
 
 
-def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any = None) -> list[BuiltinTool]:
+def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any = None,
+                  web: Any = None) -> list[BuiltinTool]:
     """The built-in tools of a bot: its files and notes through ``store`` (its
     :class:`~grobot.core.agents.run_store.RunStore`), Discord actions only with ``discord``, memory only
-    with ``memory``."""
+    with ``memory``, web search and reading only with ``web`` (a :class:`~grobot.core.tools.web.WebAccess`:
+    the bot has them on)."""
     tools = [DATETIME, *_files_tools(bot_id, store), *_notes_tools(bot_id, store)]
     if memory is not None:
-        tools += _memory_tools(bot_id, memory)
+        tools += _memory_tools(bot_id, memory) + _documents_tools(bot_id, memory)
+    if web is not None:
+        tools += _web_tools(web)
     if discord is not None:
         tools += _discord_tools(discord)
     return tools
@@ -312,4 +399,5 @@ def builtin_tools(bot_id: int, *, store: Any, discord: Any = None, memory: Any =
 def builtin_names() -> list[str]:
     """The name of every built-in tool a bot may have (the Discord and memory ones included)."""
     placeholder = object()  # the tools are only built, never called
-    return [t.spec.name for t in builtin_tools(0, store=placeholder, discord=placeholder, memory=placeholder)]
+    return [t.spec.name for t in builtin_tools(0, store=placeholder, discord=placeholder, memory=placeholder,
+                                               web=placeholder)]

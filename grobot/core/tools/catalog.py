@@ -145,16 +145,17 @@ def _unique(name: str, used: set[str], server: str, tool: str) -> str:
 
 
 async def catalog_for_bot(bot_id: int, *, store: Any, hub: Any = None, discord: Any = None, memory: Any = None,
-                          links: list[Link] | None = None) -> BotCatalog:
+                          links: list[Link] | None = None, web: Any = None) -> BotCatalog:
     """The tools bot ``bot_id`` may use now.
 
     ``store``: where its data is (a :class:`~grobot.core.agents.run_store.RunStore`); ``hub``: the
     host's :class:`~grobot.core.tools.lifecycle.McpSessions` (or an ``McpHub``; None: no MCP
     sessions); ``discord``: a ``DiscordActions`` inside a bot process (adds the
     Discord tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the
-    bot's MCP associations when the caller has just read them (:func:`read_links`).
+    bot's MCP associations when the caller has just read them (:func:`read_links`); ``web``: a
+    :class:`~grobot.core.tools.web.WebAccess` when the bot has the web tools on.
     """
-    builtins = builtin_tools(bot_id, store=store, discord=discord, memory=memory)
+    builtins = builtin_tools(bot_id, store=store, discord=discord, memory=memory, web=web)
     if links is None:
         links = await store.mcp_links(bot_id)
     unavailable: dict[str, str] = {link.name: link.error for link in links if link.error}

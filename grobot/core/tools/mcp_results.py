@@ -10,7 +10,9 @@ from typing import Any
 
 from mcp import types as mcp_types
 
-from grobot.core.tools.base import ToolResult, ToolSpec
+from grobot.core.errors import ValidationError
+from grobot.core.images import MAX_IMAGES_PER_RUN, decoded_image, describe
+from grobot.core.tools.base import ToolImage, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +75,24 @@ def tool_as_dict(tool: mcp_types.Tool) -> dict[str, Any]:
     }
 
 
-def _content_text(item: Any) -> str:
+def _image(encoded: str, name: str, images: list[ToolImage]) -> str:
+    """Keep an image a tool sent (shown to the user); what the model reads in its place."""
+    if len(images) >= MAX_IMAGES_PER_RUN:
+        return "[an image left out: a result shows at most 4]"
+    try:
+        image = decoded_image(encoded, name=name)
+    except ValidationError as exc:
+        logger.info("An MCP tool sent an image that is not used: %s", exc)
+        return f"[an image that cannot be shown: {exc}]"
+    images.append(image)
+    return describe(image)
+
+
+def _content_text(item: Any, images: list[ToolImage]) -> str:
     if isinstance(item, mcp_types.TextContent):
         return item.text
     if isinstance(item, mcp_types.ImageContent):
-        return f"[image {item.mime_type}]"
+        return _image(item.data, "", images)
     if isinstance(item, mcp_types.AudioContent):
         return f"[audio {item.mime_type}]"
     if isinstance(item, mcp_types.ResourceLink):
@@ -85,14 +100,20 @@ def _content_text(item: Any) -> str:
     if isinstance(item, mcp_types.EmbeddedResource):
         resource = item.resource
         text = getattr(resource, "text", None)
+        blob = getattr(resource, "blob", None)
+        if text is None and blob is not None and str(resource.mime_type or "").startswith("image/"):
+            return _image(blob, str(resource.uri).rsplit("/", 1)[-1], images)
         return text if text is not None else f"[resource {resource.uri}]"
     return str(item)
 
 
 def tool_result(result: mcp_types.CallToolResult) -> ToolResult:
-    """The model-readable outcome of an MCP tool call."""
-    parts = [_content_text(item) for item in (result.content or [])]
+    """The model-readable outcome of an MCP tool call; its images (``ImageContent``, or an embedded
+    image resource) are kept for the user, the model reads a line in their place."""
+    images: list[ToolImage] = []
+    parts = [_content_text(item, images) for item in (result.content or [])]
     text = "\n".join(p for p in parts if p)
     if not text and result.structured_content is not None:
         text = json.dumps(result.structured_content, ensure_ascii=False)
-    return ToolResult(content=text, is_error=bool(result.is_error), structured=result.structured_content)
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=result.structured_content,
+                      images=images)
