@@ -79,7 +79,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
             return [m for m in _bot_messages(world, uid, after=reply["id"], include=True)
                     if m["id"] != reply["id"] and m["content"].startswith("And then the knight")]
 
-        draft = wait_for(spilled, 20, message="the draft's second message")[0]
+        draft = wait_for(spilled, 60, message="the draft's second message")[0]
     finally:
         answer_ends.set()
     wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)] == [whole],
