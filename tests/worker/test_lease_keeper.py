@@ -74,11 +74,12 @@ def test_each_answer_renews_the_lease_and_vouches_for_the_settings_version():
     async def scenario() -> None:
         client, renewed = FakeClient(guilds=3), _in(30)
         link = FakeLink(Answer(True, SUPERVISOR, _in(20), config="v2"), Answer(True, SUPERVISOR, renewed, config="v3"))
-        keeper = _keeper(client, link, config_version="v1")
+        # (A heartbeat long enough that the last answer is still recent on a loaded machine.)
+        keeper = _keeper(client, link, config_version="v1", heartbeat=1.0)
         assert keeper.vouches_for("v1")  # the read at start, until the first answer
         await keeper.start(_in(10))
         assert keeper.fence is not None
-        await async_wait_for(lambda: len(link.reports) >= 3, timeout=5)
+        await async_wait_for(lambda: len(link.reports) >= 3, timeout=20)
         assert keeper.fence.expires == renewed and keeper.vouches_for("v3") and not keeper.vouches_for("v1")
         assert link.reports[0] == Report(bot_id=7, pid=4242, guild_count=3, online=True)
         assert not client.closed
