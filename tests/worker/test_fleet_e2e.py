@@ -274,7 +274,7 @@ def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_
 
         after = {bot_id: world.mention(bot_id, f"after failover {bot_id}") for bot_id in (a, b)}
         for bot_id, msg in after.items():
-            world.wait_reply(msg, containing=f"after failover {bot_id}")
+            world.wait_reply(msg, containing=f"after failover {bot_id}", timeout=60)
         # A later message answered: a (wrong) second answer to the earlier ones had its chance to arrive.
         for bot_id in (a, b):  # (from bob: alice is in the bots' cooldown)
             world.wait_reply(world.mention(bot_id, f"later {bot_id}", author=world.discord.bob), containing=f"later {bot_id}")
