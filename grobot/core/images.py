@@ -14,6 +14,7 @@ import re
 
 from grobot.core.errors import ValidationError
 from grobot.core.tools.base import ToolImage
+from grobot.core.wording import human_size
 
 MAX_IMAGE_BYTES = 8 * 1024 * 1024  # Discord takes 10 MiB per attachment without boosts
 MAX_IMAGES_PER_RUN = 4
@@ -66,5 +67,4 @@ DESCRIBED = re.compile(r"\s*\[image [^\]\n]*: shown to the user with the answer\
 
 def describe(image: ToolImage) -> str:
     """What the model reads in place of an image it cannot see."""
-    size = f"{len(image.data) / 1024:.0f} KB" if len(image.data) >= 1024 else f"{len(image.data)} bytes"
-    return f"[image {image.name} ({image.mime_type}, {size}): shown to the user with the answer]"
+    return f"[image {image.name} ({image.mime_type}, {human_size(len(image.data))}): shown to the user with the answer]"
