@@ -58,7 +58,8 @@ def test_blocked_words_and_patterns_in_messages_and_streamed_answers(grobot_env,
         hangups = world.llm.hangups
         asked = world.mention(bot, "give me the code")
         # (what came before the match went out as it streamed)
-        world.discord.wait_call(lambda c: c.bot_id == uid and c.method in ("POST", "PATCH") and "word3" in str(c.json), 20)
+        world.discord.wait_call(lambda c: c.bot_id == uid and c.method in ("POST", "PATCH")
+                                and "word3" in str((c.json or {}).get("content")), 20)
         wait_for(lambda: [r for r in world.discord.replies_to(asked["id"]) if r["content"] == REFUSAL], 20,
                  message="the streamed answer replaced by the refusal")
         assert len(world.discord.replies_to(asked["id"])) == 1
@@ -76,7 +77,7 @@ def test_blocked_words_and_patterns_in_messages_and_streamed_answers(grobot_env,
         posted = world.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and "/messages" in c.path
                                          and str(((c.json or {}).get("message_reference") or {}).get("message_id"))
                                          == asked["id"], 20)
-        assert "4242" not in str(posted.json)
+        assert "4242" not in str((posted.json or {}).get("content"))
         world.discord.wait_call(lambda c: c.bot_id == uid and c.method == "DELETE" and c.time > posted.time, 20)
         assert world.discord.replies_to(asked["id"]) == []
         assert not [t for t in _sent_texts(world, uid) if "4242" in t]
