@@ -40,7 +40,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
-from grobot.core.services import embedded_llm, fleet, tester_chat
+from grobot.core.services import embedded_llm, fleet, schedules, tester_chat
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -128,6 +128,8 @@ class Supervisor:
         self.scheduler.add_job(self.test_chat.poll, IntervalTrigger(seconds=self.config.test_chat_poll_seconds),
                                id="test_chat", next_run_time=now)
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
+        self.scheduler.add_job(self.claim_schedules, IntervalTrigger(seconds=self.config.schedule_poll_seconds),
+                               id="schedules", next_run_time=now)
         self.jobs.schedule(self.scheduler, now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
@@ -322,6 +324,23 @@ class Supervisor:
                 await asyncio.to_thread(self._sweep)
             except Exception as exc:
                 logger.warning("Sweep failed: %s", type(exc).__name__)
+
+    async def claim_schedules(self) -> None:
+        """Claim the due scheduled posts of the bots whose leases this supervisor holds (once across
+        supervisors: :func:`~grobot.core.services.schedules.claim_due`); their bot processes post them."""
+        if self._stopping.is_set() or not self.held or not self.db_ok:
+            return
+        try:
+            runs = await asyncio.to_thread(self._write, schedules.claim_due, sorted(self.held))
+        except Exception as exc:
+            logger.warning("Could not claim the scheduled posts (%s); trying again", type(exc).__name__)
+            return
+        for run in runs:
+            late = (utcnow() - run.due_at).total_seconds()
+            logger.info("Scheduled post %s%s: due %s, handed to the bot%s", run.schedule_id,
+                        f" ({run.name})" if run.name else "", run.due_at.strftime("%H:%M:%S UTC"),
+                        f" ({late:.0f} s late)" if late >= 2 else "", extra={"bot_id": run.bot_id})
+            self.link.posts.put(run)
 
     def _is_running(self, bot_id: int) -> bool:
         slot = self.slots.get(bot_id)

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     delete.add_argument("bot", metavar="BOT")
     delete.set_defaults(func=_delete)
 
-    for name in ("grobot.cli.bot_mcp", "grobot.cli.bot_access"):
+    for name in ("grobot.cli.bot_mcp", "grobot.cli.bot_access", "grobot.cli.bot_schedules"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

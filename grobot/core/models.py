@@ -573,3 +573,36 @@ class Deliberation(SQLModel, table=True):
     # synthesis: ``error`` says why)
     status: str = Field(default="done", max_length=10, sa_column_kwargs={"server_default": "done"})
     created_at: datetime = Field(default_factory=utcnow)
+
+
+# --------------------------------------------------------------------------- scheduled posts
+
+
+class BotSchedule(SQLModel, table=True):
+    """A post a bot makes on its own in a channel, on a cron or an interval in a time zone.
+
+    ``kind``: ``text`` (``content`` is posted as it is) or ``prompt`` (``content`` is answered by the bot's
+    chain with its tools, and the answer posted). ``next_run_at`` (UTC) is the run to come, computed with
+    APScheduler's triggers; a supervisor claims a due run by moving it on (compare and set), so a run happens
+    once however many supervisors see it due. ``run_requested``: "Run now" was asked.
+    """
+
+    __tablename__ = "bot_schedule"
+    __table_args__ = (Index("ix_bot_schedule_due", "enabled", "next_run_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = fk_column("bot.id")
+    name: str = Field(default="", max_length=100)
+    channel_id: str = Field(max_length=32)
+    kind: str = Field(default="text", max_length=10)  # text | prompt
+    content: str = text_column()
+    cron: str = Field(default="", max_length=100)  # five crontab fields ("": an interval)
+    interval_seconds: int = Field(default=0)  # 0: a cron
+    timezone: str = Field(default="UTC", max_length=64)
+    grace_seconds: int = Field(default=300)  # a run missed by more than this is skipped
+    enabled: bool = Field(default=True)
+    run_requested: bool = Field(default=False)
+    next_run_at: datetime | None = None
+    last_run_at: datetime | None = None
+    last_status: str = Field(default="", max_length=200)
+    created_at: datetime = Field(default_factory=utcnow)

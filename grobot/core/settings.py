@@ -54,6 +54,7 @@ class WorkerSettings:
     intent_retry_seconds: float = 60.0
     test_chat_poll_seconds: float = 0.5
     test_chat_concurrency: int = 4
+    schedule_poll_seconds: float = 0.5  # the supervisor claims its bots' due scheduled posts this often
     housekeeping_seconds: float = 300.0
     mcp_refresh_seconds: float = 300.0
     guild_ready_timeout: float = 2.0  # a bot process: wait this long for the guilds after READY
@@ -90,6 +91,7 @@ class WorkerSettings:
             intent_retry_seconds=positive("GROBOT_INTENT_RETRY_SECONDS", 60.0),
             test_chat_poll_seconds=positive("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
             test_chat_concurrency=int(positive("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
+            schedule_poll_seconds=positive("GROBOT_SCHEDULE_POLL_SECONDS", 0.5),
             housekeeping_seconds=positive("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
             mcp_refresh_seconds=positive("GROBOT_MCP_REFRESH_SECONDS", 300.0),
             guild_ready_timeout=_number(env, "GROBOT_GUILD_READY_TIMEOUT", 2.0, minimum=0),

@@ -1,0 +1,279 @@
+"""Scheduled posts: a bot posts in a channel on its own, a fixed text or its answer to a prompt.
+
+A schedule is a cron (five crontab fields) or an interval, in a time zone; its next run is
+computed with APScheduler's triggers and kept in ``bot_schedule.next_run_at``, so it survives
+restarts. The supervisor holding a bot's lease claims its due runs (:func:`claim_due`): the claim
+moves ``next_run_at`` on only if it is still the value read (compare and set), so one run happens
+once however many supervisors see it due.
+
+Missed runs (the worker was down, the bot had no supervisor): a run claimed more than the
+schedule's grace time after its time is skipped and logged; however many runs were missed, at
+most one is caught up (the next run is computed from now, never from the missed ones).
+"""
+
+from __future__ import annotations
+
+import logging
+import zoneinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.models import Bot, BotSchedule, utcnow
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("text", "prompt")
+MIN_INTERVAL_SECONDS = 1
+MAX_CONTENT = 4000
+DEFAULT_GRACE_SECONDS = 300
+_TICK = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class ScheduledRun:
+    """A run a supervisor claimed: what its bot process posts (``kind`` text or prompt)."""
+
+    schedule_id: int
+    bot_id: int
+    name: str
+    channel_id: str
+    kind: str
+    content: str
+    due_at: datetime  # the time it was due (UTC); a "Run now": when it was claimed
+
+
+def trigger_of(*, cron: str, interval_seconds: int, timezone: str, start: datetime | None = None) -> Any:
+    """The APScheduler trigger of a schedule (raises ValidationError in plain words)."""
+    try:
+        zone = zoneinfo.ZoneInfo(timezone or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"Unknown time zone {timezone!r} (use a name such as Europe/Paris or UTC).") from None
+    if cron.strip():
+        try:
+            return CronTrigger.from_crontab(cron.strip(), timezone=zone)
+        except ValueError:
+            raise ValidationError(f"{cron!r} is not a cron of five fields (minute hour day month weekday), "
+                                  "e.g. '0 9 * * mon' for each Monday at 09:00.") from None
+    if interval_seconds < MIN_INTERVAL_SECONDS:
+        raise ValidationError("Give a cron or an interval of at least one second.")
+    return IntervalTrigger(seconds=interval_seconds, start_date=start or utcnow(), timezone=zone)
+
+
+def next_run(schedule: BotSchedule, *, after: datetime, start: datetime | None = None) -> datetime | None:
+    """The first run of ``schedule`` strictly after ``after`` (UTC; None: never again).
+
+    An interval keeps its phase from ``start`` (its previous run time)."""
+    trigger = trigger_of(cron=schedule.cron, interval_seconds=schedule.interval_seconds,
+                         timezone=schedule.timezone, start=start or after)
+    fire = trigger.get_next_fire_time(None, after + _TICK)
+    return fire.astimezone(UTC) if fire is not None else None
+
+
+# --------------------------------------------------------------------------- admin operations
+
+
+def list_schedules(bot_id: int, *, session: Session) -> list[BotSchedule]:
+    return list(session.exec(select(BotSchedule).where(BotSchedule.bot_id == bot_id).order_by(col(BotSchedule.id))))
+
+
+def get_schedule(bot_id: int, schedule_id: int, *, session: Session) -> BotSchedule:
+    row = session.get(BotSchedule, schedule_id)
+    if row is None or row.bot_id != bot_id:
+        raise NotFoundError(f"This bot has no schedule numbered {schedule_id}.")
+    return row
+
+
+def _validate(*, channel_id: str, kind: str, content: str, cron: str, interval_seconds: int, timezone: str,
+              grace_seconds: int) -> None:
+    if not str(channel_id).strip().isdigit():
+        raise ValidationError("Give the channel's Discord id (a number; Developer Mode, right-click, Copy Channel ID).")
+    if kind not in KINDS:
+        raise ValidationError("A schedule posts a fixed text or answers a prompt.")
+    if not content.strip():
+        raise ValidationError("Write the text to post (or the prompt to answer).")
+    if len(content) > MAX_CONTENT:
+        raise ValidationError(f"Keep the text under {MAX_CONTENT} characters.")
+    if grace_seconds < 0:
+        raise ValidationError("The grace time cannot be negative.")
+    trigger_of(cron=cron, interval_seconds=interval_seconds, timezone=timezone)
+
+
+def create_schedule(bot_id: int, *, channel_id: str, content: str, kind: str = "text", cron: str = "",
+                    interval_seconds: int = 0, timezone: str = "UTC", name: str = "",
+                    grace_seconds: int = DEFAULT_GRACE_SECONDS, enabled: bool = True,
+                    session: Session) -> BotSchedule:
+    """Add a schedule to bot ``bot_id``; its first run is the trigger's first time from now."""
+    if session.get(Bot, bot_id) is None:
+        raise NotFoundError(f"No bot numbered {bot_id}.")
+    _validate(channel_id=channel_id, kind=kind, content=content, cron=cron, interval_seconds=interval_seconds,
+              timezone=timezone, grace_seconds=grace_seconds)
+    row = BotSchedule(bot_id=bot_id, name=name.strip()[:100], channel_id=str(channel_id).strip(), kind=kind,
+                      content=content, cron=cron.strip(), interval_seconds=0 if cron.strip() else int(interval_seconds),
+                      timezone=timezone or "UTC", grace_seconds=int(grace_seconds), enabled=enabled)
+    now = utcnow()
+    row.next_run_at = next_run(row, after=now) if enabled else None
+    session.add(row)
+    session.flush()
+    logger.info("Schedule %s added (%s)", row.id, describe(row), extra={"bot_id": bot_id})
+    return row
+
+
+def update_schedule(bot_id: int, schedule_id: int, *, session: Session, **changes: Any) -> BotSchedule:
+    """Change a schedule (any of channel_id, content, kind, cron, interval_seconds, timezone, name,
+    grace_seconds); its next run is computed again from now."""
+    row = get_schedule(bot_id, schedule_id, session=session)
+    allowed = {"channel_id", "content", "kind", "cron", "interval_seconds", "timezone", "name", "grace_seconds"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValidationError(f"Unknown schedule field(s): {', '.join(sorted(unknown))}")
+    values = {k: getattr(row, k) for k in allowed} | {k: v for k, v in changes.items() if v is not None}
+    if "cron" in changes and changes["cron"]:
+        values["interval_seconds"] = 0
+    elif changes.get("interval_seconds"):
+        values["cron"] = ""
+    _validate(**{k: values[k] for k in allowed - {"name"}})
+    for key, value in values.items():
+        setattr(row, key, value.strip() if isinstance(value, str) and key != "content" else value)
+    row.next_run_at = next_run(row, after=utcnow()) if row.enabled else None
+    session.add(row)
+    logger.info("Schedule %s changed (%s)", row.id, describe(row), extra={"bot_id": bot_id})
+    return row
+
+
+def set_enabled(bot_id: int, schedule_id: int, enabled: bool, *, session: Session) -> BotSchedule:
+    """Pause (no run until resumed) or resume (the next run from now: the paused ones are not caught up)."""
+    row = get_schedule(bot_id, schedule_id, session=session)
+    row.enabled = enabled
+    row.next_run_at = next_run(row, after=utcnow()) if enabled else None
+    session.add(row)
+    logger.info("Schedule %s %s", row.id, "resumed" if enabled else "paused", extra={"bot_id": bot_id})
+    return row
+
+
+def delete_schedule(bot_id: int, schedule_id: int, *, session: Session) -> None:
+    row = get_schedule(bot_id, schedule_id, session=session)
+    session.delete(row)
+    logger.info("Schedule %s deleted", schedule_id, extra={"bot_id": bot_id})
+
+
+def request_run(bot_id: int, schedule_id: int, *, session: Session) -> BotSchedule:
+    """"Run now": the supervisor of the bot runs it at its next look (a paused schedule too)."""
+    row = get_schedule(bot_id, schedule_id, session=session)
+    row.run_requested = True
+    session.add(row)
+    return row
+
+
+def describe(row: BotSchedule) -> str:
+    """When a schedule runs, in plain words."""
+    when = f"cron {row.cron}" if row.cron else f"every {_seconds(row.interval_seconds)}"
+    return f"{when}, {row.timezone}, in channel {row.channel_id}"
+
+
+def _seconds(seconds: int) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0 and seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    return f"{seconds} second{'s' if seconds > 1 else ''}"
+
+
+def _late(seconds: float) -> str:
+    """A delay in plain words, rounded to its largest unit ("10 minutes")."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = round(seconds / size)
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    count = round(seconds)
+    return f"{count} second{'s' if count != 1 else ''}"
+
+
+def in_zone(moment: datetime | None, timezone: str) -> str:
+    """``moment`` shown in the schedule's zone ("" when there is none)."""
+    if moment is None:
+        return ""
+    try:
+        zone = zoneinfo.ZoneInfo(timezone or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = zoneinfo.ZoneInfo("UTC")
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+# --------------------------------------------------------------------------- the worker's side
+
+
+def next_due(bot_ids: list[int], *, session: Session) -> datetime | None:
+    """The earliest next run of the enabled schedules of ``bot_ids`` (None: none)."""
+    if not bot_ids:
+        return None
+    rows = session.exec(select(BotSchedule.next_run_at).where(col(BotSchedule.bot_id).in_(bot_ids),
+                                                              col(BotSchedule.enabled).is_(True),
+                                                              col(BotSchedule.next_run_at).is_not(None))
+                        .order_by(col(BotSchedule.next_run_at)).limit(1)).all()
+    return rows[0] if rows else None
+
+
+def claim_due(bot_ids: list[int], *, session: Session, now: datetime | None = None) -> list[ScheduledRun]:
+    """Claim the due runs of the schedules of ``bot_ids`` (the bots whose leases the caller holds).
+
+    Each claim moves the schedule's ``next_run_at`` on from the value read, in one UPDATE that
+    matches that value only: of two supervisors that read the same due run, one claims it. A run
+    due more than its grace time ago is skipped (logged, not returned); one due within it runs
+    once, however many were missed before it. "Run now" requests are claimed the same way.
+    """
+    if not bot_ids:
+        return []
+    now = now or utcnow()
+    rows = session.exec(select(BotSchedule).where(
+        col(BotSchedule.bot_id).in_(bot_ids),
+        (col(BotSchedule.run_requested).is_(True))
+        | (col(BotSchedule.enabled).is_(True) & (col(BotSchedule.next_run_at) <= now)))).all()
+    runs: list[ScheduledRun] = []
+    for row in rows:
+        assert row.id is not None
+        if row.run_requested:
+            claimed = session.exec(update(BotSchedule).where(
+                col(BotSchedule.id) == row.id, col(BotSchedule.run_requested).is_(True))
+                .values(run_requested=False, last_run_at=now, last_status="ran (run now)")).rowcount
+            if claimed:
+                runs.append(_run(row, now))
+        due = row.next_run_at
+        if not row.enabled or due is None or due > now:
+            continue
+        late = (now - due).total_seconds()
+        following = next_run(row, after=now, start=due)
+        skipped = late > row.grace_seconds
+        status = (f"missed ({_late(late)} late, over its {_late(row.grace_seconds)} grace): "
+                  "skipped") if skipped else "ran"
+        claimed = session.exec(update(BotSchedule).where(
+            col(BotSchedule.id) == row.id, col(BotSchedule.next_run_at) == due)
+            .values(next_run_at=following, last_status=status[:200],
+                    **({} if skipped else {"last_run_at": now}))).rowcount
+        if not claimed:
+            continue  # another supervisor claimed it first
+        if skipped:
+            logger.warning("Schedule %s (%s): the run of %s was missed by %s, more than its grace time: skipped",
+                           row.id, row.name or describe(row), in_zone(due, row.timezone), _late(late),
+                           extra={"bot_id": row.bot_id})
+        else:
+            runs.append(_run(row, due))
+    return runs
+
+
+def _run(row: BotSchedule, due: datetime) -> ScheduledRun:
+    assert row.id is not None
+    return ScheduledRun(schedule_id=row.id, bot_id=row.bot_id, name=row.name, channel_id=row.channel_id,
+                        kind=row.kind, content=row.content, due_at=due)
+
+
+def record_outcome(bot_id: int, schedule_id: int, status: str, *, session: Session) -> None:
+    """What a run posted (or why it did not), shown with the schedule."""
+    session.execute(update(BotSchedule).where(col(BotSchedule.id) == schedule_id, col(BotSchedule.bot_id) == bot_id)
+                    .values(last_status=status[:200]))

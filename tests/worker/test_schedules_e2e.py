@@ -1,0 +1,105 @@
+"""Scheduled posts end to end: a real supervisor and bot process post on the fake Discord on their own,
+a fixed text and a prompt's answer, once per run (also with two supervisors), and after a restart
+a missed run is caught up once or skipped past its grace time."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from grobot.core.db import session_scope
+from grobot.core.models import BotSchedule, utcnow
+from grobot.core.services import schedules
+from tests.helpers import wait_for
+from tests.worker.harness import asks, bot_log, fleet
+
+pytestmark = pytest.mark.slow
+
+PG_ENV = {"GROBOT_LEASE_SECONDS": "5"}
+
+
+def _posts(world, bot_id: int, text: str) -> list[dict]:
+    return [m for m in world.discord.channel_messages(world.discord.channel_id, bot_id=world.discord_ids[bot_id])
+            if m["content"] == text or text in m["content"]]
+
+
+def _add(bot_id: int, content: str, **fields) -> int:
+    with session_scope() as session:
+        return schedules.create_schedule(bot_id, channel_id=str(fields.pop("channel")), content=content,
+                                         session=session, **fields).id
+
+
+def _act(fn, bot_id: int, schedule_id: int, *args) -> None:
+    with session_scope() as session:
+        fn(bot_id, schedule_id, *args, session=session)
+
+
+def test_a_schedule_posts_its_text_and_its_prompts_answer_and_survives_a_restart(grobot_env, tmp_path):
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("herald")
+        channel = world.discord.channel_id
+        world.llm.script_for(asks("Summarise the open questions"), "Two questions are open: the venue and the date.",
+                             persistent=True)
+        supervisor = world.start_supervisor()
+        world.wait_online(bot)
+
+        # Every second: posted as an ordinary message (not a reply), again and again.
+        tick = _add(bot, "tick", channel=channel, interval_seconds=1)
+        wait_for(lambda: len(_posts(world, bot, "tick")) >= 3, 60, message="three ticks")
+        assert all(not m.get("message_reference") for m in _posts(world, bot, "tick"))
+        _act(schedules.set_enabled, bot, tick, False)
+
+        # A prompt, run now: the bot's chain answers it and the answer is posted in the channel.
+        weekly = _add(bot, "Summarise the open questions of this week.", channel=channel, kind="prompt",
+                      cron="0 9 * * mon", timezone="Europe/Paris", name="weekly")
+        _act(schedules.request_run, bot, weekly)
+        wait_for(lambda: _posts(world, bot, "Two questions are open"), 60, message="the prompt's answer")
+        ticks = len(_posts(world, bot, "tick"))  # paused: no more (the answer came after any tick in flight)
+        wait_for(lambda: any("Scheduled post" in m and "(weekly): posted" in m for _, m in bot_log(bot)), 30)
+        wait_for(lambda: _status(weekly) == "posted", 30)
+
+        # The worker stops; meanwhile one run is missed within its grace time, one far beyond it.
+        supervisor.terminate()
+        supervisor.wait(30)
+        caught = _add(bot, "caught up", channel=channel, interval_seconds=3600, grace_seconds=300)
+        late = _add(bot, "too late", channel=channel, interval_seconds=3600, grace_seconds=60)
+        with session_scope() as session:
+            session.get(BotSchedule, caught).next_run_at = utcnow() - timedelta(seconds=30)
+            session.get(BotSchedule, late).next_run_at = utcnow() - timedelta(minutes=10)
+        world.start_supervisor()
+        world.wait_online(bot)
+        wait_for(lambda: _posts(world, bot, "caught up"), 60, message="the missed run caught up")
+        wait_for(lambda: _status(late).startswith("missed"), 30)
+        _act(schedules.request_run, bot, weekly)  # a barrier: posted after anything still in flight
+        wait_for(lambda: len(_posts(world, bot, "Two questions are open")) == 2, 60)
+        assert len(_posts(world, bot, "caught up")) == 1 and _posts(world, bot, "too late") == []
+        assert len(_posts(world, bot, "tick")) == ticks
+        assert any(level == "WARNING" and "was missed by 10 minutes, more than its grace time: skipped" in m
+                   for level, m in bot_log(bot))
+
+
+def _status(schedule_id: int) -> str:
+    with session_scope(readonly=True) as session:
+        row = session.get(BotSchedule, schedule_id)
+        return row.last_status if row is not None else ""
+
+
+def test_two_supervisors_post_each_run_once(pg_env, tmp_path):
+    with fleet(pg_env, tmp_path) as world:
+        bot = world.add_bot("metronome")
+        channel = world.discord.channel_id
+        world.start_supervisor(**PG_ENV)
+        world.start_supervisor(**PG_ENV)
+        world.wait_online(bot)
+        beat = _add(bot, "beat", channel=channel, interval_seconds=1)
+        wait_for(lambda: len(_posts(world, bot, "beat")) >= 5, 60, message="five beats")
+        _act(schedules.set_enabled, bot, beat, False)
+        final = _add(bot, "final", channel=channel, cron="0 0 1 1 *")
+        _act(schedules.request_run, bot, final)
+        wait_for(lambda: _posts(world, bot, "final"), 60, message="the final post")
+        handed = [m for _, m in bot_log(bot) if re.match(rf"Scheduled post {beat}: due .*handed to the bot", m)]
+        dues = [re.search(r"due (\S+)", m).group(1) for m in handed]
+        assert len(dues) == len(set(dues)), "a run was claimed twice"
+        assert len(_posts(world, bot, "beat")) == len(handed)
