@@ -1,0 +1,150 @@
+"""Scheduled posts across a fleet on two supervisors: does every run fire once, on time, across a supervisor kill?
+
+    .venv/bin/python bench/schedules.py [--bots 50] [--schedules 100] [--seconds 90] [--kill-at 30]
+
+Starts a throwaway PostgreSQL cluster, two supervisors and N bots against the fake Discord, gives
+them the schedules (fixed texts on intervals of 20 and 30 s, spread over the bots), kills one
+supervisor (SIGKILL) at ``--kill-at`` seconds, and watches the posts for ``--seconds``. Each post is
+matched to the run it answers; it prints the runs due, those posted once, twice (duplicates) and never
+(lost), and how late the posts were (p50, p95, max; a run is on time within 2 s), for the runs of the
+surviving supervisor's bots and for those of the killed one's (which wait for the lease to pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))
+
+from fleet import Bench, pct, wait_until  # noqa: E402
+
+from tests.pg import PgCluster  # noqa: E402
+
+FAST = {"GROBOT_POLL_SECONDS": "1", "GROBOT_HEARTBEAT_SECONDS": "1", "GROBOT_LEASE_SECONDS": "5",
+        "GROBOT_GUILD_READY_TIMEOUT": "0.1", "GROBOT_MEMORY_PRELOAD": "0"}
+ON_TIME = 2.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--schedules", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=90.0)
+    parser.add_argument("--kill-at", type=float, default=30.0, help="kill one supervisor after this (0: none)")
+    args = parser.parse_args()
+    cluster = PgCluster().start()
+    try:
+        url = cluster.create_database("grobot")
+        with tempfile.TemporaryDirectory(prefix="grobot-bench-") as tmp:
+            bench = Bench(Path(tmp))
+            os.environ["DATABASE_URL"] = url
+            from sqlmodel import select
+
+            from grobot.core import migrations
+            from grobot.core.db import dispose_engines, session_scope
+            from grobot.core.models import BotSchedule, BotStatus
+            from grobot.core.services import schedules
+            from grobot.core.settings import get_settings
+
+            get_settings.cache_clear()
+            dispose_engines()
+            migrations.upgrade()
+            from tests.fakes.llm import use_fake_llm
+
+            use_fake_llm(bench.llm)
+            supervisors: list[subprocess.Popen[bytes]] = []
+            try:
+                ids = bench.add_bots(args.bots)
+                for i in range(2):
+                    log = open(Path(tmp) / f"supervisor{i}.log", "ab")
+                    supervisors.append(subprocess.Popen([sys.executable, "-m", "bot_worker"], env=bench.env(**FAST),
+                                                        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT))
+                wait_until(lambda: bench.all_online(ids), 600, f"{args.bots} bots online")
+                channel = str(bench.discord.channel_id)
+                with session_scope() as session:
+                    made = [schedules.create_schedule(ids[i % len(ids)], channel_id=channel, content=f"run of s{i}",
+                                                      interval_seconds=20 if i % 2 == 0 else 30, session=session)
+                            for i in range(args.schedules)]
+                    plan = {f"run of s{i}": (row.bot_id, row.next_run_at.timestamp(), row.interval_seconds)
+                            for i, row in enumerate(made)}
+                started = time.time()
+                offset = time.time() - time.monotonic()  # the fake Discord stamps its calls with monotonic time
+                killed_at, killed_bots = None, set()
+                while time.time() - started < args.seconds:
+                    if args.kill_at and killed_at is None and time.time() - started >= args.kill_at:
+                        with session_scope(readonly=True) as session:
+                            holders = {s.bot_id: s.supervisor_id or "" for s in session.exec(
+                                select(BotStatus)).all()}
+                        victim = supervisors[0]
+                        killed_bots = {b for b, h in holders.items() if h.split(":")[1:2] == [str(victim.pid)]}
+                        victim.send_signal(signal.SIGKILL)
+                        killed_at = time.time()
+                        print(f"killed supervisor 1 (SIGKILL) at {killed_at - started:.0f} s: "
+                              f"{len(killed_bots)} of its bots pass to the other")
+                    time.sleep(0.5)
+                end = time.time()
+                with session_scope() as session:
+                    for row in session.exec(select(BotSchedule)).all():
+                        row.enabled, row.next_run_at = False, None
+                time.sleep(5)  # the posts handed over just before the end arrive
+                posts: Counter[tuple[str, float]] = Counter()
+                lateness: dict[bool, list[float]] = {True: [], False: []}  # by: of a killed supervisor's bot
+                for call in bench.discord.calls_by(method="POST", path_regex=r"/channels/\d+/messages$"):
+                    text = str((call.json or {}).get("content") or "")
+                    if text not in plan:
+                        continue
+                    bot_id, first, every = plan[text]
+                    at = call.time + offset
+                    k = max(0, int((at - first + 0.5) // every)) if at >= first else 0
+                    due = first + k * every
+                    if due > at + 0.5:
+                        due -= every
+                    posts[(text, due)] += 1
+                    lateness[bot_id in killed_bots].append(at - due)
+                expected = [(text, first + k * every) for text, (_, first, every) in plan.items()
+                            for k in range(int((end - first) // every) + 1) if first + k * every <= end - 1]
+                lost = [key for key in expected if posts[key] == 0]
+                twice = sum(1 for count in posts.values() if count > 1)
+                print(f"{args.schedules} schedules on {args.bots} bots, two supervisors, {args.seconds:.0f} s: "
+                      f"{len(expected)} runs due, {sum(1 for k in expected if posts[k] == 1)} posted once, "
+                      f"{twice} posted twice or more, {len(lost)} lost")
+                for killed, values in ((False, lateness[False]), (True, lateness[True])):
+                    if not values:
+                        continue
+                    on_time = sum(1 for v in values if v <= ON_TIME)
+                    print(f"  {'bots of the killed supervisor' if killed else 'bots of the other supervisor '}: "
+                          f"late p50 {1000 * statistics.median(values):6.0f} ms, p95 {1000 * pct(values, 95):6.0f} ms, "
+                          f"max {max(values):5.1f} s; {on_time}/{len(values)} within {ON_TIME:.0f} s")
+                if lost:
+                    print("  lost: " + ", ".join(f"{t} due {datetime.fromtimestamp(d):%H:%M:%S}" for t, d in lost[:10]))
+            finally:
+                for proc in supervisors:
+                    if proc.poll() is None:
+                        proc.send_signal(signal.SIGTERM)
+                for proc in supervisors:
+                    try:
+                        proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                bench.supervisor = None
+                bench.close()
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
