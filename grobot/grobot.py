@@ -9,7 +9,19 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from grobot.components.bot_tabs import BOT_ROUTE_PREFIX, CHAT, CONVERSATIONS, COUNCIL, FILES, KNOWLEDGE, LOGS, MEMORY, SETTINGS, BotTab
+from grobot.components.bot_tabs import (
+    BOT_ROUTE_PREFIX,
+    CHAT,
+    CONVERSATIONS,
+    COUNCIL,
+    FILES,
+    KNOWLEDGE,
+    LOGS,
+    MEMORY,
+    SCHEDULES,
+    SETTINGS,
+    BotTab,
+)
 from grobot.pages import (
     bot_chat,
     bot_conversations,
@@ -18,6 +30,7 @@ from grobot.pages import (
     bot_knowledge,
     bot_logs,
     bot_memory,
+    bot_schedules,
     bot_settings,
     bots,
     login,
@@ -75,3 +88,4 @@ add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeSta
 add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
 add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)
 add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations.ConversationsState.load)
+add_bot_page(SCHEDULES, bot_schedules.schedules_page, bot_schedules.SchedulesState.load)

@@ -39,9 +39,10 @@ KNOWLEDGE = BotTab("knowledge", "Knowledge Base", "book-user")
 MEMORY = BotTab("memory", "Memory", "brain")
 COUNCIL = BotTab("council", "Council", "users")
 CONVERSATIONS = BotTab("conversations", "Conversations", "messages-square")
+SCHEDULES = BotTab("schedules", "Schedules", "calendar-clock")
 
 # In the order of the tab bar.
-BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, FILES, KNOWLEDGE, MEMORY, CONVERSATIONS, COUNCIL)
+BOT_TABS: tuple[BotTab, ...] = (CHAT, LOGS, SETTINGS, SCHEDULES, FILES, KNOWLEDGE, MEMORY, CONVERSATIONS, COUNCIL)
 
 
 def bot_href(tab_key: str) -> rx.Var:

@@ -1,0 +1,412 @@
+"""The Schedules tab of a bot: the posts it makes on its own (a fixed text or its answer to a prompt, on a
+cron or an interval in a time zone): list, add, edit, pause, delete, "Run now", and "Try in Test Chat"
+(the prompt answered in the admin's Test Chat, nothing posted). Admins only; every handler checks on the
+server that the schedule it names belongs to the open bot (:func:`schedules.get_schedule`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import reflex as rx
+from sqlmodel import Session
+
+from grobot.components.bot_frame import bot_page
+from grobot.components.bot_tabs import SCHEDULES
+from grobot.components.empty_state import empty_state
+from grobot.components.forms import MUTED, confirm_dialog, error_text, field, form_dialog, section
+from grobot.components.safe_text import safe_text
+from grobot.core.errors import ValidationError
+from grobot.core.models import AppUser, Bot, BotSchedule
+from grobot.core.services import schedules, tester_chat
+from grobot.core.services.users import NotSignedIn
+from grobot.state.app_state import sign_out_script
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
+
+logger = logging.getLogger(__name__)
+
+KIND_LABELS = {"text": "Post this text", "prompt": "Answer this prompt (with the bot's tools) and post the answer"}
+
+
+@dataclass
+class ScheduleRow:
+    """One schedule as the tab shows it (times in the schedule's zone)."""
+
+    id: int
+    name: str
+    channel_id: str
+    kind: str
+    content: str
+    cron: str
+    interval_seconds: int
+    timezone: str
+    grace_seconds: int
+    enabled: bool
+    when: str
+    next_run: str
+    last_run: str
+    last_status: str
+
+
+def _row(row: BotSchedule) -> ScheduleRow:
+    return ScheduleRow(
+        id=row.id or 0, name=row.name, channel_id=row.channel_id, kind=row.kind, content=row.content, cron=row.cron,
+        interval_seconds=row.interval_seconds, timezone=row.timezone, grace_seconds=row.grace_seconds,
+        enabled=row.enabled, when=schedules.describe(row).rsplit(", in channel", 1)[0],
+        next_run=schedules.in_zone(row.next_run_at, row.timezone),
+        last_run=schedules.in_zone(row.last_run_at, row.timezone), last_status=row.last_status)
+
+
+def _rows(session: Session, _user: AppUser, bot: Bot) -> list[ScheduleRow]:
+    assert bot.id is not None
+    return [_row(r) for r in schedules.list_schedules(bot.id, session=session)]
+
+
+def _number(form: dict[str, Any], key: str, what: str) -> int:
+    text = str(form.get(key) or "").strip()
+    if not text:
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        raise ValidationError(f"{what} is a whole number of seconds.") from None
+
+
+def _fields(form: dict[str, Any]) -> dict[str, Any]:
+    """The schedule's fields from the dialog's form (validated by the service)."""
+    timing = str(form.get("timing") or "cron")
+    return {
+        "name": str(form.get("name") or ""),
+        "channel_id": str(form.get("channel_id") or "").strip(),
+        "kind": str(form.get("kind") or "text"),
+        "content": str(form.get("content") or ""),
+        "cron": str(form.get("cron") or "").strip() if timing == "cron" else "",
+        "interval_seconds": _number(form, "every", "The interval") if timing == "interval" else 0,
+        "timezone": str(form.get("timezone") or "UTC").strip() or "UTC",
+        "grace_seconds": _number(form, "grace", "The grace time") if str(form.get("grace") or "").strip()
+        else schedules.DEFAULT_GRACE_SECONDS,
+    }
+
+
+class SchedulesState(BotPageState):
+    """The open bot's schedules, the add/edit dialog and the delete confirmation."""
+
+    rows: list[ScheduleRow] = []
+    sched_loaded: bool = False
+    sched_error: str = ""
+    editor_open: bool = False
+    editor_key: int = 0  # a new key resets the dialog's form to the values below
+    editor_id: int = 0  # 0: a new schedule
+    editor_values: dict[str, str] = {}
+    editor_error: str = ""
+    delete_id: int = 0
+    delete_name: str = ""
+
+    async def _call(self, work: Callable[[Session, AppUser, Bot], Any], *, write: bool = False) -> Any:
+        return await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, work, admin=True,
+                                       readonly=not write)
+
+    async def _reload(self) -> None:
+        self.rows = await self._call(_rows)
+
+    @rx.event
+    async def load(self):
+        """On load: the bot's schedules."""
+        self.sched_loaded, self.sched_error = False, ""
+        if not self.bot_ready:
+            return None
+        try:
+            await self._reload()
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.sched_error = user_message(exc)
+        self.sched_loaded = True
+        return None
+
+    async def _act(self, work: Callable[[Session, AppUser, Bot], Any], done: str):
+        try:
+            await self._call(work, write=True)
+            await self._reload()
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        return rx.toast.success(done)
+
+    def _open_editor(self, values: dict[str, str], schedule_id: int) -> None:
+        self.editor_values, self.editor_id, self.editor_error = values, schedule_id, ""
+        self.editor_key += 1
+        self.editor_open = True
+
+    @rx.event
+    def start_add(self):
+        """The dialog, empty (each Monday at 09:00 in UTC as an example)."""
+        self._open_editor({"name": "", "channel_id": "", "kind": "text", "content": "", "timing": "cron",
+                           "cron": "0 9 * * mon", "every": "3600", "timezone": "UTC",
+                           "grace": str(schedules.DEFAULT_GRACE_SECONDS)}, 0)
+
+    @rx.event
+    async def start_edit(self, schedule_id: int):
+        """The dialog with the schedule's values (a schedule of this bot only)."""
+        def read(session: Session, _user: AppUser, bot: Bot) -> ScheduleRow:
+            assert bot.id is not None
+            return _row(schedules.get_schedule(bot.id, int(schedule_id), session=session))
+
+        try:
+            row = await self._call(read)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self._open_editor({"name": row.name, "channel_id": row.channel_id, "kind": row.kind, "content": row.content,
+                           "timing": "cron" if row.cron else "interval", "cron": row.cron or "0 9 * * mon",
+                           "every": str(row.interval_seconds or 3600), "timezone": row.timezone,
+                           "grace": str(row.grace_seconds)}, row.id)
+        return None
+
+    @rx.event
+    def editor_open_change(self, is_open: bool):
+        self.editor_open = bool(is_open) and self.editor_open
+
+    @rx.event
+    async def save(self, form: dict[str, Any]):
+        """Add the schedule, or change the one being edited (its next run computed again from now)."""
+        schedule_id = self.editor_id
+
+        def write(session: Session, user: AppUser, bot: Bot) -> None:
+            assert bot.id is not None
+            values = _fields(form)
+            if schedule_id:
+                schedules.update_schedule(bot.id, schedule_id, session=session, **values)
+            else:
+                schedules.create_schedule(bot.id, session=session, **values)
+            logger.info("User %s %s a schedule of bot %s", user.username, "changed" if schedule_id else "added", bot.id)
+
+        try:
+            await self._call(write, write=True)
+            await self._reload()
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            self.editor_error = user_message(exc)
+            return None
+        self.editor_open, self.editor_error = False, ""
+        return rx.toast.success("Schedule saved.")
+
+    @rx.event
+    async def set_enabled(self, schedule_id: int, enabled: bool):
+        """Pause (no run until resumed) or resume (from its next time on)."""
+        def work(session: Session, _user: AppUser, bot: Bot) -> None:
+            assert bot.id is not None
+            schedules.set_enabled(bot.id, int(schedule_id), bool(enabled), session=session)
+
+        return await self._act(work, "Schedule resumed." if enabled else "Schedule paused.")
+
+    @rx.event
+    async def run_now(self, schedule_id: int):
+        """The worker posts it within a second or two (paused or not)."""
+        def work(session: Session, _user: AppUser, bot: Bot) -> None:
+            assert bot.id is not None
+            schedules.request_run(bot.id, int(schedule_id), session=session)
+
+        return await self._act(work, "The bot posts it within a second or two (when it is online).")
+
+    @rx.event
+    async def try_in_chat(self, schedule_id: int):
+        """The schedule's prompt (or text) sent in the admin's Test Chat: what it would post, nothing posted."""
+        def work(session: Session, user: AppUser, bot: Bot) -> None:
+            assert bot.id is not None and user.id is not None
+            row = schedules.get_schedule(bot.id, int(schedule_id), session=session)
+            conv = tester_chat.open_session(bot.id, user.id, session=session)
+            content = row.content if row.kind == "prompt" else f"Repeat exactly this text: {row.content}"
+            tester_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
+                               author_id=f"app-user:{user.id}")
+
+        try:
+            await self._call(work, write=True)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        return rx.redirect(f"/bots/{self.current_bot_id}/chat")
+
+    @rx.event
+    async def ask_delete(self, schedule_id: int):
+        def read(session: Session, _user: AppUser, bot: Bot) -> ScheduleRow:
+            assert bot.id is not None
+            return _row(schedules.get_schedule(bot.id, int(schedule_id), session=session))
+
+        try:
+            row = await self._call(read)
+        except NotSignedIn:
+            self._forget_session()
+            return sign_out_script()
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        self.delete_id, self.delete_name = row.id, row.name or f"schedule {row.id}"
+        return None
+
+    @rx.event
+    def cancel_delete(self):
+        self.delete_id, self.delete_name = 0, ""
+
+    @rx.event
+    async def confirm_delete(self):
+        schedule_id = self.delete_id
+        self.delete_id = 0
+        if not schedule_id:
+            return None
+
+        def work(session: Session, _user: AppUser, bot: Bot) -> None:
+            assert bot.id is not None
+            schedules.delete_schedule(bot.id, schedule_id, session=session)
+
+        return await self._act(work, "Schedule deleted.")
+
+
+# --------------------------------------------------------------------------- the view
+
+
+def _select(name: str, options: list[tuple[str, str]], default: Any, label: str) -> rx.Component:
+    return rx.el.select(
+        *[rx.el.option(text, value=value) for value, text in options],
+        name=name, id=f"schedule-{name}", default_value=default, aria_label=label,
+        style={"font_size": "var(--font-size-2)", "padding": "0.35rem", "width": "100%",
+               "border_radius": "var(--radius-2)", "border": f"1px solid {rx.color('gray', 7)}",
+               "background": "transparent"},
+    )
+
+
+def editor() -> rx.Component:
+    values = SchedulesState.editor_values
+    return form_dialog(
+        rx.cond(SchedulesState.editor_id != 0, "Edit schedule", "Add a schedule"),
+        "The bot posts in the channel on its own, at the times below (in the time zone given).",
+        field("Name", rx.input(name="name", id="schedule-name", default_value=values["name"],
+                               placeholder="e.g. Weekly summary"), input_id="schedule-name"),
+        field("Channel id", rx.input(name="channel_id", id="schedule-channel_id", default_value=values["channel_id"],
+                                     placeholder="e.g. 1234567890123456789", input_mode="numeric"),
+              input_id="schedule-channel_id",
+              help_text="In Discord: Developer Mode, right-click the channel, Copy Channel ID."),
+        field("What", _select("kind", list(KIND_LABELS.items()), values["kind"], "What the bot posts"),
+              input_id="schedule-kind"),
+        field("Text or prompt", rx.text_area(name="content", id="schedule-content", default_value=values["content"],
+                                             rows="4", placeholder="e.g. Summarise this week's open questions."),
+              input_id="schedule-content"),
+        rx.grid(
+            field("Repeat", _select("timing", [("cron", "On a cron"), ("interval", "Every N seconds")],
+                                    values["timing"], "Repeat"), input_id="schedule-timing"),
+            field("Time zone", rx.input(name="timezone", id="schedule-timezone", default_value=values["timezone"],
+                                        placeholder="Europe/Paris"), input_id="schedule-timezone"),
+            field("Cron", rx.input(name="cron", id="schedule-cron", default_value=values["cron"]),
+                  input_id="schedule-cron", help_text="minute hour day month weekday"),
+            field("Every (seconds)", rx.input(name="every", id="schedule-every", default_value=values["every"],
+                                              input_mode="numeric"), input_id="schedule-every"),
+            columns="2", spacing="3", width="100%",
+        ),
+        field("Grace time (seconds)", rx.input(name="grace", id="schedule-grace", default_value=values["grace"],
+                                               input_mode="numeric"), input_id="schedule-grace",
+              help_text="A run missed by more than this (the worker was down) is skipped; at most one is caught up."),
+        rx.cond(SchedulesState.editor_error != "", error_text(SchedulesState.editor_error, size="2")),
+        submit_label="Save",
+        on_submit=SchedulesState.save,
+        form_key=SchedulesState.editor_key.to_string(),
+        open_=SchedulesState.editor_open,
+        on_open_change=SchedulesState.editor_open_change,
+    )
+
+
+def schedule_card(row: rx.Var) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.vstack(
+                    rx.hstack(
+                        rx.text(rx.cond(row.name != "", row.name, "Schedule " + row.id.to_string()), weight="bold",
+                                size="3"),
+                        rx.badge(rx.cond(row.kind == "prompt", "prompt", "text"), variant="soft",
+                                 color_scheme=rx.cond(row.kind == "prompt", "violet", "gray")),
+                        rx.cond(~row.enabled, rx.badge("paused", color_scheme="amber", variant="soft")),
+                        spacing="2", align="center", wrap="wrap",
+                    ),
+                    rx.text(row.when, " · channel ", row.channel_id, size="2", color=MUTED),
+                    spacing="1", min_width="0",
+                ),
+                rx.hstack(
+                    rx.button(rx.icon("play", size=14), "Run now", size="1", variant="soft",
+                              on_click=SchedulesState.run_now(row.id), title="Post it now"),
+                    rx.button(rx.icon("message-square", size=14), "Try in Test Chat", size="1", variant="soft",
+                              color_scheme="gray", on_click=SchedulesState.try_in_chat(row.id),
+                              title="See what it would post, in your Test Chat (nothing is posted)"),
+                    rx.button(rx.cond(row.enabled, "Pause", "Resume"), size="1", variant="soft", color_scheme="gray",
+                              on_click=SchedulesState.set_enabled(row.id, ~row.enabled)),
+                    rx.icon_button(rx.icon("pencil", size=14), size="1", variant="ghost",
+                                   on_click=SchedulesState.start_edit(row.id), aria_label="Edit", title="Edit"),
+                    rx.icon_button(rx.icon("trash-2", size=14), size="1", variant="ghost", color_scheme="red",
+                                   on_click=SchedulesState.ask_delete(row.id), aria_label="Delete", title="Delete"),
+                    spacing="2", wrap="wrap", justify="end", align="center",
+                ),
+                justify="between", align="start", width="100%", gap="0.75rem", wrap="wrap",
+            ),
+            safe_text(row.content, size="2", white_space="pre-wrap", word_break="break-word",
+                      style={"display": "-webkit-box", "-webkit-line-clamp": "3", "-webkit-box-orient": "vertical",
+                             "overflow": "hidden"}),
+            rx.hstack(
+                rx.text("Next run: ", rx.cond(row.next_run != "", row.next_run, "—"), size="1", color=MUTED,
+                        data_testid="schedule-next-run"),
+                rx.cond(row.last_status != "",
+                        rx.text("Last: ", rx.cond(row.last_run != "", row.last_run + " · ", ""), row.last_status,
+                                size="1", color=MUTED, data_testid="schedule-last")),
+                spacing="4", wrap="wrap",
+            ),
+            spacing="2", width="100%",
+        ),
+        width="100%",
+        data_testid="schedule",
+    )
+
+
+def schedules_tab() -> rx.Component:
+    add = rx.button(rx.icon("plus", size=16), "Add schedule", on_click=SchedulesState.start_add)
+    return rx.vstack(
+        section(
+            "Schedules",
+            "Posts the bot makes on its own in a channel: a fixed text, or its answer to a prompt (with its tools). "
+            "A run missed by more than its grace time (the worker was down) is skipped and logged; at most one "
+            "missed run is caught up. Each run is a line in the Logs.",
+            rx.cond(
+                SchedulesState.sched_error != "",
+                error_text(SchedulesState.sched_error, size="2"),
+                rx.cond(
+                    SchedulesState.rows.length() > 0,
+                    rx.vstack(rx.foreach(SchedulesState.rows, schedule_card), spacing="3", width="100%"),
+                    rx.cond(SchedulesState.sched_loaded,
+                            empty_state("calendar-clock", "No schedules yet",
+                                        "E.g. each Monday at 09:00, summarise this week's open questions in #general.",
+                                        add),
+                            rx.spinner()),
+                ),
+            ),
+            actions=rx.cond(SchedulesState.rows.length() > 0, add),
+        ),
+        editor(),
+        confirm_dialog(open_=SchedulesState.delete_id != 0, title="Delete this schedule?",
+                       message="Delete " + SchedulesState.delete_name + "? The bot stops posting it.",
+                       confirm_label="Delete", on_confirm=SchedulesState.confirm_delete,
+                       on_cancel=SchedulesState.cancel_delete),
+        spacing="4",
+        width="100%",
+    )
+
+
+def schedules_page() -> rx.Component:
+    return bot_page(SCHEDULES, schedules_tab())
