@@ -29,7 +29,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Conversation, Deliberation, LogEntry, Message, Role
-from grobot.core.services import discord_users, files, mcp_servers, tester_chat, user_notes, users
+from grobot.core.services import discord_users, files, mcp_servers, schedules, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
 from grobot.pages.bot_chat_model import ChatModelState
 from grobot.pages.bot_chat_state import ChatState, LiveState
@@ -42,6 +42,7 @@ from grobot.pages.bot_knowledge import KnowledgeState
 from grobot.pages.bot_knowledge_review import ReviewState
 from grobot.pages.bot_logs import LogsState
 from grobot.pages.bot_memory import MemoryState
+from grobot.pages.bot_schedules import SchedulesState
 from grobot.pages.bot_settings_state import BotSettingsState
 from grobot.pages.login import LoginState
 from grobot.pages.mcp_presets import McpPresetState
@@ -86,6 +87,7 @@ class World:
     admin_run_hidden: int  # the admin's live Test Chat answers, on both bots
     admin_run_granted: int
     other_run: int  # another tester's live answer on the granted bot
+    schedule: int = 0  # a scheduled post of the hidden bot
     canaries: dict[str, str] = field(default_factory=dict)
 
     def tokens(self) -> dict[str, str]:
@@ -113,7 +115,7 @@ def _live_run(bot_id: int, user: UiUser, question: str, answer: str) -> int:
 def build_world(admin: UiUser, unique: Callable[[str], str], add_bot: Callable[..., int]) -> World:
     """Two bots, three accounts, and on the hidden bot one object of every kind, each with a canary."""
     c = {name: canary(name) for name in ("bot", "directive", "note", "suggestion", "conversation", "deliberation",
-                                         "log", "file", "server", "run-hidden", "answer-hidden", "run-granted",
+                                         "log", "file", "server", "schedule", "run-hidden", "answer-hidden", "run-granted",
                                          "answer-granted", "run-other", "answer-other")}
     hidden_name, granted_name = c["bot"], unique("Granted")
     hidden, granted = add_bot(hidden_name), add_bot(granted_name)
@@ -142,12 +144,14 @@ def build_world(admin: UiUser, unique: Callable[[str], str], add_bot: Callable[.
         files.write_file(session=session, bot_id=hidden, path="secret.txt", data=c["file"].encode())
         server = mcp_servers.create_server(session=session, name=unique("srv"), command="python",
                                            args=["-m", c["server"]])
+        schedule = schedules.create_schedule(hidden, channel_id="123456789012345678", content=c["schedule"],
+                                             kind="prompt", cron="0 9 * * mon", session=session)
         session.flush()
-        ids = (note, suggestion, conv.id or 0, deliberation.id or 0, server.id or 0)
+        ids = (note, suggestion, conv.id or 0, deliberation.id or 0, server.id or 0, schedule.id or 0)
     return World(
         admin=admin, tester=tester, other_tester=other, victim=victim, hidden=hidden, hidden_name=hidden_name,
         granted=granted, granted_name=granted_name, note=ids[0], suggestion=ids[1], conversation=ids[2],
-        deliberation=ids[3], file="secret.txt", server=ids[4],
+        deliberation=ids[3], file="secret.txt", server=ids[4], schedule=ids[5],
         admin_run_hidden=_live_run(hidden, admin, c["run-hidden"], c["answer-hidden"]),
         admin_run_granted=_live_run(granted, admin, c["run-granted"], c["answer-granted"]),
         other_run=_live_run(granted, other, c["run-other"], c["answer-other"]),
@@ -259,7 +263,8 @@ REFLEX_STATES = (rx.State, OnLoadInternalState, UpdateVarsInternalState, Fronten
                  SharedStateBaseInternal)
 STATES = (AppState, AdminState, BotPageState, BotsState, LoginState, AddBotState, McpPresetState, McpState,
           SettingsState, UsageState, PricesState, UsersState, ChatState, LiveState, ChatModelState, ConversationsState, CouncilState,
-          CouncilSettingsState, FilesState, DocumentsState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState)
+          CouncilSettingsState, FilesState, DocumentsState, KnowledgeState, ReviewState, LogsState, MemoryState, BotSettingsState,
+          SchedulesState)
 
 ADMIN_PAGE_ATTACKS: list[Attack] = [
     Attack((AddBotState.start_add_bot, AddBotState.add_bot_open_change, AddBotState.add_bot),
@@ -487,6 +492,31 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                (BotSettingsState.set_delete_confirm, {"value": w.granted_name if page == w.granted else "x"}),
                (BotSettingsState.delete_bot, {}), (BotSettingsState.left, {}))),
 ]
+
+
+def _on_schedule(w: World) -> list[tuple[Any, dict[str, Any]]]:
+    """The Schedules tab's events naming the hidden bot's schedule."""
+    return [(SchedulesState.start_edit, {"schedule_id": w.schedule}), (SchedulesState.run_now, {"schedule_id": w.schedule}),
+            (SchedulesState.try_in_chat, {"schedule_id": w.schedule}),
+            (SchedulesState.set_enabled, {"schedule_id": w.schedule, "enabled": False}),
+            (SchedulesState.ask_delete, {"schedule_id": w.schedule}), (SchedulesState.cancel_delete, {}),
+            (SchedulesState.ask_delete, {"schedule_id": w.schedule}), (SchedulesState.confirm_delete, {})]
+
+
+BOT_PAGE_ATTACKS.append(Attack(
+    (SchedulesState.load, SchedulesState.start_add, SchedulesState.start_edit, SchedulesState.editor_open_change,
+     SchedulesState.save, SchedulesState.set_enabled, SchedulesState.run_now, SchedulesState.try_in_chat,
+     SchedulesState.ask_delete, SchedulesState.cancel_delete, SchedulesState.confirm_delete),
+    lambda w, page: on(page, "schedules", (SchedulesState.load, {}), (SchedulesState.start_add, {}),
+                       (SchedulesState.editor_open_change, {"is_open": True}),
+                       (SchedulesState.save, {"form": {"channel_id": "123456789012345678", "content": "planted",
+                                                       "timing": "interval", "every": "1"}}),
+                       *_on_schedule(w),
+                       (SchedulesState.save, {"form": {"channel_id": "123456789012345678", "content": "planted",
+                                                       "timing": "interval", "every": "1"}})),
+    # An admin on the granted bot's page names the hidden bot's schedule (no save: a new schedule of the
+    # granted bot is theirs to add).
+    lambda w: on(w.granted, "schedules", (SchedulesState.load, {}), *_on_schedule(w))))
 
 OTHER_ATTACKS: list[Attack] = [
     # The login page: a guess at the disabled victim's account (never a real account's: the throttle

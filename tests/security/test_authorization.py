@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 HIDDEN_CANARIES = ("bot", "directive", "note", "suggestion", "conversation", "deliberation", "log", "file",
-                   "run-hidden", "answer-hidden")
+                   "schedule", "run-hidden", "answer-hidden")
 # What background handlers send after the events were handled (a followed run's answer) has this long to come.
 LINGER_SECONDS = 8.0
 
