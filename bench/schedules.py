@@ -33,7 +33,7 @@ from fleet import Bench, pct, wait_until  # noqa: E402
 
 from tests.pg import PgCluster  # noqa: E402
 
-FAST = {"GROBOT_POLL_SECONDS": "1", "GROBOT_HEARTBEAT_SECONDS": "1", "GROBOT_LEASE_SECONDS": "5",
+FAST = {"GROBOT_POLL_SECONDS": "1", "GROBOT_HEARTBEAT_SECONDS": "2", "GROBOT_LEASE_SECONDS": "10",
         "GROBOT_GUILD_READY_TIMEOUT": "0.1", "GROBOT_MEMORY_PRELOAD": "0"}
 ON_TIME = 2.0
 

@@ -221,13 +221,14 @@ class SchedulesState(BotPageState):
 
     @rx.event
     async def try_in_chat(self, schedule_id: int):
-        """The schedule's prompt (or text) sent in the admin's Test Chat: what it would post, nothing posted."""
+        """The schedule's prompt sent in the admin's Test Chat: what it would post, nothing posted."""
         def work(session: Session, user: AppUser, bot: Bot) -> None:
             assert bot.id is not None and user.id is not None
             row = schedules.get_schedule(bot.id, int(schedule_id), session=session)
             conv = tester_chat.open_session(bot.id, user.id, session=session)
-            content = row.content if row.kind == "prompt" else f"Repeat exactly this text: {row.content}"
-            tester_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
+            if row.kind != "prompt":
+                raise ValidationError("This schedule posts its text as it is: there is nothing to try.")
+            tester_chat.submit(conv.id or 0, row.content, session=session, author_name=user.username,
                                author_id=f"app-user:{user.id}")
 
         try:
@@ -344,9 +345,10 @@ def schedule_card(row: rx.Var) -> rx.Component:
                 rx.hstack(
                     rx.button(rx.icon("play", size=14), "Run now", size="1", variant="soft",
                               on_click=SchedulesState.run_now(row.id), title="Post it now"),
-                    rx.button(rx.icon("message-square", size=14), "Try in Test Chat", size="1", variant="soft",
-                              color_scheme="gray", on_click=SchedulesState.try_in_chat(row.id),
-                              title="See what it would post, in your Test Chat (nothing is posted)"),
+                    rx.cond(row.kind == "prompt",
+                            rx.button(rx.icon("message-square", size=14), "Try in Test Chat", size="1", variant="soft",
+                                      color_scheme="gray", on_click=SchedulesState.try_in_chat(row.id),
+                                      title="See what it would post, in your Test Chat (nothing is posted)")),
                     rx.button(rx.cond(row.enabled, "Pause", "Resume"), size="1", variant="soft", color_scheme="gray",
                               on_click=SchedulesState.set_enabled(row.id, ~row.enabled)),
                     rx.icon_button(rx.icon("pencil", size=14), size="1", variant="ghost",

@@ -49,6 +49,7 @@ def test_an_admin_schedules_posts_on_the_schedules_tab(admin_page) -> None:
     dialog.get_by_label("Time zone").fill("Europe/Paris")
     dialog.get_by_role("button", name="Save").click()
     expect(dialog.get_by_role("alert")).to_contain_text("is not a cron of five fields", timeout=PAGE_TIMEOUT_MS)
+    screenshot(page, "schedules-dialog")
     assert _stored(bot_id) == []
 
     dialog.get_by_label("Cron").fill("0 9 * * mon")
