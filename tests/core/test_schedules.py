@@ -68,11 +68,16 @@ def test_a_due_run_is_claimed_once_and_missed_runs_follow_the_policy(grobot_env)
         row = session.get(BotSchedule, schedule_id)
         assert row.next_run_at is not None and now < row.next_run_at <= now + timedelta(seconds=5)
         due = row.next_run_at
-    # Two supervisors see it due: one claims it; the next run keeps the interval's phase.
-    with session_scope() as first, session_scope() as second:
+    # Two supervisors see it due (both read the row): the first claims it, the second finds it claimed;
+    # the next run keeps the interval's phase.
+    with session_scope() as session:
+        seen_by_second = session.get(BotSchedule, schedule_id)
+        session.expunge(seen_by_second)
+    with session_scope() as first:
         claimed = schedules.claim_due([bot_id], session=first, now=due + timedelta(seconds=0.2))
-        first.commit()
-        again = schedules.claim_due([bot_id], session=second, now=due + timedelta(seconds=0.3))
+    with session_scope() as second:
+        again = schedules.claim_row(seen_by_second, session=second, now=due + timedelta(seconds=0.3))
+        assert schedules.claim_due([bot_id], session=second, now=due + timedelta(seconds=0.3)) == []
     assert [r.due_at for r in claimed] == [due] and again == []
     with session_scope() as session:
         assert session.get(BotSchedule, schedule_id).next_run_at == due + timedelta(seconds=5)

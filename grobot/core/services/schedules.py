@@ -237,33 +237,41 @@ def claim_due(bot_ids: list[int], *, session: Session, now: datetime | None = No
         | (col(BotSchedule.enabled).is_(True) & (col(BotSchedule.next_run_at) <= now)))).all()
     runs: list[ScheduledRun] = []
     for row in rows:
-        assert row.id is not None
-        if row.run_requested:
-            claimed = session.exec(update(BotSchedule).where(
-                col(BotSchedule.id) == row.id, col(BotSchedule.run_requested).is_(True))
-                .values(run_requested=False, last_run_at=now, last_status="ran (run now)")).rowcount
-            if claimed:
-                runs.append(_run(row, now))
-        due = row.next_run_at
-        if not row.enabled or due is None or due > now:
-            continue
-        late = (now - due).total_seconds()
-        following = next_run(row, after=now, start=due)
-        skipped = late > row.grace_seconds
-        status = (f"missed ({_late(late)} late, over its {_late(row.grace_seconds)} grace): "
-                  "skipped") if skipped else "ran"
+        runs += claim_row(row, now=now, session=session)
+    return runs
+
+
+def claim_row(row: BotSchedule, *, now: datetime, session: Session) -> list[ScheduledRun]:
+    """Claim what is due of ``row`` as read (a "Run now", the run due): each only if the row still holds
+    what was read (compare and set), so a row another supervisor claimed since yields nothing."""
+    assert row.id is not None
+    runs: list[ScheduledRun] = []
+    if row.run_requested:
         claimed = session.exec(update(BotSchedule).where(
-            col(BotSchedule.id) == row.id, col(BotSchedule.next_run_at) == due)
-            .values(next_run_at=following, last_status=status[:200],
-                    **({} if skipped else {"last_run_at": now}))).rowcount
-        if not claimed:
-            continue  # another supervisor claimed it first
-        if skipped:
-            logger.warning("Schedule %s (%s): the run of %s was missed by %s, more than its grace time: skipped",
-                           row.id, row.name or describe(row), in_zone(due, row.timezone), _late(late),
-                           extra={"bot_id": row.bot_id})
-        else:
-            runs.append(_run(row, due))
+            col(BotSchedule.id) == row.id, col(BotSchedule.run_requested).is_(True))
+            .values(run_requested=False, last_run_at=now, last_status="ran (run now)")).rowcount
+        if claimed:
+            runs.append(_run(row, now))
+    due = row.next_run_at
+    if not row.enabled or due is None or due > now:
+        return runs
+    late = (now - due).total_seconds()
+    following = next_run(row, after=now, start=due)
+    skipped = late > row.grace_seconds
+    status = (f"missed ({_late(late)} late, over its {_late(row.grace_seconds)} grace): "
+              "skipped") if skipped else "ran"
+    claimed = session.exec(update(BotSchedule).where(
+        col(BotSchedule.id) == row.id, col(BotSchedule.next_run_at) == due)
+        .values(next_run_at=following, last_status=status[:200],
+                **({} if skipped else {"last_run_at": now}))).rowcount
+    if not claimed:
+        return runs  # another supervisor claimed it first
+    if skipped:
+        logger.warning("Schedule %s (%s): the run of %s was missed by %s, more than its grace time: skipped",
+                       row.id, row.name or describe(row), in_zone(due, row.timezone), _late(late),
+                       extra={"bot_id": row.bot_id})
+    else:
+        runs.append(_run(row, due))
     return runs
 
 
