@@ -28,7 +28,7 @@ from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
 logger = logging.getLogger(__name__)
 
-KIND_LABELS = {"text": "Post this text", "prompt": "Answer this prompt (with the bot's tools) and post the answer"}
+KIND_LABELS = {"text": "Post a fixed text", "prompt": "Answer a prompt, post the answer"}
 
 
 @dataclass
