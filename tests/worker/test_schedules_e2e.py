@@ -79,6 +79,13 @@ def test_a_schedule_posts_its_text_and_its_prompts_answer_and_survives_a_restart
         assert any(level == "WARNING" and "was missed by 10 minutes, more than its grace time: skipped" in m
                    for level, m in bot_log(bot))
 
+        # A text over Discord's 2,000 characters is posted as any long answer: in parts, in order, whole.
+        long_text = " ".join(f"long{i}" for i in range(500))
+        _act(schedules.request_run, bot, _add(bot, long_text, channel=channel, cron="0 0 1 1 *"))
+        wait_for(lambda: "long499" in " ".join(m["content"] for m in _posts(world, bot, "long")), 60)
+        parts = [m["content"] for m in _posts(world, bot, "long")]
+        assert len(parts) == 2 and all(len(p) <= 2000 for p in parts) and " ".join(parts).split() == long_text.split()
+
 
 def _status(schedule_id: int) -> str:
     with session_scope(readonly=True) as session:
