@@ -63,3 +63,14 @@ def test_every_command_of_the_cli_is_in_the_cli_reference():
         if not re.search(pattern, reference):
             missing.append(" ".join(command))
     assert not missing, f"not in docs/cli.md: {missing}"
+
+
+def test_every_field_of_bot_set_and_every_global_setting_is_documented():
+    from grobot.core.services import app_settings, bots
+
+    reference = (DOCS / "cli.md").read_text()
+    assert not [f for f in bots.EDITABLE_FIELDS if f"`{f}`" not in reference], "a bot set field is not in docs/cli.md"
+    configuration = (DOCS / "configuration.md").read_text()
+    keys = list(app_settings.DEFAULTS)
+    assert "web_search_url" in keys
+    assert not [k for k in keys if f"`{k}`" not in configuration], "a global setting is not in docs/configuration.md"
