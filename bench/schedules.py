@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
@@ -88,11 +87,13 @@ def main() -> int:
                         with session_scope(readonly=True) as session:
                             holders = {s.bot_id: s.supervisor_id or "" for s in session.exec(
                                 select(BotStatus)).all()}
-                        victim = supervisors[0]
-                        killed_bots = {b for b, h in holders.items() if h.split(":")[1:2] == [str(victim.pid)]}
+                        held = {proc.pid: {b for b, h in holders.items() if h.split(":")[1:2] == [str(proc.pid)]}
+                                for proc in supervisors}
+                        victim = max(supervisors, key=lambda proc: len(held[proc.pid]))  # the one holding bots
+                        killed_bots = held[victim.pid]
                         victim.send_signal(signal.SIGKILL)
                         killed_at = time.time()
-                        print(f"killed supervisor 1 (SIGKILL) at {killed_at - started:.0f} s: "
+                        print(f"killed the supervisor holding the most bots (SIGKILL) at {killed_at - started:.0f} s: "
                               f"{len(killed_bots)} of its bots pass to the other")
                     time.sleep(0.5)
                 end = time.time()
@@ -100,27 +101,32 @@ def main() -> int:
                     for row in session.exec(select(BotSchedule)).all():
                         row.enabled, row.next_run_at = False, None
                 time.sleep(5)  # the posts handed over just before the end arrive
-                posts: Counter[tuple[str, float]] = Counter()
-                lateness: dict[bool, list[float]] = {True: [], False: []}  # by: of a killed supervisor's bot
+                # The i-th post of a schedule answers its i-th run (a bot posts its runs in order).
+                posted: dict[str, list[float]] = {text: [] for text in plan}
                 for call in bench.discord.calls_by(method="POST", path_regex=r"/channels/\d+/messages$"):
                     text = str((call.json or {}).get("content") or "")
-                    if text not in plan:
-                        continue
-                    bot_id, first, every = plan[text]
-                    at = call.time + offset
-                    k = max(0, int((at - first + 0.5) // every)) if at >= first else 0
-                    due = first + k * every
-                    if due > at + 0.5:
-                        due -= every
-                    posts[(text, due)] += 1
-                    lateness[bot_id in killed_bots].append(at - due)
-                expected = [(text, first + k * every) for text, (_, first, every) in plan.items()
-                            for k in range(int((end - first) // every) + 1) if first + k * every <= end - 1]
-                lost = [key for key in expected if posts[key] == 0]
-                twice = sum(1 for count in posts.values() if count > 1)
+                    if text in posted:
+                        posted[text].append(call.time + offset)
+                lateness: dict[bool, list[float]] = {True: [], False: []}  # by: of a killed supervisor's bot
+                due_count, once, twice, lost = 0, 0, 0, []
+                phases: dict[str, list[float]] = {}
+                for text, (bot_id, first, every) in plan.items():
+                    dues = [first + k * every for k in range(int(max(0.0, end - first) // every) + 1)
+                            if first + k * every <= end]
+                    certain = [d for d in dues if d <= end - 1]  # (one due in the last second may not be claimed)
+                    times = sorted(posted[text])
+                    due_count += len(certain)
+                    once += min(len(times), len(certain))
+                    twice += max(0, len(times) - len(dues))
+                    lost += [(text, d) for d in certain[len(times):]]
+                    for at, due in zip(times, dues, strict=False):
+                        lateness[bot_id in killed_bots].append(at - due)
+                        phase = ("before the kill" if killed_at is None or due < killed_at
+                                 else "during the failover" if bot_id in killed_bots and at - due > ON_TIME
+                                 and due < killed_at + 60 else "after the kill")
+                        phases.setdefault(phase, []).append(at - due)
                 print(f"{args.schedules} schedules on {args.bots} bots, two supervisors, {args.seconds:.0f} s: "
-                      f"{len(expected)} runs due, {sum(1 for k in expected if posts[k] == 1)} posted once, "
-                      f"{twice} posted twice or more, {len(lost)} lost")
+                      f"{due_count} runs due, {once} posted once, {twice} posted twice, {len(lost)} lost")
                 for killed, values in ((False, lateness[False]), (True, lateness[True])):
                     if not values:
                         continue
@@ -128,6 +134,9 @@ def main() -> int:
                     print(f"  {'bots of the killed supervisor' if killed else 'bots of the other supervisor '}: "
                           f"late p50 {1000 * statistics.median(values):6.0f} ms, p95 {1000 * pct(values, 95):6.0f} ms, "
                           f"max {max(values):5.1f} s; {on_time}/{len(values)} within {ON_TIME:.0f} s")
+                for phase, values in phases.items():
+                    print(f"  runs due {phase:20}: {len(values):4} late p50 {1000 * statistics.median(values):6.0f} ms, "
+                          f"max {max(values):5.1f} s")
                 if lost:
                     print("  lost: " + ", ".join(f"{t} due {datetime.fromtimestamp(d):%H:%M:%S}" for t, d in lost[:10]))
             finally:
