@@ -38,6 +38,7 @@ class ScheduleRow:
     id: int
     name: str
     channel_id: str
+    channel: str  # its name where the bot has talked there ("#general"), else its id
     kind: str
     content: str
     cron: str
@@ -51,18 +52,29 @@ class ScheduleRow:
     last_status: str
 
 
-def _row(row: BotSchedule) -> ScheduleRow:
+@dataclass
+class ChannelChoice:
+    """A channel the bot has talked in, offered in the dialog's channel field."""
+
+    id: str
+    name: str
+
+
+def _row(row: BotSchedule, channels: dict[str, str] | None = None) -> ScheduleRow:
     return ScheduleRow(
-        id=row.id or 0, name=row.name, channel_id=row.channel_id, kind=row.kind, content=row.content, cron=row.cron,
+        id=row.id or 0, name=row.name, channel_id=row.channel_id,
+        channel=(channels or {}).get(row.channel_id) or f"channel {row.channel_id}", kind=row.kind, content=row.content, cron=row.cron,
         interval_seconds=row.interval_seconds, timezone=row.timezone, grace_seconds=row.grace_seconds,
         enabled=row.enabled, when=schedules.describe(row).rsplit(", in channel", 1)[0],
         next_run=schedules.in_zone(row.next_run_at, row.timezone),
         last_run=schedules.in_zone(row.last_run_at, row.timezone), last_status=row.last_status)
 
 
-def _rows(session: Session, _user: AppUser, bot: Bot) -> list[ScheduleRow]:
+def _rows(session: Session, _user: AppUser, bot: Bot) -> tuple[list[ScheduleRow], list[ChannelChoice]]:
     assert bot.id is not None
-    return [_row(r) for r in schedules.list_schedules(bot.id, session=session)]
+    channels = schedules.known_channels(bot.id, session=session)
+    return ([_row(r, channels) for r in schedules.list_schedules(bot.id, session=session)],
+            [ChannelChoice(id=k, name=v) for k, v in sorted(channels.items(), key=lambda item: item[1].lower())])
 
 
 def _number(form: dict[str, Any], key: str, what: str) -> int:
@@ -95,6 +107,7 @@ class SchedulesState(BotPageState):
     """The open bot's schedules, the add/edit dialog and the delete confirmation."""
 
     rows: list[ScheduleRow] = []
+    channels: list[ChannelChoice] = []  # where the bot has talked (the channel field's suggestions)
     sched_loaded: bool = False
     sched_error: str = ""
     editor_open: bool = False
@@ -110,7 +123,7 @@ class SchedulesState(BotPageState):
                                        readonly=not write)
 
     async def _reload(self) -> None:
-        self.rows = await self._call(_rows)
+        self.rows, self.channels = await self._call(_rows)
 
     @rx.event
     async def load(self):
@@ -295,9 +308,13 @@ def editor() -> rx.Component:
         field("Name", rx.input(name="name", id="schedule-name", default_value=values["name"],
                                placeholder="e.g. Weekly summary"), input_id="schedule-name"),
         field("Channel id", rx.input(name="channel_id", id="schedule-channel_id", default_value=values["channel_id"],
-                                     placeholder="e.g. 1234567890123456789", input_mode="numeric"),
+                                     placeholder="e.g. 1234567890123456789", input_mode="numeric",
+                                     custom_attrs={"list": "schedule-channels"}),
               input_id="schedule-channel_id",
-              help_text="In Discord: Developer Mode, right-click the channel, Copy Channel ID."),
+              help_text="The channels the bot has talked in are offered; any other: in Discord, Developer Mode, "
+                        "right-click the channel, Copy Channel ID."),
+        rx.el.datalist(rx.foreach(SchedulesState.channels, lambda c: rx.el.option(c.name, value=c.id)),
+                       id="schedule-channels"),
         field("What", _select("kind", list(KIND_LABELS.items()), values["kind"], "What the bot posts"),
               input_id="schedule-kind"),
         field("Text or prompt", rx.text_area(name="content", id="schedule-content", default_value=values["content"],
@@ -339,7 +356,7 @@ def schedule_card(row: rx.Var) -> rx.Component:
                         rx.cond(~row.enabled, rx.badge("paused", color_scheme="amber", variant="soft")),
                         spacing="2", align="center", wrap="wrap",
                     ),
-                    rx.text(row.when, " · channel ", row.channel_id, size="2", color=MUTED),
+                    rx.text(row.when, " · ", row.channel, size="2", color=MUTED, title="Channel " + row.channel_id),
                     spacing="1", min_width="0",
                 ),
                 rx.hstack(
@@ -383,8 +400,7 @@ def schedules_tab() -> rx.Component:
         section(
             "Schedules",
             "Posts the bot makes on its own in a channel: a fixed text, or its answer to a prompt (with its tools). "
-            "A run missed by more than its grace time (the worker was down) is skipped and logged; at most one "
-            "missed run is caught up. Each run is a line in the Logs.",
+            "Each run is a line in the Logs.",
             rx.cond(
                 SchedulesState.sched_error != "",
                 error_text(SchedulesState.sched_error, size="2"),

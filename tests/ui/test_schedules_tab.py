@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import BotSchedule, Conversation, Message
-from grobot.core.services import schedules
+from grobot.core.services import conversations, schedules
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
 from tests.ui.screens import NARROW, WIDE, screenshot
@@ -36,6 +36,9 @@ def _stored(bot_id: int) -> list[BotSchedule]:
 def test_an_admin_schedules_posts_on_the_schedules_tab(admin_page) -> None:
     page = admin_page
     bot_id = add_bot(unique("Herald"))
+    with session_scope() as session:  # a channel the bot has talked in: shown by its name
+        conversations.get_or_create_conversation(session=session, bot_id=bot_id, key=f"guild:{CHANNEL}",
+                                                 title="#general", channel_id=CHANNEL)
     page.goto(f"/bots/{bot_id}/schedules")
     expect(page.get_by_text("No schedules yet")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
@@ -57,7 +60,7 @@ def test_an_admin_schedules_posts_on_the_schedules_tab(admin_page) -> None:
     card = page.get_by_test_id("schedule")
     expect(card).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
     expect(card).to_contain_text("Weekly summary")
-    expect(card).to_contain_text("cron 0 9 * * mon, Europe/Paris")
+    expect(card).to_contain_text("cron 0 9 * * mon, Europe/Paris · #general")
     # The next run in the schedule's zone: a Monday at 09:00 Paris time.
     expect(card.get_by_test_id("schedule-next-run")).to_have_text(re.compile(r"Next run: \S+ 09:00:00 CES?T"))
     [row] = _stored(bot_id)

@@ -25,7 +25,7 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import Bot, BotSchedule, utcnow
+from grobot.core.models import Bot, BotSchedule, Conversation, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +169,13 @@ def request_run(bot_id: int, schedule_id: int, *, session: Session) -> BotSchedu
     row.run_requested = True
     session.add(row)
     return row
+
+
+def known_channels(bot_id: int, *, session: Session) -> dict[str, str]:
+    """The channels the bot has talked in (its conversations), by id: their names as it saw them."""
+    rows = session.exec(select(Conversation.key, Conversation.title).where(
+        Conversation.bot_id == bot_id, Conversation.kind == "guild", col(Conversation.key).startswith("guild:"))).all()
+    return {key.removeprefix("guild:"): title for key, title in rows if key.removeprefix("guild:").isdigit()}
 
 
 def describe(row: BotSchedule) -> str:
