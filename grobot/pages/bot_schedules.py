@@ -77,6 +77,15 @@ def _rows(session: Session, _user: AppUser, bot: Bot) -> tuple[list[ScheduleRow]
             [ChannelChoice(id=k, name=v) for k, v in sorted(channels.items(), key=lambda item: item[1].lower())])
 
 
+def _reader(schedule_id: int) -> Callable[[Session, AppUser, Bot], ScheduleRow]:
+    """Read schedule ``schedule_id`` of the open bot (NotFoundError for any other's)."""
+    def read(session: Session, _user: AppUser, bot: Bot) -> ScheduleRow:
+        assert bot.id is not None
+        return _row(schedules.get_schedule(bot.id, int(schedule_id), session=session))
+
+    return read
+
+
 def _number(form: dict[str, Any], key: str, what: str) -> int:
     text = str(form.get(key) or "").strip()
     if not text:
@@ -122,6 +131,16 @@ class SchedulesState(BotPageState):
         return await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id, work, admin=True,
                                        readonly=not write)
 
+    async def _try(self, work: Callable[[Session, AppUser, Bot], Any], *, write: bool = False) -> tuple[Any, Any]:
+        """``(result, None)``, or ``(None, the event that says why not)``."""
+        try:
+            return await self._call(work, write=write), None
+        except NotSignedIn:
+            self._forget_session()
+            return None, sign_out_script()
+        except Exception as exc:
+            return None, rx.toast.error(user_message(exc))
+
     async def _reload(self) -> None:
         self.rows, self.channels = await self._call(_rows)
 
@@ -142,14 +161,13 @@ class SchedulesState(BotPageState):
         return None
 
     async def _act(self, work: Callable[[Session, AppUser, Bot], Any], done: str):
-        try:
-            await self._call(work, write=True)
-            await self._reload()
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
+        _, refused = await self._try(work, write=True)
+        if refused is not None:
+            return refused
+        shown, refused = await self._try(_rows)
+        if refused is not None:
+            return refused
+        self.rows, self.channels = shown
         return rx.toast.success(done)
 
     def _open_editor(self, values: dict[str, str], schedule_id: int) -> None:
@@ -167,17 +185,9 @@ class SchedulesState(BotPageState):
     @rx.event
     async def start_edit(self, schedule_id: int):
         """The dialog with the schedule's values (a schedule of this bot only)."""
-        def read(session: Session, _user: AppUser, bot: Bot) -> ScheduleRow:
-            assert bot.id is not None
-            return _row(schedules.get_schedule(bot.id, int(schedule_id), session=session))
-
-        try:
-            row = await self._call(read)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
+        row, refused = await self._try(_reader(schedule_id))
+        if refused is not None:
+            return refused
         self._open_editor({"name": row.name, "channel_id": row.channel_id, "kind": row.kind, "content": row.content,
                            "timing": "cron" if row.cron else "interval", "cron": row.cron or "0 9 * * mon",
                            "every": str(row.interval_seconds or 3600), "timezone": row.timezone,
@@ -238,34 +248,21 @@ class SchedulesState(BotPageState):
         def work(session: Session, user: AppUser, bot: Bot) -> None:
             assert bot.id is not None and user.id is not None
             row = schedules.get_schedule(bot.id, int(schedule_id), session=session)
-            conv = tester_chat.open_session(bot.id, user.id, session=session)
             if row.kind != "prompt":
                 raise ValidationError("This schedule posts its text as it is: there is nothing to try.")
+            conv = tester_chat.open_session(bot.id, user.id, session=session)
             tester_chat.submit(conv.id or 0, row.content, session=session, author_name=user.username,
                                author_id=f"app-user:{user.id}")
 
-        try:
-            await self._call(work, write=True)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
-        return rx.redirect(f"/bots/{self.current_bot_id}/chat")
+        _, refused = await self._try(work, write=True)
+        return refused if refused is not None else rx.redirect(f"/bots/{self.current_bot_id}/chat")
 
     @rx.event
     async def ask_delete(self, schedule_id: int):
-        def read(session: Session, _user: AppUser, bot: Bot) -> ScheduleRow:
-            assert bot.id is not None
-            return _row(schedules.get_schedule(bot.id, int(schedule_id), session=session))
-
-        try:
-            row = await self._call(read)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
+        """The confirmation of deleting a schedule of this bot."""
+        row, refused = await self._try(_reader(schedule_id))
+        if refused is not None:
+            return refused
         self.delete_id, self.delete_name = row.id, row.name or f"schedule {row.id}"
         return None
 
