@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WAIT_SECONDS = 20.0  # a bot's request for posts is answered within this, empty when none came
+MAX_WAITING = 100  # runs kept for one bot process that does not take them
 PATH = "posts"
 
 
@@ -36,7 +38,10 @@ class PostBox:
         self._waiters: dict[int, asyncio.Event] = defaultdict(asyncio.Event)
 
     def put(self, run: ScheduledRun) -> None:
-        self._runs[run.bot_id].append(run)
+        runs = self._runs[run.bot_id]
+        runs.append(run)
+        if len(runs) > MAX_WAITING:  # a bot that stays offline: its oldest runs go (each would be stale)
+            _skip(runs.pop(0), "too many runs were waiting for it")
         self._waiters[run.bot_id].set()
 
     def pending(self, bot_id: int) -> int:
@@ -52,7 +57,17 @@ class PostBox:
             except TimeoutError:
                 return []
         runs, self._runs[bot_id] = self._runs.get(bot_id, []), []
-        return runs
+        now = datetime.now(UTC)
+        fresh = [run for run in runs if (now - run.due_at).total_seconds() <= run.grace_seconds]
+        for run in runs:
+            if run not in fresh:
+                _skip(run, "its bot was not online within the schedule's grace time")
+        return fresh
+
+
+def _skip(run: ScheduledRun, why: str) -> None:
+    logger.warning("Scheduled post %s%s, due %s: not posted, %s", run.schedule_id, f" ({run.name})" if run.name else "",
+                   run.due_at.strftime("%Y-%m-%d %H:%M:%S UTC"), why, extra={"bot_id": run.bot_id})
 
 
 def run_as_dict(run: ScheduledRun) -> dict[str, Any]:

@@ -112,3 +112,22 @@ def test_a_due_run_is_claimed_once_and_missed_runs_follow_the_policy(grobot_env)
         assert [r.schedule_id for r in schedules.claim_due([bot_id], session=session, now=later)] == [schedule_id]
     with session_scope() as session:
         assert schedules.claim_due([bot_id], session=session, now=later + timedelta(hours=1)) == []
+
+
+def test_a_run_its_bot_takes_after_the_grace_time_is_not_posted(caplog):
+    """A run claimed for a bot that was not online to take it: past its grace time it is dropped, said so."""
+    import asyncio
+
+    from bot_worker.scheduled_posts import PostBox
+
+    now = utcnow()
+    stale = schedules.ScheduledRun(schedule_id=1, bot_id=7, name="weekly", channel_id=CHANNEL, kind="text",
+                                   content="old", due_at=now - timedelta(minutes=6), grace_seconds=300)
+    fresh = schedules.ScheduledRun(schedule_id=2, bot_id=7, name="", channel_id=CHANNEL, kind="text",
+                                   content="new", due_at=now - timedelta(seconds=2), grace_seconds=300)
+    box = PostBox()
+    box.put(stale)
+    box.put(fresh)
+    assert asyncio.run(box.take(7, wait=0.1)) == [fresh]
+    assert any("Scheduled post 1 (weekly)" in r.getMessage() and "not posted, its bot was not online" in r.getMessage()
+               for r in caplog.records if r.levelname == "WARNING")

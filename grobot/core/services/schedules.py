@@ -47,6 +47,7 @@ class ScheduledRun:
     kind: str
     content: str
     due_at: datetime  # the time it was due (UTC); a "Run now": when it was claimed
+    grace_seconds: int = DEFAULT_GRACE_SECONDS  # not posted when its bot takes it later than this after due_at
 
 
 def trigger_of(*, cron: str, interval_seconds: int, timezone: str, start: datetime | None = None) -> Any:
@@ -285,7 +286,7 @@ def claim_row(row: BotSchedule, *, now: datetime, session: Session) -> list[Sche
 def _run(row: BotSchedule, due: datetime) -> ScheduledRun:
     assert row.id is not None
     return ScheduledRun(schedule_id=row.id, bot_id=row.bot_id, name=row.name, channel_id=row.channel_id,
-                        kind=row.kind, content=row.content, due_at=due)
+                        kind=row.kind, content=row.content, due_at=due, grace_seconds=row.grace_seconds)
 
 
 def record_outcome(bot_id: int, schedule_id: int, status: str, *, session: Session) -> None:
