@@ -410,6 +410,21 @@ class DiscordRole(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class ChannelPersona(SQLModel, table=True):
+    """A bot's persona in one Discord channel (and its threads): a personality addition and LLM
+    overrides per category (``{"output": {"model": "..."}}``: what is left out is the bot's own)."""
+
+    __tablename__ = "channel_persona"
+
+    bot_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    channel_id: str = Field(primary_key=True, max_length=32)
+    personality: str = text_column()
+    llms: dict[str, Any] = json_column(dict)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
 class UserNote(SQLModel, table=True):
     """A fact about a Discord user, with how reliable it is (0..1)."""
 
