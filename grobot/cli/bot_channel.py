@@ -65,7 +65,8 @@ def _list(args: argparse.Namespace) -> int:
         found = channel_personas.personas(bot, session=session)
     if args.json:
         print_json([p.as_dict() for p in found])
-    elif not found:
+        return 0
+    if not found:
         print(f"Bot '{bot.name}' answers with its own persona in every channel.")
     for persona in found:
         _print(persona, False)
