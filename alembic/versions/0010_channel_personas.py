@@ -1,5 +1,5 @@
 """a persona per channel: a bot's personality addition and LLM overrides per category in one Discord
-channel and its threads (channel_persona)
+channel and its threads (channel_persona); the channel a Test Chat message is tested as (message.as_channel_id)
 
 Revision ID: 0010_channel_personas
 Revises: 0009_access_moderation
@@ -29,7 +29,11 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(['bot_id'], ['bot.id'], ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('bot_id', 'channel_id'),
     )
+    with op.batch_alter_table('message', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('as_channel_id', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('message', schema=None) as batch_op:
+        batch_op.drop_column('as_channel_id')
     op.drop_table('channel_persona')

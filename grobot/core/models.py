@@ -250,6 +250,8 @@ class Message(SQLModel, table=True):
     error: str = text_column()
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = None
+    # A Test Chat message: the Discord channel it is tested as (that channel's persona answers it).
+    as_channel_id: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow)
 
 

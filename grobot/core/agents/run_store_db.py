@@ -68,17 +68,12 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                        web_search=bool(bot.web_search),
                        web_search_url=(bot.web_search_url or app_settings.get_value("web_search_url", session=session))
                        if bot.web_search else "")
-    # The channel's persona (a thread: its parent's), resolved once here for every host.
-    persona = channel_personas.for_message(session=session, bot_id=bot.id or 0, channel_id=msg.channel_id,
-                                           parent_channel_id=msg.parent_channel_id) if not msg.is_dm else None
-    if persona is not None:
-        config.personality = channel_personas.with_addition(config.personality, persona.personality)
-    llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
-    run_status = None
+    run_status, channel_id = None, msg.channel_id
     if msg.run_id is not None:
         stored = session.get(Message, msg.run_id)
         if stored is None:
             raise NotFoundError(f"no stored message numbered {msg.run_id}")
+        channel_id = channel_id or stored.as_channel_id  # Test Chat: the channel it is tested as
         conversation_id: int | None = stored.conversation_id
         run_status = stored.status
         history = conversations.load_history(session=session, conversation_id=stored.conversation_id,
@@ -86,6 +81,12 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     else:
         conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
                                                                      key=msg.conversation_key)
+    # The channel's persona (a thread: its parent's), resolved once here for every host.
+    persona = channel_personas.for_message(session=session, bot_id=bot.id or 0, channel_id=channel_id,
+                                           parent_channel_id=msg.parent_channel_id) if not msg.is_dm else None
+    if persona is not None:
+        config.personality = channel_personas.with_addition(config.personality, persona.personality)
+    llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
     knowledge = UserKnowledge()
     if msg.author_id:
         who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
