@@ -14,7 +14,7 @@ from grobot.core import security
 from grobot.core.errors import ValidationError
 from grobot.core.llm import embedded, providers
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.models import AgentMode, Bot, LLMCategory, LLMSetting, utcnow
+from grobot.core.models import AgentMode, Bot, ChannelPersona, LLMCategory, LLMSetting, utcnow
 from grobot.core.services import embedded_llm
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
@@ -380,6 +380,13 @@ def embedded_models(*, session: Session) -> dict[str, int]:
         llm = _effective(row, "bot", parent_of(parents.get(row.category), row.category)) if row.bot_id is not None \
             else _effective(row, "global")
         wanted[str(llm.model)] = max(wanted.get(str(llm.model), 0), int(llm.context_window))
+    for persona in session.exec(select(ChannelPersona)).all():  # a channel's override of an embedded model
+        bot_llms = _unresolved_llms(session, persona.bot_id)
+        for category, fields in (persona.llms or {}).items():
+            if category in bot_llms and fields:
+                llm = _effective(_channel_row(category, fields, bot_llms[category]), "channel", bot_llms[category])
+                if llm.provider == embedded.PROVIDER:
+                    wanted[str(llm.model)] = max(wanted.get(str(llm.model), 0), int(llm.context_window))
     if builtin_is_embedded():
         configured = set(session.exec(select(LLMSetting.category).where(LLMSetting.bot_id.is_(None))).all())  # type: ignore[union-attr]
         if any(c.value not in configured for c in LLMCategory):
