@@ -198,7 +198,13 @@ def chat_tab() -> rx.Component:
                 width="100%",
             ),
             rx.divider(),
-            model_line(),
+            rx.cond(ChatState.test_channel_line[0] != "",
+                    rx.hstack(rx.icon("hash", size=14, color=rx.color("gray", 11), flex_shrink="0", margin_top="0.15rem"),
+                              rx.text("Answers as in ", rx.text.strong(ChatState.test_channel_line[0]), ", with ",
+                                      rx.text.strong(ChatState.test_channel_line[1]), " · that channel's persona",
+                                      size="1", color=rx.color("gray", 11)),
+                              spacing="2", align="start", data_testid="chat-channel"),
+                    model_line()),
             rx.cond(
                 ChatState.chat_loaded,
                 chat_history(

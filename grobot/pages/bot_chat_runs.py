@@ -23,7 +23,7 @@ from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.images import checked_image
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
 from grobot.core.services import channel_personas, conversations, run_images, tester_chat
-from grobot.core.services.llm_settings import effective_llm
+from grobot.core.services.llm_settings import effective_llm, effective_llms
 from grobot.core.wording import duration
 from grobot.run_images import image_url
 from grobot.state.bot_page import run_for_bot
@@ -178,7 +178,8 @@ class ChatView:
     turns: list[ChatTurn]
     worker_running: bool
     reads_images: bool = False  # the bot's output model reads images (the tester may send one)
-    channels: list[list[str]] = field(default_factory=list)  # [id, "#name"] of the bot's channel personas
+    # [id, "#name", "provider model" of its answers] of the bot's channel personas
+    channels: list[list[str]] = field(default_factory=list)
 
 
 def load_chat(token: str, bot_id: int) -> ChatView:
@@ -193,10 +194,19 @@ def load_chat(token: str, bot_id: int) -> ChatView:
                                     run_images.of_runs(run_ids, session=session), admin=user.role == Role.ADMIN.value),
                         tester_chat.worker_running(session=session),
                         reads_images=_reads_images(session, bot),
-                        channels=[[p.channel_id, f"#{p.name}" if p.name else p.channel_id]
-                                  for p in channel_personas.personas(bot, session=session)])
+                        channels=_persona_channels(session, bot))
 
     return run_for_bot(token, bot_id, work, admin=False)
+
+
+def _persona_channels(session: Session, bot: Bot) -> list[list[str]]:
+    """The bot's channel personas as Test Chat offers them: ``[id, "#name", "provider model"]`` (its answers' model)."""
+    rows = []
+    for persona in channel_personas.personas(bot, session=session):
+        output = effective_llms(session=session, bot_id=bot.id, channel=persona.llms)["output"]
+        rows.append([persona.channel_id, f"#{persona.name}" if persona.name else persona.channel_id,
+                     f"{output.provider} {output.model}"])
+    return rows
 
 
 CANNOT_READ_IMAGES = ("This bot's model does not read images: an admin can mark a model that does with "

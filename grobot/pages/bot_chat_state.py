@@ -91,6 +91,12 @@ class ChatState(BotPageState):
         return self.live_id == 0 and len(self.turns) > 0 and self.turns[-1].status in ("error", "cancelled")
 
     @rx.var
+    def test_channel_line(self) -> list[str]:
+        """The channel tested as and its answers' model (["", ""]: none, the bot's own)."""
+        found = next((c for c in self.test_channels if c[0] == self.test_channel), None)
+        return [found[1], found[2]] if found is not None and len(found) > 2 else ["", ""]
+
+    @rx.var
     def last_turn_id(self) -> int:
         return self.turns[-1].id if self.turns else 0
 

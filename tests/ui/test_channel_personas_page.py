@@ -66,7 +66,7 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
     section.get_by_role("textbox", name="Personality addition").fill(ADDITION)
     section.get_by_role("textbox", name="Output temperature").fill("5")
     section.get_by_role("button", name="Save channel persona").click()
-    expect(section).to_contain_text("temperature", timeout=PAGE_TIMEOUT_MS)
+    expect(section.get_by_role("alert")).to_have_text("Temperature must be between 0 and 2.", timeout=PAGE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
         assert session.exec(select(ChannelPersona).where(ChannelPersona.bot_id == bot_id)).all() == []
 
@@ -91,6 +91,8 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
                         "Arr, the pirate channel answers", persistent=True)
     page.goto(f"/bots/{bot_id}/chat")
     _pick(page, "Test as channel", "As in #random")
+    expect(page.get_by_test_id("chat-channel")).to_have_text("Answers as in #random, with ollama pirate-model · that "
+                                                             "channel's persona")
     _ask(page, bot_id, "Who are you in random?")
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Arr, the pirate channel answers",
                                                                     timeout=LIVE_TIMEOUT_MS)
@@ -104,6 +106,7 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
 
     # As no channel: the bot's own.
     _pick(page, "Test as channel", "No channel (the bot's own)")
+    expect(page.get_by_test_id("chat-model")).to_contain_text("fake-model")
     _ask(page, bot_id, "Who are you without a channel?")
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Echo:", timeout=LIVE_TIMEOUT_MS)
     own = _answers(fake_llm, "Who are you without a channel?")
