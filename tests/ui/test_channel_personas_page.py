@@ -63,7 +63,7 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
 
     # An override checked as the bot's own form checks it: refused in plain words, nothing saved.
     _pick(page, "Channel", "#random")
-    section.get_by_role("textbox", name="Personality addition").fill(ADDITION)
+    section.get_by_role("textbox", name="Channel's addition").fill(ADDITION)
     section.get_by_role("textbox", name="Output temperature").fill("5")
     section.get_by_role("button", name="Save channel persona").click()
     expect(section.get_by_role("alert")).to_have_text("Temperature must be between 0 and 2.", timeout=PAGE_TIMEOUT_MS)
