@@ -133,6 +133,9 @@ def may_be_request(message: str) -> bool:
     return False
 
 
+_RECALLS = re.compile(r"\s+(?:when|how|what|where|why|who|whether|the\s+(?:time|day))\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Request:
     """A request of the message for a tool: its verb, and what follows it (what to keep, in the user's words)."""
@@ -171,6 +174,8 @@ def request_for(message: str, spec: ToolSpec, *, bot_name: str = "") -> Request 
         first = _FIRST_WORD.match(text.lower())
         if first and first.group() in verbs:  # as written: a verb addressed to the bot ("notes on ..." is none)
             rest = text[first.end():]
+            if _RECALLS.match(rest):  # "Remember when we talked about cats?": a memory shared, nothing to keep
+                continue
             end = _CONTENT_END.search(rest)
             colon = rest.find(":")
             if 0 <= colon and len(rest[:colon].split()) <= 3:  # "Add a note: I prefer email"
