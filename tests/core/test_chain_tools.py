@@ -193,6 +193,22 @@ async def test_a_forced_value_the_conversation_does_not_hold_is_not_used(bot, fa
     assert catalog.calls == [] and result.text == "Sure! For which city?"
 
 
+async def test_a_file_name_the_model_made_up_gives_way_to_the_one_the_message_names(bot, fake_llm):
+    """"¿Puedes leer birthdays.txt?": the small model wrote "path.txt"; the one file the message names is read."""
+    async def read(path: str) -> str:
+        return f"the text of {path}"
+
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    catalog = FakeToolCatalog().add("files_read", read, schema=path, read_only=True)
+    # The Router picks files_read by its cue (a file name after "leer"): the extractor is the first call.
+    fake_llm.script(Reply(json={"arguments": {"path": "path.txt"}}), Reply(text="Aquí está."))
+
+    result = await run_chain(message(bot, "¿Puedes leer birthdays.txt?"), tools=catalog)
+
+    assert catalog.calls == [("files_read", {"path": "birthdays.txt"})]
+    assert "the text of birthdays.txt" in result.text
+
+
 async def test_tool_timeout_becomes_a_result_and_the_answer_goes_on(bot, fake_llm):
     async def hang(city: str) -> str:
         await asyncio.sleep(30)
