@@ -139,6 +139,18 @@ async def test_a_question_the_tools_model_volunteers_that_is_no_short_question_i
     assert "login.example.net" not in result.text
 
 
+async def test_a_clarifying_question_that_loops_is_replaced_by_a_plain_one(bot, fake_llm):
+    """The demo model's question for a file: a question mark, then a loop; the user reads a plain question."""
+    catalog = weather_catalog()
+    looped = "You're asking about the weather? No, no, no! No, no, no... Please make sure you follow the rules."
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),
+                    Reply(text=looped))
+
+    result = await run_chain(message(bot, "weather please"), tools=catalog)
+
+    assert result.text == "I need the city for that. Could you tell me?" and catalog.calls == []
+
+
 async def test_clarifier_asks_through_the_output_model_when_the_extractor_does_not(bot, fake_llm):
     catalog = weather_catalog()
     fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),
