@@ -43,9 +43,10 @@ def create_session(bot_id: int, *, session: Session, app_user_id: int | None = N
 
 
 def submit(conversation_id: int, content: str, *, session: Session, author_name: str = "tester",
-           author_id: str | None = None, image: ToolImage | None = None) -> Message:
+           author_id: str | None = None, image: ToolImage | None = None, channel_id: str | None = None) -> Message:
     """Store a user message as ``pending``: a supervisor will answer it. ``image``: a checked image sent
-    with it (stored with the run; the bot's output model reads it when it reads images)."""
+    with it (stored with the run; the bot's output model reads it when it reads images). ``channel_id``:
+    the Discord channel it is tested as (its persona answers; None: the bot's own)."""
     content = (content or "").strip()
     if not content and image is not None:
         content = IMAGE_ONLY
@@ -58,7 +59,8 @@ def submit(conversation_id: int, content: str, *, session: Session, author_name:
         raise NotFoundError(f"no Test Chat session numbered {conversation_id}")
     attachments = [{"filename": image.name, "content_type": image.mime_type, "size": len(image.data)}] if image else None
     msg = Message(conversation_id=conversation_id, role="user", content=content, attachments=attachments,
-                  author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value)
+                  author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value,
+                  as_channel_id=channel_id or None)
     conv.updated_at = utcnow()
     session.add(conv)
     session.add(msg)

@@ -1,7 +1,7 @@
 """scheduled posts of a bot (bot_schedule: a fixed text or a prompt, on a cron or an interval in a time zone)
 
-Revision ID: 0010_schedules
-Revises: 0009_access_moderation
+Revision ID: 0011_schedules
+Revises: 0010_channel_personas
 Create Date: 2026-11-28 03:40:00
 """
 from typing import Sequence, Union
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision: str = '0010_schedules'
-down_revision: Union[str, None] = '0009_access_moderation'
+revision: str = '0011_schedules'
+down_revision: Union[str, None] = '0010_channel_personas'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
