@@ -244,7 +244,8 @@ class SchedulesState(BotPageState):
 
     @rx.event
     async def try_in_chat(self, schedule_id: int):
-        """The schedule's prompt sent in the admin's Test Chat: what it would post, nothing posted."""
+        """The schedule's prompt sent in the admin's Test Chat, as in the schedule's channel (its persona, if it
+        has one): what it would post, nothing posted."""
         def work(session: Session, user: AppUser, bot: Bot) -> None:
             assert bot.id is not None and user.id is not None
             row = schedules.get_schedule(bot.id, int(schedule_id), session=session)
@@ -252,7 +253,7 @@ class SchedulesState(BotPageState):
                 raise ValidationError("This schedule posts its text as it is: there is nothing to try.")
             conv = tester_chat.open_session(bot.id, user.id, session=session)
             tester_chat.submit(conv.id or 0, row.content, session=session, author_name=user.username,
-                               author_id=f"app-user:{user.id}")
+                               author_id=f"app-user:{user.id}", channel_id=row.channel_id)  # as in its channel
 
         _, refused = await self._try(work, write=True)
         return refused if refused is not None else rx.redirect(f"/bots/{self.current_bot_id}/chat")

@@ -92,8 +92,9 @@ def test_an_admin_schedules_posts_on_the_schedules_tab(admin_page) -> None:
     expect(page).to_have_url(re.compile(rf"/bots/{bot_id}/chat$"), timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("Summarise this week's open questions.")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     with session_scope(readonly=True) as session:
-        sent = session.exec(select(Message.content).join(Conversation).where(Conversation.bot_id == bot_id)).all()
-    assert list(sent) == ["Summarise this week's open questions."]
+        sent = session.exec(select(Message.content, Message.as_channel_id).join(Conversation)
+                            .where(Conversation.bot_id == bot_id)).all()
+    assert [tuple(m) for m in sent] == [("Summarise this week's open questions.", CHANNEL)]  # as in its channel
 
     page.goto(f"/bots/{bot_id}/schedules")
     card = page.get_by_test_id("schedule")
