@@ -294,9 +294,9 @@ def _rate(values: list[bool]) -> str:
 async def _main(args: argparse.Namespace) -> int:
     from grobot.core.agents.deps import ChainDeps
     from grobot.core.documents import DEFAULT_THRESHOLD
-    from grobot.core.documents.sync import DocumentsIndexer
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
     from grobot.core.memory.local import LocalMemory
+    from grobot.core.services.document_sync import DocumentsIndexer
 
     print(f"Documents benchmark: {len(DOCUMENTS)} documents, {len(QUESTIONS)} questions "
           f"({len(DEV)} dev, {len(HELD_OUT)} held out), {len(PLAIN)} plain messages; load average "

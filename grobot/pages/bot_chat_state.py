@@ -15,9 +15,9 @@ import reflex as rx
 
 from grobot.core import tester_chat_link
 from grobot.core.errors import NotFoundError
-from grobot.core.images import MAX_IMAGE_BYTES
 from grobot.core.services.tester_chat import IMAGE_ONLY
 from grobot.core.services.users import NotSignedIn
+from grobot.core.tools.images import MAX_IMAGE_BYTES
 from grobot.pages.bot_chat_runs import (
     CANNOT_READ_IMAGES,
     OPEN_STATUSES,

@@ -8,13 +8,13 @@ import asyncio
 from sqlmodel import select
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer, answer_message, prepare
 from grobot.core.db import session_scope
 from grobot.core.flood import BUSY_NOTICE
 from grobot.core.models import AgentEvent, Message
 from grobot.core.services import bots, tester_chat, users
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import EmptyCatalog
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import answered

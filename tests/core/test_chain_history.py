@@ -152,7 +152,7 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
         seen.append(event)
 
     from grobot.core.agents.run_store import RunEnd
-    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.store.run_store_db import DatabaseStore
 
     class FullDisk(DatabaseStore):
         """The final write (the one with the answer) fails; the others work."""

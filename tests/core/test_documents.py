@@ -17,11 +17,11 @@ from grobot.core.db import session_scope
 from grobot.core.documents import message as doc_message
 from grobot.core.documents.convert import convert
 from grobot.core.documents.message import TOOL_NAME, offered
-from grobot.core.documents.sync import DocumentsIndexer
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.models import BotDocument
 from grobot.core.services import bots, documents, files
+from grobot.core.services.document_sync import DocumentsIndexer
 from grobot.core.tools.base import ToolSpec
 from tests.documents_helpers import docx_bytes, pdf_bytes, scanned_pdf_bytes
 from tests.fakes.llm import is_archivist_request, use_fake_llm

@@ -17,10 +17,10 @@ from grobot.cli.main import main
 from grobot.core.agents import executor
 from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.executor import PlannedCall
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolSpec
 from grobot.core.tools.catalog import Link, catalog_for_bot, read_links
 from grobot.core.tools.mcp_hub import HubLimits, McpHub

@@ -213,10 +213,10 @@ def test_the_searxng_address_is_checked_where_an_admin_sets_it(grobot_env):
 
 
 async def test_a_bot_searches_its_own_searxng_or_the_global_one(grobot_env, searxng):
-    from grobot.core.agents.run_store_db import DatabaseStore
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.services import app_settings, bots
+    from grobot.core.store.run_store_db import DatabaseStore
 
     with session_scope() as session:
         app_settings.set_value("web_search_url", "https://global.example", session=session)

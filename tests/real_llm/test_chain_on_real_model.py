@@ -17,7 +17,6 @@ from grobot.core.agents.archivist import support
 from grobot.core.agents.chain import run_chain, wait_for_background
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.gatekeeper import GATEKEEPER_SCHEMA
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
@@ -25,6 +24,7 @@ from grobot.core.llm.service import call_llm
 from grobot.core.memory.local import LocalMemory
 from grobot.core.models import LLMCall, Message, UserNote
 from grobot.core.services import bots, llm_settings
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, FakeToolCatalog

@@ -34,10 +34,10 @@ from grobot.core.documents import message as doc_message
 from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
+from grobot.core.llm.public_errors import public_error
 from grobot.core.memory import MemoryPort
 from grobot.core.memory.lookup import message_memories
 from grobot.core.moderation import REFUSAL, AnswerGuard, Moderation, log_event, moderation_note
-from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
@@ -459,7 +459,7 @@ async def _save_orphan_calls(run: Run) -> None:
 async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,
                 cancelled: bool = False, public: str | None = None) -> ChainResult:
     """End the run with one error event: ``message`` for Test Chat and the logs, ``public`` (if
-    given) for a chat platform's user (:func:`grobot.core.public_errors.public_error`)."""
+    given) for a chat platform's user (:func:`grobot.core.llm.public_errors.public_error`)."""
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None

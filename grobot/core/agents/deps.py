@@ -31,7 +31,7 @@ class ChainDeps:
     @classmethod
     def local(cls, memory: MemoryPort | None = None) -> ChainDeps:
         """Dependencies on this process's database (the CLI, scripts and tests)."""
-        from grobot.core.agents.run_store_db import DatabaseStore
+        from grobot.core.store.run_store_db import DatabaseStore
 
         return cls(store=DatabaseStore(), memory=memory or NoopMemory())
 

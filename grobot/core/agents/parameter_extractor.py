@@ -7,7 +7,7 @@ value the user never gave goes to the Clarifier, as does a file name the convers
 or a fact to keep that the user never said (the model made it up). A fact to keep is in the user's
 words: the model's when they are mostly the user's, else what the request says after its verb
 ("Remember that I don't eat meat" -> "I don't eat meat"). A time-zone argument may only take the zones the message names
-(:mod:`grobot.core.agents.time_zones`; the executor reads a place written for a zone as its zone).
+(:mod:`grobot.core.time_zones`; the executor reads a place written for a zone as its zone).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents import prompts, time_zones
+from grobot.core import time_zones
+from grobot.core.agents import prompts
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
 from grobot.core.agents.tool_router import name_words
