@@ -109,10 +109,10 @@ def bot_like_rss(url: str | None) -> float:
 
 
 async def chain_overhead(url: str, bot_id: int, runs: int) -> tuple[list[float], list[float]]:
-    from grobot.core.agents.chain import run_chain
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.memory import NoopMemory
     from grobot.core.memory.remote import RemoteMemory
+    from grobot.core.store.local import run_chain
     from tests.fakes.llm import FakeToolCatalog
 
     remote = RemoteMemory(url)

@@ -185,9 +185,9 @@ async def _saved_call(bot_id: int, memory: Any, messages: int) -> None:
     """CPU of the answering process (its event loop's thread) per plain message on an instant fake LLM: one
     LLM call (the router found no tool), and two (the Tool Identifier asked too, as without the router)."""
     from grobot.core.agents import tool_router
-    from grobot.core.agents.chain import run_chain
     from grobot.core.agents.deps import ChainDeps
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.store.local import run_chain
     from grobot.core.store.run_store_db import DatabaseStore
     from tests.fakes.llm import FakeLLM, use_fake_llm
 

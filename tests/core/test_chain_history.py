@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Message
 from grobot.core.services import bots, conversations, tester_chat
+from grobot.core.store.local import run_chain
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

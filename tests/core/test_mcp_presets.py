@@ -19,11 +19,11 @@ from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.services import bots, mcp_presets, mcp_servers, mcp_tool_lists
 from grobot.core.services.files import bot_root
-from grobot.core.services.mcp_tool_lists import check_and_store, report_line
+from grobot.core.services.mcp_tool_lists import check_and_store, read_links, report_line
 from grobot.core.settings import get_settings
 from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolContext
-from grobot.core.tools.catalog import catalog_for_bot, read_links
+from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from grobot.core.tools.mcp_presets import KEYLESS, PRESETS, launch
 

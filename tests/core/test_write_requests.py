@@ -7,9 +7,10 @@ The model's picks are scripted as the demo model made them ("I remember my first
 
 from __future__ import annotations
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.services import user_notes
+from grobot.core.store.local import run_chain
 from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub

@@ -59,7 +59,7 @@ def _user_message(msg: IncomingMessage) -> UserMessageIn:
 
 async def run_chain(
     message: Prepared | IncomingMessage,
-    deps: ChainDeps | None = None,
+    deps: ChainDeps,
     *,
     sink: EventSink | None = None,
     tools: ToolCatalog | None = None,
@@ -69,16 +69,10 @@ async def run_chain(
 
     ``message``: as :func:`grobot.core.answering.prepare` read it (its reply rules' word, its run's
     start, memories and the Tool Router's scores), or a bare message, answered as one addressed to
-    the bot and read now. ``deps``: the host's store, memory and MCP sessions (None: this process's
-    database, no memory, MCP sessions of this call only).
+    the bot and read now. ``deps``: the host's store, memory and MCP sessions
+    (:func:`grobot.core.store.local.run_chain` answers on this process's database).
     """
     prepared = message if isinstance(message, Prepared) else Prepared(message, decision=True)
-    if deps is None:
-        deps = ChainDeps.local()
-        try:
-            return await run_chain(prepared, deps, sink=sink, tools=tools)
-        finally:
-            await deps.aclose()
     msg, decision = prepared.msg, prepared.decision
     store = deps.store
     recorder = RunRecorder(sink, store)

@@ -13,8 +13,8 @@ import re
 from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
-from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.errors import NotFoundError, ValidationError
+from grobot.core.model_types import MAX_NOTE_CHARS
 from grobot.core.models import UserNote, utcnow
 
 logger = logging.getLogger(__name__)

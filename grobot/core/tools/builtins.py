@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.documents.message import TOOL_NAME as DOCUMENTS_TOOL
 from grobot.core.errors import GroBotError
+from grobot.core.model_types import MAX_NOTE_CHARS
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
