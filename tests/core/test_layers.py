@@ -166,3 +166,15 @@ def test_packages_import_only_from_their_layer_and_below() -> None:
               for package, edges in sorted(_package_imports().items())
               for target, why in sorted(edges.items()) if _layer(target) > _layer(package)]
     assert upward == []
+
+
+def test_the_documents_the_code_cites_exist() -> None:
+    """``see docs/DESIGN.md``, ``README.md``: each document of the repository a module names is there."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cited = {(path.relative_to(root), name) for tree in ("grobot", "bot_worker")
+             for path in (root / tree).rglob("*.py") for name in re.findall(r"\b(?:docs/[\w./-]+|[A-Z][A-Z_]+)\.md\b", path.read_text())}
+    assert any(name.endswith("DESIGN.md") for _, name in cited)  # the scan sees citations
+    assert [f"{path}: {name}" for path, name in sorted(cited) if not (root / name).is_file()] == []
