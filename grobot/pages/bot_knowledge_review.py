@@ -22,7 +22,7 @@ from grobot.core.errors import NotFoundError
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import bots as bots_service
 from grobot.core.services import discord_users, user_notes
-from grobot.pages.bot_knowledge import KnowledgeState, NoteRow, load_detail
+from grobot.pages.bot_knowledge_state import KnowledgeState, NoteRow, load_detail
 from grobot.state.bot_page import run_for_bot, user_message
 
 logger = logging.getLogger(__name__)

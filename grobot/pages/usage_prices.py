@@ -84,7 +84,7 @@ class PricesState(AdminState):
 
     @rx.event
     async def save_currency(self, form: dict[str, str]):
-        from grobot.pages.usage import UsageState  # the page that holds this card (it imports this module)
+        from grobot.pages.usage_state import UsageState  # the page that holds this card (it imports this module)
 
         code = form.get("currency", "")
         before = self.currency
