@@ -15,7 +15,7 @@ from grobot.pages import (
     bot_conversations,
     bot_council,
     bot_files,
-    bot_knowledge_state,
+    bot_knowledge,
     bot_logs,
     bot_memory,
     bot_settings,
@@ -24,7 +24,7 @@ from grobot.pages import (
     mcp,
     not_found,
     settings,
-    usage_state,
+    usage,
     users,
 )
 from grobot.run_images import run_images_endpoint
@@ -52,7 +52,7 @@ for module, page, state in (
     (settings, settings.settings_page, settings.SettingsState),
     (mcp, mcp.mcp_page, mcp.McpState),
     (users, users.users_page, users.UsersState),
-    (usage_state, usage_state.usage_page, usage_state.UsageState),
+    (usage, usage.usage_page, usage.UsageState),
 ):
     app.add_page(page, route=module.ROUTE, title=module.TITLE,
                  on_load=[AppState.require_admin, BotsState.refresh, state.open])
@@ -71,7 +71,7 @@ app.add_page(bot_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · Gro
 add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
 add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)
 add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
-add_bot_page(KNOWLEDGE, bot_knowledge_state.knowledge_page, bot_knowledge_state.KnowledgeState.load)
+add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
 add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
 add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)
 add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations.ConversationsState.load)

@@ -1,10 +1,12 @@
-"""The Knowledge Base tab (admins): what the bot knows of its Discord users.
+"""The Knowledge Base tab (admins): what the bot knows of its Discord users
+(the state; the view: :mod:`grobot.pages.bot_knowledge`).
 
 Everyone who wrote to the bot on Discord is listed, with anyone it has directives or notes
 for. Per user: the admin's directives (how the bot should treat them) and the notes (facts
 with a reliability, written by the bot's tools, its Archivist, or an admin; editable); "forget
-this user" deletes all of it, memories included. The Archivist's suggestions and the switch
-that makes its notes wait for approval live in ``bot_knowledge_review``.
+this user" deletes all of it, memories included. With the bot's "notes wait for approval" switch
+on, the notes its Archivist takes are suggestions: the admin accepts them (as they are, or edited)
+or dismisses them (they are never suggested again). Any note the bot knows can be edited in place.
 """
 
 from __future__ import annotations
@@ -12,28 +14,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 from sqlmodel import Session
 
-from grobot.components.bot_frame import bot_page
-from grobot.components.bot_tabs import KNOWLEDGE
-from grobot.components.empty_state import empty_state
-from grobot.components.forms import error_text
-from grobot.components.list_item import list_item
-from grobot.components.long_text import context_use, token_meter
-from grobot.components.safe_text import safe_text
+from grobot.components.long_text import context_use
 from grobot.components.url_state import replace_url
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.llm.budget import text_tokens
-from grobot.core.models import Bot
+from grobot.core.models import AppUser, Bot
+from grobot.core.services import bots as bots_service
 from grobot.core.services import discord_users, user_notes
 from grobot.core.services.users import NotSignedIn
 from grobot.core.wording import counted
 from grobot.pages.bot_knowledge_users import NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget, load_detail, load_users
 from grobot.state.app_state import sign_out_script
-from grobot.state.bot_page import BotPageState, user_message
+from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +111,6 @@ class KnowledgeState(BotPageState):
             self.kb_error = user_message(exc)
             return None
         self.kb_loaded = True
-        from grobot.pages.bot_knowledge_review import ReviewState
-
         return ReviewState.load_review
 
     @rx.event(background=True)
@@ -277,231 +273,156 @@ class KnowledgeState(BotPageState):
 # --------------------------------------------------------------------------- components
 
 
-def user_item(row: UserRow) -> rx.Component:
-    active = KnowledgeState.selected == row.discord_user_id
-    return list_item(
-        rx.hstack(
-            rx.center(rx.icon("user-round", size=14, color=rx.color("gray", 11)), width="1.75rem", height="1.75rem",
-                      min_width="1.75rem", border_radius="50%", background=rx.color("gray", 4)),
-            rx.vstack(
-                safe_text(rx.cond(row.display_name != "", row.display_name, row.discord_user_id), size="2",
-                        weight="medium", truncate=True),
-                rx.hstack(
-                    rx.text(row.note_count, rx.cond(row.note_count == 1, " note", " notes"), size="1", color=rx.color("gray", 11)),
-                    rx.cond(row.message_count > 0,
-                            rx.text(row.message_count, rx.cond(row.message_count == 1, " message", " messages"), size="1",
-                                    color=rx.color("gray", 11))),
-                    rx.cond(row.suggestion_count > 0, rx.badge(row.suggestion_count, " suggested", size="1",
-                                                               variant="soft", color_scheme="amber")),
-                    rx.cond(row.has_directives, rx.badge("directives", size="1", variant="soft", color_scheme="indigo")),
-                    spacing="2",
-                    align="center",
-                ),
-                spacing="0",
-                min_width="0",
-            ),
-            spacing="2",
-            align="center",
-        ),
-        active=active,
-        on_click=KnowledgeState.select_user(row.discord_user_id),
-        data_user=row.discord_user_id,
-    )
+
+SUGGESTION_LIMIT = 100
+NOTE, SUGGESTION = "note", "suggestion"
 
 
-def user_list() -> rx.Component:
-    return rx.card(
-        rx.vstack(
-            rx.form(rx.input(rx.input.slot(rx.icon("search", size=14)), name="search", placeholder="Search users…",
-                             aria_label="Search users", width="100%"),
-                    on_submit=KnowledgeState.apply_search, width="100%"),
-            rx.cond(
-                KnowledgeState.user_count > 0,
-                rx.vstack(rx.foreach(KnowledgeState.users, user_item), spacing="1", width="100%", max_height="28rem",
-                          overflow_y="auto"),
-                rx.text("Nobody yet. Everyone who writes to the bot on Discord is listed here; you can also open a "
-                        "user by id below.",
-                        size="2", color=rx.color("gray", 11)),
-            ),
-            rx.divider(),
-            rx.form(
-                rx.vstack(
-                    rx.text("Open a user by Discord id", size="1", weight="medium"),
-                    rx.hstack(rx.input(value=KnowledgeState.lookup_id, on_change=KnowledgeState.set_lookup_id,
-                                       placeholder="e.g. 123456789012345678", aria_label="Discord user id",
-                                       width="100%"),
-                              rx.button("Open", type="submit", variant="soft"), spacing="2", width="100%"),
-                    rx.cond(KnowledgeState.lookup_error != "",
-                            error_text(KnowledgeState.lookup_error, size="1")),
-                    spacing="1",
-                    width="100%",
-                ),
-                on_submit=KnowledgeState.open_lookup,
-                width="100%",
-            ),
-            spacing="3",
-            width="100%",
-        ),
-        width="100%",
-    )
+@dataclass
+class SuggestionRow:
+    """A note the Archivist suggests, waiting for the admin."""
+
+    id: int
+    discord_user_id: str
+    user_label: str
+    note: str
+    reliability: float
+    percent: str
+    created: str
 
 
-def note_item(note: NoteRow) -> rx.Component:
-    from grobot.pages.bot_knowledge_review import note_edit_button, note_text
-
-    color = rx.cond(note.reliability >= 0.75, "green", rx.cond(note.reliability >= 0.4, "amber", "red"))
-    return rx.hstack(
-        rx.badge(note.percent, color_scheme=color, variant="soft", min_width="3.25rem", justify_content="center",
-                 title="Reliability"),
-        rx.vstack(
-            note_text(note),
-            rx.text(f"{note.source} · {note.updated}", size="1", color=rx.color("gray", 11)),
-            spacing="0",
-            flex="1",
-            min_width="0",
-            overflow_wrap="anywhere",
-        ),
-        note_edit_button(note),
-        rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
-                       aria_label="Delete note", title="Delete note", on_click=KnowledgeState.delete_note(note.id)),
-        align="start",
-        spacing="3",
-        width="100%",
-        padding="0.5rem 0",
-        border_bottom=f"1px solid {rx.color('gray', 4)}",
-        data_note=note.id,
-    )
+@dataclass
+class Review:
+    need_approval: bool
+    suggestions: list[SuggestionRow]
 
 
-def forget_dialog() -> rx.Component:
-    return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(rx.button(rx.icon("user-x", size=14), "Forget this user", variant="soft",
-                                          color_scheme="red", size="2")),
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Forget this user?"),
-            rx.alert_dialog.description(
-                "The directives, every note and the bot's memories about user ", KnowledgeState.selected,
-                " are deleted. Conversations stay. This cannot be undone.", size="2"),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button("Forget user", color_scheme="red",
-                                                 on_click=KnowledgeState.forget_user)),
-                spacing="3", justify="end", margin_top="1rem",
-            ),
-        ),
-        open=KnowledgeState.confirm_forget,
-        on_open_change=KnowledgeState.set_confirm_forget,
-    )
+def _review(session: Session, bot: Bot) -> Review:
+    rows = user_notes.suggestions(session=session, bot_id=bot.id or 0, limit=SUGGESTION_LIMIT)
+    names = discord_users.display_names(session=session, bot_id=bot.id or 0, user_ids=[r.discord_user_id for r in rows])
+    return Review(need_approval=bool(bot.notes_need_approval), suggestions=[
+        SuggestionRow(id=r.id or 0, discord_user_id=r.discord_user_id,
+                      user_label=names.get(r.discord_user_id) or r.discord_user_id, note=r.note,
+                      reliability=r.reliability, percent=f"{round(r.reliability * 100)}%",
+                      created=r.created_at.strftime("%Y-%m-%d %H:%M")) for r in rows])
 
 
-def user_detail() -> rx.Component:
-    return rx.vstack(
-        rx.hstack(
-            rx.vstack(
-                rx.heading(rx.cond(KnowledgeState.selected_name != "", KnowledgeState.selected_name,
-                                   "Discord user"), size="4", as_="h2"),
-                rx.text("Discord id ", KnowledgeState.selected, size="1", color=rx.color("gray", 11)),
-                spacing="0",
-                min_width="0",
-            ),
-            rx.spacer(),
-            forget_dialog(),
-            align="start",
-            width="100%",
-            wrap="wrap",
-        ),
-        rx.card(
-            rx.vstack(
-                rx.text("Directives", weight="medium"),
-                rx.text("How the bot should treat this person. Added to its context whenever they write.", size="1",
-                        color=rx.color("gray", 11)),
-                rx.text_area(value=KnowledgeState.directives, on_change=KnowledgeState.set_directives, rows="4",
-                             width="100%", placeholder="e.g. Answer in French. They are a premium customer.",
-                             aria_label="Directives"),
-                token_meter(KnowledgeState.directives_meter, KnowledgeState.directives_level,
-                            testid="directives-tokens"),
-                rx.cond(KnowledgeState.directives_error != "",
-                        error_text(KnowledgeState.directives_error, size="2")),
-                rx.hstack(rx.spacer(), rx.button("Save directives", on_click=KnowledgeState.save_directives,
-                                                 disabled=~KnowledgeState.directives_dirty), width="100%"),
-                spacing="2",
-                width="100%",
-            ),
-            width="100%",
-        ),
-        rx.card(
-            rx.vstack(
-                rx.hstack(rx.text("Notes", weight="medium"),
-                          rx.badge(KnowledgeState.notes.length(), variant="soft", color_scheme="gray"),  # type: ignore[attr-defined]
-                          spacing="2", align="center"),
-                rx.cond(
-                    KnowledgeState.notes.length() > 0,  # type: ignore[attr-defined]
-                    rx.vstack(rx.foreach(KnowledgeState.notes, note_item), spacing="0", width="100%"),
-                    rx.text("No notes about this user yet.", size="2", color=rx.color("gray", 11)),
-                ),
-                rx.form(
-                    rx.vstack(
-                        rx.input(value=KnowledgeState.note_text, on_change=KnowledgeState.set_note_text,
-                                 placeholder="A fact about this user, e.g. Prefers short answers",
-                                 aria_label="New note", width="100%"),
-                        rx.hstack(
-                            rx.text("Reliability", size="1", weight="medium", white_space="nowrap"),
-                            rx.slider(value=KnowledgeState.note_reliability, on_change=KnowledgeState.set_note_reliability,
-                                      min=0, max=100, step=5, flex="1", min_width="6rem", max_width="12rem",
-                                      aria_label="Reliability"),
-                            rx.text(KnowledgeState.note_reliability[0], "%", size="1", min_width="2.5rem"),
-                            rx.button(rx.icon("plus", size=14), "Add note", type="submit", variant="soft",
-                                      margin_left="auto"),
-                            align="center",
-                            spacing="3",
-                            width="100%",
-                            wrap="wrap",
-                        ),
-                        rx.cond(KnowledgeState.note_error != "",
-                                error_text(KnowledgeState.note_error, size="2")),
-                        spacing="2",
-                        width="100%",
-                    ),
-                    on_submit=KnowledgeState.add_note,
-                    reset_on_submit=False,
-                    width="100%",
-                ),
-                spacing="3",
-                width="100%",
-            ),
-            width="100%",
-        ),
-        spacing="4",
-        width="100%",
-    )
+def load_review(token: str, bot_id: int) -> Review:
+    return run_for_bot(token, bot_id, lambda session, _user, bot: _review(session, bot), admin=True)
 
 
-def knowledge_tab() -> rx.Component:
-    from grobot.pages.bot_knowledge_review import ReviewState, review_card
+def change_review(token: str, bot_id: int, change: Any) -> Review:
+    """``change(session, bot)`` as an admin, then the review again (one transaction)."""
 
-    return rx.cond(
-        KnowledgeState.kb_loaded,
-        rx.vstack(rx.moment(interval=LIVE_REFRESH_MS, format="HH:mm:ss", display="none",
-                            on_change=[KnowledgeState.refresh_live, ReviewState.load_review]),
-                  review_card(), rx.grid(
-            user_list(),
-            rx.cond(
-                KnowledgeState.selected != "",
-                user_detail(),
-                empty_state("book-user", "Pick a user",
-                            "Choose someone in the list to see what the bot knows about them, give the bot directives "
-                            "for them, or make it forget them."),
-            ),
-            columns=rx.breakpoints(initial="minmax(0, 1fr)", md="18rem minmax(0, 1fr)"),
-            spacing="5",
-            width="100%",
-            align_items="start",
-        ), spacing="4", width="100%"),
-        rx.cond(KnowledgeState.kb_error != "",
-                rx.callout(KnowledgeState.kb_error, icon="triangle-alert", color_scheme="red", width="100%"),
-                rx.center(rx.spinner(size="3"), height="8rem", width="100%")),
-    )
+    def work(session: Session, user: AppUser, bot: Bot) -> Review:
+        change(session, bot)
+        logger.info("User %s reviewed the notes of bot %s", user.username, bot.id)
+        return _review(session, bot)
+
+    return run_for_bot(token, bot_id, work, admin=True, readonly=False)
 
 
-def knowledge_page() -> rx.Component:
-    return bot_page(KNOWLEDGE, knowledge_tab())
+def _own_note(session: Session, bot: Bot, note_id: int, user_id: str) -> None:
+    note = user_notes.get_note(session=session, note_id=note_id)
+    if note.bot_id != bot.id or note.discord_user_id != user_id or note.status != user_notes.ACTIVE:
+        raise NotFoundError(f"no user note numbered {note_id}")
+
+
+class ReviewState(KnowledgeState):
+    """Suggestions, the approval switch and the note being edited, on the open bot's Knowledge Base."""
+
+    need_approval: bool = False
+    suggestions: list[SuggestionRow] = []
+    editing_kind: str = ""  # "note" or "suggestion"
+    editing_id: int = 0
+    edit_text: str = ""
+    edit_error: str = ""
+
+    def _show_review(self, review: Review) -> None:
+        self.need_approval, self.suggestions = review.need_approval, review.suggestions
+
+    @rx.event
+    async def load_review(self):
+        if not self.bot_ready:
+            return None
+        try:
+            self._show_review(await asyncio.to_thread(load_review, self.session_token, self.current_bot_id))
+        except Exception as exc:
+            self.kb_error = user_message(exc)
+        return None
+
+    @rx.event
+    async def set_need_approval(self, value: bool):
+        def change(session: Session, bot: Bot) -> None:
+            bots_service.update_bot(bot, {"notes_need_approval": bool(value)}, session=session)
+
+        try:
+            self._show_review(await asyncio.to_thread(change_review, self.session_token, self.current_bot_id, change))
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        return rx.toast.success("The Archivist's notes now wait for your approval." if value
+                                else "The Archivist's notes are now saved at once.")
+
+    async def _apply(self, change: Any) -> None:
+        """``change`` (see :func:`change_review`), then the review, the users and the open user afresh."""
+        self._show_review(await asyncio.to_thread(change_review, self.session_token, self.current_bot_id, change))
+        await self._reload_users()
+        if self.selected:
+            self._show_detail(await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
+                                                      self.selected))
+
+    async def _review_change(self, change: Any, done: str):
+        try:
+            await self._apply(change)
+        except Exception as exc:
+            return rx.toast.error(user_message(exc))
+        return rx.toast.success(done)
+
+    @rx.event
+    async def accept(self, note_id: int):
+        def change(session: Session, bot: Bot) -> None:
+            user_notes.accept_suggestion(session=session, bot_id=bot.id or 0, note_id=int(note_id))
+
+        return await self._review_change(change, "Note accepted: the bot knows it from its next message.")
+
+    @rx.event
+    async def dismiss(self, note_id: int):
+        def change(session: Session, bot: Bot) -> None:
+            user_notes.dismiss_suggestion(session=session, bot_id=bot.id or 0, note_id=int(note_id))
+
+        return await self._review_change(change, "Suggestion dismissed: it will not be suggested again.")
+
+    @rx.event
+    def start_edit(self, kind: str, note_id: int, text: str) -> None:
+        self.editing_kind, self.editing_id, self.edit_text, self.edit_error = kind, int(note_id), text, ""
+
+    @rx.event
+    def set_edit_text(self, value: str) -> None:
+        self.edit_text = value
+
+    @rx.event
+    def cancel_edit(self) -> None:
+        self.editing_kind, self.editing_id, self.edit_error = "", 0, ""
+
+    @rx.event
+    async def save_edit(self, _form: dict[str, Any] | None = None):
+        """Save the edited note, or accept the edited suggestion."""
+        kind, note_id, text, user_id = self.editing_kind, self.editing_id, self.edit_text, self.selected
+
+        def change(session: Session, bot: Bot) -> None:
+            if kind == SUGGESTION:
+                user_notes.accept_suggestion(session=session, bot_id=bot.id or 0, note_id=note_id, note=text)
+            else:
+                _own_note(session, bot, note_id, user_id)
+                user_notes.update_note(session=session, note_id=note_id, note=text)
+
+        try:
+            await self._apply(change)
+        except Exception as exc:
+            self.edit_error = user_message(exc)  # the text stays in the box
+            return None
+        self.editing_kind, self.editing_id, self.edit_error = "", 0, ""
+        return rx.toast.success("Suggestion accepted as edited." if kind == SUGGESTION else "Note saved.")
+
+
+# --------------------------------------------------------------------------- components

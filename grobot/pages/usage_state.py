@@ -1,7 +1,7 @@
-"""The Usage page (admins): LLM calls, tokens, latency and estimated cost of the fleet over the
-last 1, 7 or 30 days: charts per day, breakdowns per model, bot, Discord user and source, tables
-per bot and agent role, the budget alerts, and the prices (everything aggregated in SQL by
-``grobot.core.services.usage`` and ``usage_charts``, each list limited there)."""
+"""The Usage page's state (admins): the usage of the chosen period, read from
+``grobot.core.services.usage`` and ``usage_charts`` (each list limited there), and the prices of the
+models (the admin's and the defaults; local models are free) with the currency of the estimated costs.
+The page: :mod:`grobot.pages.usage`."""
 
 from __future__ import annotations
 
@@ -12,22 +12,17 @@ from typing import Any
 
 import reflex as rx
 
-from grobot.components.budget_alerts import budget_alert_banner
-from grobot.components.empty_state import empty_state
 from grobot.components.formatting import count
-from grobot.components.layout import NARROW_ONLY, WIDE_CELL, page_layout
-from grobot.components.stat_card import stat_card
 from grobot.core.agents.roles import role_name
+from grobot.core.errors import GroBotError
 from grobot.core.services import costs, usage, usage_charts
+from grobot.core.services.validation import capitalised, sentences
 from grobot.core.wording import duration
 from grobot.pages import usage_charts as charts
-from grobot.pages.usage_prices import PricesState, prices_card
-from grobot.state.admin_state import AdminState
+from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)
 
-ROUTE = "/usage"
-TITLE = "Usage · GroBot"
 PERIODS = {"1": "24 hours", "7": "7 days", "30": "30 days"}
 LABEL_CHARS = 20  # a chart's category label (a model, a bot, a user) beside its bar
 
@@ -208,141 +203,76 @@ class UsageState(AdminState):
         return None
 
 
-def usage_row(line: UsageLine) -> rx.Component:
-    """One bot's or agent role's usage; a narrow screen shows its tokens in and out under its name, in
-    place of their columns, so the row (mean latency and cost too) fits the screen."""
-    return rx.table.row(
-        rx.table.row_header_cell(rx.vstack(
-            rx.text(line.name, weight="medium", word_break="break-word"),
-            rx.text(line.tokens_in, " in · ", line.tokens_out, " out tokens", size="1", color=rx.color("gray", 11),
-                    display=NARROW_ONLY, data_testid="usage-tokens"),
-            spacing="1",
-        )),
-        rx.table.cell(line.calls, text_align="right"),
-        rx.table.cell(line.tokens_in, text_align="right", display=WIDE_CELL),
-        rx.table.cell(line.tokens_out, text_align="right", display=WIDE_CELL),
-        rx.table.cell(
-            rx.cond(
-                line.errors > 0,
-                rx.text(line.errors, " (", line.error_rate, ")", color=rx.color("red", 11)),
-                rx.text("0", color=rx.color("gray", 11)),
-            ),
-            text_align="right",
-        ),
-        rx.table.cell(line.latency, text_align="right"),
-        rx.table.cell(line.cost, text_align="right"),
-        align="center",
-        data_usage_name=line.name,
-    )
+
+MAX_SHOWN = 200
+PRICE_FIELDS = ("provider", "model", "input", "output")
 
 
-def usage_table(first: str, lines: rx.Var, testid: str) -> rx.Component:
-    right = {"text_align": "right"}
-    return rx.table.root(
-        rx.table.header(
-            rx.table.row(
-                rx.table.column_header_cell(first, width="28%"),
-                rx.table.column_header_cell("LLM calls", **right),
-                rx.table.column_header_cell("Tokens in", display=WIDE_CELL, **right),
-                rx.table.column_header_cell("Tokens out", display=WIDE_CELL, **right),
-                rx.table.column_header_cell("Errors", **right),
-                rx.table.column_header_cell("Mean latency", **right),
-                rx.table.column_header_cell("Est. cost", **right),
-            )
-        ),
-        rx.table.body(rx.foreach(lines, usage_row)),
-        variant="surface",
-        size=rx.breakpoints(initial="1", md="2"),
-        width="100%",
-        data_testid=testid,
-    )
+@dataclass
+class PriceLine:
+    """One model's price, as text ready to show."""
+
+    provider: str
+    model: str
+    input: str
+    output: str
+    source: str
+    admin: bool
 
 
-def alerts_banner() -> rx.Component:
-    return budget_alert_banner(UsageState.alerts, title="Budget alerts", testid="budget-alerts")
+def load_prices(session, _user) -> tuple[list[PriceLine], str]:
+    prices = costs.list_prices(session=session)[:MAX_SHOWN]
+    lines = [PriceLine(provider=p.provider, model=p.model, input=f"{p.input_per_million:g}",
+                       output=f"{p.output_per_million:g}", source="set here" if p.source == "admin" else "default",
+                       admin=p.source == "admin") for p in prices]
+    return lines, costs.get_currency(session=session)
 
 
-def grid(*children: rx.Component) -> rx.Component:
-    return rx.grid(*children, columns=rx.breakpoints(initial="1", md="2"), gap="1rem", width="100%")
+class PricesState(AdminState):
+    """The prices and the currency."""
 
+    prices: list[PriceLine] = []
+    currency: str = costs.DEFAULT_CURRENCY
+    form_key: int = 0  # bumped after a price is saved: the form starts empty again
+    price_errors: dict[str, str] = {}  # by PRICE_FIELDS
 
-def usage_content() -> rx.Component:
-    return rx.vstack(
-        rx.flex(
-            stat_card("LLM calls", UsageState.totals.calls, "activity", "accent"),
-            stat_card("Tokens", UsageState.totals.tokens, "coins", "amber"),
-            stat_card("Errors", UsageState.totals.errors, "triangle-alert", "red"),
-            stat_card("Mean latency", UsageState.totals.latency, "timer", "green"),
-            stat_card("Estimated cost", UsageState.totals.cost, "wallet", "grass"),
-            gap="1rem",
-            wrap="wrap",
-            width="100%",
-        ),
-        rx.heading("Over time", size="4", as_="h2", margin_top="0.5rem"),
-        grid(charts.calls_chart(UsageState.daily), charts.tokens_chart(UsageState.daily),
-             charts.latency_chart(UsageState.daily), charts.cost_chart(UsageState.daily, UsageState.currency)),
-        rx.heading("Breakdowns", size="4", as_="h2", margin_top="0.5rem"),
-        grid(charts.breakdown_chart("LLM calls per model", UsageState.models, "chart-models"),
-             charts.source_chart(UsageState.sources),
-             charts.breakdown_chart("LLM calls per bot", UsageState.bot_items, "chart-bots"),
-             charts.breakdown_chart("LLM calls per Discord user", UsageState.users, "chart-users",
-                                    empty_text="No Discord user's message was answered in this period "
-                                               "(Test Chat and command-line runs are not counted here).")),
-        rx.heading("Per month (UTC)", size="4", as_="h2", margin_top="0.5rem"),
-        charts.month_table(UsageState.months),
-        rx.heading("Per model", size="4", as_="h2", margin_top="0.5rem"),
-        charts.breakdown_table("Model", UsageState.models, "usage-by-model"),
-        rx.heading("Per Discord user", size="4", as_="h2", margin_top="0.5rem"),
-        rx.cond(UsageState.users.length() > 0,
-                charts.breakdown_table("Discord user", UsageState.users, "usage-by-user"),
-                rx.text("No Discord messages answered in this period.", size="2", color=rx.color("gray", 11))),
-        rx.heading("Per bot", size="4", as_="h2", margin_top="0.5rem"),
-        rx.box(usage_table("Bot", UsageState.by_bot, "usage-by-bot"), overflow_x="auto", width="100%"),
-        rx.heading("Per agent role", size="4", as_="h2", margin_top="0.5rem"),
-        rx.box(usage_table("Agent role", UsageState.by_role, "usage-by-role"), overflow_x="auto", width="100%"),
-        spacing="4",
-        width="100%",
-    )
+    async def _reload(self) -> None:
+        self.prices, self.currency = await self._admin(load_prices)
 
+    @rx.event
+    async def open(self):
+        return await self._open()
 
-def usage_page() -> rx.Component:
-    """The Usage page."""
-    return page_layout(
-        rx.vstack(
-            alerts_banner(),
-            rx.cond(
-                UsageState.loaded,
-                rx.cond(
-                    UsageState.by_bot.length() > 0,
-                    usage_content(),
-                    empty_state(
-                        "chart-no-axes-column",
-                        "No LLM calls in the last " + UsageState.period_label,
-                        "Every LLM call a bot makes (on Discord or in Test Chat) is counted here. "
-                        "Chat with a bot, or choose a longer period.",
-                    ),
-                ),
-                rx.center(rx.spinner(size="3"), padding="3rem", width="100%"),
-            ),
-            prices_card(),
-            spacing="4",
-            width="100%",
-        ),
-        active="usage",
-        title="Usage",
-        subtitle="LLM calls of the fleet over the last " + UsageState.period_label,
-        actions=rx.hstack(
-            rx.segmented_control.root(
-                rx.segmented_control.item("24 h", value="1"),
-                rx.segmented_control.item("7 days", value="7"),
-                rx.segmented_control.item("30 days", value="30"),
-                value=UsageState.period,
-                on_change=UsageState.set_period,
-                aria_label="Period",
-            ),
-            rx.icon_button(rx.icon("refresh-cw", size=16), variant="soft", color_scheme="gray", on_click=UsageState.open,
-                           aria_label="Refresh", title="Refresh"),
-            spacing="3",
-            align="center",
-        ),
-    )
+    @rx.event
+    async def save_price(self, form: dict[str, str]):
+        """Set the price of the model typed in the form. A problem shows next to its field and what was
+        typed stays; the form starts empty again only once the price is saved."""
+        typed = {name: str(form.get(name, "")) for name in PRICE_FIELDS}
+        problems = costs.price_problems(typed["provider"], typed["model"], typed["input"], typed["output"])
+        self.price_errors = {name: capitalised(problem).rstrip(".") + "." for name, problem in problems.items()}
+        if problems:
+            return None
+        try:
+            price = await self._admin(lambda session, _user: costs.set_price(
+                typed["provider"], typed["model"], typed["input"], typed["output"], session=session), readonly=False)
+            await self._reload()
+        except Refused as refused:
+            return refused.event
+        except GroBotError as exc:
+            return rx.toast.error(sentences(str(exc)))
+        self.form_key += 1
+        return rx.toast.success(f"Price of {price.provider}/{price.model} saved")
+
+    @rx.event
+    async def delete_price(self, provider: str, model: str):
+        """Remove the admin's price of a model (its default, if any, applies again)."""
+        return await self._act(lambda session, _user: costs.delete_price(provider, model, session=session),
+                               f"Price of {provider}/{model} removed")
+
+    @rx.event
+    async def save_currency(self, form: dict[str, str]):
+        code = form.get("currency", "")
+        before = self.currency
+        result = await self._act(lambda session, _user: costs.set_currency(code, session=session),
+                                 lambda saved: f"Costs are shown in {saved}")
+        return [result, UsageState.open] if self.currency != before else result

@@ -178,3 +178,30 @@ def test_the_documents_the_code_cites_exist() -> None:
              for path in (root / tree).rglob("*.py") for name in re.findall(r"\b(?:docs/[\w./-]+|[A-Z][A-Z_]+)\.md\b", path.read_text())}
     assert any(name.endswith("DESIGN.md") for _, name in cited)  # the scan sees citations
     assert [f"{path}: {name}" for path, name in sorted(cited) if not (root / name).is_file()] == []
+
+
+def test_no_two_pages_import_each_other() -> None:
+    """A page's view imports its state, never the other way round, and no page imports one that imports
+    it back (at any level of its code)."""
+    import ast
+    import graphlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    pages = {f"grobot.pages.{p.stem}": p for p in (root / "grobot" / "pages").glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for name, path in pages.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        graph[name] = {m for m in found if m in pages and m != name}
+    assert graph["grobot.pages.bot_settings"]  # the scan sees imports
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"pages that import each other: {' -> '.join(exc.args[1])}") from None
+    assert [f"{name} imports {view}" for name, imports in sorted(graph.items()) if name.endswith("_state")
+            for view in sorted(imports) if view + "_state" in pages] == []

@@ -38,8 +38,7 @@ from grobot.pages.bot_council import CouncilState
 from grobot.pages.bot_council_settings import CouncilSettingsState
 from grobot.pages.bot_documents import DocumentsState
 from grobot.pages.bot_files import FilesState
-from grobot.pages.bot_knowledge_review import ReviewState
-from grobot.pages.bot_knowledge_state import KnowledgeState
+from grobot.pages.bot_knowledge_state import KnowledgeState, ReviewState
 from grobot.pages.bot_logs import LogsState
 from grobot.pages.bot_memory import MemoryState
 from grobot.pages.bot_settings_state import BotSettingsState
@@ -47,8 +46,7 @@ from grobot.pages.login import LoginState
 from grobot.pages.mcp_presets import McpPresetState
 from grobot.pages.mcp_state import McpState
 from grobot.pages.settings_state import SettingsState
-from grobot.pages.usage_prices import PricesState
-from grobot.pages.usage_state import UsageState
+from grobot.pages.usage_state import PricesState, UsageState
 from grobot.pages.users_state import UsersState
 from grobot.state.admin_state import AdminState
 from grobot.state.app_state import AppState
