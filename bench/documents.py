@@ -328,7 +328,7 @@ async def _main(args: argparse.Namespace) -> int:
     for _ in range(20):
         get_embedder().embed(["What does shipping cost within Germany?"])
     print(f"the embedder on this machine now: {(time.perf_counter() - started) * 50:.1f} ms for a chat message "
-          f"(README: about 1.1 ms on a quiet 2-core machine)")
+          f"(docs/benchmarks.md: about 1.1 ms on a quiet 2-core machine)")
     speed = await indexing_speed(indexer)
     print(f"indexing (target >= 20 pages/s): {speed['pages']} pages ({speed['chars_per_page']:,.0f} characters a "
           f"page), {speed['passages']} passages in {speed['wall']:.1f} s = {speed['pages_per_s']:.1f} pages/s "

@@ -121,7 +121,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
     if args.json:
         print_json({"bot_id": bot_id, "replied": result.replied, "text": result.text, "error": result.error,
                     "run_id": result.run_id, "llm_calls": result.llm_calls, "timings": result.timings, "events": events})
-    return 2 if result.error else 0  # an error, as every command's (README)
+    return 2 if result.error else 0  # an error, as every command's (docs/cli.md)
 
 
 async def _own_embedded_servers(bot_id: int) -> LlamaServers | None:

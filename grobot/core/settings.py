@@ -1,4 +1,4 @@
-"""Settings read from the environment, with the defaults documented in the README.
+"""Settings read from the environment, with the defaults documented in docs/configuration.md.
 
 This module is the only reader of the environment (a test checks it): every other module
 asks :func:`get_settings`. Processes still *write* it for their children (the supervisor

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 from sqlmodel import select
@@ -68,15 +69,21 @@ def test_a_bot_streams_splits_and_handles_commands(world):
         whole += " ".join(word() for _ in range(6)).capitalize() + ". "
     whole = whole.strip()
     fragment = "And then the knight rode on " + " ".join(word() for _ in range(120))  # no sentence end: cut away
-    world.llm.script_for(_asks("tell me everything"), Reply(text=whole + "\n\n" + fragment, chunks=4,
-                                                            chunk_delay=0.8, finish_reason="length"))
-    reply = world.wait_reply(world.mention(bot, "tell me everything"))
+    # The stream stays open until the draft has spilled into a second message (a positive barrier, not a race
+    # between the draft's edits and the end of the stream).
+    spill_seen = threading.Event()
+    world.llm.script_for(_asks("tell me everything"), Reply(text=whole + "\n\n" + fragment, chunks=4, chunk_delay=0.3,
+                                                            finish_reason="length", hold_end=spill_seen))
+    asked = world.mention(bot, "tell me everything")
+    world.discord.wait_call(lambda c: c.bot_id == uid and c.method == "POST" and c.path.endswith("/messages")
+                            and "knight" in str((c.json or {}).get("content", "")), 25)
+    reply = world.wait_reply(asked)
+    spilled = wait_for(lambda: [m["id"] for m in _bot_messages(world, uid, after=reply["id"]) if "knight" in m["content"]],
+                       10, message="the draft's second message")[0]
+    spill_seen.set()
     wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)] == [whole],
              60, message=f"{[m['content'][-40:] for m in _bot_messages(world, uid, after=reply['id'], include=True)]}")
-    spilled = [c for c in world.discord.calls_by(uid, "POST", r"/messages$")
-               if str((c.json or {}).get("content", "")).startswith("And then the knight")]
-    if spilled:  # the draft reached a second message before the answer ended (the usual case): it went
-        assert world.discord.calls_by(uid, "DELETE", r"/messages/\d+$"), "the draft's second message was deleted"
+    world.discord.wait_call(lambda c: c.bot_id == uid and c.method == "DELETE" and c.path.endswith(f"/{spilled}"), 30)
 
     # Whatever the model writes pings no one: not a user, a role, nor everyone.
     bob = world.discord.bob["id"]

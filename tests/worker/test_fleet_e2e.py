@@ -274,7 +274,13 @@ def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_
 
         after = {bot_id: world.mention(bot_id, f"after failover {bot_id}") for bot_id in (a, b)}
         for bot_id, msg in after.items():
-            world.wait_reply(msg, containing=f"after failover {bot_id}", timeout=60)
+            try:
+                world.wait_reply(msg, containing=f"after failover {bot_id}", timeout=60)
+            except AssertionError as exc:  # say where each side stood (seen once in a full run under load)
+                sessions = [(s.bot_id, s.ws is not None and not s.ws.closed) for s in world.discord.sessions.values()]
+                raise AssertionError(f"{exc}\nlog of the killed supervisor:\n{world.log(0)[-6000:]}\n"
+                                     f"log of the other:\n{world.log(1)[-8000:]}\nsessions (bot, open): {sessions}\n"
+                                     f"old pids {old_pids}, now {[world.status(b).pid for b in (a, b)]}") from None
         # A later message answered: a (wrong) second answer to the earlier ones had its chance to arrive.
         for bot_id in (a, b):  # (from bob: alice is in the bots' cooldown)
             world.wait_reply(world.mention(bot_id, f"later {bot_id}", author=world.discord.bob), containing=f"later {bot_id}")
