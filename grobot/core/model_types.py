@@ -13,8 +13,6 @@ from typing import Any
 from sqlalchemy import JSON, Column, ForeignKey, Integer, Text
 from sqlmodel import Field
 
-MAX_NOTE_CHARS = 1000  # one note about a user (the notes service enforces it, the notes tools announce it)
-
 
 def utcnow() -> datetime:
     """Now, as an aware UTC datetime (SQLModel's ``UTCDateTime`` columns require it)."""

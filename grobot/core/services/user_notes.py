@@ -14,8 +14,8 @@ from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.model_types import MAX_NOTE_CHARS
 from grobot.core.models import UserNote, utcnow
+from grobot.core.tools.builtins import MAX_NOTE_CHARS
 
 logger = logging.getLogger(__name__)
 
