@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python bench/tool_use.py`` (the embedded demo model, SmolLM2-135M, in llama.cpp)
 or on any model: ``--provider ollama --model qwen2.5:7b --base-url http://host:11434`` (an API
-key from the variable named by ``--api-key-env``). ``--modes chain``, ``--split dev|heldout|all``,
+key from the variable named by ``--api-key-env``). ``--modes chain``, ``--split dev|heldout|fresh|all``,
 ``--only plain,tool``, ``--match WORDS``, ``--sample N --seed S`` (a fixed random sample of N
 tasks per split, each kind in its share, when the whole suite cannot run in time), ``--json FILE``
 for the per-task results.
@@ -343,7 +343,7 @@ def report(outcomes: list[Outcome], args: argparse.Namespace) -> None:
             gap = (strict_rates[split, "chain"] - strict_rates[split, "native"]) * 100
             print(f"{split}: chain - native, strict: {gap:+.0f} points")
     for mode in modes:
-        if all((s, mode) in strict_rates for s in SPLITS):
+        if all((s, mode) in strict_rates for s in ("dev", "heldout")):
             print(f"{mode}: dev - heldout, strict: {(strict_rates['dev', mode] - strict_rates['heldout', mode]) * 100:+.0f} points")
     print(f"{'mode':7} {'calls':>6} {'tok in':>7} {'tok out':>8} {'plain p50/p95 s':>16} {'tool p50/p95 s':>15} {'capped':>7}"
           f"  (all splits)")
@@ -370,7 +370,8 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=4096, help="context window of the model")
     parser.add_argument("--modes", default="chain,native")
     parser.add_argument("--split", default="all", choices=["all", *SPLITS],
-                        help="dev (tune on it), heldout (never tune on it: only run it to report) or all")
+                        help="dev (tune on it), heldout (never tune on it: only run it to report), "
+                             "fresh (the same, written after the Router's request cues) or all")
     parser.add_argument("--only", default="", help=f"kinds of task, e.g. plain,tool (of {', '.join(KINDS)})")
     parser.add_argument("--match", default="", help="only the tasks whose text holds this")
     parser.add_argument("--sample", type=int, default=0,

@@ -266,6 +266,10 @@ class FleetBot(discord.Client):
             await reply_to(message, text)
         except (discord.HTTPException, OSError) as exc:
             logger.warning("Could not send a notice: %s", delivery_failure(exc))
+        except RuntimeError:  # aiohttp's "Session is closed": the bot is shutting down
+            if not self.is_closed():
+                raise
+            logger.info("A notice was not sent: the bot is shutting down")
 
     async def _answer(self, message: discord.Message, prepared: Prepared, admission: Admission,
                       marks: dict[str, float]) -> None:

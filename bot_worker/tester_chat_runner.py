@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -33,11 +34,13 @@ from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
 from grobot.core.answering import FloodGate
 from grobot.core.db import session_scope
 from grobot.core.errors import error_line
+from grobot.core.models import MessageStatus
 from grobot.core.services import tester_chat
 from grobot.core.store.local import local_deps
 
 logger = logging.getLogger(__name__)
 
+CLAIM_WAIT_SECONDS = 10.0  # a follow of a message waiting to be claimed here waits this long for the claim
 FEED_KEEP_SECONDS = 60.0  # an ended run's events stay to be read this long (a page that reloads)
 END_WRITE_FIRST_WAIT = 0.5  # the end of a run is written again after this (doubling) while the database refuses it
 END_WRITE_MAX_WAIT = 10.0
@@ -55,6 +58,7 @@ class Job:
     content: str
     author_id: str
     author_name: str
+    claimed_at: datetime | None = None  # the claim's time: the end of this try is written for this claim only
 
 
 class RunFeed:
@@ -111,6 +115,7 @@ class ChatRunner:
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grobot-test-chat")
         self.gates: dict[int, FloodGate] = {}  # per bot, like a bot process's
         self._claiming = asyncio.Lock()
+        self._changed = asyncio.Event()  # set (and replaced) when a run starts or ends here
         self.stopping = False
 
     async def poll(self) -> list[int]:
@@ -135,9 +140,47 @@ class ChatRunner:
         task = asyncio.get_running_loop().create_task(self._run(job, feed))
         self.jobs[job.message_id] = task
         task.add_done_callback(functools.partial(self._forget_job, job.message_id))
+        self._signal()
 
     def _forget_job(self, message_id: int, _task: asyncio.Task[Any]) -> None:
         self.jobs.pop(message_id, None)
+        self._signal()
+
+    def _signal(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def claimed_feed(self, run_id: int, wait: float = CLAIM_WAIT_SECONDS) -> RunFeed | None:
+        """The feed of run ``run_id`` once this runner claims it (None: it does not, within ``wait`` s).
+
+        Claims pending messages first. While the message still waits to be claimed here (every slot
+        busy, the database away for a moment) it claims again as runs end; a feed kept from an earlier
+        try of the message (sent again after a failure) is not this try's."""
+        earlier = self.feeds.get(run_id)
+        give_up = time.monotonic() + wait
+        while True:
+            changed = self._changed
+            await self.poll()
+            feed = self.feeds.get(run_id)
+            if feed is not None and feed is not earlier:
+                return feed
+            left = give_up - time.monotonic()
+            if left <= 0 or self.stopping or not await self._may_claim(run_id):
+                return None
+            try:
+                await asyncio.wait_for(changed.wait(), min(left, 1.0))  # a run ended (a free slot), or a second try
+            except TimeoutError:
+                pass
+
+    async def _may_claim(self, run_id: int) -> bool:
+        """Whether message ``run_id`` waits to be claimed (or is being claimed here right now)."""
+        try:
+            status, holder = await asyncio.get_running_loop().run_in_executor(self.executor, _holder, run_id)
+        except Exception as exc:
+            logger.debug("Test Chat run %s: could not read who holds it: %s", run_id, type(exc).__name__)
+            return True  # the database is away for a moment: the deadline decides
+        return status == MessageStatus.PENDING.value or (status == MessageStatus.RUNNING.value
+                                                         and holder == self.supervisor_id)
 
     def cancel(self, run_id: int, reason: str = STOP_REASON) -> bool:
         """Stop run ``run_id`` if it runs here: its chain ends with one event saying it was cancelled."""
@@ -170,8 +213,7 @@ class ChatRunner:
         except asyncio.CancelledError as exc:
             reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else SHUTDOWN_REASON
             feed.end(f"the run was cancelled ({reason})", cancelled=True)  # unless the chain ended it already
-            await asyncio.shield(self._write_end(tester_chat.cancel, job.message_id,
-                                                 f"the run was cancelled ({reason})"))
+            await asyncio.shield(self._write_end(tester_chat.cancel, job, f"the run was cancelled ({reason})"))
             return  # the run is over; the task ends normally (a shutdown gathers it)
         except Exception as exc:
             logger.exception("Test Chat job %s failed", job.message_id, extra={"bot_id": job.bot_id})
@@ -179,19 +221,21 @@ class ChatRunner:
         # Shielded: a Stop that comes while the end is written (again) must not leave the run "running".
         if error:
             feed.end(error)
-            await asyncio.shield(self._write_end(tester_chat.fail, job.message_id, error))
+            await asyncio.shield(self._write_end(tester_chat.fail, job, error))
         else:
-            await asyncio.shield(self._write_end(tester_chat.finish, job.message_id))
+            await asyncio.shield(self._write_end(tester_chat.finish, job))
 
-    async def _write_end(self, fn: Any, message_id: int, *args: Any) -> None:
-        """Store the end of run ``message_id``, trying again while the database refuses it (locked, away):
+    async def _write_end(self, fn: Any, job: Job, *args: Any) -> None:
+        """Store the end of ``job``'s run, trying again while the database refuses it (locked, away):
         a run must not stay "running". Once the runner stops, one try (the next supervisor ends the
-        run as abandoned)."""
+        run as abandoned). Written for the job's claim only: a message sent again meanwhile (Retry)
+        is not ended by its earlier try."""
+        message_id = job.message_id
         wait = END_WRITE_FIRST_WAIT
         failures = 0
         while True:
             try:
-                await asyncio.to_thread(_write, fn, message_id, *args)
+                await asyncio.to_thread(_write, fn, message_id, *args, claimed_at=job.claimed_at)
             except Exception as exc:
                 failures += 1
                 if failures == 1:
@@ -217,13 +261,18 @@ def _claim(supervisor_id: str, limit: int) -> list[Job]:
             if conv is None:
                 continue
             out.append(Job(msg.id or 0, conv.bot_id, conv.key, msg.content, msg.author_id or "tester",
-                           msg.author_name or "tester"))
+                           msg.author_name or "tester", msg.claimed_at))
         return out
 
 
-def _write(fn: Any, *args: Any) -> None:
+def _holder(run_id: int) -> tuple[str, str | None]:
+    with session_scope(readonly=True) as session:
+        return tester_chat.run_holder(run_id, session=session)
+
+
+def _write(fn: Any, *args: Any, **kwargs: Any) -> None:
     with session_scope() as session:
-        fn(*args, session=session)
+        fn(*args, session=session, **kwargs)
 
 
 class ChatRunnerService(LocalServer):
@@ -275,10 +324,7 @@ class ChatRunnerService(LocalServer):
         run_id = int(request.match_info["run_id"])
         feed = self.runner.feeds.get(run_id)
         if request.query.get("claim") == "1" and (feed is None or feed.ended_at is not None):
-            await self.runner.poll()  # an ended feed is an earlier try of a message sent again (Retry)
-            feed = self.runner.feeds.get(run_id)
-            if feed is not None and feed.ended_at is not None:
-                feed = None  # not claimed here again: its new try is not this feed's
+            feed = await self.runner.claimed_feed(run_id)  # an ended feed: an earlier try of a message sent again
         if feed is None:
             return web.json_response({"error": "not running here"}, status=404)
         try:

@@ -41,7 +41,7 @@ SEARCH = ("memory_search",)
 WRITES = ("user_notes_add", "memory_remember")  # "keep in mind that ...": a note or a memory
 
 KINDS = ("plain", "tool", "mcp", "two", "clarify", "followup", "fails")
-SPLITS = ("dev", "heldout")
+SPLITS = ("dev", "heldout", "fresh")
 
 # What the bot has before the first task (the same for both modes).
 FILES = {
@@ -299,13 +299,48 @@ HELDOUT: list[Task] = [
     fails("Zeig mir die Datei passwoerter.txt.", FILES_READ, has("passwoerter"), lang="de"),
 ]
 
-TASKS: list[Task] = [replace(t, split="dev") for t in DEV] + [replace(t, split="heldout") for t in HELDOUT]
+# =========================================================================== FRESH
+# FRESH SET: written by the lead after the Tool Router's request cues (grobot/core/agents/tool_cues.py) were
+# built, by someone who did not write them, to check that they generalise; never tuned on, like HELDOUT.
+FRESH: list[Task] = [
+    # -- plain chat, tool-ish words included: no tool
+    plain("I keep a list of books I want to read, do you have any recommendations?"),
+    plain("What time of year is best for visiting Japan?"),
+    plain("Tu te souviens de ton premier jour d'école ?", "fr"),
+    plain("¿Cuál es tu película favorita?", "es"),
+    plain("Was kann ich heute Abend kochen?", "de"),
+    plain("My dad always says time is money. Do you agree?"),
+    plain("What does a notary do?"),
+    plain("Do you know a good app for saving notes on my phone?"),
+    # -- the clock, asked as people ask
+    tool("Sorry to bother you, could you tell me the time in Lisbon?", TIME_TOOLS, has("Lisbon")),
+    tool("My brother lives in Los Angeles, is it morning there now?", TIME_TOOLS, has("Los_Angeles")),
+    tool("Quel jour sommes-nous aujourd'hui ?", TIME_TOOLS, asks="day", lang="fr"),
+    tool("¿Me dices qué hora es en Madrid?", TIME_TOOLS, has("Madrid"), lang="es"),
+    tool("Wie viel Uhr ist es jetzt in Wien?", TIME_TOOLS, has("Vienna"), lang="de"),
+    tool("today's date please", TIME_TOOLS, asks="date"),
+    # -- files, notes and memory
+    tool("Which documents can you see?", FILES_LIST),
+    tool("Could you show me packing_list.md?", FILES_READ, has("packing_list.md")),
+    tool("¿Puedes enseñarme la lista de tus archivos?", FILES_LIST, lang="es"),
+    tool("Ouvre recipes.md s'il te plaît.", FILES_READ, has("recipes.md"), lang="fr"),
+    tool("What have you noted about me so far?", NOTES_READ),
+    tool("Jot down that I'm allergic to peanuts.", WRITES, has("peanut")),
+    tool("Merk dir bitte, dass mein Zug um 8 Uhr fährt.", WRITES, has("8"), lang="de"),
+    tool("Look in your memory: when is the team meeting?", SEARCH, has("meeting")),
+    # -- failures
+    fails("Open the file holiday_photos.txt", FILES_READ, has("holiday")),
+    fails("What time is it in the zone Moon/Tranquility?", TIME_TOOLS, has("Moon")),
+]
+
+TASKS: list[Task] = ([replace(t, split="dev") for t in DEV] + [replace(t, split="heldout") for t in HELDOUT]
+                    + [replace(t, split="fresh") for t in FRESH])
 
 
 def select(split: str = "all", kinds: str = "", match: str = "") -> list[Task]:
     """The tasks of a split (``dev``, ``heldout`` or ``all``), of some kinds (comma-separated), whose text holds ``match``."""
     if split not in ("all", *SPLITS):
-        raise ValueError(f"--split must be dev, heldout or all, not {split!r}")
+        raise ValueError(f"--split must be dev, heldout, fresh or all, not {split!r}")
     wanted = set(kinds.split(",")) if kinds else None
     return [t for t in TASKS if (split == "all" or t.split == split) and (wanted is None or t.kind in wanted)
             and (not match or any(match.lower() in m.lower() for m in t.messages))]

@@ -1,5 +1,5 @@
 """``bot add|list|show|set|enable|disable|delete`` (and ``bot mcp`` from grobot.cli.bot_mcp, ``bot access`` and
-``bot moderation`` from grobot.cli.bot_access)."""
+``bot moderation`` from grobot.cli.bot_access, ``bot channel`` from grobot.cli.bot_channel)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     delete.add_argument("bot", metavar="BOT")
     delete.set_defaults(func=_delete)
 
-    for name in ("grobot.cli.bot_mcp", "grobot.cli.bot_access"):
+    for name in ("grobot.cli.bot_mcp", "grobot.cli.bot_access", "grobot.cli.bot_channel"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

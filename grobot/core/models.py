@@ -250,6 +250,8 @@ class Message(SQLModel, table=True):
     error: str = text_column()
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = None
+    # A Test Chat message: the Discord channel it is tested as (that channel's persona answers it).
+    as_channel_id: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -407,6 +409,21 @@ class DiscordRole(SQLModel, table=True):
     guild_name: str = Field(default="", max_length=100)
     name: str = Field(default="", max_length=100)
     position: int = Field(default=0)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class ChannelPersona(SQLModel, table=True):
+    """A bot's persona in one Discord channel (and its threads): a personality addition and LLM
+    overrides per category (``{"output": {"model": "..."}}``: what is left out is the bot's own)."""
+
+    __tablename__ = "channel_persona"
+
+    bot_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("bot.id", ondelete="CASCADE"), primary_key=True)
+    )
+    channel_id: str = Field(primary_key=True, max_length=32)
+    personality: str = text_column()
+    llms: dict[str, Any] = json_column(dict)
     updated_at: datetime = Field(default_factory=utcnow)
 
 

@@ -19,7 +19,7 @@ from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown, safe_text
 from grobot.pages.bot_chat_model import ChatModelState, model_line
 from grobot.pages.bot_chat_runs import ChatTurn
-from grobot.pages.bot_chat_state import IMAGE_UPLOAD_ID, ChatState, LiveState
+from grobot.pages.bot_chat_state import IMAGE_UPLOAD_ID, NO_CHANNEL, ChatState, LiveState
 from grobot.pages.bot_chat_view import (
     bot_bubble,
     error_text,
@@ -171,6 +171,19 @@ def reset_button() -> rx.Component:
     )
 
 
+def channel_choice() -> rx.Component:
+    """"Test as": no channel (the bot's own persona), or a channel with a persona (shown when it has any)."""
+    return rx.cond(
+        ChatState.test_channels.length() > 0,  # type: ignore[attr-defined]
+        rx.select.root(
+            rx.select.trigger(aria_label="Test as channel", data_testid="test-channel"),
+            rx.select.content(rx.select.item("No channel (the bot's own)", value=NO_CHANNEL),
+                              rx.foreach(ChatState.test_channels,
+                                         lambda c: rx.select.item("As in " + c[1], value=c[0]))),
+            value=ChatState.test_channel, on_change=ChatState.choose_test_channel, size="1"),
+    )
+
+
 def chat_tab() -> rx.Component:
     """The Test Chat tab's content."""
     return rx.card(
@@ -178,13 +191,20 @@ def chat_tab() -> rx.Component:
             rx.hstack(
                 rx.hstack(rx.icon("flask-conical", size=16, color=rx.color("gray", 11)),
                           rx.text("Test conversation", weight="medium", size="2"), spacing="2", align="center"),
-                reset_button(),
+                rx.hstack(channel_choice(), reset_button(), spacing="2", align="center", wrap="wrap", justify="end"),
                 justify="between",
                 align="center",
+                wrap="wrap",
                 width="100%",
             ),
             rx.divider(),
-            model_line(),
+            rx.cond(ChatState.test_channel_line[0] != "",
+                    rx.hstack(rx.icon("hash", size=14, color=rx.color("gray", 11), flex_shrink="0", margin_top="0.15rem"),
+                              rx.text("Answers as in ", rx.text.strong(ChatState.test_channel_line[0]), ", with ",
+                                      rx.text.strong(ChatState.test_channel_line[1]), " · that channel's persona",
+                                      size="1", color=rx.color("gray", 11)),
+                              spacing="2", align="start", data_testid="chat-channel"),
+                    model_line()),
             rx.cond(
                 ChatState.chat_loaded,
                 chat_history(

@@ -21,8 +21,8 @@ from grobot.core import plain_text, tester_chat_link
 from grobot.core.agents.roles import role_name
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
-from grobot.core.services import conversations, run_images, tester_chat
-from grobot.core.services.llm_settings import effective_llm
+from grobot.core.services import channel_personas, conversations, run_images, tester_chat
+from grobot.core.services.llm_settings import effective_llm, effective_llms
 from grobot.core.tools.images import checked_image
 from grobot.core.wording import duration
 from grobot.run_images import image_url
@@ -178,6 +178,8 @@ class ChatView:
     turns: list[ChatTurn]
     worker_running: bool
     reads_images: bool = False  # the bot's output model reads images (the tester may send one)
+    # [id, "#name", "provider model" of its answers] of the bot's channel personas
+    channels: list[list[str]] = field(default_factory=list)
 
 
 def load_chat(token: str, bot_id: int) -> ChatView:
@@ -191,9 +193,20 @@ def load_chat(token: str, bot_id: int) -> ChatView:
         return ChatView(build_turns(messages, events, run_calls(run_ids, session=session),
                                     run_images.of_runs(run_ids, session=session), admin=user.role == Role.ADMIN.value),
                         tester_chat.worker_running(session=session),
-                        reads_images=_reads_images(session, bot))
+                        reads_images=_reads_images(session, bot),
+                        channels=_persona_channels(session, bot))
 
     return run_for_bot(token, bot_id, work, admin=False)
+
+
+def _persona_channels(session: Session, bot: Bot) -> list[list[str]]:
+    """The bot's channel personas as Test Chat offers them: ``[id, "#name", "provider model"]`` (its answers' model)."""
+    rows = []
+    for persona in channel_personas.personas(bot, session=session):
+        output = effective_llms(session=session, bot_id=bot.id, channel=persona.llms)["output"]
+        rows.append([persona.channel_id, f"#{persona.name}" if persona.name else persona.channel_id,
+                     f"{output.provider} {output.model}"])
+    return rows
 
 
 CANNOT_READ_IMAGES = ("This bot's model does not read images: an admin can mark a model that does with "
@@ -228,9 +241,13 @@ def check_image(token: str, bot_id: int, data: bytes, name: str) -> str:
     return run_for_bot(token, bot_id, work, admin=False)
 
 
-def send_message(token: str, bot_id: int, content: str, image: SentImage | None = None) -> tuple[int, list[str]]:
+def send_message(token: str, bot_id: int, content: str, image: SentImage | None = None,
+                 channel_id: str = "") -> tuple[int, list[str]]:
     """Store the user's message as pending in their conversation with the bot (``image``: sent with it,
-    for a model that reads images); returns its id and where its image is served."""
+    for a model that reads images; ``channel_id``: the channel it is tested as, "" none); returns its id
+    and where its image is served."""
+    if channel_id and not (channel_id.isdigit() and len(channel_id) <= 32):
+        raise ValidationError("choose the channel to test as from the list")
 
     def work(session: Session, user: AppUser, bot: Bot) -> tuple[int, list[str]]:
         checked = None
@@ -241,7 +258,7 @@ def send_message(token: str, bot_id: int, content: str, image: SentImage | None 
         conv = tester_chat.open_session(bot.id or 0, user.id or 0, session=session)
         # Each web user is their own "user" to the bot: notes and memories are not shared between testers.
         message = tester_chat.submit(conv.id or 0, content, session=session, author_name=user.username,
-                                   author_id=f"app-user:{user.id}", image=checked)
+                                   author_id=f"app-user:{user.id}", image=checked, channel_id=channel_id or None)
         logger.info("User %s sent a Test Chat message to bot %s", user.username, bot.id)
         sent = run_images.of_runs([message.id or 0], session=session).get(message.id or 0, [])
         return message.id or 0, [image_url(i.id) for i in sent]

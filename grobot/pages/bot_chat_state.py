@@ -57,6 +57,7 @@ IMAGE_UPLOAD_ID = "chat-image-upload"
 # A message that no worker has claimed after this long says "Waiting for the bot worker…" (a running
 # worker claims it within milliseconds: saying so at every message would only flash by).
 CLAIM_NOTICE_SECONDS = 2.0
+NO_CHANNEL = "none"
 
 
 class ChatState(BotPageState):
@@ -76,6 +77,9 @@ class ChatState(BotPageState):
     image_error: str = ""  # why an image cannot be sent, in plain words
     attaching: bool = False
     _image: bytes = b""
+    # The channel the tester tests as: its persona and models answer (NO_CHANNEL: the bot's own).
+    test_channel: str = NO_CHANNEL
+    test_channels: list[list[str]] = []  # [id, "#name"] of the bot's channel personas
 
     @rx.var
     def has_turns(self) -> bool:
@@ -87,12 +91,24 @@ class ChatState(BotPageState):
         return self.live_id == 0 and len(self.turns) > 0 and self.turns[-1].status in ("error", "cancelled")
 
     @rx.var
+    def test_channel_line(self) -> list[str]:
+        """The channel tested as and its answers' model (["", ""]: none, the bot's own)."""
+        found = next((c for c in self.test_channels if c[0] == self.test_channel), None)
+        return [found[1], found[2]] if found is not None and len(found) > 2 else ["", ""]
+
+    @rx.var
     def last_turn_id(self) -> int:
         return self.turns[-1].id if self.turns else 0
 
     @rx.event
     def set_draft(self, value: str) -> None:
         self.draft = value
+
+    @rx.event
+    def choose_test_channel(self, value: str) -> None:
+        """Test as a channel with a persona (its persona and models answer the next messages), or as none."""
+        value = str(value)
+        self.test_channel = value if any(c[0] == value for c in self.test_channels) else NO_CHANNEL
 
     @rx.event
     def set_confirm_reset(self, value: bool) -> None:
@@ -115,6 +131,9 @@ class ChatState(BotPageState):
             return None
         (await self.get_state(LiveState))._show(view)
         self.reads_images = view.reads_images
+        self.test_channels = view.channels
+        if not any(c[0] == self.test_channel for c in self.test_channels):
+            self.test_channel = NO_CHANNEL
         self.chat_loaded = True
         return LiveState.follow if self.live_id else None
 
@@ -158,7 +177,7 @@ class ChatState(BotPageState):
         image = SentImage(self._image, self.image_name) if self._image else None
         try:
             run_id, sent = await asyncio.to_thread(send_message, self.session_token, self.current_bot_id, content,
-                                                   image)
+                                                   image, "" if self.test_channel == NO_CHANNEL else self.test_channel)
         except Exception as exc:
             self.sending = False
             self.chat_error = user_message(exc)  # the draft (and the image) stay

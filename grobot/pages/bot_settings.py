@@ -18,6 +18,7 @@ from grobot.components.layout import wide_only
 from grobot.components.long_text import token_meter
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
+from grobot.pages.bot_channel_personas import channels_section
 from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
 from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load_settings
 
@@ -397,6 +398,7 @@ def settings_tab() -> rx.Component:
             bar_form(),
             token_section(),
             llm_section(),
+            channels_section(),
             mcp_section(),
             delete_section(),
             spacing="5",

@@ -27,6 +27,7 @@ from grobot.core.services import bots as bots_service
 from grobot.core.services import llm_settings, mcp_servers
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised, field_sentence
+from grobot.pages.bot_channel_personas_state import ChannelPersonaMixin
 from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
 from grobot.pages.bot_settings_view import FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow, SettingsView, TodayUsage, settings_view
 from grobot.state.app_state import sign_out_script
@@ -79,7 +80,7 @@ FOCUS_FIRST_ERROR = """(() => {
 })()"""
 
 
-class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
+class BotSettingsState(ChannelPersonaMixin, McpTestMixin, LLMFormChecks, BotPageState):
     """The settings form of the open bot."""
 
     form: dict[str, str] = {}
@@ -150,6 +151,7 @@ class BotSettingsState(McpTestMixin, LLMFormChecks, BotPageState):
         self.web_search_default = view.web_search_default
         self.today = view.today
         self.user_choices, self.role_choices = view.access.users, view.access.roles
+        self._show_channels(view)
         self.access_names = {**view.access.names, **{i: label for i, label in view.access.users + view.access.roles}}
         self.context_window, self.context_model = view.context_window, view.context_model
         self._measure_personality()

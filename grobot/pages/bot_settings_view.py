@@ -11,7 +11,17 @@ from sqlmodel import Session
 
 from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.models import Bot, LLMCategory
-from grobot.core.services import access, app_settings, discord_roles, discord_users, llm_settings, llm_sources, mcp_servers, usage
+from grobot.core.services import (
+    access,
+    app_settings,
+    channel_personas,
+    discord_roles,
+    discord_users,
+    llm_settings,
+    llm_sources,
+    mcp_servers,
+    usage,
+)
 from grobot.core.services import bots as bots_service
 from grobot.core.services.budgets import amount_text
 from grobot.pages.bot_mcp_tools import McpToolRow, tool_rows
@@ -113,6 +123,15 @@ class AccessChoices:
 
 
 @dataclass
+class ChannelChoices:
+    """The bot's channel personas, each ``{"channel_id", "label", "personality", "models", "<category>_<field>"}``
+    (the page's rows and its form's stored values), and the channels it has seen, each ``[id, "#name"]``."""
+
+    personas: list[dict[str, str]] = field(default_factory=list)
+    seen: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
 class SettingsView:
     form: dict[str, str]
     flags: dict[str, bool]
@@ -123,6 +142,7 @@ class SettingsView:
     today: TodayUsage
     web_search_default: str = ""  # where the bot searches without an address of its own, in words
     access: AccessChoices = field(default_factory=AccessChoices)
+    channels: ChannelChoices = field(default_factory=ChannelChoices)
     context_window: int = 0  # of the output model, which reads the personality
     context_model: str = ""  # "the output model (llama3.2)"
 
@@ -234,6 +254,7 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
         today=today,
         web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
         access=access_choices(session, bot),
+        channels=channel_choices(session, bot),
         context_window=int(output.context_window or 0),
         context_model=f"the output model ({output.model})" if output.model else "the output model",
     )
@@ -242,6 +263,20 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
 def search_engine(searxng_url: str) -> str:
     """Where web_search searches, in words."""
     return f"SearXNG at {searxng_url}" if searxng_url else "DuckDuckGo and other engines, no key needed"
+
+
+def channel_choices(session: Session, bot: Bot) -> ChannelChoices:
+    """The bot's channel personas (by channel name) and the channels it has seen."""
+    rows = []
+    for persona in channel_personas.personas(bot, session=session):
+        row = {"channel_id": persona.channel_id, "label": f"#{persona.name}" if persona.name else persona.channel_id,
+               "personality": persona.personality, "models": persona.models()}
+        for category in channel_personas.CATEGORIES:
+            fields = persona.llms.get(category) or {}
+            row.update({f"{category}_{name}": str(fields.get(name, "")) for name in ("provider", "model", "temperature")})
+        rows.append(row)
+    seen = channel_personas.known_channels(session=session, bot_id=bot.id or 0)
+    return ChannelChoices(personas=rows, seen=[[cid, f"#{name}" if name else cid] for cid, name in seen.items()])
 
 
 USER_CHOICES = 200  # the users a list offers to add (the latest the bot has seen)

@@ -140,6 +140,18 @@ async def test_a_question_the_tools_model_volunteers_that_is_no_short_question_i
     assert "login.example.net" not in result.text
 
 
+async def test_a_clarifying_question_that_loops_is_replaced_by_a_plain_one(bot, fake_llm):
+    """The demo model's question for a file: a question mark, then a loop; the user reads a plain question."""
+    catalog = weather_catalog()
+    looped = "You're asking about the weather? No, no, no! No, no, no... Please make sure you follow the rules."
+    fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),
+                    Reply(text=looped))
+
+    result = await run_chain(message(bot, "weather please"), tools=catalog)
+
+    assert result.text == "I need the city for that. Could you tell me?" and catalog.calls == []
+
+
 async def test_clarifier_asks_through_the_output_model_when_the_extractor_does_not(bot, fake_llm):
     catalog = weather_catalog()
     fake_llm.script(pick("get_weather"), Reply(json={"arguments": {}}), Reply(json={"arguments": {}}),
@@ -192,6 +204,22 @@ async def test_a_forced_value_the_conversation_does_not_hold_is_not_used(bot, fa
     result = await run_chain(message(bot, "weather in my city please, in a park"), tools=catalog)
 
     assert catalog.calls == [] and result.text == "Sure! For which city?"
+
+
+async def test_a_file_name_the_model_made_up_gives_way_to_the_one_the_message_names(bot, fake_llm):
+    """"¿Puedes leer birthdays.txt?": the small model wrote "path.txt"; the one file the message names is read."""
+    async def read(path: str) -> str:
+        return f"the text of {path}"
+
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    catalog = FakeToolCatalog().add("files_read", read, schema=path, read_only=True)
+    # The Router picks files_read by its cue (a file name after "leer"): the extractor is the first call.
+    fake_llm.script(Reply(json={"arguments": {"path": "path.txt"}}), Reply(text="Aquí está."))
+
+    result = await run_chain(message(bot, "¿Puedes leer birthdays.txt?"), tools=catalog)
+
+    assert catalog.calls == [("files_read", {"path": "birthdays.txt"})]
+    assert "the text of birthdays.txt" in result.text
 
 
 async def test_tool_timeout_becomes_a_result_and_the_answer_goes_on(bot, fake_llm):

@@ -95,6 +95,36 @@ async def test_each_kind_of_tool_result_reads_as_one_exact_line():
     assert not failed.stated_in("It is 10:15 on Mars.")
 
 
+async def test_a_looped_value_is_confirmed_once():
+    remember = next(t.spec for t in builtins._memory_tools(1, None) if t.spec.name == "memory_remember")
+    looped = "Good times, good times, good times, good times, good times"
+    line = grounding.ground(remember, "memory_remember", {"text": looped}, "Remembered.", is_error=False)
+    assert line.line == 'Remembered: "Good times".'
+
+
+async def test_two_clocks_that_give_the_same_time_give_one_line(bot, fake_llm):
+    """The tools model called both clocks for "the time in UTC": they agree, and the reply says it once."""
+    with session_scope() as session:
+        server = mcp_servers.create_server(session=session, name="time", command=TIME_COMMAND)
+        mcp_servers.enable_for_bot(session=session, bot_id=bot, server=server, timeout_seconds=15)
+    both = Reply(json={"tools": [{"name": "datetime_now", "arguments": {"timezone": "UTC"}},
+                                 {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}]})
+    fake_llm.script(both, Reply(text=RAMBLING))
+    sink = EventCollector()
+    hub = McpHub()
+    try:
+        catalog = await catalog_for_bot(bot, store=DatabaseStore(), hub=hub)
+        result = await run_chain(message(bot, "What time is it in UTC, by both of your clocks?"), sink=sink,
+                                 tools=catalog)
+        await wait_for_background()
+    finally:
+        await hub.aclose()
+
+    assert len(sink.of("tool_result")) == 2
+    assert result.text.startswith("It is ") and result.text.endswith(" in UTC.")
+    assert result.text.count("It is ") == 1 and "\n" not in result.text
+
+
 # --------------------------------------------------------------------------- a tool ran
 
 

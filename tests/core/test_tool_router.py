@@ -150,3 +150,55 @@ async def test_a_request_that_names_a_tool_by_its_words_is_sure_of_it():
     # One word of a name alone is still a weak match the tools model may turn down.
     weak = await tool_router.route("Any news on the web?", specs, None, budget=1.0)
     assert weak.picks == [] and "web_search" in weak.candidates
+
+
+# Written for these tests, apart from bench/tool_use.py's suite: requests in French, Spanish, German and
+# indirect English, with the built-in tool each asks for; and chat on the same topics, which asks for none.
+ASKED_IN_OTHER_WORDS = {
+    "C'est quel jour aujourd'hui ?": "datetime_now",
+    "Il est quelle heure à Montréal ?": "datetime_now",
+    "¿Qué hora es en Lima ahora mismo?": "datetime_now",
+    "¿A cuántos estamos hoy?": "datetime_now",
+    "Wie spät ist es gerade in Wien?": "datetime_now",
+    "Ist heute schon Freitag?": "datetime_now",
+    "Quick, is it already Friday in Auckland?": "datetime_now",
+    "Am I too early for lunch, what's the clock say?": "datetime_now",
+    "Montre-moi la liste de tes fichiers.": "files_list",
+    "¿Qué archivos tienes guardados?": "files_list",
+    "Zeig mir den Inhalt von todo.txt": "files_read",
+    "Abre el archivo recipes.md por favor": "files_read",
+    "Qu'est-ce que tu sais sur moi ?": "user_notes_read",
+    "Was weißt du über mich?": "user_notes_read",
+    "Retiens que mon anniversaire est le 4 mars.": "memory_remember",
+    "Merk dir, dass ich Kaffee ohne Zucker trinke.": "memory_remember",
+    "Apunta que soy alérgico a las nueces.": "user_notes_add",
+    "Jot this down: I prefer email over phone calls.": "user_notes_add",
+    "Cherche dans ta mémoire le rendez-vous chez le dentiste.": "memory_search",
+}
+CHAT_ON_TOOL_TOPICS = [
+    "What's your favourite day of the week?", "Tell me about the history of calendars.",
+    "Qu'est-ce qu'un fuseau horaire ?", "Wie viele Tage hat ein Schaltjahr?", "How long is a day on Mars?",
+    "I keep forgetting what day it is when I'm on holiday, does that happen to you?",
+    "Je me souviens de mon enfance à Lyon.", "¿Recuerdas cuando llovió tanto?",
+]
+
+
+async def test_requests_in_other_languages_and_indirect_words_reach_their_tool_and_chat_none(grobot_env):
+    """The real embedder reads English: the built-ins' request cues route the others, and chat on the same
+    topics (a day, a calendar, remembering) is still answered without a tool."""
+    from grobot.core.tools.builtins import builtin_tools
+
+    placeholder = object()
+    specs = [t.spec for t in builtin_tools(0, store=placeholder, memory=placeholder)]
+    specs += [ToolSpec(name="time__get_current_time", description="Get current time in a specific timezones",
+                       input_schema={"type": "object", "properties": {}}, source="time")]
+    memory = LocalMemory(store=object())
+    try:
+        for text, tool in ASKED_IN_OTHER_WORDS.items():
+            routing = await tool_router.route(text, specs, memory, budget=30.0)
+            assert routing.picks == [tool], (text, routing.describe(), routing.scores_text())
+        for text in CHAT_ON_TOOL_TOPICS:
+            routing = await tool_router.route(text, specs, memory, budget=30.0)
+            assert routing.candidates == [], (text, routing.describe())
+    finally:
+        memory.close()

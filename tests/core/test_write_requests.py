@@ -141,3 +141,24 @@ async def test_the_native_loop_cannot_write_what_was_not_asked_for(grobot_env, f
     assert result.text == "What a lovely day!"
     assert "does not ask for it" in told
     assert written == ["Beach day"] and saved.text == 'Saved: "Beach day".'
+
+
+async def test_an_explicit_request_to_keep_something_in_another_language_is_kept(bot, fake_llm):
+    """"Retiens que ...", "Jot this down: ...": the request is in the user's words, so the tool is called even
+    when the tools model says "no" to it; chat about remembering still keeps nothing."""
+    memory = Memory()
+    script(fake_llm, tool="memory_remember", arguments={"text": "mon anniversaire est le 4 mars"}, answer="D'accord.",
+           asked="no")
+    retained = await _ask(bot, "Retiens que mon anniversaire est le 4 mars.", memory)
+    script(fake_llm, tool="user_notes_add", arguments={"note": "prefers email over phone calls", "reliability": 0.9},
+           answer="Sure.", asked="no")
+    jotted = await _ask(bot, "Jot this down: I prefer email over phone calls.", memory)
+    script(fake_llm, tool="memory_remember", arguments={"text": "we talked about cats"}, answer="Cats are great!",
+           asked="no")
+    chat = await _ask(bot, "Remember when we talked about cats? That was fun.", memory)
+
+    assert memory.kept == ["mon anniversaire est le 4 mars"]
+    assert retained.text == 'Remembered: "mon anniversaire est le 4 mars".'
+    assert _notes(bot) == ["prefers email over phone calls"]
+    assert jotted.text == 'Noted: "prefers email over phone calls".'
+    assert chat.text == "Cats are great!"

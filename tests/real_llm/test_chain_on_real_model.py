@@ -209,6 +209,30 @@ async def test_the_reply_states_the_time_the_tool_returned(grobot_env, demo_dire
     assert stored == result.text == sink.of("done")[0].data["text"]
 
 
+async def test_the_time_asked_in_french_spanish_or_german_is_the_clocks(grobot_env, demo_directory):
+    """The Router's request cues on the demo model: a time asked in another language calls the built-in clock
+    (no Tool Identifier call) for the place named, and the reply states the time it returned."""
+    bot_id = make_bot()
+    memory = LocalMemory()
+    await memory.warm()
+    hub = McpHub()
+    asked = {"Quelle heure est-il à Tokyo en ce moment ?": "Asia/Tokyo", "¿Qué hora es en Lima?": "America/Lima",
+             "Wie spät ist es jetzt in Berlin?": "Europe/Berlin"}
+    try:
+        catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
+        for text, zone in asked.items():
+            sink = EventCollector()
+            result = await run_chain(message(bot_id, text), local_deps(memory), sink=sink, tools=catalog)
+            await wait_for_background()
+            returned = [e.data for e in sink.of("tool_result") if e.data["name"] == "datetime_now"]
+            assert returned and not returned[-1]["is_error"], (text, [e.data for e in sink.of("thinking")])
+            said = json.loads(returned[-1]["content"])
+            assert said["timezone"] == zone and said["time"][:5] in result.text, (text, result.text)
+    finally:
+        await hub.aclose()
+        memory.close()
+
+
 async def test_the_archivist_keeps_only_notes_the_users_words_support(grobot_env, demo_directory):
     """The demo model once stored the bot's whole greeting as a note about the user, at 0.9. A note it keeps
     now is the user's words, as reliable as they support it, and never the bot's answer."""

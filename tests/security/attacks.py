@@ -28,7 +28,7 @@ from reflex.utils import format as rx_format
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Conversation, Deliberation, LogEntry, Message, Role
+from grobot.core.models import AgentEvent, ChannelPersona, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
 from grobot.pages.bot_chat_model import ChatModelState
@@ -56,6 +56,7 @@ from tests.security.replay import Sent
 from tests.ui.auth import UiUser, create_ui_user
 
 DISCORD_USER = "777000000000000777"
+PERSONA_CHANNEL = "777000000000000888"  # a channel of the hidden bot with a persona
 
 
 def canary(what: str) -> str:
@@ -136,6 +137,8 @@ def build_world(admin: UiUser, unique: Callable[[str], str], add_bot: Callable[.
                             author_id=DISCORD_USER, author_name="someone"))
         deliberation = Deliberation(bot_id=hidden, question=c["deliberation"], synthesis=c["deliberation"])
         session.add(deliberation)
+        # A persona in a channel of the hidden bot (its addition: the hidden bot's name, a canary).
+        session.add(ChannelPersona(bot_id=hidden, channel_id=PERSONA_CHANNEL, personality=c["bot"]))
         session.add(LogEntry(bot_id=hidden, level="WARNING", logger="grobot.test", message=c["log"]))
         files.write_file(session=session, bot_id=hidden, path="secret.txt", data=c["file"].encode())
         server = mcp_servers.create_server(session=session, name=unique("srv"), command="python",
@@ -217,11 +220,19 @@ def admin_page(route: str, *calls: tuple[Any, dict[str, Any]]) -> list[Sent]:
     return [Sent(AppState.require_admin, {}, route), *(Sent(handler, payload, route) for handler, payload in calls)]
 
 
+def _persona_events() -> list[tuple[Any, dict[str, Any]]]:
+    return [(BotSettingsState.choose_persona_channel, {"value": PERSONA_CHANNEL}),
+            (BotSettingsState.save_channel_persona, {"form_data": {"channel": PERSONA_CHANNEL, "personality": "evil",
+                                                                   "output_model": "evil"}}),
+            (BotSettingsState.remove_channel_persona, {"channel_id": PERSONA_CHANNEL})]
+
+
 def _chat(w: World, page: int) -> list[Sent]:
     """The tester's chat actions, on the hidden bot (never granted): nothing reaches it."""
     return on(w.hidden, "chat", (ChatState.load, {}), (ChatState.set_draft, {"value": "to the hidden bot"}),
               (ChatState.attach_image, {"uploads": [{"name": "x.png", "size": 8, "content_type": "image/png"}]}),
               (ChatState.explain_no_images, {}), (ChatState.remove_image, {}),
+              (ChatState.choose_test_channel, {"value": PERSONA_CHANNEL}),
               (ChatState.send, {"form_data": {}}), (ChatState.retry, {}), (ChatState.set_confirm_reset, {"value": True}),
               (ChatState.reset_chat, {}), admin_only=False)
 
@@ -337,7 +348,7 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                             Sent(BotsState.refresh, {"_tick": "1"}, "/")]),
     Attack((ChatState.load, ChatState.set_draft, ChatState.attach_image, ChatState.explain_no_images,
             ChatState.remove_image, ChatState.send, ChatState.retry, ChatState.set_confirm_reset,
-            ChatState.reset_chat), _chat),
+            ChatState.reset_chat, ChatState.choose_test_channel), _chat),
     Attack((ChatModelState.load,), lambda w, page: on(page, "chat", (ChatModelState.load, {}), admin_only=False)),
     Attack((LiveState.follow, LiveState.stop), _live, lambda w: _live(w, w.granted, (w.admin_run_hidden,))),
     Attack((ConversationsState.load, ConversationsState.filter_user, ConversationsState.open_conversation,
@@ -484,6 +495,13 @@ BOT_PAGE_ATTACKS: list[Attack] = [
                # The name of a bot the tester may see (they cannot know the other's): the name check passes.
                (BotSettingsState.set_delete_confirm, {"value": w.granted_name if page == w.granted else "x"}),
                (BotSettingsState.delete_bot, {}), (BotSettingsState.left, {}))),
+    # A channel's persona: changed or removed on the bot of the page only (an admin on another bot's page
+    # naming the hidden bot's channel acts on that other bot, which has no persona there).
+    Attack((BotSettingsState.choose_persona_channel, BotSettingsState.save_channel_persona,
+            BotSettingsState.remove_channel_persona),
+           lambda w, page: on(page, "settings", (BotSettingsState.load, {}), *_persona_events()),
+           lambda w: on(w.granted, "settings", (BotSettingsState.load, {}),
+                        (BotSettingsState.remove_channel_persona, {"channel_id": PERSONA_CHANNEL}))),
 ]
 
 OTHER_ATTACKS: list[Attack] = [

@@ -250,6 +250,7 @@ def test_bot_settings_say_what_each_save_saves_and_confirm_destructive_actions(a
     expect(page.get_by_test_id("save-bar")).to_have_count(0)
     expect(page.get_by_test_id("own-save")).to_have_text(["Saves on its own: Replace token",
                                                           "Each model saves on its own",
+                                                          "Saves on its own: Save channel persona",
                                                           "Each server saves on its own"])
 
     # A card's save keeps what is typed in another card.

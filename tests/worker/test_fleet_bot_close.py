@@ -31,3 +31,20 @@ def test_events_dispatched_after_close_are_dropped_not_scheduled_on_a_closed_loo
 
     assert scheduled == set(), f"handlers scheduled on the closed client: {scheduled}"
     assert failures == [], failures
+
+
+def test_a_notice_that_meets_the_closed_http_session_at_shutdown_is_dropped_quietly():
+    """A cooldown or limit notice sent while the bot shuts down meets aiohttp's closed session
+    ("Session is closed", a RuntimeError): it is dropped with an info line, not a traceback."""
+    async def send(*_args, **_kwargs):
+        raise RuntimeError("Session is closed")
+
+    message = SimpleNamespace(channel=SimpleNamespace(send=send), to_reference=lambda **_: None)
+
+    async def scenario() -> None:
+        bot = BotSettings(id=4, name="closing", enabled=True, version="", gateway_revision=1)
+        client = FleetBot(bot, ProcessConfig(), store=SimpleNamespace(), link=None)  # type: ignore[arg-type]
+        await client.close()
+        await client._notice(message, "Slow down a little")  # type: ignore[arg-type]
+
+    asyncio.run(scenario())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
@@ -214,6 +215,75 @@ async def test_a_failed_message_sent_again_is_answered_in_place_despite_the_cool
         stored = [(m.role, m.content) for m in tester_chat.messages(conv.id, session=session)]
     assert stored == [("user", "soup of the day?"), ("assistant", "Echo: soup of the day?")]
     assert "error" not in _stored_kinds(asked)
+
+
+async def test_the_late_end_of_a_failed_try_does_not_end_the_message_sent_again(service, fake_llm,
+                                                                                monkeypatch) -> None:
+    """Retry at once after a failure, before the runner has written the end of the failed try: that late
+    write leaves the message sent again waiting, and a page following it sees its answer (not "not here")."""
+    runner, link = service
+    bot_id = _bot("late end")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script_for(lambda body: True, Reply(status=400, error="the model is unwell"), persistent=True)
+    release, written = threading.Event(), threading.Event()
+    real_fail = tester_chat.fail
+
+    def late_fail(*args: object, **kwargs: object) -> None:
+        release.wait(60)
+        try:
+            real_fail(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            written.set()
+
+    monkeypatch.setattr(tester_chat, "fail", late_fail)
+    asked = _send(bot_id, "soup of the day?")
+    failed = await asyncio.wait_for(_collect(tester_chat_link.follow(link, asked, claim=True)), 30)
+    assert failed[-1].kind == "error"
+    await async_wait_for(lambda: _status(asked)[0] == "error", timeout=10)  # the chain stored its end
+    fake_llm.reset()
+    with session_scope() as session:
+        tester_chat.retry(asked, session=session)
+    release.set()  # the runner's own write of the failed try's end comes now
+    await async_wait_for(written.is_set, timeout=30)
+    assert _status(asked)[0] == "pending"
+    events = await asyncio.wait_for(_collect(tester_chat_link.follow(link, asked, claim=True)), 30)
+    assert events[-1].kind == "done", events[-1].data
+    assert "".join(e.data["text"] for e in events if e.kind == "token") == "Echo: soup of the day?"
+
+
+async def test_a_follow_of_a_message_waiting_for_a_free_slot_waits_for_its_claim(service, fake_llm) -> None:
+    """Every slot of the runner is busy when the page follows its new message: the follow waits for the
+    claim (as the running answer ends) and streams the answer, instead of saying the run is not there."""
+    runner, link = service
+    runner.concurrency = 1
+    polls: list[list[int]] = []
+    real_poll = runner.poll
+
+    async def counted_poll() -> list[int]:
+        claimed = await real_poll()
+        polls.append(claimed)
+        return claimed
+
+    runner.poll = counted_poll  # type: ignore[method-assign]
+    bot_id = _bot("one at a time")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    first_end = threading.Event()
+    fake_llm.script(Reply(text="first answer", hold_end=first_end))
+    first = _send(bot_id, "first")
+    first_events = tester_chat_link.follow(link, first, claim=True)
+    assert (await asyncio.wait_for(anext(first_events), 30)).kind  # the first run holds the only slot
+    second = _send(bot_id, "second")
+    second_follow = asyncio.create_task(_collect(tester_chat_link.follow(link, second, claim=True)))
+    try:
+        await async_wait_for(lambda: len(polls) >= 2 or second_follow.done(), timeout=30)  # asked, not claimed
+        assert _status(second)[0] == "pending"
+    finally:
+        first_end.set()
+    events = await asyncio.wait_for(second_follow, 30)
+    assert events[-1].kind == "done", events[-1].data
+    assert "".join(e.data["text"] for e in events if e.kind == "token") == "Echo: second"
+    rest = [e async for e in first_events]
+    assert rest[-1].kind == "done"
 
 
 class _LockedDatabase:

@@ -32,8 +32,10 @@ def template_question(missing: list[str]) -> str:
 
 
 def _usable(question: str) -> bool:
-    """A short question (what a model wrote may be a long text, or no question at all)."""
-    return "?" in question and len(question) <= MAX_QUESTION_CHARS and reply_check.check(question).ok
+    """A short question (what a model wrote may be a long text, or no question at all) with nothing to take out
+    of it (markup, JSON, code, a loop: what is left of such a text is no question either)."""
+    verdict = reply_check.check(question)
+    return "?" in question and len(question) <= MAX_QUESTION_CHARS and verdict.ok and not verdict.removed
 
 
 async def clarify(run: Run, spec: ToolSpec, missing: list[str], question: str = "") -> str:

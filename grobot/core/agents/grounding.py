@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from grobot.core.agents.reply_check import loop_at
 from grobot.core.agents.tool_router import content_words
 from grobot.core.tools.base import ToolSpec
 from grobot.core.tools.images import DESCRIBED
@@ -284,12 +285,18 @@ def _names_a_source(argument: str) -> bool:
 # --------------------------------------------------------------------------- confirmations
 
 
+def _once(text: str) -> str:
+    """``text`` up to where it starts repeating itself (a value a model looped: "Good times, good times, ...")."""
+    at = loop_at(text)
+    return text if at is None else text[:at].rstrip(" ,;:-") or text
+
+
 def _confirmation(spec: ToolSpec, name: str, arguments: dict[str, Any], body: str, value: Any) -> Grounded:
     """A tool that changes things worked: what it kept or did, from the call's own words."""
     written = [str(arguments[a]) for a in spec.from_user if isinstance(arguments.get(a), str) and arguments[a].strip()]
     if not written:
         written = [str(v) for v in arguments.values() if isinstance(v, str) and v.strip()]
-    what = _cut(" ".join(written), MAX_TEXT_CHARS)
+    what = _cut(_once(" ".join(written)), MAX_TEXT_CHARS)
     plain = body if value is None or isinstance(value, str) else ""
     plain = plain if isinstance(plain, str) else ""
     if spec.done:

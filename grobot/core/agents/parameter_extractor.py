@@ -137,6 +137,10 @@ def _grounded(name: str, value: Any, said: str) -> bool:
 _FILE_ARGUMENT = re.compile(r"(?:^|_)(?:path|file|filename|filepath)s?$")
 
 
+# A file name as a message writes it: a name, a dot and an extension that starts with a letter ("todo.txt").
+_FILE_NAMED = re.compile(r"(?<![\w/.-])[\w-]+\.[a-z][a-z0-9]{0,4}\b(?![./]?\w|/)", re.IGNORECASE)
+
+
 def _file_arguments(spec: ToolSpec) -> list[str]:
     """The string arguments of ``spec`` that name a file (by their names)."""
     properties = (spec.input_schema or {}).get("properties") or {}
@@ -245,6 +249,7 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
     kept: dict[str, Any] = {}  # the valid arguments of a first answer that only left some out
     last_error = ""
     own = _own_words(str(run.msg.content or ""), spec, run.bot.name) if spec.from_user else ""
+    named = list(dict.fromkeys(_FILE_NAMED.findall(str(run.msg.content or "")))) if len(file_names) == 1 else []
 
     def from_conversation(name: str, value: Any) -> bool:
         """A file name or a fact to keep the conversation must hold; a value the grammar forced, too (a
@@ -293,6 +298,12 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                 left_out = [n for n in spec.from_user if own and not args.get(n)]
                 if left_out:  # what to keep, left out: the message says it
                     args.update({n: own for n in left_out})
+                unnamed = [n for n in file_names if not args.get(n)]
+                if len(unnamed) == 1 and len(named) == 1:  # the one file the message names, as written
+                    args[unnamed[0]] = named[0]
+                    guessed = False
+                    await run.think("parameter_extractor", f"{spec.name}: {unnamed[0]} is the file the message "
+                                                           f"names, {json.dumps(named[0])}")
             errors = check(args, spec)
             if not errors:
                 return Extraction(arguments=args)

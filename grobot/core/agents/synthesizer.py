@@ -47,10 +47,12 @@ def answer_cap(run: Run) -> int:
 
 
 def grounded_results(run: Run) -> list[Grounded]:
-    """The grounded line of each tool result of the run so far."""
-    return [grounding.ground(spec, item.call.name, item.call.arguments, item.content, is_error=item.is_error,
-                             asked=run.msg.content)
-            for spec, item in run.tool_results]
+    """The grounded line of each distinct tool result of the run so far (two clocks that gave the same
+    time, a call made twice: one line)."""
+    lines = [grounding.ground(spec, item.call.name, item.call.arguments, item.content, is_error=item.is_error,
+                              asked=run.msg.content)
+             for spec, item in run.tool_results]
+    return list({(g.kind, g.line): g for g in lines}.values())
 
 
 def guard(run: Run, grounded: list[Grounded], *, stream: bool = True) -> StreamGuard:

@@ -6,6 +6,10 @@ message against the tool's name. A message no tool comes close to is answered at
 no Tool Identifier round trip (most chat messages); otherwise the Tool Identifier chooses
 among the few closest tools only, best first, which keeps its prompt short and its choice
 constrained. Without an embedder the word match decides alone.
+
+A third signal reads requests the English embedder cannot: a built-in tool's request cues
+(:mod:`tool_cues`: "quelle heure", "merk dir", "is it the weekend yet?", "list your files") make it
+a sure candidate, in English, French, Spanish and German, and chat on the same topics matches none.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from grobot.core.agents import tool_cues
 from grobot.core.agents.run_store import Scores
 from grobot.core.tools.base import ToolSpec
 from grobot.core.words import content_words
@@ -30,6 +35,8 @@ WORD_MATCH_SCORE = 0.32  # a word of the tool's name in the message makes it a (
 # Every word of a tool's name (two or more: "search the web" for web_search) in the message: the
 # message names the tool, which is as sure as a close meaning.
 NAMED_SCORE = 0.40
+# The score shown for a tool whose request cue the message holds (tool_cues): surer than a close meaning.
+CUE_SCORE = 0.60
 MAX_CANDIDATES = 4
 TIE_BREAK = 0.01
 CLEAR_LEAD = 0.05  # a clause's best tool this far ahead of the next is taken without asking the tools model
@@ -119,6 +126,7 @@ def clauses(message: str) -> list[str]:
 
 
 def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
+    """Per tool, the score of the message's words alone: the tool named, or a word of its name."""
     words = _words(message)
     scores = {}
     for spec in specs:
@@ -126,6 +134,18 @@ def word_scores(message: str, specs: list[ToolSpec]) -> dict[str, float]:
         scores[spec.name] = (NAMED_SCORE if len(names) >= 2 and names <= words
                              else WORD_MATCH_SCORE if words & names else 0.0)
     return scores
+
+
+def _cued(part: str, specs: list[ToolSpec], scores: dict[str, float]) -> list[str]:
+    """The tools a request asks for by a built-in's cue (:mod:`tool_cues`), best first: the cued built-ins,
+    and any other tool (an MCP one: no cues) whose score comes as close as theirs (the MCP clock beside
+    ``datetime_now``), for the tools model to choose from. A built-in without the cue is not asked for."""
+    cued = tool_cues.cued(part, [s.name for s in specs if s.source == "builtin"])
+    if not cued:
+        return []
+    floor = max(CANDIDATE_SIMILARITY, min(scores[n] for n in cued) - CLEAR_LEAD)
+    alike = [s.name for s in specs if s.source != "builtin" and scores[s.name] >= floor]
+    return sorted([*cued, *alike], key=lambda n: -scores[n])[:MAX_CANDIDATES]
 
 
 def precomputable(message: str) -> bool:
@@ -174,8 +194,19 @@ async def route(message: str, specs: list[ToolSpec], embedder: object | None, *,
     scored = await asyncio.gather(*(_scores(part, specs, similarities, budget, known) for part in parts))
     routing = Routing(method="embeddings+words" if all(meaning is not None for _, meaning in scored) else "words")
     for part, (scores, meaning) in zip(parts, scored):
+        cued = _cued(part, specs, scores)
+        for name in cued:
+            if tool_cues.has_cues(name):
+                scores[name] = max(scores[name], CUE_SCORE)
         for name, value in scores.items():
             routing.scores[name] = max(routing.scores.get(name, 0.0), value)
+        if cued:  # a request for a built-in, in words its cues know: sure; close MCP tools are asked about
+            if len(cued) == 1:
+                if cued[0] not in routing.picks:
+                    routing.picks.append(cued[0])
+            elif not any(set(cued) <= set(g.names) for g in routing.groups):
+                routing.groups.append(Group(cued, True))
+            continue
         ranked = sorted((n for n, v in scores.items() if v >= CANDIDATE_SIMILARITY), key=lambda n: -scores[n])
         if not ranked:
             continue

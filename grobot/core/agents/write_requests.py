@@ -12,6 +12,11 @@ is therefore made only when the message asks for it, by one of two rules:
   a request ("please", "can you", "I'd like you to", the bot's name): "Remember that the meeting is on
   Friday", "Can you note that I live in Berlin?". What follows the verb is what to keep, in the
   user's own words ("the meeting is on Friday");
+- **a request to keep what the user says**, in English, French, Spanish or German (:func:`keep_request`),
+  for a tool that records the user's words (its ``from_user`` arguments: a note, a memory): one of the
+  message's requests starts with a verb that asks to keep something ("Please note that ...", "Jot this
+  down: ...", "Retiens que ...", "Apunta que ...", "Merk dir, dass ..."), whichever of the two the
+  tools chose;
 - else **the tools model's word**: one constrained yes/no ("Does the message ask you to ...?"),
   asked only when a tool that changes things was chosen, the first rule did not find the request
   and the message may hold one in other words (another verb, another language: "Save this: ...",
@@ -74,6 +79,39 @@ euer was wer wie warum wann wo welche welcher welches ist bin sind war gibt
 """.split())
 _WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
+# Courtesy before a request in French, Spanish and German (English: _FRAME).
+_FRAME_OTHER = re.compile(r"^(?:s'il\s+(?:te|vous)\s+pla[iî]t|stp|svp|por\s+favor|bitte|peux-tu|pourrais-tu|"
+                          r"puedes|podrias|kannst\s+du|ok|bon|alors|oye|hola|salut|hallo)\b[\s,!:-]*", re.IGNORECASE)
+# A request to keep what follows (folded: no accents), as its first words.
+_KEEP = re.compile(
+    r"^(?:note|notez|jot\s+(?:(?:this|that|it)\s+)?down|write\s+(?:(?:this|that|it)\s+)?down|remember(?!\s+(?:when|how|what|the\s+(?:time|day)))|memori[sz]e|"
+    r"keep\s+in\s+mind|don't\s+forget|do\s+not\s+forget|"
+    r"prends\s+note|prenez\s+note|retiens|retenez|souviens-toi|souvenez-vous|memorise|n'oublie\s+pas|garde\s+en\s+(?:tete|memoire)|"
+    r"apunta|anota|toma\s+nota|recuerda|acuerdate|memoriza|no\s+olvides|guarda\s+en\s+(?:tu\s+)?memoria|"
+    r"merk\s+dir|merke\s+dir|notier\w*|schreib\w*\s+(?:dir\s+)?auf|vergiss\s+nicht|behalte?\s+im\s+kopf)"
+    r"(?=\s*(?:that|this|:|que|qu'|de\s+que|dass|,|\s)\s*\S)",
+    re.IGNORECASE)
+
+
+def keep_request(message: str, *, bot_name: str = "") -> bool:
+    """Whether one of the message's requests asks the bot to keep what follows (note it, remember it), in
+    English, French, Spanish or German: its first words, after courtesy, are such a verb."""
+    from grobot.core.agents.tool_cues import fold
+
+    folded = fold(message)
+    for start in _STARTS.finditer(folded):
+        text = folded[start.end():].strip()
+        if bot_name:
+            text = re.sub(rf"^@?{re.escape(fold(bot_name))}\b[\s,:!-]*", "", text)
+        while True:
+            framed = _FRAME_OTHER.sub("", _FRAME.sub("", text, count=1), count=1)
+            if framed == text:
+                break
+            text = framed
+        if _KEEP.match(text):
+            return True
+    return False
+
 
 def may_be_request(message: str) -> bool:
     """Whether ``message`` may ask the bot to do something, in words :func:`request_for` does not know: one of its
@@ -93,6 +131,9 @@ def may_be_request(message: str) -> bool:
                 and not text.endswith("?"):
             return True
     return False
+
+
+_RECALLS = re.compile(r"\s+(?:when|how|what|where|why|who|whether|the\s+(?:time|day))\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -133,6 +174,8 @@ def request_for(message: str, spec: ToolSpec, *, bot_name: str = "") -> Request 
         first = _FIRST_WORD.match(text.lower())
         if first and first.group() in verbs:  # as written: a verb addressed to the bot ("notes on ..." is none)
             rest = text[first.end():]
+            if _RECALLS.match(rest):  # "Remember when we talked about cats?": a memory shared, nothing to keep
+                continue
             end = _CONTENT_END.search(rest)
             colon = rest.find(":")
             if 0 <= colon and len(rest[:colon].split()) <= 3:  # "Add a note: I prefer email"
@@ -168,7 +211,8 @@ async def asks_for(run: Any, spec: ToolSpec) -> bool:
         return True
     if spec.name in run.write_asked:
         return bool(run.write_asked[spec.name])
-    if request_for(run.msg.content, spec, bot_name=run.bot.name) is not None:
+    if request_for(run.msg.content, spec, bot_name=run.bot.name) is not None or \
+            (spec.from_user and keep_request(run.msg.content, bot_name=run.bot.name)):
         asked = True
     else:
         asked = may_be_request(run.msg.content) and await asked_by_model(run, spec)

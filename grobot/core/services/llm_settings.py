@@ -14,7 +14,7 @@ from grobot.core import security
 from grobot.core.errors import ValidationError
 from grobot.core.llm import embedded, providers
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.models import AgentMode, Bot, LLMCategory, LLMSetting, utcnow
+from grobot.core.models import AgentMode, Bot, ChannelPersona, LLMCategory, LLMSetting, utcnow
 from grobot.core.services import embedded_llm
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
@@ -380,6 +380,13 @@ def embedded_models(*, session: Session) -> dict[str, int]:
         llm = _effective(row, "bot", parent_of(parents.get(row.category), row.category)) if row.bot_id is not None \
             else _effective(row, "global")
         wanted[str(llm.model)] = max(wanted.get(str(llm.model), 0), int(llm.context_window))
+    for persona in session.exec(select(ChannelPersona)).all():  # a channel's override of an embedded model
+        bot_llms = _unresolved_llms(session, persona.bot_id)
+        for category, fields in (persona.llms or {}).items():
+            if category in bot_llms and fields:
+                llm = _effective(_channel_row(category, fields, bot_llms[category]), "channel", bot_llms[category])
+                if llm.provider == embedded.PROVIDER:
+                    wanted[str(llm.model)] = max(wanted.get(str(llm.model), 0), int(llm.context_window))
     if builtin_is_embedded():
         configured = set(session.exec(select(LLMSetting.category).where(LLMSetting.bot_id.is_(None))).all())  # type: ignore[union-attr]
         if any(c.value not in configured for c in LLMCategory):
@@ -409,8 +416,18 @@ _GLOBAL_AND_BOT_ROWS = select(*LLMSetting.__table__.columns).where(  # type: ign
 )
 
 
-def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, EffectiveLLM]:
-    """The effective settings of every category, in one query."""
+def effective_llms(*, session: Session, bot_id: int | None = None,
+                   channel: dict[str, dict[str, Any]] | None = None) -> dict[str, EffectiveLLM]:
+    """The effective settings of every category, in one query; ``channel``: a channel's overrides by
+    category (:func:`validate_channel_llm`), each inheriting what it leaves out from the bot's."""
+    result = _unresolved_llms(session, bot_id)
+    for category, fields in (channel or {}).items():
+        if category in result and fields:
+            result[category] = _effective(_channel_row(category, fields, result[category]), "channel", result[category])
+    return _resolved(result, session)
+
+
+def _unresolved_llms(session: Session, bot_id: int | None) -> dict[str, EffectiveLLM]:
     rows = session.connection().execute(_GLOBAL_AND_BOT_ROWS, {"bot_id": bot_id}).all()
     result: dict[str, EffectiveLLM] = {}
     for category in LLMCategory:
@@ -418,7 +435,59 @@ def effective_llms(*, session: Session, bot_id: int | None = None) -> dict[str, 
         global_row = next((r for r in rows if r.category == category.value and r.bot_id is None), None)
         parent = parent_of(global_row, category.value)
         result[category.value] = _effective(bot_row, "bot", parent) if bot_row is not None else parent
-    return _resolved(result, session)
+    return result
+
+
+CHANNEL_FIELDS = ("provider", "base_url", "model", "context_window", "temperature")
+
+
+def _channel_row(category: str, fields: dict[str, Any], parent: EffectiveLLM) -> Any:
+    """A channel's override as a row :func:`_effective` reads: no API key of its own (the bot's, for the
+    same server), the bot's provider when it names none."""
+    from types import SimpleNamespace
+
+    provider = fields.get("provider") or parent.provider
+    same = provider == parent.provider and not fields.get("model")
+    return SimpleNamespace(category=category, provider=provider, base_url=fields.get("base_url") or "",
+                           model=fields.get("model"), context_window=fields.get("context_window"),
+                           temperature=fields.get("temperature"), repeat_penalty=None, api_key_enc=None,
+                           fallback_model=parent.fallback_model if same else None,
+                           supports_images=parent.supports_images if same else False)
+
+
+def validate_channel_llm(*, session: Session, bot_id: int, category: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A channel's override of ``category`` checked as the bot's own LLM form checks it, with the bot's
+    settings as its parent; returns what to store (only what was set; {}: nothing, the bot's own).
+    Raises :class:`ValidationError` (``field: problem``)."""
+    category = _category(category)
+    unknown = set(fields) - set(CHANNEL_FIELDS)
+    if unknown:
+        raise ValidationError(f"{sorted(unknown)[0]}: not a channel setting; one of: {', '.join(CHANNEL_FIELDS)}")
+    given = {k: v for k, v in fields.items() if v is not None and not (isinstance(v, str) and not v.strip())}
+    if not given:
+        return {}
+    parent = _unresolved_llms(session, bot_id)[category]
+    full = {**given, "provider": str(given.get("provider") or parent.provider)}
+    if full["provider"].strip().lower() == embedded.PROVIDER and str(full.get("base_url") or "").strip():
+        raise ValidationError("base_url: cannot be used with llamacpp: it runs a GGUF file on this machine")
+    data = validate(OverrideFields, full)
+    if data.provider == embedded.PROVIDER and not data.model and parent.provider != embedded.PROVIDER:
+        raise ValidationError("model: required for the llamacpp provider (the GGUF file to run)")
+    entry = providers.entry(data.provider)
+    base_url = data.base_url or _merged_value(parent, data.provider, "base_url")
+    if (entry is not None and entry.key_needed and _inherited_key(parent, data.provider, base_url) is None
+            and providers.uses_default_url(data.provider, base_url)):
+        raise ValidationError(f"provider: {entry.title} needs an API key, and a channel uses the bot's: set "
+                              f"{data.provider} as the bot's own {category} LLM first")
+    model = data.model or _merged_value(parent, data.provider, "model")
+    if category == LLMCategory.OUTPUT.value and providers.supports_tools(data.provider, model) is False \
+            and _native_bots_answered_by(bot_id, session=session):
+        raise ValidationError(f"model: cannot be {data.provider} {model}, which cannot call tools, and the bot uses "
+                              "native mode (the output model calls the tools): choose a model that can call tools")
+    stored = data.model_dump(include=set(CHANNEL_FIELDS))
+    if not str(given.get("provider") or "").strip():
+        stored["provider"] = ""
+    return {k: v for k, v in stored.items() if v is not None and v != ""}
 
 
 async def list_server_models(provider: str, base_url: str = "", api_key: str | None = None) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
@@ -43,9 +43,10 @@ def create_session(bot_id: int, *, session: Session, app_user_id: int | None = N
 
 
 def submit(conversation_id: int, content: str, *, session: Session, author_name: str = "tester",
-           author_id: str | None = None, image: ToolImage | None = None) -> Message:
+           author_id: str | None = None, image: ToolImage | None = None, channel_id: str | None = None) -> Message:
     """Store a user message as ``pending``: a supervisor will answer it. ``image``: a checked image sent
-    with it (stored with the run; the bot's output model reads it when it reads images)."""
+    with it (stored with the run; the bot's output model reads it when it reads images). ``channel_id``:
+    the Discord channel it is tested as (its persona answers; None: the bot's own)."""
     content = (content or "").strip()
     if not content and image is not None:
         content = IMAGE_ONLY
@@ -58,7 +59,8 @@ def submit(conversation_id: int, content: str, *, session: Session, author_name:
         raise NotFoundError(f"no Test Chat session numbered {conversation_id}")
     attachments = [{"filename": image.name, "content_type": image.mime_type, "size": len(image.data)}] if image else None
     msg = Message(conversation_id=conversation_id, role="user", content=content, attachments=attachments,
-                  author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value)
+                  author_name=author_name[:100], author_id=author_id, status=MessageStatus.PENDING.value,
+                  as_channel_id=channel_id or None)
     conv.updated_at = utcnow()
     session.add(conv)
     session.add(msg)
@@ -98,24 +100,33 @@ def claim_pending(supervisor_id: str, *, session: Session, limit: int = 4) -> li
 _OPEN = (MessageStatus.PENDING.value, MessageStatus.RUNNING.value)
 
 
-def finish(message_id: int, *, session: Session) -> None:
+def _end(message_id: int, values: dict[str, str], *, session: Session, claimed_at: datetime | None,
+         states: tuple[str, ...] = _OPEN) -> bool:
+    """Set ``values`` on message ``message_id`` while it is open (``claimed_at``: only while it is running
+    under that claim: the end of a try that comes late must not end the message sent again since)."""
+    query = update(Message).where(col(Message.id) == message_id, col(Message.status).in_(states))
+    if claimed_at is not None:
+        query = query.where(col(Message.status) == MessageStatus.RUNNING.value, col(Message.claimed_at) == claimed_at)
+    return bool(execute_dml(session, query.values(**values)))
+
+
+def finish(message_id: int, *, session: Session, claimed_at: datetime | None = None) -> None:
     """The run of ``message_id`` ended well (a run already ended, e.g. as abandoned, stays as it is)."""
-    session.execute(update(Message).where(Message.id == message_id, Message.status.in_(_OPEN))  # type: ignore[union-attr]
-                    .values(status=MessageStatus.DONE.value, error=""))
+    _end(message_id, {"status": MessageStatus.DONE.value, "error": ""}, session=session, claimed_at=claimed_at)
 
 
-def fail(message_id: int, error: str, *, session: Session) -> None:
+def fail(message_id: int, error: str, *, session: Session, claimed_at: datetime | None = None) -> None:
     """The run of ``message_id`` failed: ``error`` is shown to the tester (an ended run stays as it is)."""
-    session.execute(update(Message).where(Message.id == message_id, Message.status.in_(_OPEN))  # type: ignore[union-attr]
-                    .values(status=MessageStatus.ERROR.value, error=(error or "failed")[:2000]))
+    _end(message_id, {"status": MessageStatus.ERROR.value, "error": (error or "failed")[:2000]}, session=session,
+         claimed_at=claimed_at)
 
 
-def cancel(message_id: int, error: str, *, session: Session, pending_only: bool = False) -> bool:
+def cancel(message_id: int, error: str, *, session: Session, pending_only: bool = False,
+           claimed_at: datetime | None = None) -> bool:
     """End the run of ``message_id`` as cancelled (``pending_only``: only if no supervisor claimed it
     yet); True when it was still open."""
-    states = (MessageStatus.PENDING.value,) if pending_only else _OPEN
-    return bool(execute_dml(session, update(Message).where(col(Message.id) == message_id, col(Message.status).in_(states))
-                            .values(status=MessageStatus.CANCELLED.value, error=error[:2000])))
+    return _end(message_id, {"status": MessageStatus.CANCELLED.value, "error": error[:2000]}, session=session,
+                claimed_at=claimed_at, states=(MessageStatus.PENDING.value,) if pending_only else _OPEN)
 
 
 def check_run(message_id: int, *, session: Session, bot_id: int, app_user_id: int | None) -> None:

@@ -29,7 +29,16 @@ from grobot.core.llm.service import CallRecord
 from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.moderation import Moderation
-from grobot.core.services import app_settings, conversations, discord_users, llm_calls, usage_accounting, usage_limits, user_notes
+from grobot.core.services import (
+    app_settings,
+    channel_personas,
+    conversations,
+    discord_users,
+    llm_calls,
+    usage_accounting,
+    usage_limits,
+    user_notes,
+)
 from grobot.core.services import files as files_service
 from grobot.core.services.llm_settings import effective_llms
 from grobot.core.settings import get_settings
@@ -59,12 +68,12 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                        web_search=bool(bot.web_search),
                        web_search_url=(bot.web_search_url or app_settings.get_value("web_search_url", session=session))
                        if bot.web_search else "")
-    llms = effective_llms(session=session, bot_id=bot.id)
-    run_status = None
+    run_status, channel_id = None, msg.channel_id
     if msg.run_id is not None:
         stored = session.get(Message, msg.run_id)
         if stored is None:
             raise NotFoundError(f"no stored message numbered {msg.run_id}")
+        channel_id = channel_id or stored.as_channel_id  # Test Chat: the channel it is tested as
         conversation_id: int | None = stored.conversation_id
         run_status = stored.status
         history = conversations.load_history(session=session, conversation_id=stored.conversation_id,
@@ -72,6 +81,12 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     else:
         conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
                                                                      key=msg.conversation_key)
+    # The channel's persona (a thread: its parent's), resolved once here for every host.
+    persona = channel_personas.for_message(session=session, bot_id=bot.id or 0, channel_id=channel_id,
+                                           parent_channel_id=msg.parent_channel_id) if not msg.is_dm else None
+    if persona is not None:
+        config.personality = channel_personas.with_addition(config.personality, persona.personality)
+    llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
     knowledge = UserKnowledge()
     if msg.author_id:
         who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
