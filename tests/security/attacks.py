@@ -31,8 +31,6 @@ from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, ChannelPersona, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
-from grobot.pages.bot_chat_model import ChatModelState
-from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
 from grobot.pages.bot_council_settings import CouncilSettingsState
@@ -46,6 +44,8 @@ from grobot.pages.login import LoginState
 from grobot.pages.mcp_presets import McpPresetState
 from grobot.pages.mcp_state import McpState
 from grobot.pages.settings_state import SettingsState
+from grobot.pages.tester_chat_model import ChatModelState
+from grobot.pages.tester_chat_state import ChatState, LiveState
 from grobot.pages.usage_state import PricesState, UsageState
 from grobot.pages.users_state import UsersState
 from grobot.state.admin_state import AdminState

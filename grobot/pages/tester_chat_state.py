@@ -1,5 +1,5 @@
 """The Test Chat tab's state: sending, following a run live (or reading it stored), Stop, Retry
-and Reset (the page: :mod:`grobot.pages.bot_chat`)."""
+and Reset (the page: :mod:`grobot.pages.tester_chat`)."""
 
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from grobot.core.errors import NotFoundError
 from grobot.core.services.tester_chat import IMAGE_ONLY
 from grobot.core.services.users import NotSignedIn
 from grobot.core.tools.images import MAX_IMAGE_BYTES
-from grobot.pages.bot_chat_runs import (
+from grobot.pages.tester_chat_runs import (
     CANNOT_READ_IMAGES,
     OPEN_STATUSES,
     ChatStep,
