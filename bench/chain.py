@@ -104,10 +104,11 @@ def _serve(conn, delay: float) -> None:  # type: ignore[no-untyped-def]
 
 
 async def _bench(runs: int, url: str) -> list[tuple[str, float, float, float, float, float, float]]:
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.services import bots, llm_settings
+    from grobot.core.store.local import run_chain
     from tests.fakes.llm import FakeToolCatalog
 
     city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

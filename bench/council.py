@@ -74,11 +74,11 @@ def demo(rounds: int) -> None:
                           GROBOT_SECRET_KEY="bench-secret-key", GROBOT_EMBEDDED_LLM="1")
         os.environ.pop("OLLAMA_HOST", None)
         from grobot.core import migrations
-        from grobot.core.agents.council_run import run_council
         from grobot.core.db import session_scope
         from grobot.core.llm import embedded
         from grobot.core.llm.llama_servers import LlamaServers
         from grobot.core.services import app_settings, bots, council
+        from grobot.core.store.council_run import run_council
 
         logging.getLogger("grobot").setLevel(logging.ERROR)  # the advisors cut at their deadline are in the figures
         if not embedded.demo_available():

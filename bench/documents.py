@@ -231,8 +231,9 @@ def strict(reply: str, facts: tuple[str, ...]) -> tuple[bool, str]:
 
 
 async def replies(deps: Any, bot_id: int, verbose: bool, sample: int = 1) -> dict[str, Any]:
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.store.local import run_chain
     results: dict[str, list[tuple[bool, bool]]] = {"dev": [], "held-out": []}
     seconds = []
     # Every ``sample``-th question, taken in turn from each third (so that held-out ones are among them).
@@ -270,8 +271,9 @@ async def replies(deps: Any, bot_id: int, verbose: bool, sample: int = 1) -> dic
 
 
 async def plain_calls(deps: Any, with_docs: int, without_docs: int) -> dict[str, Any]:
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.store.local import run_chain
 
     calls: dict[str, list[int]] = {"on": [], "off": []}
     for label, bot_id in (("on", with_docs), ("off", without_docs)):
@@ -292,11 +294,11 @@ def _rate(values: list[bool]) -> str:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from grobot.core.agents.deps import ChainDeps
     from grobot.core.documents import DEFAULT_THRESHOLD
-    from grobot.core.documents.sync import DocumentsIndexer
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
     from grobot.core.memory.local import LocalMemory
+    from grobot.core.services.document_sync import DocumentsIndexer
+    from grobot.core.store.local import local_deps
 
     print(f"Documents benchmark: {len(DOCUMENTS)} documents, {len(QUESTIONS)} questions "
           f"({len(DEV)} dev, {len(HELD_OUT)} held out), {len(PLAIN)} plain messages; load average "
@@ -350,7 +352,7 @@ async def _main(args: argparse.Namespace) -> int:
                 raise SystemExit(f"the embedded model cannot run: {info.error}")
         fresh = _make_bot("docs-chat", llm=llm)  # without the 10,000 filler passages
         await indexer.sync()
-        deps = ChainDeps.local(memory)
+        deps = local_deps(memory)
         try:
             answered = await replies(deps, fresh, args.verbose, args.sample)
             calls = await plain_calls(deps, fresh, plain_bot)

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 from grobot.core.agents.events import RunRecorder  # noqa: E402
 from grobot.core.agents.executor import PlannedCall, execute  # noqa: E402
 from grobot.core.agents.run import Run  # noqa: E402
-from grobot.core.agents.run_store_db import DatabaseStore  # noqa: E402
 from grobot.core.agents.types import BotConfig, IncomingMessage  # noqa: E402
+from grobot.core.store.run_store_db import DatabaseStore  # noqa: E402
 from grobot.core.tools.catalog import Link, catalog_for_bot  # noqa: E402
 from grobot.core.tools.mcp_hub import McpHub  # noqa: E402
 from tests.fakes.mcp_servers import stdio_config  # noqa: E402

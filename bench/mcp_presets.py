@@ -44,8 +44,8 @@ async def one_run(preset: str, bot_id: int) -> tuple[float, float, str]:
     """Seconds from save to listed, seconds of one call, and the one-line result."""
     from grobot.core.db import session_scope
     from grobot.core.services import mcp_presets, mcp_servers
+    from grobot.core.services.mcp_tool_lists import check_and_store, report_line
     from grobot.core.tools.mcp_hub import McpHub
-    from grobot.core.tools.mcp_tool_lists import check_and_store, report_line
 
     with session_scope() as session:
         server = mcp_presets.add_from_preset(session=session, preset=preset)
@@ -71,7 +71,7 @@ async def one_run(preset: str, bot_id: int) -> tuple[float, float, str]:
 async def missing_command() -> tuple[float, str]:
     from grobot.core.db import session_scope
     from grobot.core.services import mcp_servers
-    from grobot.core.tools.mcp_tool_lists import check_and_store, report_line
+    from grobot.core.services.mcp_tool_lists import check_and_store, report_line
 
     with session_scope() as session:
         server_id = mcp_servers.create_server(session=session, name="ghost", command="mcp-server-does-not-exist").id

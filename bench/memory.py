@@ -109,10 +109,10 @@ def bot_like_rss(url: str | None) -> float:
 
 
 async def chain_overhead(url: str, bot_id: int, runs: int) -> tuple[list[float], list[float]]:
-    from grobot.core.agents.chain import run_chain
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.memory import NoopMemory
     from grobot.core.memory.remote import RemoteMemory
+    from grobot.core.store.local import local_deps, run_chain
     from tests.fakes.llm import FakeToolCatalog
 
     remote = RemoteMemory(url)
@@ -124,7 +124,7 @@ async def chain_overhead(url: str, bot_id: int, runs: int) -> tuple[list[float],
                                   f"what does {rng.choice(SUBJECTS)} think about {rng.choice(TOPICS)}?",
                                   author_id="1", author_name="bench", platform="test_chat")
             started = time.perf_counter()
-            result = await run_chain(msg, tools=FakeToolCatalog(), memory=memory)
+            result = await run_chain(msg, local_deps(memory), tools=FakeToolCatalog())
             timings[name].append(time.perf_counter() - started)
             assert result.error is None, result.error
     await remote.aclose()

@@ -56,11 +56,11 @@ def _setup() -> int:
 async def _bench(bot_id: int, messages: int) -> None:
     from bot_worker.local_store import LocalBotStore
     from grobot.core.agents.deps import ChainDeps
-    from grobot.core.agents.run_store_db import DatabaseStore
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.embeddings import MiniLMEmbedder, get_embedder
     from grobot.core.memory import local
-    from grobot.core.memory.embeddings import MiniLMEmbedder, get_embedder
     from grobot.core.memory.local import LocalMemory
+    from grobot.core.store.run_store_db import DatabaseStore
 
     memory = LocalMemory()
     await memory.warm()
@@ -185,10 +185,10 @@ async def _saved_call(bot_id: int, memory: Any, messages: int) -> None:
     """CPU of the answering process (its event loop's thread) per plain message on an instant fake LLM: one
     LLM call (the router found no tool), and two (the Tool Identifier asked too, as without the router)."""
     from grobot.core.agents import tool_router
-    from grobot.core.agents.chain import run_chain
     from grobot.core.agents.deps import ChainDeps
-    from grobot.core.agents.run_store_db import DatabaseStore
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.store.local import run_chain
+    from grobot.core.store.run_store_db import DatabaseStore
     from tests.fakes.llm import FakeLLM, use_fake_llm
 
     fake = FakeLLM().start()

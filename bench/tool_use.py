@@ -158,8 +158,9 @@ def _user(bot_id: int, task: Task) -> str:
 async def _turn(bot_id: int, key: str, user: str, text: str, deps: Any) -> tuple[Turn, Any, list[Any], float]:
     """One message of the user: what the run did (its tool calls with their results, the reply), its
     result, its events and its seconds to the answer."""
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.store.local import run_chain
 
     events: list[Any] = []
 
@@ -255,11 +256,11 @@ async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[
                     others: list[Outcome]) -> list[Outcome]:
     """Run ``tasks`` in each mode, after ``outcomes`` (those already run are not run again); ``others``:
     outcomes of tasks not chosen this time, kept in the ``--json`` file."""
-    from grobot.core.agents.deps import ChainDeps
     from grobot.core.llm import embedded
     from grobot.core.llm.llama_servers import LlamaServers
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.local import LocalMemory
+    from grobot.core.store.local import local_deps
 
     servers = None
     if args.provider == embedded.PROVIDER:
@@ -270,7 +271,7 @@ async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[
             raise SystemExit(f"the embedded model cannot run: {info.error}")
     memory = LocalMemory()
     await memory.warm()
-    deps = ChainDeps.local(memory)
+    deps = local_deps(memory)
     done = {(o.mode, o.split, o.text) for o in outcomes}
     outcomes = list(outcomes)
     try:

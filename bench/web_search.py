@@ -61,8 +61,7 @@ def _setup(tmp: Path, web: Any) -> None:
 async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bool]]:
     from sqlmodel import select
 
-    from grobot.core.agents.chain import run_chain, wait_for_background
-    from grobot.core.agents.deps import ChainDeps
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.llm import embedded
@@ -71,6 +70,7 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
     from grobot.core.memory.local import LocalMemory
     from grobot.core.models import LLMCall
     from grobot.core.services import bots
+    from grobot.core.store.local import local_deps, run_chain
     from tests.fakes.web import Hit
 
     hits = [Hit(f"Result {i} about the question", url, f"The answer to the question, from source {i}.")
@@ -82,7 +82,7 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
         raise SystemExit(f"the embedded model cannot run: {info.error}")
     memory = LocalMemory()
     await memory.warm()
-    deps = ChainDeps.local(memory)
+    deps = local_deps(memory)
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Searcher", personality="You are a helpful assistant.",
                                  web_search=True).id or 0

@@ -45,8 +45,8 @@ from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import Event, EventKind
 from grobot.core.answering import Admission, FloodGate, Prepared, admit, answer, prepare
 from grobot.core.errors import GroBotError
+from grobot.core.llm.public_errors import GENERIC
 from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.public_errors import GENERIC
 from grobot.core.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,6 @@ from bot_worker.link_data import BotSettings, MessageData
 from bot_worker.timings import timings_logger
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.run_store import RunWrite
-from grobot.core.agents.run_store_db import DatabaseStore, save_calls, write_run
 from grobot.core.agents.types import IncomingMessage, ReplyRules
 from grobot.core.documents import message as doc_message
 from grobot.core.llm.service import CallRecord
@@ -33,6 +32,7 @@ from grobot.core.models import Bot
 from grobot.core.services import bot_runs, conversations, fleet
 from grobot.core.services.bots import get_token
 from grobot.core.settings import get_settings
+from grobot.core.store.run_store_db import DatabaseStore, save_calls, write_run
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +119,8 @@ class LocalBotStore(DatabaseStore):
         runs beside the read); for the scores, only when a word of the message is near a tool (the
         memory's word filter). The bot checks the message and gets ready while they come.
         """
-        from grobot.core.agents.run_store_db import read_for_message
         from grobot.core.agents.tool_router import precomputable
+        from grobot.core.store.run_store_db import read_for_message
 
         marks = [time.perf_counter()]
         memory = self.deps.memory

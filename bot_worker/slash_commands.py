@@ -16,7 +16,7 @@ from bot_worker.text import ERROR_REPLY, NOT_ANSWERED, public_text, split_messag
 from grobot.core.agents.types import Event, EventKind, IncomingMessage
 from grobot.core.answering import answer_message
 from grobot.core.errors import GroBotError
-from grobot.core.public_errors import GENERIC
+from grobot.core.llm.public_errors import GENERIC
 
 if TYPE_CHECKING:
     from bot_worker.fleet_bot import FleetBot

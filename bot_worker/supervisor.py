@@ -35,13 +35,13 @@ from bot_worker.supervisor_jobs import SupervisorJobs
 from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
 from grobot.core import tester_chat_link
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_llm, fleet, schedules, tester_chat
 from grobot.core.settings import get_settings
+from grobot.core.store.run_store_db import DatabaseStore
 
 logger = logging.getLogger(__name__)
 

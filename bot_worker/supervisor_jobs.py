@@ -24,7 +24,7 @@ from grobot.core.settings import get_settings
 if TYPE_CHECKING:
     from bot_worker.memory_service import MemoryService
     from bot_worker.supervisor_config import SupervisorConfig
-    from grobot.core.documents.sync import DocumentsIndexer
+    from grobot.core.services.document_sync import DocumentsIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class SupervisorJobs:
             return
         self.memory_service = service
         self.deps.memory = local
-        from grobot.core.documents.sync import DocumentsIndexer
+        from grobot.core.services.document_sync import DocumentsIndexer
 
         self.documents = DocumentsIndexer(local.documents_index, self._write)
         service.sync_documents = self.sync_documents
@@ -181,7 +181,7 @@ class SupervisorJobs:
 
     async def refresh_mcp_tools(self) -> None:
         """Refresh the cached tool lists (and errors) of the enabled MCP servers; close the others."""
-        from grobot.core.tools import mcp_tool_lists
+        from grobot.core.services import mcp_tool_lists
 
         for name, error in (await self._listed(mcp_tool_lists.refresh_all, "MCP tool-list refresh")).items():
             if error:
@@ -189,7 +189,7 @@ class SupervisorJobs:
 
     async def list_new_mcp_servers(self) -> None:
         """List the servers never listed yet (added from a shell with ``--no-test``) within a poll."""
-        from grobot.core.tools import mcp_tool_lists
+        from grobot.core.services import mcp_tool_lists
 
         for name, error in (await self._listed(mcp_tool_lists.refresh_new, "MCP tool listing of new servers")).items():
             logger.log(logging.WARNING if error else logging.INFO, "New MCP server %s: %s", name, error or "listed")

@@ -24,7 +24,7 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
     The run stores the answer and the events, and marks the message done, error or cancelled;
     ``sink`` gets the events as they come (the pages that follow the run).
     """
-    from grobot.core.agents.council_run import council_question, run_council
+    from grobot.core.store.council_run import council_question, run_council
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=content, author_id=author_id,
                           author_name=author_name, platform="test_chat", run_id=message_id)

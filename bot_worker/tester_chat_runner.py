@@ -36,6 +36,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import error_line
 from grobot.core.models import MessageStatus
 from grobot.core.services import tester_chat
+from grobot.core.store.local import local_deps
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class ChatRunner:
     concurrency: int = 4
     jobs: dict[int, asyncio.Task[Any]] = field(default_factory=dict)
     feeds: dict[int, RunFeed] = field(default_factory=dict)
-    deps: ChainDeps = field(default_factory=ChainDeps.local)
+    deps: ChainDeps = field(default_factory=local_deps)
     answer: Callable[..., Awaitable[str | None]] = run_tester_chat_job
 
     def __post_init__(self) -> None:

@@ -23,7 +23,6 @@ from grobot.components.bot_tabs import (
     BotTab,
 )
 from grobot.pages import (
-    bot_chat,
     bot_conversations,
     bot_council,
     bot_files,
@@ -37,6 +36,7 @@ from grobot.pages import (
     mcp,
     not_found,
     settings,
+    tester_chat,
     usage,
     users,
 )
@@ -77,9 +77,9 @@ def add_bot_page(tab: BotTab, page: Callable[[], rx.Component], *loads: Callable
                  on_load=[BotPageState.open_bot(tab.key, tab.admin_only), BotsState.refresh, *loads])
 
 
-CHAT_LOADS = (bot_chat.ChatState.load, bot_chat.ChatModelState.load)
-add_bot_page(CHAT, bot_chat.chat_page, *CHAT_LOADS)
-app.add_page(bot_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
+CHAT_LOADS = (tester_chat.ChatState.load, tester_chat.ChatModelState.load)
+add_bot_page(CHAT, tester_chat.chat_page, *CHAT_LOADS)
+app.add_page(tester_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
              on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, *CHAT_LOADS])
 add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
 add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)

@@ -19,9 +19,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
-from grobot.core.images import IMAGE_TYPES
 from grobot.core.models import Role
 from grobot.core.services import run_images, users
+from grobot.core.tools.images import IMAGE_TYPES
 from grobot.web_session import session_from_cookie_header
 
 logger = logging.getLogger(__name__)

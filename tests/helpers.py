@@ -66,10 +66,10 @@ def pid_alive(pid: int) -> bool:
 async def answered(msg: Any, *, gate: Any = None, sink: Any = None, tools: Any = None, memory: Any = None) -> Any:
     """Answer ``msg`` on the one path of every host (:func:`grobot.core.answering.answer_message`:
     reply rules, limits, flood control, then the chain) with this process's database."""
-    from grobot.core.agents.deps import ChainDeps
     from grobot.core.answering import FloodGate, answer_message
+    from grobot.core.store.local import local_deps
 
-    deps = ChainDeps.local(memory)
+    deps = local_deps(memory)
     try:
         return await answer_message(msg, deps, gate if gate is not None else FloodGate(), sink=sink, tools=tools)
     finally:

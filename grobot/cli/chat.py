@@ -14,6 +14,7 @@ from grobot.cli.local_models import serve_embedded, stop_embedded
 from grobot.cli.output import print_json
 from grobot.core.errors import ValidationError
 from grobot.core.llm.llama_servers import LlamaServers
+from grobot.core.store.local import local_deps
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,6 @@ def _chat(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text: str) -> int:
     from grobot.core.agents.chain import wait_for_background
-    from grobot.core.agents.deps import ChainDeps
     from grobot.core.agents.types import Event, IncomingMessage
     from grobot.core.answering import FloodGate, answer_message
     from grobot.core.llm.registry import close_all
@@ -108,7 +108,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
 
     msg = IncomingMessage(bot_id=bot_id, conversation_key=key, content=text, author_id=f"cli:{user}"[:32],
                           author_name=user, platform="cli")
-    deps = ChainDeps.local(memory=discovered_memory())
+    deps = local_deps(memory=discovered_memory())
     servers = await _own_embedded_servers(bot_id)
     try:
         result = await answer_message(msg, deps, FloodGate(), sink=sink)

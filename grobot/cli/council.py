@@ -156,8 +156,8 @@ def _reset(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from grobot.core.agents.council_run import run_council
     from grobot.core.agents.types import Event, EventKind
+    from grobot.core.store.council_run import run_council
 
     with session_scope(readonly=True) as session:
         bot_id = _bot_id(args.bot, session)

@@ -159,7 +159,7 @@ def _added(args: argparse.Namespace, summary: dict) -> int:
     """After ``mcp add``: connect to the new server (unless told not to) and say what it offers."""
     line = ""
     if not (args.no_test or args.disabled):
-        from grobot.core.tools.mcp_tool_lists import report_line
+        from grobot.core.services.mcp_tool_lists import report_line
 
         report = asyncio.run(_run_test(summary["name"], 20.0))
         line = report_line(report)
@@ -240,7 +240,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 async def _run_test(name: str, timeout: float):
-    from grobot.core.tools.mcp_tool_lists import check_and_store
+    from grobot.core.services.mcp_tool_lists import check_and_store
 
     hub = logging.getLogger("grobot.core.tools.mcp_hub")
     level = hub.level

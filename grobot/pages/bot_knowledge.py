@@ -1,280 +1,29 @@
-"""The Knowledge Base tab (admins): what the bot knows of its Discord users.
+"""The Knowledge Base tab (admins): what the bot knows of its Discord users
+(the view; its state: :mod:`grobot.pages.bot_knowledge_state`).
 
 Everyone who wrote to the bot on Discord is listed, with anyone it has directives or notes
 for. Per user: the admin's directives (how the bot should treat them) and the notes (facts
 with a reliability, written by the bot's tools, its Archivist, or an admin; editable); "forget
-this user" deletes all of it, memories included. The Archivist's suggestions and the switch
-that makes its notes wait for approval live in ``bot_knowledge_review``.
+this user" deletes all of it, memories included. With the bot's "notes wait for approval" switch
+on, the notes its Archivist takes are suggestions: the admin accepts them (as they are, or edited)
+or dismisses them (they are never suggested again). Any note the bot knows can be edited in place.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from typing import Any
 
 import reflex as rx
-from sqlmodel import Session
 
 from grobot.components.bot_frame import bot_page
 from grobot.components.bot_tabs import KNOWLEDGE
 from grobot.components.empty_state import empty_state
-from grobot.components.forms import error_text
+from grobot.components.forms import error_text, switch_label
 from grobot.components.list_item import list_item
-from grobot.components.long_text import context_use, token_meter
+from grobot.components.long_text import clamped_text, token_meter
 from grobot.components.safe_text import safe_text
-from grobot.components.url_state import replace_url
-from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
-from grobot.core.llm.budget import text_tokens
-from grobot.core.models import Bot
-from grobot.core.services import discord_users, user_notes
-from grobot.core.services.users import NotSignedIn
-from grobot.core.wording import counted
-from grobot.pages.bot_knowledge_users import NoteRow, UserDetail, UserRow, change_user, clean_user_id, forget, load_detail, load_users
-from grobot.state.app_state import sign_out_script
-from grobot.state.bot_page import BotPageState, user_message
-
-logger = logging.getLogger(__name__)
-
-LIVE_REFRESH_MS = 3000  # the list and the open user follow what the bot learns, this often
-LIVE_STALE_SECONDS = 10.0  # a live refresh still running after this long does not block the next one
-
-
-class KnowledgeState(BotPageState):
-    """The Knowledge Base of the open bot."""
-
-    users: list[UserRow] = []
-    search: str = ""
-    kb_loaded: bool = False
-    kb_error: str = ""
-    lookup_id: str = ""
-    lookup_error: str = ""
-    selected: str = ""
-    selected_name: str = ""
-    directives: str = ""
-    saved_directives: str = ""
-    directives_error: str = ""
-    directives_meter: str = ""  # their tokens against the output model's context (long_text.context_use)
-    directives_level: str = ""
-    _context: tuple[int, str] = (0, "")
-    notes: list[NoteRow] = []
-    note_text: str = ""
-    note_reliability: list[int | float] = [80]
-    note_error: str = ""
-    confirm_forget: bool = False
-    _live_started: float = 0.0
-
-    @rx.var
-    def user_count(self) -> int:
-        return len(self.users)
-
-    @rx.var
-    def directives_dirty(self) -> bool:
-        return self.directives != self.saved_directives
-
-    async def _reload_users(self) -> None:
-        self.users = await asyncio.to_thread(load_users, self.session_token, self.current_bot_id, self.search)
-
-    def _show_detail(self, detail: UserDetail) -> None:
-        self.selected_name = detail.display_name
-        self.directives = self.saved_directives = detail.directives
-        self.notes = detail.notes
-        self._context = (detail.context_window, detail.context_model)
-        self._measure_directives()
-
-    def _measure_directives(self) -> None:
-        self.directives_meter, self.directives_level = context_use(text_tokens(self.directives), *self._context)
-
-    def _url(self, user_id: str = "") -> str:
-        """The tab's address with the open user (a link to it survives a reload)."""
-        return f"/bots/{self.current_bot_id}/knowledge" + (f"?user={user_id}" if user_id else "")
-
-    @rx.event
-    async def load(self):
-        """On load: the users, and the user of the address (``?user=<Discord id>``) opened."""
-        self.kb_loaded, self.kb_error, self.selected = False, "", ""
-        if not self.bot_ready:
-            return None
-        wanted = str(self.router.url.query_parameters.get("user") or "")
-        try:
-            await self._reload_users()
-            if wanted:
-                detail = await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id,
-                                                 clean_user_id(wanted))
-                self.selected = wanted
-                self._show_detail(detail)
-        except NotSignedIn:
-            self._forget_session()
-            return sign_out_script()
-        except ValidationError as exc:
-            self.kb_error = f"The address names no Discord user ({user_message(exc)})."
-        except Exception as exc:
-            self.kb_error = user_message(exc)
-            return None
-        self.kb_loaded = True
-        from grobot.pages.bot_knowledge_review import ReviewState
-
-        return ReviewState.load_review
-
-    @rx.event(background=True)
-    async def refresh_live(self, _tick: str = ""):
-        """Keep the list, and the open user's notes, current (every timer tick): what the bot learns
-        on Discord shows up without a reload. Directives being typed are kept."""
-        async with self:
-            now = time.monotonic()
-            if not self.kb_loaded or (self._live_started and now - self._live_started < LIVE_STALE_SECONDS):
-                return
-            self._live_started = now
-            token, bot_id, search, selected = self.session_token, self.current_bot_id, self.search, self.selected
-        try:
-            users = await asyncio.to_thread(load_users, token, bot_id, search)
-            detail = await asyncio.to_thread(load_detail, token, bot_id, selected) if selected else None
-        except Exception as exc:  # a moment without the database, or the session ended: the next tick says
-            logger.debug("Knowledge Base refresh failed: %s", type(exc).__name__)
-            users, detail = None, None
-        async with self:
-            self._live_started = 0.0
-            if bot_id != self.current_bot_id or users is None:
-                return
-            self.users = users
-            if detail is not None and selected == self.selected:
-                self.selected_name, self.notes = detail.display_name, detail.notes
-                if not self.directives_dirty:
-                    self.directives = self.saved_directives = detail.directives
-
-    @rx.event
-    async def apply_search(self, form_data: dict[str, str]):
-        self.search = (form_data.get("search") or "").strip()[:100]
-        try:
-            await self._reload_users()
-        except Exception as exc:
-            self.kb_error = user_message(exc)
-
-    @rx.event
-    async def select_user(self, user_id: str):
-        """Open one user's directives and notes."""
-        self.directives_error = self.note_error = ""
-        try:
-            detail = await asyncio.to_thread(load_detail, self.session_token, self.current_bot_id, user_id)
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
-        self.selected = user_id
-        self._show_detail(detail)
-        return replace_url(self._url(user_id))
-
-    @rx.event
-    def set_lookup_id(self, value: str) -> None:
-        self.lookup_id = value
-        self.lookup_error = ""
-
-    @rx.event
-    async def open_lookup(self, _form: dict[str, Any] | None = None):
-        """Open a user by Discord id (also one the bot knows nothing of yet, to give directives)."""
-        try:
-            user_id = clean_user_id(self.lookup_id)
-        except ValidationError as exc:
-            self.lookup_error = user_message(exc)
-            return None
-        self.lookup_id = ""
-        return KnowledgeState.select_user(user_id)
-
-    @rx.event
-    def close_user(self):
-        self.selected = ""
-        return replace_url(self._url())
-
-    @rx.event
-    def set_directives(self, value: str) -> None:
-        self.directives = value
-        self._measure_directives()
-
-    @rx.event
-    async def save_directives(self):
-        user_id, text = self.selected, self.directives
-
-        def change(session: Session, bot: Bot) -> None:
-            discord_users.set_directives(session=session, bot_id=bot.id or 0, discord_user_id=user_id, directives=text)
-
-        try:
-            detail = await asyncio.to_thread(change_user, self.session_token, self.current_bot_id, user_id, change)
-            await self._reload_users()
-        except Exception as exc:
-            self.directives_error = user_message(exc)
-            return None
-        self.directives_error = ""
-        self._show_detail(detail)
-        return rx.toast.success("Directives saved. The bot follows them from its next message.")
-
-    @rx.event
-    def set_note_text(self, value: str) -> None:
-        self.note_text = value
-
-    @rx.event
-    def set_note_reliability(self, value: list[int | float]) -> None:
-        self.note_reliability = value
-
-    @rx.event
-    async def add_note(self, _form: dict[str, Any] | None = None):
-        user_id, text = self.selected, self.note_text
-        reliability = float(self.note_reliability[0] if self.note_reliability else 80) / 100
-
-        def change(session: Session, bot: Bot) -> None:
-            user_notes.add_note(session=session, bot_id=bot.id or 0, discord_user_id=user_id, note=text,
-                                reliability=reliability, source="admin")
-
-        try:
-            detail = await asyncio.to_thread(change_user, self.session_token, self.current_bot_id, user_id, change)
-            await self._reload_users()
-        except Exception as exc:
-            self.note_error = user_message(exc)  # the text stays in the box
-            return None
-        self.note_error, self.note_text = "", ""
-        self._show_detail(detail)
-        return None
-
-    @rx.event
-    async def delete_note(self, note_id: int):
-        user_id = self.selected
-
-        def change(session: Session, bot: Bot) -> None:
-            note = user_notes.get_note(session=session, note_id=int(note_id))
-            if note.bot_id != bot.id or note.discord_user_id != user_id:
-                raise NotFoundError(f"no user note numbered {note_id}")
-            user_notes.delete_note(session=session, note_id=int(note_id))
-
-        try:
-            detail = await asyncio.to_thread(change_user, self.session_token, self.current_bot_id, user_id, change)
-            await self._reload_users()
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
-        self._show_detail(detail)
-        return rx.toast.success("Note deleted.")
-
-    @rx.event
-    def set_confirm_forget(self, value: bool) -> None:
-        self.confirm_forget = bool(value)
-
-    @rx.event
-    async def forget_user(self):
-        user_id, self.confirm_forget = self.selected, False
-        try:
-            counts = await asyncio.to_thread(forget, self.session_token, self.current_bot_id, user_id)
-            await self._reload_users()
-        except MemoryUnavailable:  # profile and notes are gone; the memories wait for the worker
-            await self._reload_users()
-            self.selected = ""
-            return [replace_url(self._url()), rx.toast.warning(f"Forgot user {user_id}'s profile and notes, but their memories were not "
-                                    "deleted: the memory service runs in the bot worker. Forget the user again "
-                                    "once the worker runs.", duration=15000)]
-        except Exception as exc:
-            return rx.toast.error(user_message(exc))
-        self.selected = ""
-        deleted = f"{counted(counts.get('notes', 0), 'note')} and {counted(counts.get('memories', 0), 'memory', 'memories')}"
-        return [replace_url(self._url()), rx.toast.success(f"Forgot user {user_id}: {deleted} deleted.")]
-
-
-# --------------------------------------------------------------------------- components
+from grobot.pages.bot_knowledge_state import LIVE_REFRESH_MS, NOTE, SUGGESTION, KnowledgeState, ReviewState, SuggestionRow
+from grobot.pages.bot_knowledge_users import NoteRow, UserRow
 
 
 def user_item(row: UserRow) -> rx.Component:
@@ -347,7 +96,6 @@ def user_list() -> rx.Component:
 
 
 def note_item(note: NoteRow) -> rx.Component:
-    from grobot.pages.bot_knowledge_review import note_edit_button, note_text
 
     color = rx.cond(note.reliability >= 0.75, "green", rx.cond(note.reliability >= 0.4, "amber", "red"))
     return rx.hstack(
@@ -477,7 +225,6 @@ def user_detail() -> rx.Component:
 
 
 def knowledge_tab() -> rx.Component:
-    from grobot.pages.bot_knowledge_review import ReviewState, review_card
 
     return rx.cond(
         KnowledgeState.kb_loaded,
@@ -505,3 +252,88 @@ def knowledge_tab() -> rx.Component:
 
 def knowledge_page() -> rx.Component:
     return bot_page(KNOWLEDGE, knowledge_tab())
+
+
+
+def _editor(kind: str, note_id: Any) -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.input(value=ReviewState.edit_text, on_change=ReviewState.set_edit_text, aria_label="Edit note",
+                     width="100%", auto_focus=True),
+            rx.cond(ReviewState.edit_error != "", error_text(ReviewState.edit_error, size="1")),
+            rx.hstack(rx.button("Save" if kind == NOTE else "Accept edited", type="submit", size="1"),
+                      rx.button("Cancel", type="button", size="1", variant="soft", color_scheme="gray",
+                                on_click=ReviewState.cancel_edit), spacing="2"),
+            spacing="1", width="100%",
+        ),
+        on_submit=ReviewState.save_edit, reset_on_submit=False, width="100%",
+    )
+
+
+def _editing(kind: str, note_id: Any) -> Any:
+    return (ReviewState.editing_kind == kind) & (ReviewState.editing_id == note_id)
+
+
+def note_text(note: NoteRow) -> rx.Component:
+    """A note's text, or its editor while the admin edits it."""
+    return rx.cond(_editing(NOTE, note.id), _editor(NOTE, note.id), clamped_text(note.note, size="2", data_note_text=""))
+
+
+def note_edit_button(note: NoteRow) -> rx.Component:
+    return rx.icon_button(rx.icon("pencil", size=14), variant="ghost", size="1", aria_label="Edit note",
+                          title="Edit note", on_click=ReviewState.start_edit(NOTE, note.id, note.note))
+
+
+def suggestion_item(row: SuggestionRow) -> rx.Component:
+    return rx.hstack(
+        rx.badge(row.percent, variant="soft", color_scheme="gray", min_width="3.25rem", justify_content="center",
+                 title="Reliability"),
+        rx.vstack(
+            rx.cond(_editing(SUGGESTION, row.id), _editor(SUGGESTION, row.id),
+                    clamped_text(row.note, size="2", data_suggestion_text="")),
+            rx.hstack(rx.text("about ", size="1", color=rx.color("gray", 11)),
+                      safe_text(row.user_label, size="1", color=rx.color("gray", 11)),
+                      rx.text(f"· {row.created}", size="1", color=rx.color("gray", 11)), spacing="1"),
+            spacing="0", flex="1", min_width="0", overflow_wrap="anywhere",
+        ),
+        rx.icon_button(rx.icon("check", size=14), variant="soft", color_scheme="green", size="1",
+                       aria_label="Accept note", title="Accept", on_click=ReviewState.accept(row.id)),
+        rx.icon_button(rx.icon("pencil", size=14), variant="soft", size="1", aria_label="Edit and accept note",
+                       title="Edit, then accept", on_click=ReviewState.start_edit(SUGGESTION, row.id, row.note)),
+        rx.icon_button(rx.icon("x", size=14), variant="soft", color_scheme="red", size="1",
+                       aria_label="Dismiss note", title="Dismiss", on_click=ReviewState.dismiss(row.id)),
+        align="start", spacing="2", width="100%", padding="0.4rem 0",
+        border_bottom=f"1px solid {rx.color('gray', 4)}", data_suggestion=row.id,
+    )
+
+
+def review_card() -> rx.Component:
+    """The approval switch and, when there are any, the suggestions waiting for the admin."""
+    return rx.card(
+        rx.vstack(
+            switch_label(
+                rx.vstack(
+                    rx.text("Notes wait for approval", weight="medium"),
+                    rx.text("When on, the notes the bot takes about people are suggestions here until you accept "
+                            "them; when off, they are saved at once.", size="1", color=rx.color("gray", 11)),
+                    spacing="0", flex="1",
+                ),
+                rx.switch(checked=ReviewState.need_approval, on_change=ReviewState.set_need_approval,
+                          aria_label="Notes wait for approval"),
+                width="100%",
+            ),
+            rx.cond(
+                ReviewState.suggestions.length() > 0,  # type: ignore[attr-defined]
+                rx.vstack(
+                    rx.hstack(rx.text("Suggested notes", weight="medium"),
+                              rx.badge(ReviewState.suggestions.length(), variant="soft",  # type: ignore[attr-defined]
+                                       color_scheme="amber"), spacing="2", align="center"),
+                    rx.vstack(rx.foreach(ReviewState.suggestions, suggestion_item), spacing="0", width="100%",
+                              max_height="20rem", overflow_y="auto"),
+                    spacing="2", width="100%",
+                ),
+            ),
+            spacing="3", width="100%",
+        ),
+        width="100%",
+    )

@@ -19,8 +19,8 @@ import reflex as rx
 
 from grobot.core.errors import GroBotError
 from grobot.core.models import BotMcpServer, McpServer
+from grobot.core.services.mcp_tool_lists import check_and_store
 from grobot.core.services.users import NotSignedIn
-from grobot.core.tools.mcp_tool_lists import check_and_store
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import run_for_bot, user_message
 

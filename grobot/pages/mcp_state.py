@@ -1,7 +1,7 @@
 """The MCP servers page's state (admins): the registry of MCP servers, their tools and errors.
 
 Saving a server, and its "Test" button, connect to it from the web app at once (a fresh session,
-closed after: :func:`grobot.core.tools.mcp_tool_lists.check_and_store`) and store its tool list or its
+closed after: :func:`grobot.core.services.mcp_tool_lists.check_and_store`) and store its tool list or its
 error where the worker's catalog and this page read them, so a new or edited server shows its
 tools or its error within seconds. The worker also refreshes every enabled server's tool list every
 ``GROBOT_MCP_REFRESH_SECONDS``. Environment variables and headers are secrets: the page shows their
@@ -20,8 +20,8 @@ from grobot.components.formatting import ago, utc_text
 from grobot.core.errors import GroBotError
 from grobot.core.models import McpTransport
 from grobot.core.services import mcp_servers
+from grobot.core.services.mcp_tool_lists import check_and_store, report_line, tools_line
 from grobot.core.services.validation import field_sentence
-from grobot.core.tools.mcp_tool_lists import check_and_store, report_line, tools_line
 from grobot.state.admin_state import AdminState, Refused
 
 logger = logging.getLogger(__name__)

@@ -1,211 +1,23 @@
 """The Usage page (admins): LLM calls, tokens, latency and estimated cost of the fleet over the
 last 1, 7 or 30 days: charts per day, breakdowns per model, bot, Discord user and source, tables
 per bot and agent role, the budget alerts, and the prices (everything aggregated in SQL by
-``grobot.core.services.usage`` and ``usage_charts``, each list limited there)."""
+``grobot.core.services.usage`` and ``usage_charts``, each list limited there). The view; its state:
+:mod:`grobot.pages.usage_state`."""
 
 from __future__ import annotations
-
-import logging
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
 
 import reflex as rx
 
 from grobot.components.budget_alerts import budget_alert_banner
 from grobot.components.empty_state import empty_state
-from grobot.components.formatting import count
+from grobot.components.forms import error_text
 from grobot.components.layout import NARROW_ONLY, WIDE_CELL, page_layout
 from grobot.components.stat_card import stat_card
-from grobot.core.agents.roles import role_name
-from grobot.core.services import costs, usage, usage_charts
-from grobot.core.wording import duration
 from grobot.pages import usage_charts as charts
-from grobot.pages.usage_prices import PricesState, prices_card
-from grobot.state.admin_state import AdminState
-
-logger = logging.getLogger(__name__)
+from grobot.pages.usage_state import PriceLine, PricesState, UsageLine, UsageState
 
 ROUTE = "/usage"
 TITLE = "Usage · GroBot"
-PERIODS = {"1": "24 hours", "7": "7 days", "30": "30 days"}
-LABEL_CHARS = 20  # a chart's category label (a model, a bot, a user) beside its bar
-
-
-@dataclass
-class UsageLine:
-    """One line of a usage table, as text ready to show."""
-
-    name: str
-    calls: str
-    tokens_in: str
-    tokens_out: str
-    errors: int
-    error_rate: str
-    latency: str
-    cost: str = "—"
-
-
-@dataclass
-class Totals:
-    calls: str = "0"
-    tokens: str = "0"
-    errors: str = "0"
-    latency: str = "—"
-    cost: str = "—"
-
-
-@dataclass
-class UsageView:
-    """Everything the page shows for one period."""
-
-    by_bot: list[UsageLine]
-    by_role: list[UsageLine]
-    totals: Totals
-    daily: list[dict[str, Any]] = field(default_factory=list)
-    models: list[dict[str, Any]] = field(default_factory=list)
-    bots: list[dict[str, Any]] = field(default_factory=list)
-    users: list[dict[str, Any]] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    alerts: list[str] = field(default_factory=list)
-    months: list[dict[str, Any]] = field(default_factory=list)
-    currency: str = costs.DEFAULT_CURRENCY
-
-
-def _line(name: str, row: usage.UsageRow | usage.RoleUsageRow, currency: str) -> UsageLine:
-    rate = f"{100 * row.errors / row.calls:.1f} %" if row.calls else "—"
-    return UsageLine(
-        name=name,
-        calls=count(row.calls),
-        tokens_in=count(row.tokens_in),
-        tokens_out=count(row.tokens_out),
-        errors=row.errors,
-        error_rate=rate,
-        latency=duration(row.avg_latency_ms / 1000),
-        cost=costs.money(row.cost, currency) if row.priced_calls else "—",
-    )
-
-
-def _item(point: usage_charts.Point, currency: str) -> dict[str, Any]:
-    """A breakdown line: numbers for the chart, text for the table."""
-    return {"name": point.label, "short": short_label(point.label), "calls": point.calls,
-            "tokens": count(point.tokens), "latency": duration(point.avg_latency_ms / 1000),
-            "cost": costs.money(point.cost, currency) if point.priced_calls else "—"}
-
-
-def short_label(name: str, limit: int = LABEL_CHARS) -> str:
-    """A chart's category label that fits beside its bar (the tables below give it whole)."""
-    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
-
-
-def month_label(month: str) -> str:
-    """``2026-11`` -> ``November 2026``."""
-    try:
-        return datetime.strptime(month, "%Y-%m").strftime("%B %Y")
-    except ValueError:
-        return month
-
-
-def day_label(day: str) -> str:
-    """``2026-11-21`` -> ``Nov 21`` (a chart's day)."""
-    try:
-        return datetime.strptime(day, "%Y-%m-%d").strftime("%b %-d")
-    except ValueError:
-        return day
-
-
-def _alert_lines(rows: list[usage.BotDayUsage], currency: str) -> list[str]:
-    lines = []
-    for row in rows:
-        for alert in row.alerts:
-            amounts = (f"{costs.money(alert['used'], currency)} of {costs.money(alert['limit'], currency)}"
-                       if "cost" in alert["budget"] else f"{alert['used']:,.0f} of {alert['limit']:,.0f}")
-            verb = "reached: no LLM calls until it resets" if alert["reached"] else "used"
-            lines.append(f"{row.bot_name}: {alert['percent']:.0f} % of the {alert['label']} budget {verb} ({amounts})")
-    return lines[:20]
-
-
-def load_usage(days: int):
-    """Blocking work: the charts, breakdowns and tables of the period, the totals and the budget alerts."""
-
-    def work(session, _user) -> UsageView:
-        currency = costs.get_currency(session=session)
-        by_bot = usage.usage_by_bot(session=session, days=days)
-        by_role = usage.usage_by_role(session=session, days=days)
-        calls = sum(r.calls for r in by_role)
-        latency = sum(r.avg_latency_ms * r.calls for r in by_role) / calls if calls else 0.0
-        totals = Totals(
-            calls=count(calls),
-            tokens=count(sum(r.tokens_in + r.tokens_out for r in by_role)),
-            errors=count(sum(r.errors for r in by_role)),
-            latency=duration(latency / 1000) if calls else "—",
-            cost=costs.money(sum(r.cost for r in by_role), currency) if any(r.priced_calls for r in by_role) else "—",
-        )
-        daily = [{"day": day_label(p.key), "calls": p.calls, "tokens_in": p.tokens_in, "tokens_out": p.tokens_out,
-                  "latency": round(p.avg_latency_ms / 1000, 2) if p.calls else None, "cost": round(p.cost, 6)}
-                 for p in usage_charts.every_day(usage_charts.by_day(session=session, days=days), days=days)]
-        fills = charts.SOURCE_COLORS
-        return UsageView(
-            by_bot=[_line(r.bot_name, r, currency) for r in by_bot],
-            by_role=[_line(role_name(r.agent_role), r, currency) for r in by_role],
-            totals=totals,
-            daily=daily,
-            models=[_item(p, currency) for p in usage_charts.by_model(session=session, days=days, limit=10)],
-            bots=[_item(p, currency) for p in usage_charts.by_bot(session=session, days=days, limit=10)],
-            users=[_item(p, currency) for p in usage_charts.by_user(session=session, days=days, limit=10)],
-            sources=[{**_item(p, currency), "fill": fills.get(p.key, "var(--gray-9)")}
-                     for p in usage_charts.by_source(session=session, days=days)],
-            alerts=_alert_lines(usage.fleet_usage(session=session, limit=500), currency),
-            months=[{"name": month_label(m.month), "calls": count(m.calls), "tokens": count(m.tokens), "latency": "",
-                     "cost": costs.money(m.cost, currency)} for m in usage_charts.by_month(session=session, months=6)],
-            currency=currency,
-        )
-
-    return work
-
-
-class UsageState(AdminState):
-    """The charts and tables of the chosen period."""
-
-    period: str = "7"
-    by_bot: list[UsageLine] = []
-    by_role: list[UsageLine] = []
-    totals: Totals = Totals()
-    daily: list[dict[str, Any]] = []
-    models: list[dict[str, Any]] = []
-    bot_items: list[dict[str, Any]] = []
-    users: list[dict[str, Any]] = []
-    sources: list[dict[str, Any]] = []
-    alerts: list[str] = []
-    months: list[dict[str, Any]] = []
-    currency: str = costs.DEFAULT_CURRENCY
-    loaded: bool = False
-
-    @rx.var
-    def period_label(self) -> str:
-        return PERIODS.get(self.period, "7 days")
-
-    async def _reload(self) -> None:
-        view: UsageView = await self._admin(load_usage(int(self.period)))
-        self.by_bot, self.by_role, self.totals = view.by_bot, view.by_role, view.totals
-        self.daily, self.models, self.bot_items, self.users = view.daily, view.models, view.bots, view.users
-        self.sources, self.alerts, self.currency, self.months = view.sources, view.alerts, view.currency, view.months
-        self.loaded = True
-
-    @rx.event
-    async def open(self):
-        """On load and on "Refresh": read the usage of the chosen period, then the prices."""
-        refused = await self._open()
-        return refused or PricesState.open
-
-    @rx.event
-    async def set_period(self, value: str | list[str]):
-        """Show another period (1, 7 or 30 days)."""
-        value = value[0] if isinstance(value, list) else value
-        if value in PERIODS:
-            self.period = value
-            return await self._open()
-        return None
 
 
 def usage_row(line: UsageLine) -> rx.Component:
@@ -345,4 +157,116 @@ def usage_page() -> rx.Component:
             spacing="3",
             align="center",
         ),
+    )
+
+
+
+def source_badge(line: PriceLine) -> rx.Component:
+    """Whose price it is: "set here" (the admin's) or "default"."""
+    return rx.badge(line.source, color_scheme=rx.cond(line.admin, "accent", "gray"), variant="soft")
+
+
+def price_row(line: PriceLine) -> rx.Component:
+    """One model's price; a narrow screen shows its provider and source under the model, in place of
+    their columns, so the row (and its Remove button) fits the screen."""
+    return rx.table.row(
+        rx.table.cell(line.provider, display=WIDE_CELL),
+        rx.table.row_header_cell(rx.vstack(
+            rx.text(line.model, weight="medium", word_break="break-word"),
+            rx.hstack(rx.text(line.provider, size="1", color=rx.color("gray", 11)), source_badge(line),
+                      spacing="2", align="center", wrap="wrap", display=NARROW_ONLY, data_testid="price-details"),
+            spacing="1",
+        )),
+        rx.table.cell(line.input, text_align="right"),
+        rx.table.cell(line.output, text_align="right"),
+        rx.table.cell(source_badge(line), display=WIDE_CELL),
+        rx.table.cell(rx.cond(
+            line.admin,
+            rx.icon_button(rx.icon("trash-2", size=14), variant="ghost", color_scheme="red", size="1",
+                           aria_label="Remove the price of " + line.provider + " " + line.model,
+                           on_click=PricesState.delete_price(line.provider, line.model)),
+        )),
+        data_price_model=line.model,
+    )
+
+
+def price_input(name: str, placeholder: str, label: str, width: str, **props: str) -> rx.Component:
+    """One field of the price form, with its problem under it."""
+    return rx.vstack(
+        rx.input(name=name, placeholder=placeholder, aria_label=label, width="100%", required=True,
+                 aria_invalid=rx.cond(PricesState.price_errors.contains(name), "true", "false"), **props),
+        rx.cond(PricesState.price_errors.contains(name),  # type: ignore[attr-defined]
+                error_text(PricesState.price_errors[name], data_field_error=f"price-{name}")),
+        spacing="1",
+        width=width,
+        max_width="100%",
+    )
+
+
+def price_form() -> rx.Component:
+    return rx.form(
+        rx.flex(
+            price_input("provider", "provider (e.g. openai)", "Provider", "11rem"),
+            price_input("model", "model", "Model", "14rem"),
+            price_input("input", "input", "Input price per million tokens", "7rem", input_mode="decimal"),
+            price_input("output", "output", "Output price per million tokens", "7rem", input_mode="decimal"),
+            rx.button("Save price", type="submit"),
+            gap="0.5rem",
+            wrap="wrap",
+            align="start",
+        ),
+        key=PricesState.form_key,
+        on_submit=PricesState.save_price,
+        reset_on_submit=False,
+    )
+
+
+def currency_form() -> rx.Component:
+    return rx.form(
+        rx.hstack(
+            rx.text("Currency", size="2", color=rx.color("gray", 11)),
+            rx.input(name="currency", default_value=PricesState.currency, key=PricesState.currency,
+                     aria_label="Currency", width="5rem", max_length=3),
+            rx.button("Save currency", type="submit", variant="soft"),
+            align="center",
+            spacing="2",
+        ),
+        on_submit=PricesState.save_currency,
+    )
+
+
+def prices_card() -> rx.Component:
+    right = {"text_align": "right"}
+    return rx.card(
+        rx.vstack(
+            rx.heading("Prices", size="4", as_="h2"),
+            rx.text("Per million tokens, in " + PricesState.currency + ". Estimated costs use them; local models "
+                    "(Ollama, llama.cpp) are free, and a model without a price has no cost. The defaults are "
+                    "approximate list prices: set your own for your contract or currency.",
+                    size="2", color=rx.color("gray", 11)),
+            currency_form(),
+            price_form(),
+            rx.box(
+                rx.table.root(
+                    rx.table.header(rx.table.row(
+                        rx.table.column_header_cell("Provider", display=WIDE_CELL),
+                        rx.table.column_header_cell("Model"),
+                        rx.table.column_header_cell("Input", **right),
+                        rx.table.column_header_cell("Output", **right),
+                        rx.table.column_header_cell("Source", display=WIDE_CELL),
+                        rx.table.column_header_cell(""),
+                    )),
+                    rx.table.body(rx.foreach(PricesState.prices, price_row)),
+                    variant="surface",
+                    size="1",
+                    width="100%",
+                    data_testid="prices",
+                ),
+                overflow_x="auto",
+                width="100%",
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
     )

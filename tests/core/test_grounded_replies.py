@@ -16,11 +16,12 @@ from mcp_server_time.server import TimeServer
 from sqlmodel import select
 
 from grobot.core.agents import grounding, prompts
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.run_store_db import DatabaseStore
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.models import Message
 from grobot.core.services import mcp_servers
+from grobot.core.store.local import run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools import builtins
 from grobot.core.tools.base import ToolContext, ToolSpec
 from grobot.core.tools.catalog import catalog_for_bot

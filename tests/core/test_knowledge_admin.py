@@ -7,11 +7,12 @@ import json
 import pytest
 
 from grobot.cli.main import main
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
 from grobot.core.services import bots, discord_users, tester_chat, user_notes
+from grobot.core.store.local import run_chain
 from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
 
 

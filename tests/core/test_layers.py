@@ -76,3 +76,132 @@ def test_grobot_core_imports_nothing_of_the_worker_or_the_web_app() -> None:
             bad += [f"{path.relative_to(root)}: {n}" for n in names if n.split(".")[0] == "bot_worker"
                     or n.startswith(("grobot.pages", "grobot.components", "grobot.web", "grobot.cli"))]
     assert bad == []
+
+
+# The packages of GroBot, lowest first: a package imports only from its own layer or those below it,
+# and no two packages import each other (see docs/DESIGN.md). A top-level module of grobot.core is a
+# package of its own, in the lowest layer unless listed here.
+LAYERS: list[tuple[str, set[str]]] = [
+    ("models", set()),  # grobot.core's own modules: the tables, the database, settings, errors, words
+    ("llm, documents, memory, tools", {"grobot.core.llm", "grobot.core.documents", "grobot.core.memory",
+                                       "grobot.core.tools"}),
+    ("agents", {"grobot.core.agents"}),
+    ("services", {"grobot.core.services"}),
+    ("store, admission", {"grobot.core.store", "grobot.core.answering"}),
+    ("hosts", {"bot_worker", "grobot.state", "grobot.components", "grobot.web_session", "grobot.run_images",
+               "grobot.security_headers"}),
+    ("pages, cli", {"grobot.pages", "grobot.cli"}),
+    ("app", {"grobot.grobot", "grobot.__main__", "grobot"}),
+]
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: ``grobot.core.<sub>`` for a subpackage of the core, a top-level
+    module of the core itself, ``grobot.<name>`` elsewhere in grobot, ``bot_worker``."""
+    parts = module.split(".")
+    if parts[0] != "grobot" or len(parts) == 1:
+        return parts[0]
+    if parts[1] != "core" or len(parts) == 2:
+        return ".".join(parts[:2])
+    return ".".join(parts[:3])
+
+
+def _package_imports() -> dict[str, dict[str, set[str]]]:
+    """Package -> the packages it imports -> the module imports that make the edge (``a -> b``), over
+    grobot and bot_worker, at any level of the code (a function-level import is a dependency too)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    modules = {".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+               for tree in ("grobot", "bot_worker") for p in (root / tree).rglob("*.py")}
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, dict[str, set[str]]] = {}
+    for name, path in modules.items():
+        edges = graph.setdefault(_package(name), {})
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [f"{node.module}.{alias.name}" if owner(f"{node.module}.{alias.name}") != owner(node.module)
+                           else node.module for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                found = owner(target)
+                if found and found not in {"grobot", "grobot.core"} and _package(found) != _package(name):
+                    edges.setdefault(_package(found), set()).add(f"{name} -> {found}")
+    return graph
+
+
+def _layer(package: str) -> int:
+    for rank, (_, members) in enumerate(LAYERS):
+        if package in members:
+            return rank
+    assert package.startswith("grobot.core."), f"{package} is in no layer of LAYERS"
+    return 0
+
+
+def test_packages_import_each_other_in_one_direction() -> None:
+    import graphlib
+
+    graph = _package_imports()
+    assert {"grobot.core.agents", "grobot.core.services", "bot_worker", "grobot.pages"} <= set(graph)
+    assert "grobot.core.llm" in graph["grobot.core.agents"]  # the scan sees imports
+    try:
+        graphlib.TopologicalSorter({p: set(e) for p, e in graph.items()}).prepare()
+    except graphlib.CycleError as exc:
+        cycle = exc.args[1]
+        why = [next(iter(sorted(graph[a][b]))) for a, b in zip(cycle, cycle[1:], strict=False)]
+        raise AssertionError("packages that import each other: " + "; ".join(why)) from None
+
+
+def test_packages_import_only_from_their_layer_and_below() -> None:
+    upward = [f"{sorted(why)[0]} ({LAYERS[_layer(package)][0]} imports {LAYERS[_layer(target)][0]})"
+              for package, edges in sorted(_package_imports().items())
+              for target, why in sorted(edges.items()) if _layer(target) > _layer(package)]
+    assert upward == []
+
+
+def test_the_documents_the_code_cites_exist() -> None:
+    """``see docs/DESIGN.md``, ``README.md``: each document of the repository a module names is there."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cited = {(path.relative_to(root), name) for tree in ("grobot", "bot_worker")
+             for path in (root / tree).rglob("*.py") for name in re.findall(r"\b(?:docs/[\w./-]+|[A-Z][A-Z_]+)\.md\b", path.read_text())}
+    assert any(name.endswith("DESIGN.md") for _, name in cited)  # the scan sees citations
+    assert [f"{path}: {name}" for path, name in sorted(cited) if not (root / name).is_file()] == []
+
+
+def test_no_two_pages_import_each_other() -> None:
+    """A page's view imports its state, never the other way round, and no page imports one that imports
+    it back (at any level of its code)."""
+    import ast
+    import graphlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    pages = {f"grobot.pages.{p.stem}": p for p in (root / "grobot" / "pages").glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for name, path in pages.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        graph[name] = {m for m in found if m in pages and m != name}
+    assert graph["grobot.pages.bot_settings"]  # the scan sees imports
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"pages that import each other: {' -> '.join(exc.args[1])}") from None
+    assert [f"{name} imports {view}" for name, imports in sorted(graph.items()) if name.endswith("_state")
+            for view in sorted(imports) if view + "_state" in pages] == []

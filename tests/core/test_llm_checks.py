@@ -8,12 +8,12 @@ import json
 import pytest
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import LLMSetting
 from grobot.core.services import bots, llm_checks, llm_settings, llm_sources
 from grobot.core.settings import get_settings
+from grobot.core.store.local import run_chain
 from tests.core.test_named_providers import cli
 from tests.fakes.llm import EventCollector, use_fake_llm
 from tests.ui.webapp import free_port

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.models import McpServer
-from grobot.core.services import bots, mcp_servers
-from grobot.core.tools import mcp_tool_lists
+from grobot.core.services import bots, mcp_servers, mcp_tool_lists
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import HubLimits, McpHub

@@ -15,18 +15,17 @@ import pytest
 from sqlalchemy import text
 
 from grobot.cli.main import main
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.services import bots, mcp_presets, mcp_servers
+from grobot.core.services import bots, mcp_presets, mcp_servers, mcp_tool_lists
 from grobot.core.services.files import bot_root
+from grobot.core.services.mcp_tool_lists import check_and_store, read_links, report_line
 from grobot.core.settings import get_settings
-from grobot.core.tools import mcp_tool_lists
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolContext
-from grobot.core.tools.catalog import catalog_for_bot, read_links
+from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from grobot.core.tools.mcp_presets import KEYLESS, PRESETS, launch
-from grobot.core.tools.mcp_tool_lists import check_and_store, report_line
 
 NPM_MODULES = Path(__file__).resolve().parents[1] / "npm" / "node_modules"
 

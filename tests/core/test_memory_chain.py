@@ -9,14 +9,14 @@ import subprocess
 import sys
 import time
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.run_store import Prepared
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.memory.remote import RemoteMemory
 from grobot.core.services import bots
+from grobot.core.store.local import local_deps, run_chain
 from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
 from tests.memory_helpers import memory_service
 
@@ -44,7 +44,7 @@ async def test_a_dead_memory_service_does_not_break_the_answer_and_is_logged_onc
     fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [{"text": "alice has a boat"}]}))
     caplog.set_level(logging.INFO)
     for text in ("I have a boat on the lake", "My boat is painted red and white"):
-        result = await run_chain(_message(bot_id, text), ChainDeps.local(dead), tools=FakeToolCatalog())
+        result = await run_chain(_message(bot_id, text), local_deps(dead), tools=FakeToolCatalog())
         await wait_for_background()
         assert result.error is None and text in result.text
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Memory unavailable" in r.getMessage()]
@@ -68,7 +68,7 @@ async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, mon
     bot_id = _bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     started = time.perf_counter()
-    result = await run_chain(_message(bot_id, "what do you remember?"), ChainDeps.local(SlowMemory()), tools=FakeToolCatalog())
+    result = await run_chain(_message(bot_id, "what do you remember?"), local_deps(SlowMemory()), tools=FakeToolCatalog())
     elapsed = time.perf_counter() - started
     assert result.error is None and result.text
     assert elapsed < 20, f"the chain waited {elapsed:.1f} s for a memory that hangs for 60 s"
@@ -93,7 +93,7 @@ async def test_a_lookup_started_early_is_the_one_the_chain_uses(grobot_env, fake
     message = _message(bot_id, "what do I keep on my roof?")
     early = start_memory_lookup(message, CountingMemory())
     assert early is not None
-    result = await run_chain(Prepared(message, decision=True, memories=early), ChainDeps.local(CountingMemory()),
+    result = await run_chain(Prepared(message, decision=True, memories=early), local_deps(CountingMemory()),
                              tools=FakeToolCatalog())
     assert result.error is None and searches == ["what do I keep on my roof?"]
     assert "alice keeps bees on her roof" in fake_llm.chat_requests()[-1]["messages"][0]["content"]
@@ -111,16 +111,16 @@ async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fa
         remote = RemoteMemory(service.url)
         fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
             {"text": "alice said the team decided to ship on Thursday", "kind": "decision"}]}))
-        await run_chain(_message(bot_id, "we decided to ship the release on Thursday"), ChainDeps.local(remote), tools=FakeToolCatalog())
+        await run_chain(_message(bot_id, "we decided to ship the release on Thursday"), local_deps(remote), tools=FakeToolCatalog())
         await wait_for_background()
         # The same decision again is not stored twice.
-        await run_chain(_message(bot_id, "so we decided to ship the release on Thursday"), ChainDeps.local(remote), tools=FakeToolCatalog())
+        await run_chain(_message(bot_id, "so we decided to ship the release on Thursday"), local_deps(remote), tools=FakeToolCatalog())
         await wait_for_background()
         stored, total = await remote.list(bot_id)
         assert total == 1 and stored[0].text == "alice said the team decided to ship on Thursday"
         assert {k: stored[0].metadata[k] for k in ("user_id", "channel_id", "source_message_id", "kind", "source")} == \
             {"user_id": "42", "channel_id": "55", "source_message_id": "900", "kind": "decision", "source": "archivist"}
-        await run_chain(_message(bot_id, "when do we ship the release?", key="test:other"), ChainDeps.local(remote),
+        await run_chain(_message(bot_id, "when do we ship the release?", key="test:other"), local_deps(remote),
                         tools=FakeToolCatalog())
         system = fake_llm.chat_requests()[-1]["messages"][0]["content"]
         assert "Things you remember" in system and "ship on Thursday" in system

@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from grobot.cli.main import main
-from grobot.core.agents.chain import run_chain
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.llm import providers
 from grobot.core.services import bots, llm_settings
+from grobot.core.store.local import run_chain
 from tests.fakes.llm import FakeToolCatalog, Reply
 
 NAMED = ("mistral", "xai", "deepseek", "groq", "openrouter")

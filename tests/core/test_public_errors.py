@@ -6,7 +6,7 @@ import pytest
 
 from grobot.core.errors import NotFoundError
 from grobot.core.llm import errors
-from grobot.core.public_errors import GENERIC, UNAVAILABLE, public_error
+from grobot.core.llm.public_errors import GENERIC, UNAVAILABLE, public_error
 
 URL = "http://10.0.0.7:11434"
 

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from grobot.cli.main import main
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.llm import embedded, sampling
 from grobot.core.llm.embedded import ServerInfo
+from grobot.core.store.local import run_chain
 from tests.core.tool_chain_helpers import make_bot, message, pick
 from tests.fakes.llm import FakeLLM, FakeToolCatalog, Reply, requested_schema, use_fake_llm
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grobot.core.agents.chain import run_chain
-from grobot.core.agents.time_zones import is_zone_argument, resolve, zone_choices
+from grobot.core.store.local import run_chain
+from grobot.core.time_zones import is_zone_argument, resolve, zone_choices
 from tests.core.tool_chain_helpers import make_bot, message, pick
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 

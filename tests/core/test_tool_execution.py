@@ -15,14 +15,16 @@ import pytest_asyncio
 
 from grobot.cli.main import main
 from grobot.core.agents import executor
-from grobot.core.agents.chain import run_chain, wait_for_background
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.executor import PlannedCall
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers
+from grobot.core.services.mcp_tool_lists import read_links
+from grobot.core.store.local import run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolSpec
-from grobot.core.tools.catalog import Link, catalog_for_bot, read_links
+from grobot.core.tools.catalog import Link, catalog_for_bot
 from grobot.core.tools.mcp_hub import HubLimits, McpHub
 from tests.fakes.llm import EventCollector, Reply, is_write_check, use_fake_llm
 from tests.fakes.mcp_servers import stdio_config

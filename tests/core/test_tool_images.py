@@ -9,11 +9,12 @@ import base64
 import httpx
 from sqlmodel import select
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.run_store_db import DatabaseStore
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.models import Role, RunImage
 from grobot.core.services import bots, mcp_servers, tester_chat, users
+from grobot.core.store.local import run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from grobot.run_images import RunImagesEndpoint

@@ -8,8 +8,8 @@ from typing import Any
 
 import chromadb
 
+from grobot.core import embeddings
 from grobot.core.agents import tool_router
-from grobot.core.memory import embeddings
 from grobot.core.memory import vector_store as memory_store
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.vector_store import ChromaMemory

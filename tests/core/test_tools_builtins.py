@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.services import bots, user_notes
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import DiscordActions, ToolCatalog, ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
 

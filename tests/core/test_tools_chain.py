@@ -6,11 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.run_store_db import DatabaseStore
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.services import bots, mcp_servers
+from grobot.core.store.local import run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, Reply, use_fake_llm

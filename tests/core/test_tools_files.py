@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.db import session_scope
 from grobot.core.errors import NotFoundError, StorageError, ValidationError
 from grobot.core.models import Role
 from grobot.core.services import app_settings, bots, files, users
 from grobot.core.settings import get_settings
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.base import ToolContext, ToolError
 from grobot.core.tools.catalog import catalog_for_bot
 

@@ -8,11 +8,11 @@ from datetime import timedelta
 from sqlmodel import select
 
 from grobot.core.agents.chain import wait_for_background
-from grobot.core.agents.run_store_db import load_for_run
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, Bot, LLMCall, Message, UsageDaily, UserUsageDaily, utcnow
 from grobot.core.services import app_settings, bots, tester_chat, usage_accounting, usage_limits
+from grobot.core.store.run_store_db import load_for_run
 from tests.fakes.llm import EventCollector, FakeToolCatalog, Reply, use_fake_llm
 from tests.helpers import answered
 

@@ -213,10 +213,10 @@ def test_the_searxng_address_is_checked_where_an_admin_sets_it(grobot_env):
 
 
 async def test_a_bot_searches_its_own_searxng_or_the_global_one(grobot_env, searxng):
-    from grobot.core.agents.run_store_db import DatabaseStore
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.services import app_settings, bots
+    from grobot.core.store.run_store_db import DatabaseStore
 
     with session_scope() as session:
         app_settings.set_value("web_search_url", "https://global.example", session=session)
@@ -236,9 +236,10 @@ async def test_a_bot_searches_its_own_searxng_or_the_global_one(grobot_env, sear
 async def test_the_chain_searches_the_users_words_with_no_parameter_extractor_call(grobot_env, fake_llm, searxng):
     from sqlmodel import select
 
-    from grobot.core.agents.chain import run_chain, wait_for_background
+    from grobot.core.agents.chain import wait_for_background
     from grobot.core.db import session_scope
     from grobot.core.models import LLMCall
+    from grobot.core.store.local import run_chain
     from tests.core.tool_chain_helpers import make_bot, message
     from tests.fakes.llm import Reply, use_fake_llm
 

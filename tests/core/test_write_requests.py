@@ -7,10 +7,11 @@ The model's picks are scripted as the demo model made them ("I remember my first
 
 from __future__ import annotations
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.run_store_db import DatabaseStore
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.db import session_scope
 from grobot.core.services import user_notes
+from grobot.core.store.local import run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.core.tool_chain_helpers import make_bot, message
@@ -161,3 +162,18 @@ async def test_an_explicit_request_to_keep_something_in_another_language_is_kept
     assert _notes(bot) == ["prefers email over phone calls"]
     assert jotted.text == 'Noted: "prefers email over phone calls".'
     assert chat.text == "Cats are great!"
+
+
+async def test_what_a_request_to_keep_asks_is_kept_in_the_users_words_and_nothing_the_model_wrote_on(bot, fake_llm):
+    """"Jot down that ...": when the model gives no usable fact, the user's words after the request are kept
+    (not a question back); a fact the model wrote on past the user's words keeps only what the user said."""
+    memory = Memory()
+    script(fake_llm, tool="user_notes_add", arguments={"note": "note", "reliability": 0.9}, answer="Sure.")
+    jotted = await _ask(bot, "Jot down that I'm allergic to peanuts.", memory)
+    script(fake_llm, tool="memory_remember", answer="Gut.",
+           arguments={"text": "Merk dir bitte, dass mein Zug um 8 Uhr fährt. Diese Fortschlüfte würden wir einzelten."})
+    trained = await _ask(bot, "Merk dir bitte, dass mein Zug um 8 Uhr fährt.", memory)
+
+    assert _notes(bot) == ["I'm allergic to peanuts"] and jotted.text == 'Noted: "I\'m allergic to peanuts".'
+    assert memory.kept == ["Merk dir bitte, dass mein Zug um 8 Uhr fährt."]
+    assert "Fortschlüfte" not in trained.text

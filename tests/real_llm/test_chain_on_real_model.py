@@ -14,10 +14,8 @@ from sqlmodel import select
 
 from grobot.core.agents import prompts
 from grobot.core.agents.archivist import support
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.gatekeeper import GATEKEEPER_SCHEMA
-from grobot.core.agents.run_store_db import DatabaseStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
@@ -25,6 +23,8 @@ from grobot.core.llm.service import call_llm
 from grobot.core.memory.local import LocalMemory
 from grobot.core.models import LLMCall, Message, UserNote
 from grobot.core.services import bots, llm_settings
+from grobot.core.store.local import local_deps, run_chain
+from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, FakeToolCatalog
@@ -100,7 +100,7 @@ async def test_a_tool_call_goes_through_the_whole_chain(grobot_env, demo_directo
     memory = LocalMemory()  # the embedder the Tool Router ranks tools with (the supervisor's, in the product)
     await memory.warm()  # as the supervisor does at start
     try:
-        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), ChainDeps.local(memory), sink=sink,
+        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), local_deps(memory), sink=sink,
                                  tools=catalog)
         await wait_for_background()
     finally:
@@ -190,7 +190,7 @@ async def test_the_reply_states_the_time_the_tool_returned(grobot_env, demo_dire
     hub = McpHub()
     try:
         catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
-        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), ChainDeps.local(memory), sink=sink,
+        result = await run_chain(message(bot_id, "What time is it now in Tokyo?"), local_deps(memory), sink=sink,
                                  tools=catalog)
         await wait_for_background()
     finally:
@@ -222,7 +222,7 @@ async def test_the_time_asked_in_french_spanish_or_german_is_the_clocks(grobot_e
         catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub)
         for text, zone in asked.items():
             sink = EventCollector()
-            result = await run_chain(message(bot_id, text), ChainDeps.local(memory), sink=sink, tools=catalog)
+            result = await run_chain(message(bot_id, text), local_deps(memory), sink=sink, tools=catalog)
             await wait_for_background()
             returned = [e.data for e in sink.of("tool_result") if e.data["name"] == "datetime_now"]
             assert returned and not returned[-1]["is_error"], (text, [e.data for e in sink.of("thinking")])
@@ -262,7 +262,7 @@ async def run_with_builtin_tools(bot_id: int, text: str) -> tuple[object, EventC
     try:
         catalog = await catalog_for_bot(bot_id, store=DatabaseStore(), hub=hub, memory=memory)
         writing = {spec.name for spec in await catalog.list_tools() if spec.writes}
-        result = await run_chain(message(bot_id, text), ChainDeps.local(memory), sink=sink, tools=catalog)
+        result = await run_chain(message(bot_id, text), local_deps(memory), sink=sink, tools=catalog)
         await wait_for_background(timeout=240)
     finally:
         await hub.aclose()

@@ -47,8 +47,8 @@ def test_council_calls_are_counted_as_the_councils(grobot_env, demo_directory):
     """Stored, its calls are the council's in the usage (not "Background")."""
     import asyncio
 
-    from grobot.core.agents.council_run import run_council
     from grobot.core.services import usage_charts
+    from grobot.core.store.council_run import run_council
 
     with session_scope() as session:
         bot_id = bots.create_bot(session=session, name="Counted").id or 0

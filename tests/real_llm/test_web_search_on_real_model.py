@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from grobot.core.agents.chain import run_chain, wait_for_background
-from grobot.core.agents.deps import ChainDeps
+from grobot.core.agents.chain import wait_for_background
+from grobot.core.store.local import local_deps, run_chain
 from grobot.core.tools.web import SEARCH_UNAVAILABLE
 from tests.fakes.llm import EventCollector
 from tests.fakes.web import FakeWeb, Hit, closed_port
@@ -38,7 +38,7 @@ async def ask(bot_id: int, text: str) -> tuple[object, EventCollector]:
     memory = LocalMemory()  # the Tool Router's embedder, as in the supervisor
     await memory.warm()
     sink = EventCollector()
-    deps = ChainDeps.local(memory)
+    deps = local_deps(memory)
     try:
         result = await run_chain(message(bot_id, text), deps, sink=sink)  # the chain builds the bot's catalog
         await wait_for_background()

@@ -31,15 +31,12 @@ from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, ChannelPersona, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, schedules, tester_chat, user_notes, users
 from grobot.pages.add_bot import AddBotState
-from grobot.pages.bot_chat_model import ChatModelState
-from grobot.pages.bot_chat_state import ChatState, LiveState
 from grobot.pages.bot_conversations import ConversationsState
 from grobot.pages.bot_council import CouncilState
 from grobot.pages.bot_council_settings import CouncilSettingsState
 from grobot.pages.bot_documents import DocumentsState
 from grobot.pages.bot_files import FilesState
-from grobot.pages.bot_knowledge import KnowledgeState
-from grobot.pages.bot_knowledge_review import ReviewState
+from grobot.pages.bot_knowledge_state import KnowledgeState, ReviewState
 from grobot.pages.bot_logs import LogsState
 from grobot.pages.bot_memory import MemoryState
 from grobot.pages.bot_schedules import SchedulesState
@@ -48,8 +45,9 @@ from grobot.pages.login import LoginState
 from grobot.pages.mcp_presets import McpPresetState
 from grobot.pages.mcp_state import McpState
 from grobot.pages.settings_state import SettingsState
-from grobot.pages.usage import UsageState
-from grobot.pages.usage_prices import PricesState
+from grobot.pages.tester_chat_model import ChatModelState
+from grobot.pages.tester_chat_state import ChatState, LiveState
+from grobot.pages.usage_state import PricesState, UsageState
 from grobot.pages.users_state import UsersState
 from grobot.state.admin_state import AdminState
 from grobot.state.app_state import AppState

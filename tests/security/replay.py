@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 import socketio
 from reflex.utils import format as rx_format
 
-from grobot.pages.bot_knowledge import KnowledgeState  # imported here: a state is defined in the main thread
+from grobot.pages.bot_knowledge_state import KnowledgeState  # imported here: a state is defined in the main thread
 from grobot.state.app_state import AppState
 from grobot.web_session import SESSION_COOKIE
 

@@ -39,7 +39,7 @@ def bot_with_outside(grobot_env) -> tuple[int, Path, Path]:
 
 def files_read(bot_id: int, path: str) -> str:
     """What the bot's ``files_read`` tool answers when a Discord user asks for ``path``."""
-    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.store.run_store_db import DatabaseStore
     from grobot.core.tools.base import ToolError
     from grobot.core.tools.builtins import builtin_tools
 

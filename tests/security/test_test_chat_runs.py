@@ -12,7 +12,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.services import tester_chat
-from grobot.pages.bot_chat_state import ChatState, LiveState
+from grobot.pages.tester_chat_state import ChatState, LiveState
 from tests.security.attacks import (
     World,
     _live_run,
@@ -64,23 +64,23 @@ def test_a_tester_can_neither_read_nor_stop_another_users_live_answer(web_app, w
 
 
 def test_the_run_functions_refuse_a_run_of_another_bot_or_of_another_tester(world) -> None:
-    """What the page's handlers call (``grobot.pages.bot_chat_runs``) checks the run itself: a run of
+    """What the page's handlers call (``grobot.pages.tester_chat_runs``) checks the run itself: a run of
     another bot, or of another tester, reads as one that does not exist; an admin's page may follow
     any run of its own bot."""
     from grobot.core.errors import NotFoundError
-    from grobot.pages import bot_chat_runs
+    from grobot.pages import tester_chat_runs
 
     tokens = world.tokens()
     for token, bot, run in ((tokens["tester"], world.granted, world.admin_run_hidden),  # another bot
                             (tokens["tester"], world.granted, world.other_run),  # another tester's
                             (tokens["tester"], world.granted, world.admin_run_granted),  # the admin's
                             (tokens["admin"], world.granted, world.admin_run_hidden)):  # another bot's, by an admin
-        for call in (lambda: bot_chat_runs.locate_run(token, bot, run),
-                     lambda: bot_chat_runs.poll_run(token, bot, run, 0),
-                     lambda: bot_chat_runs.end_if_abandoned(token, bot, run),
-                     lambda: bot_chat_runs.cancel_pending(token, bot, run)):
+        for call in (lambda: tester_chat_runs.locate_run(token, bot, run),
+                     lambda: tester_chat_runs.poll_run(token, bot, run, 0),
+                     lambda: tester_chat_runs.end_if_abandoned(token, bot, run),
+                     lambda: tester_chat_runs.cancel_pending(token, bot, run)):
             with pytest.raises(NotFoundError):
                 call()
     assert run_statuses(world) == {run: "pending" for run in world.runs}
-    assert bot_chat_runs.poll_run(tokens["admin"], world.granted, world.other_run, 0).status == "pending"
-    assert bot_chat_runs.locate_run(tokens["admin"], world.hidden, world.admin_run_hidden).status == "pending"
+    assert tester_chat_runs.poll_run(tokens["admin"], world.granted, world.other_run, 0).status == "pending"
+    assert tester_chat_runs.locate_run(tokens["admin"], world.hidden, world.admin_run_hidden).status == "pending"

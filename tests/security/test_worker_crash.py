@@ -21,7 +21,7 @@ from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, Message, Supervisor
 from grobot.core.services.tester_chat import ABANDONED_ERROR, WORKER_STALE_SECONDS
-from grobot.pages.bot_chat_state import ABANDON_CHECK_SECONDS
+from grobot.pages.tester_chat_state import ABANDON_CHECK_SECONDS
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from grobot.core.db import session_scope
 from grobot.core.models import Conversation, Message
 from grobot.core.services import bots, tester_chat
+from grobot.core.store.local import local_deps
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ def claim(supervisor_id: str | None = None) -> int:
 def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | None:
     """What a supervisor does with a claimed message: the real Test Chat job, then done or error."""
     from bot_worker.tester_chat_job import run_tester_chat_job
-    from grobot.core.agents.deps import ChainDeps
     from grobot.core.answering import FloodGate
 
     with session_scope(readonly=True) as session:
@@ -45,7 +45,7 @@ def run_real_job(run_id: int, bot_id: int, author: str = "ui-admin") -> str | No
         content = message.content
 
     async def job() -> str | None:
-        deps = ChainDeps.local()
+        deps = local_deps()
         try:
             return await run_tester_chat_job(run_id, bot_id, key, content, "tester", author, deps=deps, gate=FloodGate())
         finally:

@@ -108,7 +108,7 @@ def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env)
 def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     """What the Settings, Logs, Files and Knowledge Base handlers call checks the role itself."""
     from grobot.core.errors import NotFoundError, PermissionDenied
-    from grobot.pages import bot_chat_runs, bot_files, bot_knowledge, bot_logs, bot_memory, bot_settings
+    from grobot.pages import bot_files, bot_knowledge_state, bot_logs, bot_memory, bot_settings, tester_chat_runs
 
     bot_id, other = add_bot(unique("Guarded")), add_bot(unique("Other"))
     tester = create_ui_user(unique("tester"), Role.TESTER)
@@ -119,16 +119,16 @@ def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     for call in (lambda: bot_settings.load_settings(token, bot_id),
                  lambda: bot_logs.load_logs(token, bot_id, "ALL", "", 10),
                  lambda: bot_files.load_files(token, bot_id),
-                 lambda: bot_knowledge.load_users(token, bot_id, ""),
-                 lambda: bot_knowledge.forget(token, bot_id, "123"),
+                 lambda: bot_knowledge_state.load_users(token, bot_id, ""),
+                 lambda: bot_knowledge_state.forget(token, bot_id, "123"),
                  lambda: bot_memory.load_page(token, bot_id, "", 10),
                  lambda: bot_memory.add(token, bot_id, "a fact", ""),
                  lambda: bot_memory.delete_user(token, bot_id, "123")):
         with pytest.raises(PermissionDenied):
             call()
-    assert bot_chat_runs.load_chat(token, bot_id).turns == []  # the Test Chat is theirs
+    assert tester_chat_runs.load_chat(token, bot_id).turns == []  # the Test Chat is theirs
     with pytest.raises(NotFoundError):
-        bot_chat_runs.send_message(token, other, "hello")  # not a granted bot
+        tester_chat_runs.send_message(token, other, "hello")  # not a granted bot
 
 
 def _events(run_id: int, *events: tuple[str, dict]) -> None:

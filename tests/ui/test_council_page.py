@@ -204,7 +204,7 @@ def _run_council_in_thread(bot_id: int, question: str):
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from grobot.core.agents.council_run import run_council
+    from grobot.core.store.council_run import run_council
 
     pool = ThreadPoolExecutor(max_workers=1)
     future = pool.submit(asyncio.run, run_council(bot_id, question, asked_by="alice", platform="cli"))

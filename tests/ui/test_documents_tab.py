@@ -16,10 +16,10 @@ import pytest
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
-from grobot.core.documents.sync import DocumentsIndexer
 from grobot.core.memory.local import LocalMemory
 from grobot.core.memory.vector_store import ChromaMemory
 from grobot.core.services import documents
+from grobot.core.services.document_sync import DocumentsIndexer
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, unique
 from tests.ui.screens import PHONE, WIDE, assert_fits_the_width, sized_page

@@ -72,7 +72,7 @@ def test_review_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     from grobot.core.errors import PermissionDenied
     from grobot.core.models import Role
     from grobot.core.services import users
-    from grobot.pages import bot_knowledge_review
+    from grobot.pages import bot_knowledge_state
     from tests.ui.auth import create_ui_user
 
     with session_scope() as session:
@@ -88,8 +88,8 @@ def test_review_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     def accept(session, bot) -> None:
         user_notes.accept_suggestion(session=session, bot_id=bot.id, note_id=note_id)
 
-    for call in (lambda: bot_knowledge_review.load_review(token, bot_id),
-                 lambda: bot_knowledge_review.change_review(token, bot_id, accept)):
+    for call in (lambda: bot_knowledge_state.load_review(token, bot_id),
+                 lambda: bot_knowledge_state.change_review(token, bot_id, accept)):
         with pytest.raises(PermissionDenied):
             call()
     with session_scope(readonly=True) as session:

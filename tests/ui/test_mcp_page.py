@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from grobot.core.db import session_scope
 from grobot.core.models import Role
 from grobot.core.services import mcp_servers, users
-from grobot.pages import bot_knowledge  # noqa: F401 - the replay's barrier event, registered before the replay
+from grobot.pages import bot_knowledge_state  # noqa: F401 - the replay's barrier event, registered before the replay
 from grobot.pages.bot_settings import BotSettingsState
 from grobot.pages.mcp_presets import McpPresetState
 from grobot.pages.mcp_state import McpState

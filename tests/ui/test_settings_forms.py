@@ -21,7 +21,7 @@ from grobot.core.db import session_scope
 from grobot.core.llm import embedded
 from grobot.core.models import Bot, LLMSetting, Role
 from grobot.core.services import costs, llm_settings, mcp_servers, users
-from grobot.pages import bot_knowledge  # noqa: F401  (imported here: the replay client's barrier is one of its events)
+from grobot.pages import bot_knowledge_state  # noqa: F401  (imported here: the replay client's barrier is one of its events)
 from grobot.pages.bot_settings import BotSettingsState
 from grobot.pages.settings import SettingsState
 from grobot.state.bot_page import BotPageState

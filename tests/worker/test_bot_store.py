@@ -264,7 +264,7 @@ def test_a_bot_process_imports_no_database_layer(grobot_env):
 def test_a_write_tried_again_after_a_timeout_is_stored_once(grobot_env):
     """A write the bot gave up on may have been stored. The recorder sends its events again
     with the newer ones (``retry``): what was stored is not stored twice, the rest is."""
-    from grobot.core.agents.run_store_db import DatabaseStore
+    from grobot.core.store.run_store_db import DatabaseStore
 
     bot_id = make_bot("retry")
     store = DatabaseStore()

@@ -1,1 +1,1 @@
-"""The agent chain: specialised LLM calls, one job each (see DESIGN.md)."""
+"""The agent chain: specialised LLM calls, one job each (see docs/DESIGN.md)."""

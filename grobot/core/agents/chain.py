@@ -34,10 +34,10 @@ from grobot.core.documents import message as doc_message
 from grobot.core.documents.message import Found
 from grobot.core.errors import GroBotError, error_line
 from grobot.core.llm.base import new_call_id
+from grobot.core.llm.public_errors import public_error
 from grobot.core.memory import MemoryPort
 from grobot.core.memory.lookup import message_memories
 from grobot.core.moderation import REFUSAL, AnswerGuard, Moderation, log_event, moderation_note
-from grobot.core.public_errors import public_error
 from grobot.core.settings import get_settings
 from grobot.core.tools.base import ToolCatalog, ToolContext, ToolSpec
 
@@ -59,7 +59,7 @@ def _user_message(msg: IncomingMessage) -> UserMessageIn:
 
 async def run_chain(
     message: Prepared | IncomingMessage,
-    deps: ChainDeps | None = None,
+    deps: ChainDeps,
     *,
     sink: EventSink | None = None,
     tools: ToolCatalog | None = None,
@@ -69,16 +69,10 @@ async def run_chain(
 
     ``message``: as :func:`grobot.core.answering.prepare` read it (its reply rules' word, its run's
     start, memories and the Tool Router's scores), or a bare message, answered as one addressed to
-    the bot and read now. ``deps``: the host's store, memory and MCP sessions (None: this process's
-    database, no memory, MCP sessions of this call only).
+    the bot and read now. ``deps``: the host's store, memory and MCP sessions
+    (:func:`grobot.core.store.local.run_chain` answers on this process's database).
     """
     prepared = message if isinstance(message, Prepared) else Prepared(message, decision=True)
-    if deps is None:
-        deps = ChainDeps.local()
-        try:
-            return await run_chain(prepared, deps, sink=sink, tools=tools)
-        finally:
-            await deps.aclose()
     msg, decision = prepared.msg, prepared.decision
     store = deps.store
     recorder = RunRecorder(sink, store)
@@ -459,7 +453,7 @@ async def _save_orphan_calls(run: Run) -> None:
 async def _fail(recorder: RunRecorder, run: Run | None, message: str, started: float, *,
                 cancelled: bool = False, public: str | None = None) -> ChainResult:
     """End the run with one error event: ``message`` for Test Chat and the logs, ``public`` (if
-    given) for a chat platform's user (:func:`grobot.core.public_errors.public_error`)."""
+    given) for a chat platform's user (:func:`grobot.core.llm.public_errors.public_error`)."""
     total = time.perf_counter() - started
     timings = _timings(run, total) if run is not None else {"total_ms": round(total * 1000, 2)}
     end = None

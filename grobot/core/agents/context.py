@@ -22,7 +22,6 @@ MAX_ATTACHMENT_CHARS = 8000
 MAX_NOTES = 20
 
 
-MAX_NOTE_CHARS = 1000  # one note about a user (the notes service enforces it, the notes tools announce it)
 
 
 @dataclass

@@ -9,7 +9,7 @@ kept). Each answer is handed on as soon as it arrives (``on_advisor``, in finish
 so Discord and Test Chat show it while the others think, and ``on_progress`` sees the
 deliberation at every step (the Council tab shows it advisor by advisor). An advisor that
 fails is reported with its error and the synthesis goes on with the others: on Discord with
-a plain reason (:func:`grobot.core.public_errors.public_error`, never the provider's reply or
+a plain reason (:func:`grobot.core.llm.public_errors.public_error`, never the provider's reply or
 its address), in Test Chat, the Council page and the logs in full. The synthesis is one
 structured call: the consensus, the disagreements, a recommendation and a confidence score
 (0-100); one that says nothing (placeholders, the field names, the instructions echoed) is a
@@ -41,9 +41,9 @@ from grobot.core.llm.budget import estimate_tokens, messages_tokens
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.embedded import DEMO_MODEL
 from grobot.core.llm.embedded import PROVIDER as EMBEDDED
+from grobot.core.llm.public_errors import GENERIC, public_error
 from grobot.core.llm.service import CallRecord, LLMCallFailed, call_llm
 from grobot.core.markdown_fences import fences_closed
-from grobot.core.public_errors import GENERIC, public_error
 
 logger = logging.getLogger(__name__)
 SECTION_MAX_CHARS = 1900  # a section fits one Discord message with its heading

@@ -3,7 +3,7 @@
 A host builds one :class:`ChainDeps` and hands it to every run: the bot process (its
 supervisor's store over the bot link, the memory service's client, its own MCP sessions and
 Discord actions), the supervisor (the database, its local memory, its MCP sessions) for Test
-Chat, and the CLI (the database).
+Chat, and the CLI (the database: :func:`grobot.core.store.local.local_deps`).
 """
 
 from __future__ import annotations
@@ -27,13 +27,6 @@ class ChainDeps:
     memory: MemoryPort = field(default_factory=NoopMemory)
     mcp: McpSessions = field(default_factory=McpSessions)
     discord: Any = None
-
-    @classmethod
-    def local(cls, memory: MemoryPort | None = None) -> ChainDeps:
-        """Dependencies on this process's database (the CLI, scripts and tests)."""
-        from grobot.core.agents.run_store_db import DatabaseStore
-
-        return cls(store=DatabaseStore(), memory=memory or NoopMemory())
 
     def memory_or_none(self) -> MemoryPort | None:
         """The memory, or None when there is none (the memory tools are then left out)."""

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents import time_zones
+from grobot.core import time_zones
 from grobot.core.agents.acknowledger import Acknowledger
 from grobot.core.agents.run import Run
 from grobot.core.agents.types import EventKind

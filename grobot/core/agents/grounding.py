@@ -27,8 +27,8 @@ from typing import Any
 
 from grobot.core.agents.reply_check import loop_at
 from grobot.core.agents.tool_router import content_words
-from grobot.core.images import DESCRIBED
 from grobot.core.tools.base import ToolSpec
+from grobot.core.tools.images import DESCRIBED
 
 MAX_ITEMS = 10  # items of a list shown in its line
 MAX_TEXT_CHARS = 300  # characters of a text shown in its line

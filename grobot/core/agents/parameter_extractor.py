@@ -7,7 +7,7 @@ value the user never gave goes to the Clarifier, as does a file name the convers
 or a fact to keep that the user never said (the model made it up). A fact to keep is in the user's
 words: the model's when they are mostly the user's, else what the request says after its verb
 ("Remember that I don't eat meat" -> "I don't eat meat"). A time-zone argument may only take the zones the message names
-(:mod:`grobot.core.agents.time_zones`; the executor reads a place written for a zone as its zone).
+(:mod:`grobot.core.time_zones`; the executor reads a place written for a zone as its zone).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.agents import prompts, time_zones
+from grobot.core import time_zones
+from grobot.core.agents import prompts
 from grobot.core.agents.run import Run
 from grobot.core.agents.structured import BadJSON, missing_required, parse_object, relaxed, validation_errors
 from grobot.core.agents.tool_router import name_words
-from grobot.core.agents.write_requests import request_for
+from grobot.core.agents.write_requests import kept_words, request_for
 from grobot.core.tools.base import ToolSpec
 from grobot.core.words import content_words
 
@@ -186,10 +187,17 @@ def _own_words(message: str, spec: ToolSpec, bot_name: str) -> str:
     """What the message asks ``spec`` to keep, in the user's words ("Remember that I don't eat meat" ->
     "I don't eat meat"); empty when it only asks ("Please remember something for me")."""
     request = request_for(message, spec, bot_name=bot_name)
-    if request is None:
-        return ""
+    content = request.content if request is not None else kept_words(message, bot_name=bot_name) or ""
     asking = _ASKING_WORDS | name_words(spec.name) | content_words(spec.description)
-    return request.content if content_words(request.content) - asking else ""
+    return content if content_words(content) - asking else ""
+
+
+def _said_part(value: str, said: str) -> str:
+    """``value`` without the sentences the user did not say: a fact the model wrote on past the user's words
+    ("Merk dir, dass mein Zug um 8 Uhr fährt. Diese Fortschlüfte würden ...") keeps only what was said."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", value.strip()) if s]
+    kept = [s for s in sentences if _told(s, said)]
+    return " ".join(kept) if kept and len(kept) < len(sentences) else value
 
 
 def _user_words(messages: list[dict[str, Any]]) -> str:
@@ -294,6 +302,9 @@ async def extract(run: Run, spec: ToolSpec, partial: dict[str, Any] | None, *, f
                     # A file name or a fact made up, not left out: asking the model again would not give
                     # the user's file or words.
                     guessed = any(n in file_names or n in spec.from_user for n in made_up)
+                for n in spec.from_user:
+                    if isinstance(args.get(n), str):
+                        args[n] = _said_part(args[n], said)
                 left_out = [n for n in spec.from_user if own and not args.get(n)]
                 if left_out:  # what to keep, left out: the message says it
                     args.update({n: own for n in left_out})

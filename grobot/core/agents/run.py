@@ -95,7 +95,7 @@ class Run:
         """Keep a tool's images for the user (at most ``MAX_IMAGES_PER_RUN`` a run): a stored run's
         (Test Chat) are stored, for the page to show; a Discord run's go with the answer as attachments.
         Returns what the run's events say of each (``id``: where the web app serves it, if stored)."""
-        from grobot.core.images import MAX_IMAGES_PER_RUN
+        from grobot.core.tools.images import MAX_IMAGES_PER_RUN
 
         kept = images[: max(0, MAX_IMAGES_PER_RUN - len(self.images))]
         if not kept:

@@ -6,7 +6,7 @@ the answer and the LLM accounting (:class:`RunWrite`); the Archivist and the bui
 read and write notes and files. All of it goes through a :class:`RunStore`:
 
 - in the supervisor (Test Chat jobs), the CLI and the tests: the service functions in this
-  process (:class:`grobot.core.agents.run_store_db.DatabaseStore`, the default);
+  process (:class:`grobot.core.store.run_store_db.DatabaseStore`, the default);
 - in a bot process: its supervisor, over the bot link (:mod:`bot_worker.remote_store`). So a
   bot imports no database layer (SQLAlchemy, SQLModel, pydantic: about 30 MiB per process)
   and holds no database connection; every rule still lives in the services.

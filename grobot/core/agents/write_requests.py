@@ -93,24 +93,43 @@ _KEEP = re.compile(
     re.IGNORECASE)
 
 
+# Before what a request to keep asks to keep: "that", "que", "dass" ... (folded).
+_KEPT_LEAD = re.compile(r"^(?:(?:that|this|it|down|que|qu'|de\s+que|dass|bitte)\b[\s,:;-]*|[\s,:;.-]+)+")
+
+
 def keep_request(message: str, *, bot_name: str = "") -> bool:
     """Whether one of the message's requests asks the bot to keep what follows (note it, remember it), in
     English, French, Spanish or German: its first words, after courtesy, are such a verb."""
+    return kept_words(message, bot_name=bot_name) is not None
+
+
+def kept_words(message: str, *, bot_name: str = "") -> str | None:
+    """What a request to keep (:func:`keep_request`) asks to keep, in the user's words, up to the end of its
+    sentence ("Jot down that I'm allergic to peanuts." -> "I'm allergic to peanuts"); None: no such request."""
     from grobot.core.agents.tool_cues import fold
 
     folded = fold(message)
+    same = len(folded) == len(message)  # folding kept each character in its place (no "ß" -> "ss")
     for start in _STARTS.finditer(folded):
-        text = folded[start.end():].strip()
+        text = folded[start.end():]
+        offset = start.end() + len(text) - len(text.lstrip())
+        text = text.strip()
         if bot_name:
-            text = re.sub(rf"^@?{re.escape(fold(bot_name))}\b[\s,:!-]*", "", text)
+            named = re.sub(rf"^@?{re.escape(fold(bot_name))}\b[\s,:!-]*", "", text)
+            offset, text = offset + len(text) - len(named), named
         while True:
             framed = _FRAME_OTHER.sub("", _FRAME.sub("", text, count=1), count=1)
             if framed == text:
                 break
-            text = framed
-        if _KEEP.match(text):
-            return True
-    return False
+            offset, text = offset + len(text) - len(framed), framed
+        match = _KEEP.match(text)
+        if match:
+            rest = (message if same else folded)[offset + match.end():]
+            lead = _KEPT_LEAD.match(fold(rest))
+            rest = rest[lead.end():] if lead else rest
+            end = _CONTENT_END.search(rest)
+            return (rest[: end.start()] if end else rest).strip().rstrip("?!.").strip()
+    return None
 
 
 def may_be_request(message: str) -> bool:

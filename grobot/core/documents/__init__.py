@@ -4,7 +4,7 @@ A bot's files (text, Markdown, PDF, HTML, Word) are converted to text
 (:mod:`~grobot.core.documents.convert`), cut into passages by section
 (:mod:`~grobot.core.documents.chunks`), embedded with the memory's embedder and kept in a
 Chroma collection of the bot's own beside its memories (:mod:`~grobot.core.documents.index`),
-in the bot worker's supervisor only (:mod:`~grobot.core.documents.sync` keeps it in step with
+in the bot worker's supervisor only (:mod:`~grobot.core.services.document_sync` keeps it in step with
 the files). A message's passages are looked up with its memories
 (:mod:`~grobot.core.documents.lookup`); the chain puts the relevant ones in the answering
 prompt and names their source in the reply (:mod:`~grobot.core.documents.message`).

@@ -1,6 +1,6 @@
 """The bots' passages in ChromaDB: one collection per bot (``grobot_docs_<id>``) beside its memories.
 
-Vectors come from the memory's embedder (:mod:`grobot.core.memory.embeddings`); Chroma never
+Vectors come from the memory's embedder (:mod:`grobot.core.embeddings`); Chroma never
 loads a model. A passage's id is derived from its file's path, content hash and position, so
 indexing the same file twice (two supervisors on one Chroma server) stores it once. Every
 method blocks: only the bot worker's supervisor opens the store.

@@ -24,7 +24,7 @@ def search(index: DocumentIndex, bot_id: int, query: str, *, k: int, threshold: 
            vector: Any = None, quote: bool = True) -> list[Passage] | None:
     """The passages of bot ``bot_id`` closest to ``query`` (None: it has none indexed); the first
     carries its sentence closest to the query when ``quote``. ``vector``: the query's, if known."""
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
 
     if not query.strip():
         return []
@@ -40,7 +40,7 @@ def best_sentence(passage: Passage, vector: Any) -> str:
     """The sentence of ``passage`` closest in meaning to the question's ``vector`` ("" for none)."""
     import numpy as np
 
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
 
     candidates = [s for s in sentences(passage.text) if len(s) <= MAX_QUOTE_CHARS][:MAX_QUOTE_SENTENCES]
     if not candidates:

@@ -54,7 +54,7 @@ class LocalMemory:
         """Whether this process has loaded the embedding model (without loading it)."""
         import sys
 
-        module = sys.modules.get("grobot.core.memory.embeddings")
+        module = sys.modules.get("grobot.core.embeddings")
         return bool(module is not None and module.get_embedder.cache_info().currsize)
 
     async def warm(self) -> None:
@@ -62,7 +62,7 @@ class LocalMemory:
         message does not wait for them; a failure is logged and retried on first use."""
 
         def load() -> None:
-            from grobot.core.memory.embeddings import get_embedder
+            from grobot.core.embeddings import get_embedder
 
             _ = self.store
             get_embedder().embed(["warm-up"])
@@ -166,7 +166,7 @@ class LocalMemory:
             self._messages.move_to_end(text)
             return found
         if self.embedder_loaded():
-            from grobot.core.memory.embeddings import get_embedder
+            from grobot.core.embeddings import get_embedder
 
             future = get_embedder().start_one(text)
         else:
@@ -214,7 +214,7 @@ class LocalMemory:
         """Embed the words and candidates not cached yet (on a store thread)."""
         import numpy as np
 
-        from grobot.core.memory.embeddings import DIMENSIONS, get_embedder
+        from grobot.core.embeddings import DIMENSIONS, get_embedder
 
         new_words = [w for w in words if w not in self._words]
         if new_words:
@@ -284,7 +284,7 @@ def _vector_or_none(started: Future[Any] | None) -> Any:
 def _embed_one(text: str) -> Any:
     import numpy as np
 
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
 
     return np.asarray(get_embedder().embed([text])[0], dtype=np.float32)
 
@@ -293,7 +293,7 @@ def _similarities(cache: dict[str, Any], vector: Any, candidates: list[str]) -> 
     """Cosine similarities of ``vector`` to ``candidates`` (vectors are normalised: a dot product)."""
     import numpy as np
 
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
 
     missing = [c for c in dict.fromkeys(candidates) if c not in cache]
     if missing:

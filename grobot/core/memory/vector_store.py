@@ -1,7 +1,7 @@
 """Long-term memory of the bots in ChromaDB: one collection per bot.
 
 Embedded Chroma in ``<data dir>/chroma`` by default, or a Chroma server at ``CHROMA_URL``.
-Vectors are computed here (:mod:`grobot.core.memory.embeddings`), so Chroma never
+Vectors are computed here (:mod:`grobot.core.embeddings`), so Chroma never
 downloads a model. Every method blocks: only the bot worker's supervisor opens the store
 (:mod:`grobot.core.memory.local` runs it off the event loop); everyone else goes through
 its memory service.
@@ -19,8 +19,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlparse
 
+from grobot.core.embeddings import get_embedder
 from grobot.core.memory import MAX_MEMORY_CHARS, Memory
-from grobot.core.memory.embeddings import get_embedder
 from grobot.core.models import utcnow
 from grobot.core.settings import get_settings
 

@@ -13,9 +13,9 @@ import re
 from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
-from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import UserNote, utcnow
+from grobot.core.tools.builtins import MAX_NOTE_CHARS
 
 logger = logging.getLogger(__name__)
 

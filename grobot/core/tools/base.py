@@ -46,7 +46,7 @@ class ToolSpec:
 @dataclass(frozen=True)
 class ToolImage:
     """An image a tool returned (checked: a PNG, JPEG, GIF or WebP within the size limit,
-    :func:`grobot.core.images.checked_image`): shown to the user, never read by the model."""
+    :func:`grobot.core.tools.images.checked_image`): shown to the user, never read by the model."""
 
     mime_type: str
     data: bytes

@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grobot.core.agents.context import MAX_NOTE_CHARS
 from grobot.core.documents.message import TOOL_NAME as DOCUMENTS_TOOL
 from grobot.core.errors import GroBotError
 from grobot.core.tools.base import ToolContext, ToolError, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
+
+MAX_NOTE_CHARS = 1000  # one note about a user (the notes tools announce it, the notes service enforces it)
 
 MODEL_TEXT_LIMIT = 20_000  # characters of a file a tool hands to the model
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]

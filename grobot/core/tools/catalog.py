@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from grobot.core.errors import GroBotError
 from grobot.core.tools.base import SERVER_FAILED, ToolContext, ToolError, ToolResult, ToolSpec
 from grobot.core.tools.builtins import BuiltinTool, builtin_tools
 from grobot.core.tools.lifecycle import McpSessions
@@ -118,23 +117,6 @@ class BotCatalog:
         return dict(self._unavailable)
 
 
-def read_links(bot_id: int, *, session: Any) -> list[Link]:
-    """The bot's usable MCP associations, read in ``session`` (the caller's: one session per message)."""
-    from grobot.core.services import mcp_servers
-
-    links: list[Link] = []
-    for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
-        allowed = list(link.allowed_tools) if link.allowed_tools else None
-        try:
-            config: McpServerConfig | None = mcp_servers.server_config(server, bot_id=bot_id)
-            error = ""
-        except GroBotError as exc:  # e.g. its secrets were encrypted with another key
-            config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
-        links.append(Link(config, server.name, allowed, float(link.timeout_seconds), error,
-                          tool_settings=dict(link.tool_settings or {})))
-    return links
-
-
 def _unique(name: str, used: set[str], server: str, tool: str) -> str:
     from grobot.core.tools.mcp_results import MAX_NAME
 
@@ -152,7 +134,7 @@ async def catalog_for_bot(bot_id: int, *, store: Any, hub: Any = None, discord: 
     host's :class:`~grobot.core.tools.lifecycle.McpSessions` (or an ``McpHub``; None: no MCP
     sessions); ``discord``: a ``DiscordActions`` inside a bot process (adds the
     Discord tools); ``memory``: a ``MemoryPort`` (adds memory search/remember); ``links``: the
-    bot's MCP associations when the caller has just read them (:func:`read_links`); ``web``: a
+    bot's MCP associations when the caller has just read them (:func:`grobot.core.services.mcp_tool_lists.read_links`); ``web``: a
     :class:`~grobot.core.tools.web.WebAccess` when the bot has the web tools on.
     """
     builtins = builtin_tools(bot_id, store=store, discord=discord, memory=memory, web=web)
@@ -246,4 +228,4 @@ def _with_fallbacks(entries: list[_McpEntry], links: dict[str, Link], builtin_na
     return result
 
 
-__all__ = ["BotCatalog", "Link", "catalog_for_bot", "read_links"]
+__all__ = ["BotCatalog", "Link", "catalog_for_bot"]

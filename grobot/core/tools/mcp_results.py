@@ -11,8 +11,8 @@ from typing import Any
 from mcp import types as mcp_types
 
 from grobot.core.errors import ValidationError
-from grobot.core.images import MAX_IMAGES_PER_RUN, decoded_image, describe
 from grobot.core.tools.base import ToolImage, ToolResult, ToolSpec
+from grobot.core.tools.images import MAX_IMAGES_PER_RUN, decoded_image, describe
 
 logger = logging.getLogger(__name__)
 

@@ -167,7 +167,7 @@ def grounded_query(query: str, said: str) -> str:
     ``said``, the message being answered), else the message itself. A small model asked for a
     query may write one of its own (a date, a word of its prompt); the user's words never mislead a
     search engine."""
-    from grobot.core.agents.tool_router import content_words
+    from grobot.core.words import content_words
 
     query = " ".join((query or "").split())
     message = " ".join((said or "").split())[:200]

@@ -20,10 +20,10 @@ from sqlmodel import Session, col, select
 from grobot.core import plain_text, tester_chat_link
 from grobot.core.agents.roles import role_name
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.images import checked_image
 from grobot.core.models import AgentEvent, AppUser, Bot, LLMCall, Message, Role
 from grobot.core.services import channel_personas, conversations, run_images, tester_chat
 from grobot.core.services.llm_settings import effective_llm, effective_llms
+from grobot.core.tools.images import checked_image
 from grobot.core.wording import duration
 from grobot.run_images import image_url
 from grobot.state.bot_page import run_for_bot

@@ -98,7 +98,7 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
     ``(answer text, error)``."""
     port = port or DatabaseCouncilPort()
     if store is None:
-        from grobot.core.agents.run_store_db import DatabaseStore
+        from grobot.core.store.run_store_db import DatabaseStore
 
         store = DatabaseStore()
     recorder = RunRecorder(sink, store)

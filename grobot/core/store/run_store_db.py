@@ -140,7 +140,7 @@ def read_for_message(msg: IncomingMessage, *, session: Session) -> MessageRead |
     if data.decision is False:
         return data
     try:
-        from grobot.core.tools.catalog import read_links
+        from grobot.core.services.mcp_tool_lists import read_links
 
         data.links = read_links(msg.bot_id, session=session) if bot.has_links else []
     except Exception as exc:  # the catalog reads them again, and reports what fails
@@ -334,7 +334,7 @@ class DatabaseStore:
         return await self._read(lambda session: tester_chat.sent_images(run_id, session=session), in_thread=True)
 
     async def mcp_links(self, bot_id: int) -> list[Any]:
-        from grobot.core.tools.catalog import read_links
+        from grobot.core.services.mcp_tool_lists import read_links
 
         return await self._read(lambda session: read_links(bot_id, session=session))
 

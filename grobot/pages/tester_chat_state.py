@@ -1,5 +1,5 @@
 """The Test Chat tab's state: sending, following a run live (or reading it stored), Stop, Retry
-and Reset (the page: :mod:`grobot.pages.bot_chat`)."""
+and Reset (the page: :mod:`grobot.pages.tester_chat`)."""
 
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import reflex as rx
 
 from grobot.core import tester_chat_link
 from grobot.core.errors import NotFoundError
-from grobot.core.images import MAX_IMAGE_BYTES
 from grobot.core.services.tester_chat import IMAGE_ONLY
 from grobot.core.services.users import NotSignedIn
-from grobot.pages.bot_chat_runs import (
+from grobot.core.tools.images import MAX_IMAGE_BYTES
+from grobot.pages.tester_chat_runs import (
     CANNOT_READ_IMAGES,
     OPEN_STATUSES,
     ChatStep,

@@ -32,7 +32,7 @@ Database = Callable[..., Any]  # ``db(fn, *args, **kwargs)``: ``fn(..., session=
 
 def embed_chunks(chunks: list[Chunk]) -> list[Any]:
     """The vectors of ``chunks`` (in their order), embedded shortest first so that a batch pads little."""
-    from grobot.core.memory.embeddings import get_embedder
+    from grobot.core.embeddings import get_embedder
 
     embedder = get_embedder()
     texts = [c.embedding_text() for c in chunks]

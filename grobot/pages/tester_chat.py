@@ -17,10 +17,10 @@ from grobot.components.bot_tabs import CHAT
 from grobot.components.chat_history import COVER_TESTID, chat_history
 from grobot.components.forms import confirm_dialog
 from grobot.components.safe_text import safe_markdown, safe_text
-from grobot.pages.bot_chat_model import ChatModelState, model_line
-from grobot.pages.bot_chat_runs import ChatTurn
-from grobot.pages.bot_chat_state import IMAGE_UPLOAD_ID, NO_CHANNEL, ChatState, LiveState
-from grobot.pages.bot_chat_view import (
+from grobot.pages.tester_chat_model import ChatModelState, model_line
+from grobot.pages.tester_chat_runs import ChatTurn
+from grobot.pages.tester_chat_state import IMAGE_UPLOAD_ID, NO_CHANNEL, ChatState, LiveState
+from grobot.pages.tester_chat_view import (
     bot_bubble,
     error_text,
     images_row,

@@ -10,7 +10,7 @@ import reflex as rx
 from grobot.components.empty_state import command_line
 from grobot.components.safe_text import safe_text
 from grobot.components.technical_details import technical_details
-from grobot.pages.bot_chat_runs import ChatCall, ChatStep
+from grobot.pages.tester_chat_runs import ChatCall, ChatStep
 
 logger = logging.getLogger(__name__)
 

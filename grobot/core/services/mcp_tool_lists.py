@@ -1,5 +1,5 @@
-"""Database side of the MCP hub: which servers to refresh, where their tool lists go, and
-trying a server now (`check_and_store`)."""
+"""Database side of the MCP hub: a bot's MCP servers (`read_links`), which servers to refresh, where
+their tool lists go, and trying a server now (`check_and_store`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from grobot.core.db import session_scope
+from grobot.core.errors import GroBotError
 from grobot.core.services import mcp_servers
 from grobot.core.tools.base import ToolError
+from grobot.core.tools.catalog import Link
 from grobot.core.tools.mcp_config import McpServerConfig
 from grobot.core.tools.mcp_results import tool_as_dict
 from grobot.core.wording import counted
@@ -18,6 +20,21 @@ if TYPE_CHECKING:
     from grobot.core.tools.mcp_hub import McpHub
 
 logger = logging.getLogger(__name__)
+
+
+def read_links(bot_id: int, *, session: Any) -> list[Link]:
+    """The bot's usable MCP associations, read in ``session`` (the caller's: one session per message)."""
+    links: list[Link] = []
+    for link, server in mcp_servers.bot_links(session=session, bot_id=bot_id):
+        allowed = list(link.allowed_tools) if link.allowed_tools else None
+        try:
+            config: McpServerConfig | None = mcp_servers.server_config(server, bot_id=bot_id)
+            error = ""
+        except GroBotError as exc:  # e.g. its secrets were encrypted with another key
+            config, error = None, f"MCP server '{server.name}' cannot be used: {exc}"
+        links.append(Link(config, server.name, allowed, float(link.timeout_seconds), error,
+                          tool_settings=dict(link.tool_settings or {})))
+    return links
 
 
 def load_enabled_configs() -> list[McpServerConfig]:
