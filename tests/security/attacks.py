@@ -39,7 +39,7 @@ from grobot.pages.bot_files import FilesState
 from grobot.pages.bot_knowledge_state import KnowledgeState, ReviewState
 from grobot.pages.bot_logs import LogsState
 from grobot.pages.bot_memory import MemoryState
-from grobot.pages.bot_schedules import SchedulesState
+from grobot.pages.bot_schedules_state import SchedulesState
 from grobot.pages.bot_settings_state import BotSettingsState
 from grobot.pages.login import LoginState
 from grobot.pages.mcp_presets import McpPresetState
