@@ -330,8 +330,11 @@ class Supervisor:
         supervisors: :func:`~grobot.core.services.schedules.claim_due`); their bot processes post them."""
         if self._stopping.is_set() or not self.held or not self.db_ok:
             return
-        try:
-            runs = await asyncio.to_thread(self._write, schedules.claim_due, sorted(self.held))
+        held = sorted(self.held)
+        try:  # read first: most polls find nothing, and a write session would take SQLite's write lock
+            if not await asyncio.to_thread(self._read, schedules.any_due, held):
+                return
+            runs = await asyncio.to_thread(self._write, schedules.claim_due, held)
         except Exception as exc:
             logger.warning("Could not claim the scheduled posts (%s); trying again", type(exc).__name__)
             return
@@ -379,6 +382,10 @@ class Supervisor:
             memory_registry.prune_orphans(session=session)
             embedded_llm.prune_orphans(session=session)
             tester_chat_link.ROWS.prune_orphans(session=session)
+
+    def _read(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        with session_scope(readonly=True) as session:
+            return fn(*args, session=session, **kwargs)
 
     def _write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope() as session:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from sqlmodel import select
+
 from grobot.cli.main import main
 from grobot.core.db import session_scope
 from grobot.core.models import BotSchedule, utcnow
@@ -131,3 +133,26 @@ def test_a_run_its_bot_takes_after_the_grace_time_is_not_posted(caplog):
     assert asyncio.run(box.take(7, wait=0.1)) == [fresh]
     assert any("Scheduled post 1 (weekly)" in r.getMessage() and "not posted, its bot was not online" in r.getMessage()
                for r in caplog.records if r.levelname == "WARNING")
+
+
+def test_a_poll_reads_whether_a_run_is_due_before_claiming_it(grobot_env):
+    """The supervisor polls twice a second: what is due is read first (no write lock), claimed only when there."""
+    with session_scope() as session:
+        bot = bots.create_bot(session=session, name="poll")
+        bot_id = bot.id
+    with session_scope() as session:
+        schedules.create_schedule(bot_id, session=session, channel_id="1", content="hi", interval_seconds=3600)
+    with session_scope(readonly=True) as session:
+        assert not schedules.any_due([bot_id], session=session)
+        assert not schedules.any_due([], session=session)
+    with session_scope() as session:
+        row = session.exec(select(BotSchedule)).one()
+        row.next_run_at = utcnow() - timedelta(seconds=1)
+        session.add(row)
+    with session_scope(readonly=True) as session:
+        assert schedules.any_due([bot_id], session=session)
+        assert not schedules.any_due([bot_id + 1], session=session)
+    with session_scope() as session:
+        assert len(schedules.claim_due([bot_id], session=session)) == 1
+    with session_scope(readonly=True) as session:
+        assert not schedules.any_due([bot_id], session=session)

@@ -239,14 +239,25 @@ def claim_due(bot_ids: list[int], *, session: Session, now: datetime | None = No
     if not bot_ids:
         return []
     now = now or utcnow()
-    rows = session.exec(select(BotSchedule).where(
-        col(BotSchedule.bot_id).in_(bot_ids),
-        (col(BotSchedule.run_requested).is_(True))
-        | (col(BotSchedule.enabled).is_(True) & (col(BotSchedule.next_run_at) <= now)))).all()
+    rows = session.exec(select(BotSchedule).where(*_due(bot_ids, now))).all()
     runs: list[ScheduledRun] = []
     for row in rows:
         runs += claim_row(row, now=now, session=session)
     return runs
+
+
+def any_due(bot_ids: list[int], *, session: Session, now: datetime | None = None) -> bool:
+    """Whether a schedule of ``bot_ids`` has a run to claim: read (no write lock) before :func:`claim_due`."""
+    if not bot_ids:
+        return False
+    return session.exec(select(BotSchedule.id).where(*_due(bot_ids, now or utcnow())).limit(1)).first() is not None
+
+
+def _due(bot_ids: list[int], now: datetime) -> tuple[Any, ...]:
+    """The conditions of a schedule of ``bot_ids`` with a run to claim at ``now`` (a "Run now", a run due)."""
+    return (col(BotSchedule.bot_id).in_(bot_ids),
+            col(BotSchedule.run_requested).is_(True)
+            | (col(BotSchedule.enabled).is_(True) & (col(BotSchedule.next_run_at) <= now)))
 
 
 def claim_row(row: BotSchedule, *, now: datetime, session: Session) -> list[ScheduledRun]:
