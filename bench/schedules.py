@@ -100,13 +100,25 @@ def main() -> int:
                 with session_scope() as session:
                     for row in session.exec(select(BotSchedule)).all():
                         row.enabled, row.next_run_at = False, None
-                time.sleep(5)  # the posts handed over just before the end arrive
-                # The i-th post of a schedule answers its i-th run (a bot posts its runs in order).
-                posted: dict[str, list[float]] = {text: [] for text in plan}
-                for call in bench.discord.calls_by(method="POST", path_regex=r"/channels/\d+/messages$"):
-                    text = str((call.json or {}).get("content") or "")
-                    if text in posted:
-                        posted[text].append(call.time + offset)
+
+                def posts() -> dict[str, list[float]]:
+                    """The times each schedule's text was posted (the i-th post answers its i-th run)."""
+                    found: dict[str, list[float]] = {text: [] for text in plan}
+                    for call in bench.discord.calls_by(method="POST", path_regex=r"/channels/\d+/messages$"):
+                        text = str((call.json or {}).get("content") or "")
+                        if text in found:
+                            found[text].append(call.time + offset)
+                    return found
+
+                def expected(first: float, every: float) -> int:  # the runs surely due before the end
+                    return sum(1 for k in range(int(max(0.0, end - first) // every) + 1) if first + k * every <= end - 1)
+
+                # The posts handed over just before the end: wait for every run due (a lost one stays missing).
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and any(len(times) < expected(first, every) for text, times in
+                                                          posts().items() for _, first, every in (plan[text],)):
+                    time.sleep(0.2)
+                posted = posts()
                 lateness: dict[bool, list[float]] = {True: [], False: []}  # by: of a killed supervisor's bot
                 due_count, once, twice, lost = 0, 0, 0, []
                 phases: dict[str, list[float]] = {}
