@@ -1,13 +1,5 @@
-"""The Knowledge Base tab (admins): what the bot knows of its Discord users
-(the state; the view: :mod:`grobot.pages.bot_knowledge`).
-
-Everyone who wrote to the bot on Discord is listed, with anyone it has directives or notes
-for. Per user: the admin's directives (how the bot should treat them) and the notes (facts
-with a reliability, written by the bot's tools, its Archivist, or an admin; editable); "forget
-this user" deletes all of it, memories included. With the bot's "notes wait for approval" switch
-on, the notes its Archivist takes are suggestions: the admin accepts them (as they are, or edited)
-or dismisses them (they are never suggested again). Any note the bot knows can be edited in place.
-"""
+"""The Knowledge Base tab's state: its users, directives, notes and the Archivist's suggestions (what the
+tab shows and does: :mod:`grobot.pages.bot_knowledge`)."""
 
 from __future__ import annotations
 
