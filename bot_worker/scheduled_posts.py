@@ -96,6 +96,8 @@ class SchedulePoster:
                     raise ConnectionError(str(data.get("error") or status))
                 failures = 0
             except (ConnectionError, OSError) as exc:
+                if self.client.is_closed():  # the bot is stopping: its link went first
+                    return
                 self._done = done + self._done  # reported next time
                 failures += 1
                 if failures == 1:

@@ -219,7 +219,7 @@ class Supervisor:
         """Stop every bot process (SIGTERM, SIGKILL after the grace period) and release the leases."""
         logger.info("Supervisor stopping: %d bot process(es)", sum(1 for s in self.slots.values() if s.running))
         if self.scheduler is not None:
-            self.scheduler.shutdown(wait=False)
+            await self._end_scheduler()
         for slot in self.slots.values():
             if slot.proc is not None and slot.proc.poll() is None:
                 slot.proc.send_signal(signal.SIGTERM)
@@ -242,6 +242,16 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Could not release the leases (%s): they expire by themselves", type(exc).__name__)
         logger.info("Supervisor stopped")
+
+    async def _end_scheduler(self, grace: float = 3.0) -> None:
+        """No new job runs; the running ones (a poll in a database call) end first, within ``grace``: the
+        scheduler's shutdown cancels what still runs (APScheduler's asyncio executor cannot wait for it)."""
+        assert self.scheduler is not None
+        self.scheduler.pause()
+        running = [f for f in getattr(self.scheduler._lookup_executor("default"), "_pending_futures", ()) if not f.done()]
+        if running:
+            await asyncio.wait(running, timeout=grace)
+        self.scheduler.shutdown(wait=False)
 
     def _release_everything(self) -> None:
         with session_scope() as session:

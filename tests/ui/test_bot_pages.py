@@ -57,7 +57,7 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     expect(header).to_contain_text("hdr-bot")
     expect(header).to_contain_text("4 guilds")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory", "Conversations",
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Schedules", "Files", "Knowledge Base", "Memory", "Conversations",
                                  "Council"])
     sidebar_bot = page.get_by_role("navigation", name="Main navigation").locator(f'[data-bot-id="{bot_id}"]')
     expect(sidebar_bot).to_contain_text(name)

@@ -67,7 +67,7 @@ def test_without_a_worker_the_tab_says_how_to_start_it(admin_page) -> None:
     expect(callout).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     expect(callout).to_contain_text("The memory service runs in the bot worker: start it with python -m grobot worker")
     tabs = page.get_by_role("navigation", name="Bot sections").get_by_role("link")
-    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Files", "Knowledge Base", "Memory", "Conversations",
+    expect(tabs).to_have_text(["Test Chat", "Logs", "Settings", "Schedules", "Files", "Knowledge Base", "Memory", "Conversations",
                                  "Council"])
     # The rest of the page still works: adding says why it cannot, with no trace.
     page.get_by_label("New memory", exact=True).fill("The server room is on floor 3")

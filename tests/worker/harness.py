@@ -134,10 +134,15 @@ class Fleet:
         return wait_for(check, timeout, message=f"reply containing {containing!r}; log:\n{self._tail()}")
 
     def _tail(self) -> str:
-        try:
-            return "\n".join(self.log(len(self.supervisors) - 1).splitlines()[-30:])
-        except OSError:
-            return ""
+        """The last lines of each supervisor's log (a failure with two shows both sides)."""
+        parts = []
+        for index in range(len(self.supervisors)):
+            try:
+                lines = self.log(index).splitlines()[-30:]
+            except OSError:
+                continue
+            parts.append((f"--- supervisor {index}:\n" if len(self.supervisors) > 1 else "") + "\n".join(lines))
+        return "\n".join(parts)
 
     def begin_test(self) -> None:
         """A clean slate for the next test on this fleet: nothing scripted, recorded or answered yet."""

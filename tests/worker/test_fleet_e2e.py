@@ -260,7 +260,7 @@ def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_
         second = world.start_supervisor(**PG_ENV)
         wait_for(lambda: "started" in world.log(1), 15)
         before = world.mention(a, "before failover")
-        world.wait_reply(before, containing="before failover")
+        world.wait_reply(before, containing="before failover", timeout=60)  # (two supervisors on a loaded machine)
 
         old_pids = {bot_id: world.status(bot_id).pid for bot_id in (a, b)}
         first.kill()  # kill -9: no chance to clean up

@@ -37,7 +37,8 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
 
         world.llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
             {"text": "alice said the launch code word is pineapple", "kind": "fact"}]}))
-        told = world.mention(bot, "remember that the launch code word is pineapple")
+        # (said, not asked to be remembered: a request to remember would call the memory tool as well)
+        told = world.mention(bot, "by the way, the launch code word is pineapple")
         world.wait_reply(told, containing="pineapple")
 
         # The bot process's Archivist stored it through the supervisor's service, with where it came from.
