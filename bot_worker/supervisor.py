@@ -69,7 +69,7 @@ class Supervisor:
         self.test_chat_service = ChatRunnerService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
-        self._last_sweep = 0.0
+        self._starting: asyncio.Task[None] | None = None  # the bot processes being started (see reconcile)
         self.models = EmbeddedModels(self.supervisor_id, self._write)
         # The bot link: the bots' heartbeats (written at the next reconcile) and their data.
         self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps)
@@ -130,6 +130,8 @@ class Supervisor:
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
         self.scheduler.add_job(self.claim_schedules, IntervalTrigger(seconds=self.config.schedule_poll_seconds),
                                id="schedules", next_run_time=now)
+        self.scheduler.add_job(self.sweep, IntervalTrigger(seconds=max(self.config.heartbeat_seconds, 5.0)), id="sweep",
+                               next_run_time=now)
         self.jobs.schedule(self.scheduler, now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,
@@ -220,6 +222,9 @@ class Supervisor:
         logger.info("Supervisor stopping: %d bot process(es)", sum(1 for s in self.slots.values() if s.running))
         if self.scheduler is not None:
             await self._end_scheduler()
+        if self._starting is not None:  # (it starts no further process once stopping is set)
+            await asyncio.wait([self._starting], timeout=3.0)
+            self._starting.cancel()
         for slot in self.slots.values():
             if slot.proc is not None and slot.proc.poll() is None:
                 slot.proc.send_signal(signal.SIGTERM)
@@ -319,21 +324,35 @@ class Supervisor:
                 slot.backoff, slot.next_start = None, 0.0  # a new token or intents: try at once
             if now >= slot.next_start:
                 to_start.append(row)
+        # Started beside the polls, not within one: the next poll renews the leases on time however long
+        # the starts take (on a loaded machine a poll that waited for them let the fence stop the new bots).
+        if to_start and (self._starting is None or self._starting.done()):
+            self._starting = asyncio.get_running_loop().create_task(self._start_some(to_start))
+
+    async def _start_some(self, rows: list[fleet.BotRow]) -> None:
+        """Start the bot processes of ``rows`` still ours, ``start_interval`` apart (a poll's worth; the rest next poll)."""
         budget = max(1, int(self.config.poll_seconds / self.config.start_interval))
-        for index, row in enumerate(to_start[:budget]):
-            if self._stopping.is_set():
-                return
-            if index:
-                await asyncio.sleep(self.config.start_interval)
-            await self._start(row)
-        if len(to_start) > budget:
+        try:
+            for index, row in enumerate(rows[:budget]):
+                if self._stopping.is_set():
+                    return
+                if index:
+                    await asyncio.sleep(self.config.start_interval)
+                if row.bot_id in self.held:  # (a poll since may have lost its lease)
+                    await self._start(row)
+        except Exception:
+            logger.exception("Could not start the bot processes; trying again at the next poll")
+        if len(rows) > budget:
             self.wake()
-        if time.monotonic() - self._last_sweep > max(self.config.heartbeat_seconds, 5.0):
-            self._last_sweep = time.monotonic()
-            try:
-                await asyncio.to_thread(self._sweep)
-            except Exception as exc:
-                logger.warning("Sweep failed: %s", type(exc).__name__)
+
+    async def sweep(self) -> None:
+        """Housekeeping of the fleet tables (its own job: a slow sweep does not delay the lease renewals)."""
+        if self._stopping.is_set():
+            return
+        try:
+            await asyncio.to_thread(self._sweep)
+        except Exception as exc:
+            logger.warning("Sweep failed: %s", type(exc).__name__)
 
     async def claim_schedules(self) -> None:
         """Claim the due scheduled posts of the bots whose leases this supervisor holds (once across

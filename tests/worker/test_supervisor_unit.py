@@ -42,3 +42,52 @@ def test_cli_has_the_worker_command():
 
     args = build_parser().parse_args(["worker"])
     assert args.func.__module__ == "grobot.cli.worker"
+
+
+async def test_a_poll_renews_the_leases_while_bot_processes_start_and_the_sweep_runs(grobot_env, monkeypatch):
+    """Starting bots and the fleet sweep take seconds on a loaded machine: the polls renew the leases
+    meanwhile, so the supervisor does not fence (stop) the bots it has just started."""
+    import asyncio
+    import threading
+
+    from bot_worker.supervisor import Supervisor
+    from grobot.core.db import session_scope
+    from grobot.core.models import BotStatus
+    from grobot.core.services import bots
+    from grobot.core.settings import get_settings
+    from tests.helpers import async_wait_for, make_token
+
+    for name in ("GROBOT_SUPERVISOR_ID", "GROBOT_HEARTBEAT_SECONDS"):
+        monkeypatch.setenv(name, "")  # the supervisor sets them for its bots: restored after the test
+    monkeypatch.setenv("GROBOT_SPAWN", "exec")
+    get_settings.cache_clear()
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name="busy", token=make_token(222222222222222222)).id
+    supervisor = Supervisor(config=SupervisorConfig(lease_seconds=5, stop_grace_seconds=2, poll_seconds=0.5))
+    supervisor.is_postgres = True  # leases that another supervisor may take: the fence applies
+    starting, sweeping = asyncio.Event(), threading.Event()
+    started: list[int] = []
+
+    async def slow_start(row):  # a bot start still under way (the fork server busy)
+        await starting.wait()
+        started.append(row.bot_id)
+
+    monkeypatch.setattr(supervisor, "_start", slow_start)
+    monkeypatch.setattr(supervisor, "_sweep", lambda: sweeping.wait(30))
+
+    def lease() -> object:
+        with session_scope(readonly=True) as session:
+            return session.get(BotStatus, bot_id).lease_expires_at
+
+    try:
+        await asyncio.wait_for(supervisor.reconcile(), 10)  # takes the lease, begins the start
+        sweep = asyncio.get_running_loop().create_task(supervisor.sweep())
+        first, renewed_at = lease(), supervisor.last_renewal
+        await asyncio.wait_for(supervisor.reconcile(), 10)  # the next poll, the start and the sweep still running
+        assert lease() > first and supervisor.last_renewal > renewed_at and supervisor.held == {bot_id}
+        assert started == [] and not sweep.done()
+    finally:
+        starting.set()
+        sweeping.set()
+    await async_wait_for(lambda: started == [bot_id], 10)
+    await asyncio.wait_for(sweep, 10)
