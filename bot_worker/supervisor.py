@@ -130,8 +130,8 @@ class Supervisor:
         self.scheduler.add_job(self.models.sync, IntervalTrigger(seconds=self.config.poll_seconds), id="models")
         self.scheduler.add_job(self.claim_schedules, IntervalTrigger(seconds=self.config.schedule_poll_seconds),
                                id="schedules", next_run_time=now)
-        self.scheduler.add_job(self.sweep, IntervalTrigger(seconds=max(self.config.heartbeat_seconds, 5.0)), id="sweep",
-                               next_run_time=now)
+        # (First after an interval: at start the database is the polls' and the bot starts'.)
+        self.scheduler.add_job(self.sweep, IntervalTrigger(seconds=max(self.config.heartbeat_seconds, 5.0)), id="sweep")
         self.jobs.schedule(self.scheduler, now)
         self.scheduler.start()
         logger.info("Supervisor %s started (poll %.1f s, %s)", self.supervisor_id, self.config.poll_seconds,

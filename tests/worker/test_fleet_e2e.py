@@ -182,8 +182,9 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         first.kill()
         first.wait(5)
         wait_for(lambda: not pid_alive(old_pid), 10)
-        world.start_supervisor()
-        wait_for(lambda: world.status(a).pid not in (None, old_pid) and world.status(a).state == "online", 20)
+        world.start_supervisor()  # (its start and the bot's: the imports take seconds on a loaded machine)
+        wait_for(lambda: world.status(a).pid not in (None, old_pid) and world.status(a).state == "online", 45,
+                 message=f"the bot online again under the next supervisor; log:\n{world._tail()}")
         wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
         assert sum(1 for s in world.discord.sessions.values()
                    if s.bot_id == world.discord_ids[a] and s.ws is not None and not s.ws.closed) == 1
