@@ -243,3 +243,13 @@ async def test_an_answer_from_a_document_names_its_source_and_plain_chat_costs_n
         await wait_for_background()
     finally:
         await deps.aclose()
+
+
+async def test_a_bot_without_documents_does_not_have_each_message_embedded_for_them(index):
+    """Most bots have no documents: their messages cost no embedding for a lookup that finds nothing
+    (nor does the Tool Router then reuse that vector instead of its word filter: bench/fleet.py)."""
+    memory, _ = index
+    memory.embedder_loaded = lambda: True  # as in a supervisor that has loaded the model
+    bot_id = _bot()
+    assert await memory.documents(bot_id, "question number 3", 3, threshold=0.3) is None
+    assert "question number 3" not in memory._messages  # no vector started for it

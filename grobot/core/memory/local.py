@@ -126,12 +126,19 @@ class LocalMemory:
     async def documents(self, bot_id: int, query: str, k: int = 3, *, threshold: float | None = None,
                         quote: bool = True) -> list[Any] | None:
         """The passages of ``bot_id`` closest to ``query`` (None: it has none indexed), with the message's
-        vector when the supervisor started it (shared with the memory lookup and the Tool Router)."""
+        vector when the supervisor started it (shared with the memory lookup and the Tool Router).
+
+        A bot without passages does not have the message embedded for them: most bots have none, and
+        a message already on its way to the model should not cost them an embedding (nor the Tool
+        Router, which would then use that vector instead of its word filter)."""
         from grobot.core.documents import lookup
 
         started = self._messages.get(query)
-        if started is None and self.embedder_loaded():
-            started = self.embedding(query)
+        if started is None:
+            if not await self._run(self.documents_index.count, bot_id):
+                return None
+            if self.embedder_loaded():
+                started = self.embedding(query)
         return await self._run(lambda: lookup.search(self.documents_index, bot_id, query, k=k, threshold=threshold,
                                                      vector=_vector_or_none(started), quote=quote))
 

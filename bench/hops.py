@@ -1,0 +1,199 @@
+"""How far one plain Discord message travels through GroBot's code, and how often the bot asks its supervisor.
+
+    .venv/bin/python bench/hops.py [--messages 3]
+
+Runs a fleet of one bot on the fake Discord and an instant fake LLM (the harness of
+``bench/fleet.py``), sends it plain messages one at a time, and follows each one inside the bot
+process from ``FleetBot.on_message`` to its completing edit: a profile hook (``sys.setprofile``,
+installed through a ``sitecustomize`` this script writes, switched on and off by signals) marks the
+asyncio context of that message's ``on_message`` (tasks started from it copy the mark, the background
+archivist included) and records, in that context only, every first call of a function of
+``grobot/`` or ``bot_worker/`` (a coroutine's resumption is not a call) and every request over the
+bot link (``BotLinkClient.call_in_parts``, which every request goes through), placed before or after the
+request of the model's answer (the fake LLM's record of it; a background structured call, the archivist's, aside).
+
+Prints, per message (the figures of the last; they do not vary), the modules visited, the module
+hops (a call whose function's module is not its caller's: how many, and how many distinct
+caller -> callee pairs, the path a reader follows; a task's first step has no caller) and the bot's
+requests to its supervisor before the model's answer call, after it, and from the background
+archivist (which reviews the exchange after the answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.fleet import Bench, wait_until  # noqa: E402
+
+MARKER = "hops-probe"
+
+# Installed in every process of the fleet (PYTHONPATH); active only in a process that gets SIGUSR1
+# (the measured bot), which then records until SIGUSR2 and writes what it saw to HOPS_OUT/<pid>.json.
+SITECUSTOMIZE = r'''
+import contextvars, json, os, signal, sys, time
+
+_ROOT = os.environ.get("HOPS_ROOT", "")
+_OUT = os.environ.get("HOPS_OUT", "")
+_MARKER = os.environ.get("HOPS_MARKER", "")
+_mark = contextvars.ContextVar("hops_mark", default=False)
+_state = {"armed": False, "events": [], "seen": set()}
+_modules = {}
+
+
+def _module(code):
+    name = _modules.get(code.co_filename)
+    if name is None:
+        path = code.co_filename
+        name = ""
+        for top in ("grobot", "bot_worker"):
+            prefix = os.path.join(_ROOT, top) + os.sep
+            if path.startswith(prefix):
+                name = path[len(_ROOT) + 1:-3].replace(os.sep, ".")
+        _modules[code.co_filename] = name
+    return name
+
+
+def _caller(frame):
+    back = frame.f_back
+    while back is not None:
+        if os.sep + "asyncio" + os.sep in back.f_code.co_filename:
+            return ""  # a task's first step: started, not called
+        name = _module(back.f_code)
+        if name:
+            return name
+        back = back.f_back
+    return ""
+
+
+def _profile(frame, event, arg):
+    if event != "call":
+        return
+    code = frame.f_code
+    module = _module(code)
+    if not module:
+        return
+    if not _mark.get():
+        if (event == "call" and _state["armed"] and code.co_name == "on_message" and module == "bot_worker.fleet_bot"
+                and _MARKER in str(getattr(frame.f_locals.get("message"), "content", ""))):
+            _state["armed"] = False
+            _mark.set(True)
+        else:
+            return
+    if id(frame) in _state["seen"]:
+        return  # a coroutine resumed
+    _state["seen"].add(id(frame))
+    _state.setdefault("frames", []).append(frame)  # kept alive: ids stay unique
+    if code.co_name == "call_in_parts" and module == "bot_worker.bot_link":  # every request goes through it
+        chain, back = [], frame.f_back
+        while back is not None and len(chain) < 12:
+            if _module(back.f_code):
+                chain.append(back.f_code.co_qualname)
+            back = back.f_back
+        _state["events"].append(["link", str(frame.f_locals.get("path")), time.monotonic(), chain])
+    _state["events"].append(["call", _caller(frame), module, code.co_qualname])
+
+
+def _start(*_):
+    _state.update(armed=True, events=[], seen=set(), frames=[])
+    sys.setprofile(_profile)
+
+
+def _stop(*_):
+    sys.setprofile(None)
+    with open(os.path.join(_OUT, f"{os.getpid()}.json"), "w") as handle:
+        json.dump(_state["events"], handle)
+    _state["frames"] = []
+
+
+if _OUT:
+    signal.signal(signal.SIGUSR1, _start)
+    signal.signal(signal.SIGUSR2, _stop)
+'''
+
+
+def summarize(events: list[list[Any]], answer_at: float) -> dict[str, Any]:
+    """Modules, hops and link requests (before / after the model's answer call, at ``answer_at``) of one message."""
+    calls = [e for e in events if e[0] == "call"]
+    modules = list(dict.fromkeys(e[2] for e in calls))
+    hops = [(e[1], e[2]) for e in calls if e[1] and e[1] != e[2]]
+    links: dict[str, list[str]] = {"before": [], "after": [], "background": []}
+    for event in events:
+        if event[0] == "link":
+            background = any("_archive" in name for name in event[3])  # the archivist, after the answer
+            links["background" if background else "before" if event[2] < answer_at else "after"].append(event[1])
+    return {"modules": modules, "hops": len(hops), "distinct": list(dict.fromkeys(hops)), "links": links}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=3)
+    parser.add_argument("--verbose", action="store_true", help="print the distinct hops in order")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="grobot-hops-") as tmp:
+        site, out = Path(tmp) / "site", Path(tmp) / "out"
+        site.mkdir()
+        out.mkdir()
+        (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+        bench = Bench(Path(tmp))
+        try:
+            ids = bench.add_bots(1)
+            bench.start_supervisor(HOPS_OUT=str(out), HOPS_ROOT=str(ROOT), HOPS_MARKER=MARKER)
+            wait_until(lambda: bench.all_online(ids), 120, "the bot online")
+            uid, pid = bench.discord_ids[ids[0]], bench.statuses()[ids[0]].pid
+            channel = bench.discord.channel_id
+            for i in range(2):  # warm up: first reads, connections, imports
+                msg = bench.discord.send_message(channel, f"<@{uid}> warm up {i}", mentions=[uid])
+                wait_until(lambda: any(f"warm up {i}" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30,
+                           "the warm-up answer")
+            time.sleep(1.0)
+            result: dict[str, Any] = {}
+            for i in range(args.messages):
+                os.kill(pid, signal.SIGUSR1)
+                time.sleep(0.3)  # the signal's handler runs between two bytecodes of the bot's loop
+                text = f"{MARKER} question number {i}"
+                msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
+                wait_until(lambda: any(r["content"] == f"Echo: alice: {text}" for r in bench.discord.replies_to(msg["id"])),
+                           30, "the completing edit")
+                time.sleep(1.0)  # the background archivist's write
+                os.kill(pid, signal.SIGUSR2)
+                dump = out / f"{pid}.json"
+                wait_until(dump.exists, 10, "the bot's record")
+                time.sleep(0.2)
+                chats = [r for r in bench.llm.requests if r.path == "/api/chat" and text in str(r.json)]
+                answer_at = min(r.time for r in chats if not (r.json or {}).get("format"))
+                events = json.loads(dump.read_text())
+                result = summarize(events, answer_at)
+                dump.unlink()
+                print(f"message {i + 1}: {len(result['modules'])} modules, {result['hops']} module hops "
+                      f"({len(result['distinct'])} distinct caller -> callee pairs); LLM calls: {len(chats)} "
+                      f"({sum(1 for r in chats if (r.json or {}).get('format'))} structured); requests to the supervisor: "
+                      f"{len(result['links']['before'])} before the model's answer call {result['links']['before']}, "
+                      f"{len(result['links']['after'])} after it {result['links']['after']}, "
+                      f"{len(result['links']['background'])} from the background archivist {result['links']['background']}")
+            if args.verbose:
+                for event in events:
+                    if event[0] == "link":
+                        print(f"  request {event[1]} from " + " < ".join(event[3]))
+            print("modules visited, in order: " + " > ".join(m.split(".")[-1] for m in result["modules"]))
+            if args.verbose:
+                for caller, callee in result["distinct"]:
+                    print(f"  {caller} -> {callee}")
+        finally:
+            bench.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
