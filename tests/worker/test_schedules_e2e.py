@@ -1,6 +1,7 @@
-"""Scheduled posts end to end: a real supervisor and bot process post on the fake Discord on their own,
-a fixed text and a prompt's answer, once per run (also with two supervisors), and after a restart
-a missed run is caught up once or skipped past its grace time."""
+"""Scheduled posts end to end: a real supervisor posts on the fake Discord with its bots' tokens, a
+fixed text and a prompt's answer, once per run (also with two supervisors), after a restart a missed
+run is caught up once or skipped past its grace time, and a supervisor killed while it posts a run
+leaves the run posted once."""
 
 from __future__ import annotations
 
@@ -106,7 +107,31 @@ def test_two_supervisors_post_each_run_once(pg_env, tmp_path):
         final = _add(bot, "final", channel=channel, cron="0 0 1 1 *")
         _act(schedules.request_run, bot, final)
         wait_for(lambda: _posts(world, bot, "final"), 60, message="the final post")
-        handed = [m for _, m in bot_log(bot) if re.match(rf"Scheduled post {beat}: due .*handed to the bot", m)]
+        handed = [m for _, m in bot_log(bot) if re.match(rf"Scheduled post {beat}: due .*claimed", m)]
         dues = [re.search(r"due (\S+)", m).group(1) for m in handed]
         assert len(dues) == len(set(dues)), "a run was claimed twice"
         assert len(_posts(world, bot, "beat")) == len(handed)
+
+
+@pytest.mark.parametrize("made", [False, True], ids=["lost-on-the-way", "made-answer-lost"])
+def test_a_supervisor_killed_while_it_posts_a_run_leaves_it_posted_once(grobot_env, tmp_path, made):
+    """The supervisor is killed (SIGKILL) while Discord holds its post: lost on the way (never made) or
+    made with its answer lost. The next supervisor takes the run again once its claim expired, and
+    the channel shows the post once (Discord returns the message of a nonce it already saw)."""
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("crier")
+        supervisor = world.start_supervisor(GROBOT_SCHEDULE_CLAIM_SECONDS="2")
+        world.wait_online(bot)
+        hold = world.discord.hold(after=made)
+        try:
+            crier = _add(bot, "Hear ye, hear ye", channel=world.discord.channel_id, cron="0 0 1 1 *")
+            _act(schedules.request_run, bot, crier)
+            assert hold.reached.wait(60), "the scheduled post never reached Discord"
+            assert len(_posts(world, bot, "Hear ye")) == (1 if made else 0)
+            supervisor.kill()
+            supervisor.wait(30)
+        finally:
+            hold.release()
+        world.start_supervisor(GROBOT_SCHEDULE_CLAIM_SECONDS="2")
+        wait_for(lambda: _status(crier) == "posted", 60, message="the run taken again and posted")
+        assert [m["content"] for m in _posts(world, bot, "Hear ye")] == ["Hear ye, hear ye"]
