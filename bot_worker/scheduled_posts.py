@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,11 +32,14 @@ Write = Callable[..., Awaitable[Any]]
 class SchedulePoster:
     """The supervisor's end: post the runs it claimed, keep its claims while it works, confirm them."""
 
-    def __init__(self, owner: str, deps: ChainDeps, write: Write) -> None:
+    def __init__(self, owner: str, deps: ChainDeps, write: Write, *, claim_seconds: float) -> None:
         self.owner = owner
         self.deps = deps
         self.write = write  # runs a service function in a write session off the event loop
+        self.claim_seconds = claim_seconds
         self.running: dict[int, asyncio.Task[None]] = {}  # by run id
+        self.finished: list[tuple[ScheduledRun, str]] = []  # posted (or failed for good), to confirm
+        self._renewed = 0.0
         self._clients: dict[int, tuple[str, HTTPClient]] = {}  # by bot id: its token, its client
         from bot_worker.discord_io import redirect
         from grobot.core.settings import get_settings
@@ -46,6 +50,8 @@ class SchedulePoster:
     def start(self, run: ScheduledRun) -> None:
         """Post ``run`` in its own task (a run already being posted here is left to that task)."""
         if run.run_id not in self.running:
+            if not self.running:
+                self._renewed = time.monotonic()  # claimed just now
             task = asyncio.get_running_loop().create_task(self._run(run), name=f"scheduled-post-{run.run_id}")
             self.running[run.run_id] = task
             task.add_done_callback(functools.partial(self._ended, run.run_id))
@@ -54,14 +60,23 @@ class SchedulePoster:
         self.running.pop(run_id, None)
 
     async def _run(self, run: ScheduledRun) -> None:
+        self.finished.append((run, await self.post(run)))
+
+    async def keep(self, renew_after: float) -> None:
+        """Confirm the runs posted since the last call (one write for all), and renew the claims on the
+        runs still being posted when the last renewal is older than ``renew_after`` seconds."""
         from grobot.core.services import schedules
 
-        status = await self.post(run)
-        try:
-            await self.write(schedules.finish_run, run, status)
-        except Exception as exc:  # the claim expires: another look posts it again, with the same nonce
-            logger.warning("Scheduled post %s: could not record that it was posted (%s)", run.schedule_id,
-                           type(exc).__name__, extra={"bot_id": run.bot_id})
+        done, self.finished = self.finished, []
+        if done:
+            try:
+                await self.write(schedules.finish_runs, done)
+            except Exception:
+                self.finished = done + self.finished  # confirmed next time (or taken again, same nonce)
+                raise
+        if self.running and time.monotonic() - self._renewed > renew_after:
+            await self.write(schedules.renew_claims, self.owner, list(self.running), self.claim_seconds)
+            self._renewed = time.monotonic()
 
     async def post(self, run: ScheduledRun) -> str:
         """Post one run; what happened, in a few words (also a line of the bot's Logs)."""
@@ -154,6 +169,10 @@ class SchedulePoster:
             await asyncio.wait(list(self.running.values()), timeout=grace)
         for task in list(self.running.values()):
             task.cancel()
+        try:
+            await self.keep(renew_after=float("inf"))
+        except Exception as exc:
+            logger.warning("Could not record the scheduled posts made (%s)", type(exc).__name__)
         for _, http in self._clients.values():
             await http.close()
         self._clients.clear()

@@ -79,8 +79,8 @@ class Supervisor:
         self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory service, housekeeping, MCP
         # Scheduled posts: claimed and posted here, through Discord's REST API with the bots' tokens.
         self.posts = SchedulePoster(self.supervisor_id, self.deps,
-                                    lambda fn, *args: asyncio.to_thread(self._write, fn, *args))
-        self._claims_renewed = 0.0
+                                    lambda fn, *args: asyncio.to_thread(self._write, fn, *args),
+                                    claim_seconds=self.config.schedule_claim_seconds)
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -348,11 +348,7 @@ class Supervisor:
             return
         claim = self.config.schedule_claim_seconds
         try:
-            running = list(self.posts.running)
-            if running and time.monotonic() - self._claims_renewed > claim / 3:
-                await asyncio.to_thread(self._write, schedules.renew_claims, self.supervisor_id, running,
-                                        claim_seconds=claim)
-                self._claims_renewed = time.monotonic()
+            await self.posts.keep(renew_after=claim / 3)
             # Read first: most polls find nothing, and a write session would take SQLite's write lock.
             if not await asyncio.to_thread(self._read, schedules.any_due):
                 return
@@ -360,8 +356,6 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Could not claim the scheduled posts (%s); trying again", type(exc).__name__)
             return
-        if runs and not self.posts.running:
-            self._claims_renewed = time.monotonic()
         for run in runs:
             late = (utcnow() - run.due_at).total_seconds()
             logger.info("Scheduled post %s%s: due %s, claimed%s", run.schedule_id,

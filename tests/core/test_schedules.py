@@ -139,11 +139,11 @@ def test_a_claim_whose_supervisor_died_is_taken_again_once_expired_with_the_same
     assert first.nonce(0) != first.nonce(1) and len(first.nonce(12)) <= 25
     # B renews its claim while it works (a prompt's answer), keeps the answer, confirms the post.
     with session_scope() as session:
-        schedules.renew_claims("B", [again.run_id], session=session, now=due + timedelta(seconds=6), claim_seconds=60)
+        schedules.renew_claims("B", [again.run_id], 60, session=session, now=due + timedelta(seconds=6))
         schedules.keep_answer(again.run_id, "the answer", session=session)
     with session_scope() as session:
         assert schedules.claim_due("C", session=session, now=due + timedelta(seconds=30)) == []
-        schedules.finish_run(again, "posted", session=session)
+        schedules.finish_runs([(again, "posted")], session=session)
     with session_scope() as session:
         assert not schedules.any_due(session=session, now=due + timedelta(hours=1, seconds=-1))
         assert session.get(BotSchedule, schedule_id).last_status == "posted"

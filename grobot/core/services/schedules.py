@@ -5,7 +5,7 @@ computed with APScheduler's triggers and kept in ``bot_schedule.next_run_at``, s
 restarts. Any live supervisor claims the due runs (:func:`claim_due`): the claim moves
 ``next_run_at`` on only if it is still the value read (compare and set), so one run is claimed
 once however many supervisors see it due, and holds it (a :class:`BotScheduleRun` with an owner and
-an expiry) until its post is confirmed (:func:`finish_run`). A supervisor killed between the claim
+an expiry) until its post is confirmed (:func:`finish_runs`). A supervisor killed between the claim
 and the post leaves an expired claim that any supervisor takes again (at least once by the claim);
 the post's nonce (:meth:`ScheduledRun.nonce`, from the schedule and the run's due time) makes
 Discord return the message already made instead of a second one (exactly once in the channel).
@@ -268,9 +268,10 @@ def claim_due(owner: str, *, session: Session, now: datetime | None = None,
     until = now + timedelta(seconds=claim_seconds)
     claimed: list[BotScheduleRun] = []
     for row in session.exec(select(BotSchedule).join(Bot, col(Bot.id) == col(BotSchedule.bot_id))
-                            .where(col(Bot.enabled).is_(True), _due(now))).all():
+                            .where(col(Bot.enabled).is_(True), _due(now)).order_by(col(BotSchedule.id))).all():
         claimed += claim_row(row, owner=owner, now=now, until=until, session=session)
-    for run in session.exec(select(BotScheduleRun).where(col(BotScheduleRun.expires_at) < now)).all():
+    for run in session.exec(select(BotScheduleRun).where(col(BotScheduleRun.expires_at) < now)
+                            .order_by(col(BotScheduleRun.id))).all():
         if _take_over(run, owner=owner, now=now, until=until, session=session):
             claimed.append(run)
     return [_run(run, session=session) for run in claimed]
@@ -372,8 +373,8 @@ def _run(run: BotScheduleRun, *, session: Session) -> ScheduledRun:
                         grace_seconds=row.grace_seconds, answer=run.text, token=get_token(bot) or "")
 
 
-def renew_claims(owner: str, run_ids: list[int], *, session: Session, now: datetime | None = None,
-                 claim_seconds: float = DEFAULT_CLAIM_SECONDS) -> None:
+def renew_claims(owner: str, run_ids: list[int], claim_seconds: float = DEFAULT_CLAIM_SECONDS, *,
+                 session: Session, now: datetime | None = None) -> None:
     """Keep ``owner``'s claims on the runs it is still posting (a prompt's answer takes a while)."""
     if run_ids:
         session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id).in_(run_ids),
@@ -386,10 +387,14 @@ def keep_answer(run_id: int, text: str, *, session: Session) -> None:
     session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id) == run_id).values(text=text))
 
 
-def finish_run(run: ScheduledRun, status: str, *, session: Session) -> None:
-    """The run's post is confirmed (or failed for good): its claim ends, the schedule shows how it went."""
-    session.execute(delete(BotScheduleRun).where(col(BotScheduleRun.id) == run.run_id))
-    record_outcome(run.bot_id, run.schedule_id, status, session=session)
+def finish_runs(done: list[tuple[ScheduledRun, str]], *, session: Session) -> None:
+    """The runs' posts are confirmed (or failed for good), each with what happened: their claims end,
+    each schedule shows how its run went."""
+    if not done:
+        return
+    session.execute(delete(BotScheduleRun).where(col(BotScheduleRun.id).in_([run.run_id for run, _ in done])))
+    for run, status in sorted(done, key=lambda item: item[0].schedule_id):  # rows locked in one order
+        record_outcome(run.bot_id, run.schedule_id, status, session=session)
 
 
 def record_outcome(bot_id: int, schedule_id: int, status: str, *, session: Session) -> None:
