@@ -98,6 +98,7 @@ class SchedulePoster:
             from bot_worker.discord_io import delivery_failure
 
             why = (delivery_failure(exc) if isinstance(exc, discord.HTTPException)
+                   else "Discord refused the bot's token" if isinstance(exc, discord.LoginFailure)
                    else str(exc) if isinstance(exc, LookupError) else type(exc).__name__)
             logger.error("%s: could not post in channel %s: %s", label, run.channel_id, why,
                          extra={"bot_id": run.bot_id})

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from grobot.core.db import session_scope
-from grobot.core.models import BotSchedule, utcnow
-from grobot.core.services import schedules
+from grobot.core.models import Bot, BotSchedule, utcnow
+from grobot.core.services import bots, schedules
 from tests.helpers import wait_for
 from tests.worker.harness import asks, bot_log, fleet
 
@@ -135,3 +135,27 @@ def test_a_supervisor_killed_while_it_posts_a_run_leaves_it_posted_once(grobot_e
         world.start_supervisor(GROBOT_SCHEDULE_CLAIM_SECONDS="2")
         wait_for(lambda: _status(crier) == "posted", 60, message="the run taken again and posted")
         assert [m["content"] for m in _posts(world, bot, "Hear ye")] == ["Hear ye, hear ye"]
+
+
+def test_a_run_is_posted_while_the_bots_process_is_not_online(grobot_env, tmp_path):
+    """The supervisor posts with the bot's token: a bot whose process cannot connect to the gateway
+    (its intent denied) still posts its scheduled runs; a bot whose token Discord refuses says so."""
+    with fleet(grobot_env, tmp_path) as world:
+        quiet = world.add_bot("quiet")
+        gone = world.add_bot("gone")
+        world.discord.deny_intent(world.discord_ids[quiet], "message_content")
+        with session_scope(readonly=True) as session:
+            world.discord.revoke(bots.get_token(session.get(Bot, gone)))
+        world.start_supervisor()
+        world.wait_state(quiet, "error", 60)
+        channel = world.discord.channel_id
+        notice = _add(quiet, "The market opens at nine.", channel=channel, cron="0 0 1 1 *")
+        refused = _add(gone, "Never seen.", channel=channel, cron="0 0 1 1 *")
+        _act(schedules.request_run, quiet, notice)
+        _act(schedules.request_run, gone, refused)
+        wait_for(lambda: _status(notice) == "posted", 60, message="the post of a bot that is not online")
+        wait_for(lambda: _status(refused).startswith("not posted"), 60)
+        assert [m["content"] for m in _posts(world, quiet, "market")] == ["The market opens at nine."]
+        assert _status(refused) == "not posted: Discord refused the bot's token"
+        assert any(level == "ERROR" and "could not post in channel" in m and "refused the bot's token" in m
+                   for level, m in bot_log(gone))
