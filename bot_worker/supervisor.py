@@ -350,7 +350,12 @@ class Supervisor:
         try:
             await self.posts.keep(renew_after=claim / 3)
             # Read first: most polls find nothing, and a write session would take SQLite's write lock.
-            if not await asyncio.to_thread(self._read, schedules.any_due):
+            due, owners = await asyncio.to_thread(self._schedules_poll)
+            for owner in filter(self._gone, owners):  # a supervisor of this host that died: no wait for its claims
+                if await asyncio.to_thread(self._write, schedules.release_claims, owner):
+                    logger.warning("A supervisor of this host stopped while it posted scheduled posts; taking them again")
+                    due = True
+            if not due:
                 return
             runs = await asyncio.to_thread(self._write, schedules.claim_due, self.supervisor_id, claim_seconds=claim)
         except Exception as exc:
@@ -362,6 +367,19 @@ class Supervisor:
                         f" ({run.name})" if run.name else "", run.due_at.strftime("%H:%M:%S UTC"),
                         f" ({late:.0f} s late)" if late >= 2 else "", extra={"bot_id": run.bot_id})
             self.posts.start(run)
+
+    def _schedules_poll(self) -> tuple[bool, set[str]]:
+        """Whether a scheduled post is to claim, and who holds claims (one read session)."""
+        with session_scope(readonly=True) as session:
+            return schedules.any_due(session=session), schedules.claim_owners(session=session)
+
+    def _gone(self, owner: str) -> bool:
+        """``owner`` is a supervisor of this host whose process has ended (one of another host is known
+        gone only when its claims expire)."""
+        host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        return (owner != self.supervisor_id and host == self.hostname and pid.isdigit()
+                and not pid_alive(int(pid)))
 
     def _is_running(self, bot_id: int) -> bool:
         slot = self.slots.get(bot_id)

@@ -382,6 +382,19 @@ def renew_claims(owner: str, run_ids: list[int], claim_seconds: float = DEFAULT_
                         .values(expires_at=(now or utcnow()) + timedelta(seconds=claim_seconds)))
 
 
+def claim_owners(*, session: Session, now: datetime | None = None) -> set[str]:
+    """The supervisors holding claims not yet expired."""
+    return set(session.exec(select(BotScheduleRun.owner).where(col(BotScheduleRun.expires_at) >= (now or utcnow()))
+                            .distinct()).all())
+
+
+def release_claims(owner: str, *, session: Session, now: datetime | None = None) -> int:
+    """The claims of a supervisor known to be gone (its process ended) expire now: any supervisor takes
+    its runs again at once instead of when the claims would have expired. How many there were."""
+    return int(session.exec(update(BotScheduleRun).where(col(BotScheduleRun.owner) == owner)
+                            .values(expires_at=(now or utcnow()) - timedelta(seconds=1))).rowcount)
+
+
 def keep_answer(run_id: int, text: str, *, session: Session) -> None:
     """A prompt's answer, kept with its run: a run taken again posts these words, not new ones."""
     session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id) == run_id).values(text=text))
