@@ -60,18 +60,7 @@ class ScheduledRun:
     def nonce(self, part: int = 0) -> str:
         """The Discord nonce of the run's ``part``-th message: the same for every claim of the run, so
         that Discord returns the message already made instead of a second one (at most 25 characters)."""
-        millis = int(self.due_at.timestamp() * 1000)
-        return f"s{self.schedule_id}t{_base36(millis)}p{part}"[:25]
-
-
-def _base36(number: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        number, rest = divmod(number, 36)
-        out = digits[rest] + out
-        if not number:
-            return out
+        return f"s{self.schedule_id}t{int(self.due_at.timestamp() * 1000):x}p{part}"[:25]
 
 
 def trigger_of(*, cron: str, interval_seconds: int, timezone: str, start: datetime | None = None) -> Any:
