@@ -230,17 +230,6 @@ def in_zone(moment: datetime | None, timezone: str) -> str:
 # --------------------------------------------------------------------------- the worker's side
 
 
-def next_due(bot_ids: list[int], *, session: Session) -> datetime | None:
-    """The earliest next run of the enabled schedules of ``bot_ids`` (None: none)."""
-    if not bot_ids:
-        return None
-    rows = session.exec(select(BotSchedule.next_run_at).where(col(BotSchedule.bot_id).in_(bot_ids),
-                                                              col(BotSchedule.enabled).is_(True),
-                                                              col(BotSchedule.next_run_at).is_not(None))
-                        .order_by(col(BotSchedule.next_run_at)).limit(1)).all()
-    return rows[0] if rows else None
-
-
 def claim_due(owner: str, *, session: Session, now: datetime | None = None,
               claim_seconds: float = DEFAULT_CLAIM_SECONDS) -> list[ScheduledRun]:
     """Claim for supervisor ``owner`` the due runs of the enabled bots' schedules, and the runs whose
