@@ -36,7 +36,6 @@ from bot_worker.lease import DatabaseHeartbeats, LeaseKeeper
 from bot_worker.mapping import to_incoming
 from bot_worker.remote_store import BotSettings, BotStore, SettingsCache
 from bot_worker.run_stops import RunningAnswer, RunStops
-from bot_worker.scheduled_posts import SchedulePoster
 from bot_worker.slash_commands import register_commands
 from bot_worker.streaming import ReplyStreamer
 from bot_worker.text import ERROR_REPLY, public_text, with_note
@@ -118,18 +117,11 @@ class FleetBot(discord.Client):
         if isinstance(cache, SettingsCache):  # the settings read at the start serve until they change
             cache.keep(bot)
             cache.vouches = self.lease.vouches_for
-        # Scheduled posts: the runs its supervisor claims come over the bot link (none when started by hand).
-        self.poster = SchedulePoster(self, link) if link is not None else None
         register_commands(self)
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
         await self.lease.start(initial_lease())  # may stop a bot that took long to start
-
-    async def _post_scheduled(self) -> None:
-        if self.poster is not None:
-            await self.wait_until_ready()
-            await self.poster.loop()
 
     async def close(self) -> None:
         self.lease.close()
@@ -212,7 +204,6 @@ class FleetBot(discord.Client):
         if not self._synced:
             self._synced = True
             self._spawn(self._sync_commands())
-            self._spawn(self._post_scheduled())
 
     # ------------------------------------------------------------------ roles seen (the access lists show them by name)
     async def on_guild_available(self, guild: discord.Guild) -> None:

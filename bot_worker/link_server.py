@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot_worker import link_wire, scheduled_posts
+from bot_worker import link_wire
 from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError
 from bot_worker.link_ops import dispatch
 from bot_worker.local_store import LocalBotStore
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 
 StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
-PostsHandler = Callable[[int, dict[str, Any]], Awaitable[Any]]
 
 
 class BotLinkServer:
@@ -50,12 +49,11 @@ class BotLinkServer:
     name = "Bot link"
 
     def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
-                 posts: PostsHandler | None = None, host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1") -> None:
         self.host = host
         self.url = ""
         self._on_report = on_report
         self._store = store
-        self._posts = posts
         self._secret = secrets.token_bytes(32)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -143,8 +141,6 @@ class BotLinkServer:
         payload = payload if isinstance(payload, dict) else {}
         if path == "heartbeat":
             return self._heartbeat(bot_id, payload)
-        if path == scheduled_posts.PATH and self._posts is not None:
-            return 200, {"result": await self._posts(bot_id, payload)}
         if not path.startswith("store/"):
             return 404, {"error": f"no such path: {path!r}", "kind": "bad_request"}
         if self._store is None:
@@ -194,8 +190,7 @@ class SupervisorLink:
         # which leaves the overflow to the supervisor's own work).
         self.store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
                                                       thread_name_prefix="grobot-bot-store"), deps=deps)
-        self.posts = scheduled_posts.PostBox()  # the scheduled posts claimed for its bots
-        self.server = BotLinkServer(self.on_report, store=self.serve, posts=self.serve_posts)
+        self.server = BotLinkServer(self.on_report, store=self.serve)
 
     async def start(self) -> str:
         """Listen (raises OSError when it cannot); returns the base URL."""
@@ -213,21 +208,6 @@ class SupervisorLink:
     async def serve(self, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
         """A bot's read or write, over the bot link (bots import no database layer)."""
         return await dispatch(self.store, bot_id, op, payload)
-
-    async def serve_posts(self, bot_id: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        """A bot process waits for its scheduled posts (and says how the last ones went)."""
-        done = [d for d in payload.get("done") or [] if isinstance(d, dict)]
-        if done:
-            try:
-                await asyncio.to_thread(_record_outcomes, bot_id, done)
-            except Exception as exc:
-                logger.warning("Could not record how scheduled posts went (%s)", type(exc).__name__,
-                               extra={"bot_id": bot_id})
-        try:
-            wait = min(float(payload.get("wait") or scheduled_posts.WAIT_SECONDS), 60.0)
-        except (TypeError, ValueError):
-            wait = scheduled_posts.WAIT_SECONDS
-        return [scheduled_posts.run_as_dict(run) for run in await self.posts.take(bot_id, wait=wait)]
 
     def on_report(self, report: Report) -> Answer:
         """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""
@@ -253,15 +233,3 @@ class SupervisorLink:
         """Heartbeats a reconcile could not write: written next time (the newer ones win)."""
         self.heartbeats = {**beats, **self.heartbeats}
 
-
-def _record_outcomes(bot_id: int, done: list[dict[str, Any]]) -> None:
-    from grobot.core.db import session_scope
-    from grobot.core.services import schedules
-
-    with session_scope() as session:
-        for item in done:
-            try:
-                schedule_id = int(item.get("schedule_id"))  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                continue
-            schedules.record_outcome(bot_id, schedule_id, str(item.get("status") or ""), session=session)

@@ -1,179 +1,179 @@
-"""Scheduled posts in the worker: the supervisor claims its bots' due runs, each bot process posts its own.
+"""Scheduled posts in the worker: any live supervisor claims the due runs and posts them itself.
 
-The supervisor holding a bot's lease claims the bot's due runs every ``GROBOT_SCHEDULE_POLL_SECONDS``
-(:func:`grobot.core.services.schedules.claim_due`: once across supervisors) and puts them in its
-:class:`PostBox`. The bot process, which holds the Discord connection, waits for them over the bot link
-(``posts``: a request the supervisor answers as soon as a run is there, or empty after a while) and posts
-each one as an ordinary message (:class:`SchedulePoster`): a fixed text as it is, a prompt answered
-through the one entry point of every message (prepare -> admit -> answer). With its next request it
-reports how each run went; the supervisor writes it with the schedule. Each run is a line in the bot's Logs.
+Every ``GROBOT_SCHEDULE_POLL_SECONDS`` each supervisor claims the runs due
+(:func:`grobot.core.services.schedules.claim_due`: once across supervisors, held until the post is
+confirmed) and posts each one through Discord's REST API with the bot's token (discord.py's HTTP
+client, one per bot), without waiting for the bot's process: a fixed text as it is, a prompt answered
+here through the one entry point of every message (prepare -> admit -> answer), as Test Chat runs
+the chain in the supervisor. Each message carries a nonce derived from the run (``enforce_nonce``):
+a run taken again after its supervisor died is not posted twice. Each run is a line in the bot's Logs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections import defaultdict
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-if TYPE_CHECKING:
-    import discord
+import discord
+from discord.http import HTTPClient, handle_message_parameters
 
-    from bot_worker.bot_link import BotLinkClient
-    from grobot.core.services.schedules import ScheduledRun
+from grobot.core.agents.deps import ChainDeps
+from grobot.core.services.schedules import ScheduledRun
 
 logger = logging.getLogger(__name__)
 
-WAIT_SECONDS = 20.0  # a bot's request for posts is answered within this, empty when none came
-MAX_WAITING = 100  # runs kept for one bot process that does not take them
-PATH = "posts"
-
-
-class PostBox:
-    """The claimed runs waiting for their bot process to take them (on the supervisor's event loop)."""
-
-    def __init__(self) -> None:
-        self._runs: dict[int, list[ScheduledRun]] = defaultdict(list)
-        self._waiters: dict[int, asyncio.Event] = defaultdict(asyncio.Event)
-
-    def put(self, run: ScheduledRun) -> None:
-        runs = self._runs[run.bot_id]
-        runs.append(run)
-        if len(runs) > MAX_WAITING:  # a bot that stays offline: its oldest runs go (each would be stale)
-            _skip(runs.pop(0), "too many runs were waiting for it")
-        self._waiters[run.bot_id].set()
-
-    def pending(self, bot_id: int) -> int:
-        return len(self._runs.get(bot_id, ()))
-
-    async def take(self, bot_id: int, *, wait: float = WAIT_SECONDS) -> list[ScheduledRun]:
-        """The runs of ``bot_id`` (waiting up to ``wait`` seconds for one)."""
-        event = self._waiters[bot_id]
-        if not self._runs.get(bot_id):
-            event.clear()
-            try:
-                await asyncio.wait_for(event.wait(), timeout=wait)
-            except TimeoutError:
-                return []
-        runs, self._runs[bot_id] = self._runs.get(bot_id, []), []
-        now = datetime.now(UTC)
-        fresh = [run for run in runs if (now - run.due_at).total_seconds() <= run.grace_seconds]
-        for run in runs:
-            if run not in fresh:
-                _skip(run, "its bot was not online within the schedule's grace time")
-        return fresh
-
-
-def _skip(run: ScheduledRun, why: str) -> None:
-    logger.warning("Scheduled post %s%s, due %s: not posted, %s", run.schedule_id, f" ({run.name})" if run.name else "",
-                   run.due_at.strftime("%Y-%m-%d %H:%M:%S UTC"), why, extra={"bot_id": run.bot_id})
-
-
-def run_as_dict(run: ScheduledRun) -> dict[str, Any]:
-    return {"schedule_id": run.schedule_id, "name": run.name, "channel_id": run.channel_id, "kind": run.kind,
-            "content": run.content, "due_at": run.due_at.isoformat()}
+Write = Callable[..., Awaitable[Any]]
 
 
 class SchedulePoster:
-    """The bot process's end: wait for the runs its supervisor claimed, post each one."""
+    """The supervisor's end: post the runs it claimed, keep its claims while it works, confirm them."""
 
-    def __init__(self, client: Any, link: BotLinkClient, *, wait: float = WAIT_SECONDS) -> None:
-        self.client = client  # the FleetBot
-        self.link = link
-        self.wait = wait
-        self._done: list[dict[str, Any]] = []
+    def __init__(self, owner: str, deps: ChainDeps, write: Write, *, claim_seconds: float) -> None:
+        self.owner = owner
+        self.deps = deps
+        self.write = write  # runs a service function in a write session off the event loop
+        self.claim_seconds = claim_seconds
+        self.running: dict[int, asyncio.Task[None]] = {}  # by run id
+        self.finished: list[tuple[ScheduledRun, str]] = []  # posted (or failed for good), to confirm
+        self._renewed = 0.0
+        self._clients: dict[int, tuple[str, HTTPClient]] = {}  # by bot id: its token, its client
+        from bot_worker.discord_io import redirect
+        from grobot.core.settings import get_settings
 
-    async def loop(self) -> None:
-        """Until the client closes: ask for runs, post them (one after the other, in their order)."""
-        failures = 0
-        while not self.client.is_closed():
-            done, self._done = self._done, []
+        settings = get_settings()
+        redirect(settings.discord_api_base, settings.discord_gateway_url)  # a proxy, or the fake
+
+    def start(self, run: ScheduledRun) -> None:
+        """Post ``run`` in its own task (a run already being posted here is left to that task)."""
+        if run.run_id not in self.running:
+            if not self.running:
+                self._renewed = time.monotonic()  # claimed just now
+            task = asyncio.get_running_loop().create_task(self._run(run), name=f"scheduled-post-{run.run_id}")
+            self.running[run.run_id] = task
+            task.add_done_callback(functools.partial(self._ended, run.run_id))
+
+    def _ended(self, run_id: int, _task: asyncio.Task[None]) -> None:
+        self.running.pop(run_id, None)
+
+    async def _run(self, run: ScheduledRun) -> None:
+        self.finished.append((run, await self.post(run)))
+
+    async def keep(self, renew_after: float) -> None:
+        """Confirm the runs posted since the last call (one write for all), and renew the claims on the
+        runs still being posted when the last renewal is older than ``renew_after`` seconds."""
+        from grobot.core.services import schedules
+
+        done, self.finished = self.finished, []
+        if done:
             try:
-                status, data = await self.link.call(self.client.bot_id, PATH, {"wait": self.wait, "done": done},
-                                                    timeout=self.wait + 10)
-                if status != 200:
-                    raise ConnectionError(str(data.get("error") or status))
-                failures = 0
-            except (ConnectionError, OSError) as exc:
-                if self.client.is_closed():  # the bot is stopping: its link went first
-                    return
-                self._done = done + self._done  # reported next time
-                failures += 1
-                if failures == 1:
-                    logger.warning("Could not ask the supervisor for scheduled posts (%s); retrying", exc)
-                await asyncio.sleep(min(5.0, 0.5 * failures))
-                continue
-            for run in data.get("result") or []:
-                status_line = await self.post(run)
-                self._done.append({"schedule_id": run["schedule_id"], "status": status_line})
+                await self.write(schedules.finish_runs, done)
+            except Exception:
+                self.finished = done + self.finished  # confirmed next time (or taken again, same nonce)
+                raise
+        if self.running and time.monotonic() - self._renewed > renew_after:
+            await self.write(schedules.renew_claims, self.owner, list(self.running), self.claim_seconds)
+            self._renewed = time.monotonic()
 
-    async def post(self, run: dict[str, Any]) -> str:
+    async def post(self, run: ScheduledRun) -> str:
         """Post one run; what happened, in a few words (also a line of the bot's Logs)."""
-        label = f"Scheduled post {run['schedule_id']}" + (f" ({run['name']})" if run.get("name") else "")
+        label = f"Scheduled post {run.schedule_id}" + (f" ({run.name})" if run.name else "")
         try:
-            channel = await self._channel(str(run["channel_id"]))
-            if run["kind"] == "prompt":
-                text = await self.answer(run, channel)
+            if not run.token:
+                raise LookupError("the bot has no Discord token")
+            http = await self._client(run.bot_id, run.token)
+            if run.kind == "prompt":
+                text = run.answer if run.answer is not None else await self.answer(run, http)
                 if not text:
-                    logger.warning("%s: the bot gave no answer to its prompt; nothing posted", label)
+                    logger.warning("%s: the bot gave no answer to its prompt; nothing posted", label,
+                                   extra={"bot_id": run.bot_id})
                     return "no answer: nothing posted"
             else:
-                text = str(run["content"])
-            await self.send(channel, text)
+                text = run.content
+            await self.send(http, run, text)
         except Exception as exc:
             from bot_worker.discord_io import delivery_failure
 
-            why = delivery_failure(exc) if _is_discord_error(exc) else (str(exc) if isinstance(exc, LookupError)
-                                                                        else type(exc).__name__)
-            logger.error("%s: could not post in channel %s: %s", label, run["channel_id"], why)
+            why = (delivery_failure(exc) if isinstance(exc, discord.HTTPException)
+                   else "Discord refused the bot's token" if isinstance(exc, discord.LoginFailure)
+                   else str(exc) if isinstance(exc, LookupError) else type(exc).__name__)
+            logger.error("%s: could not post in channel %s: %s", label, run.channel_id, why,
+                         extra={"bot_id": run.bot_id})
             return f"not posted: {why}"[:200]
-        logger.info("%s: posted in channel %s (%d characters)", label, run["channel_id"], len(text))
+        logger.info("%s: posted in channel %s (%d characters)", label, run.channel_id, len(text),
+                    extra={"bot_id": run.bot_id})
         return "posted"
 
-    async def _channel(self, channel_id: str) -> Any:
-        import discord
-
-        channel = self.client.get_channel(int(channel_id))
-        if channel is None:
-            try:
-                channel = await self.client.fetch_channel(int(channel_id))
-            except discord.NotFound:
-                raise LookupError(f"the bot cannot see channel {channel_id}") from None
-        return channel
+    async def _client(self, bot_id: int, token: str) -> HTTPClient:
+        """The bot's REST client (signed in once; again when its token changed)."""
+        known = self._clients.get(bot_id)
+        if known is not None and known[0] == token:
+            return known[1]
+        if known is not None:
+            await known[1].close()
+        http = HTTPClient(asyncio.get_running_loop())
+        self._clients[bot_id] = (token, http)
+        try:
+            await http.static_login(token)
+        except Exception:
+            self._clients.pop(bot_id, None)
+            await http.close()
+            raise
+        return http
 
     @staticmethod
-    async def send(channel: discord.abc.Messageable, text: str) -> None:
-        """As any answer: within Discord's length, in as many messages as it takes."""
+    async def send(http: HTTPClient, run: ScheduledRun, text: str) -> None:
+        """As any answer: within Discord's length, in as many messages as it takes, pinging nobody;
+        each part with its nonce (Discord returns the part already made instead of a second one)."""
         from bot_worker.text import split_message
 
-        for part in split_message(text):
-            await channel.send(part)
+        for index, part in enumerate(split_message(text)):
+            with handle_message_parameters(content=part, nonce=run.nonce(index),
+                                           allowed_mentions=discord.AllowedMentions.none()) as params:
+                await http.send_message(int(run.channel_id), params=params)
 
-    async def answer(self, run: dict[str, Any], channel: Any) -> str:
-        """The bot's answer to a schedule's prompt, through the chain with its tools (as any message)."""
+    async def answer(self, run: ScheduledRun, http: HTTPClient) -> str:
+        """The bot's answer to a schedule's prompt, through the chain with its tools (as any message),
+        kept with the run so that a run taken again posts the same words."""
         from grobot.core.agents.types import IncomingMessage
         from grobot.core.answering import FloodGate, admit, answer, prepare
+        from grobot.core.services import schedules
 
-        guild = getattr(channel, "guild", None)
-        msg = IncomingMessage(bot_id=self.client.bot_id, conversation_key=f"guild:{channel.id}",
-                              content=str(run["content"]), author_id="", author_name="Schedule",
-                              platform="schedule", guild_id=str(guild.id) if guild else None,
-                              guild_name=getattr(guild, "name", None), channel_id=str(channel.id),
-                              channel_name=getattr(channel, "name", None))
-        prepared = await prepare(msg, self.client.deps)
+        try:
+            channel = await http.get_channel(int(run.channel_id))
+        except discord.NotFound:
+            raise LookupError(f"the bot cannot see channel {run.channel_id}") from None
+        guild_id, name = channel.get("guild_id"), channel.get("name")
+        msg = IncomingMessage(bot_id=run.bot_id, conversation_key=f"guild:{run.channel_id}",
+                              content=run.content, author_id="", author_name="Schedule", platform="schedule",
+                              guild_id=str(guild_id) if guild_id else None, channel_id=run.channel_id,
+                              channel_name=str(name) if name else None)
+        prepared = await prepare(msg, self.deps)
         admission = admit(prepared, FloodGate())  # not counted in the users' cooldowns
         if not admission.admitted:
             raise LookupError(admission.refusal or "the bot's settings could not be read")
-        loaded = prepared.loaded
-        tools = await self.client.tools_for_message(prepared.links, bot=loaded.bot if loaded else None)
-        result = await answer(prepared, admission, self.client.deps, tools=tools)
+        result = await answer(prepared, admission, self.deps)
         if result.error:
             raise LookupError(result.public_error or "the answer failed")
-        return str(result.text or "").strip()
+        text = str(result.text or "").strip()
+        if text:
+            await self.write(schedules.keep_answer, run.run_id, text)
+        return text
 
-
-def _is_discord_error(exc: BaseException) -> bool:
-    import discord
-
-    return isinstance(exc, discord.HTTPException)
+    async def close(self, grace: float = 5.0) -> None:
+        """Let the posts under way end (a run cut short is taken again once its claim expires), then
+        sign the REST clients out."""
+        if self.running:
+            await asyncio.wait(list(self.running.values()), timeout=grace)
+        for task in list(self.running.values()):
+            task.cancel()
+        try:
+            await self.keep(renew_after=float("inf"))
+        except Exception as exc:
+            logger.warning("Could not record the scheduled posts made (%s)", type(exc).__name__)
+        for _, http in self._clients.values():
+            await http.close()
+        self._clients.clear()

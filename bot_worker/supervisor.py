@@ -29,6 +29,7 @@ from bot_worker.embedded_models import EmbeddedModels
 from bot_worker.exit_codes import EXIT_INTENTS, EXIT_REPLACED, EXIT_TOKEN_REJECTED, EXIT_UNREACHABLE
 from bot_worker.link_server import SupervisorLink
 from bot_worker.os_processes import is_bot_process, pid_alive, terminate
+from bot_worker.scheduled_posts import SchedulePoster
 from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
@@ -76,6 +77,10 @@ class Supervisor:
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
         self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory service, housekeeping, MCP
+        # Scheduled posts: claimed and posted here, through Discord's REST API with the bots' tokens.
+        self.posts = SchedulePoster(self.supervisor_id, self.deps,
+                                    lambda fn, *args: asyncio.to_thread(self._write, fn, *args),
+                                    claim_seconds=self.config.schedule_claim_seconds)
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
                               "GROBOT_HEARTBEAT_SECONDS": str(self.config.heartbeat_seconds)})
@@ -237,6 +242,7 @@ class Supervisor:
                 slot.proc.kill()
                 slot.proc.wait(2)
         await test_chat_stopped
+        await self.posts.close()
         await self.test_chat_service.stop()
         await self.deps.aclose()
         await self.models.stop()
@@ -355,24 +361,44 @@ class Supervisor:
             logger.warning("Sweep failed: %s", type(exc).__name__)
 
     async def claim_schedules(self) -> None:
-        """Claim the due scheduled posts of the bots whose leases this supervisor holds (once across
-        supervisors: :func:`~grobot.core.services.schedules.claim_due`); their bot processes post them."""
-        if self._stopping.is_set() or not self.held or not self.db_ok:
+        """Claim the due scheduled posts (once across supervisors, held until posted:
+        :func:`~grobot.core.services.schedules.claim_due`) and post them from here, with the bots' tokens."""
+        if self._stopping.is_set() or not self.db_ok:
             return
-        held = sorted(self.held)
-        try:  # read first: most polls find nothing, and a write session would take SQLite's write lock
-            if not await asyncio.to_thread(self._read, schedules.any_due, held):
+        claim = self.config.schedule_claim_seconds
+        try:
+            await self.posts.keep(renew_after=claim / 3)
+            # Read first: most polls find nothing, and a write session would take SQLite's write lock.
+            due, owners = await asyncio.to_thread(self._schedules_poll)
+            for owner in filter(self._gone, owners):  # a supervisor of this host that died: no wait for its claims
+                if await asyncio.to_thread(self._write, schedules.release_claims, owner):
+                    logger.warning("A supervisor of this host stopped while it posted scheduled posts; taking them again")
+                    due = True
+            if not due:
                 return
-            runs = await asyncio.to_thread(self._write, schedules.claim_due, held)
+            runs = await asyncio.to_thread(self._write, schedules.claim_due, self.supervisor_id, claim_seconds=claim)
         except Exception as exc:
             logger.warning("Could not claim the scheduled posts (%s); trying again", type(exc).__name__)
             return
         for run in runs:
             late = (utcnow() - run.due_at).total_seconds()
-            logger.info("Scheduled post %s%s: due %s, handed to the bot%s", run.schedule_id,
+            logger.info("Scheduled post %s%s: due %s, claimed%s", run.schedule_id,
                         f" ({run.name})" if run.name else "", run.due_at.strftime("%H:%M:%S UTC"),
                         f" ({late:.0f} s late)" if late >= 2 else "", extra={"bot_id": run.bot_id})
-            self.link.posts.put(run)
+            self.posts.start(run)
+
+    def _schedules_poll(self) -> tuple[bool, set[str]]:
+        """Whether a scheduled post is to claim, and who holds claims (one read session)."""
+        with session_scope(readonly=True) as session:
+            return schedules.any_due(session=session), schedules.claim_owners(session=session)
+
+    def _gone(self, owner: str) -> bool:
+        """``owner`` is a supervisor of this host whose process has ended (one of another host is known
+        gone only when its claims expire)."""
+        host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        return (owner != self.supervisor_id and host == self.hostname and pid.isdigit()
+                and not pid_alive(int(pid)))
 
     def _is_running(self, bot_id: int) -> bool:
         slot = self.slots.get(bot_id)

@@ -623,3 +623,26 @@ class BotSchedule(SQLModel, table=True):
     last_run_at: datetime | None = None
     last_status: str = Field(default="", max_length=200)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class BotScheduleRun(SQLModel, table=True):
+    """A claimed run of a schedule, until its post is confirmed (then it is deleted).
+
+    The supervisor that claims a due run (``owner``) holds it until ``expires_at`` and renews that
+    while it works; a run whose claim expired (its supervisor died) is taken again by any supervisor.
+    Its post carries a nonce derived from the run (Discord returns the existing message for a nonce
+    it saw in the past minutes), so a run taken again is not seen twice. ``text``: a prompt's answer
+    once written, so that a run taken again posts the same words.
+    """
+
+    __tablename__ = "bot_schedule_run"
+
+    id: int | None = Field(default=None, primary_key=True)
+    schedule_id: int = fk_column("bot_schedule.id")
+    bot_id: int = fk_column("bot.id")
+    due_at: datetime  # when it was due (UTC); a "Run now": when it was asked for
+    run_now: bool = Field(default=False)
+    owner: str = Field(default="", max_length=100)  # the supervisor that holds the claim
+    claimed_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime = Field(index=True)
+    text: str | None = text_column(nullable=True, default=None)

@@ -54,7 +54,8 @@ class WorkerSettings:
     intent_retry_seconds: float = 60.0
     test_chat_poll_seconds: float = 0.5
     test_chat_concurrency: int = 4
-    schedule_poll_seconds: float = 0.5  # the supervisor claims its bots' due scheduled posts this often
+    schedule_poll_seconds: float = 0.5  # a supervisor claims the due scheduled posts this often
+    schedule_claim_seconds: float = 5.0  # a claimed run not confirmed within this (renewed) is taken again
     housekeeping_seconds: float = 300.0
     mcp_refresh_seconds: float = 300.0
     guild_ready_timeout: float = 2.0  # a bot process: wait this long for the guilds after READY
@@ -92,6 +93,7 @@ class WorkerSettings:
             test_chat_poll_seconds=positive("GROBOT_TEST_CHAT_POLL_SECONDS", 0.5),
             test_chat_concurrency=int(positive("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
             schedule_poll_seconds=positive("GROBOT_SCHEDULE_POLL_SECONDS", 0.5),
+            schedule_claim_seconds=positive("GROBOT_SCHEDULE_CLAIM_SECONDS", 5.0),
             housekeeping_seconds=positive("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
             mcp_refresh_seconds=positive("GROBOT_MCP_REFRESH_SECONDS", 300.0),
             guild_ready_timeout=_number(env, "GROBOT_GUILD_READY_TIMEOUT", 2.0, minimum=0),

@@ -234,7 +234,7 @@ class SchedulesState(BotPageState):
             assert bot.id is not None
             schedules.request_run(bot.id, int(schedule_id), session=session)
 
-        return await self._act(work, "The bot posts it within a second or two (when it is online).")
+        return await self._act(work, "The bot posts it within a second or two (when the worker runs).")
 
     @rx.event
     async def try_in_chat(self, schedule_id: int):

@@ -1,5 +1,6 @@
 """Scheduled posts as an admin meets them in the CLI, and the worker's claim: a due run claimed once
-by two supervisors, a missed run skipped past its grace time, at most one caught up."""
+by two supervisors, a missed run skipped past its grace time, at most one caught up, a claim whose
+supervisor died taken again (with the same nonce) once it expired."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from sqlmodel import select
 
 from grobot.cli.main import main
 from grobot.core.db import session_scope
-from grobot.core.models import BotSchedule, utcnow
+from grobot.core.models import Bot, BotSchedule, utcnow
 from grobot.core.services import bots, schedules
 
 CHANNEL = "222222222222222222"
@@ -76,10 +77,11 @@ def test_a_due_run_is_claimed_once_and_missed_runs_follow_the_policy(grobot_env)
         seen_by_second = session.get(BotSchedule, schedule_id)
         session.expunge(seen_by_second)
     with session_scope() as first:
-        claimed = schedules.claim_due([bot_id], session=first, now=due + timedelta(seconds=0.2))
+        claimed = schedules.claim_due("A", session=first, now=due + timedelta(seconds=0.2))
     with session_scope() as second:
-        again = schedules.claim_row(seen_by_second, session=second, now=due + timedelta(seconds=0.3))
-        assert schedules.claim_due([bot_id], session=second, now=due + timedelta(seconds=0.3)) == []
+        again = schedules.claim_row(seen_by_second, owner="B", session=second, now=due + timedelta(seconds=0.3),
+                                    until=due + timedelta(seconds=5))
+        assert schedules.claim_due("B", session=second, now=due + timedelta(seconds=0.3)) == []
     assert [r.due_at for r in claimed] == [due] and again == []
     with session_scope() as session:
         assert session.get(BotSchedule, schedule_id).next_run_at == due + timedelta(seconds=5)
@@ -89,18 +91,18 @@ def test_a_due_run_is_claimed_once_and_missed_runs_follow_the_policy(grobot_env)
         session.get(BotSchedule, schedule_id).next_run_at = due - timedelta(seconds=40)
     later = due + timedelta(seconds=0.5)
     with session_scope() as session:
-        runs = schedules.claim_due([bot_id], session=session, now=later)
+        runs = schedules.claim_due("A", session=session, now=later)
     assert len(runs) == 1
     with session_scope() as session:
         row = session.get(BotSchedule, schedule_id)
         assert row.next_run_at > later and row.last_status == "ran"
-        assert schedules.claim_due([bot_id], session=session, now=later) == []
+        assert schedules.claim_due("A", session=session, now=later) == []
 
     # Down for ten minutes, over the one-minute grace: skipped, said so, and the next run from now.
     with session_scope() as session:
         session.get(BotSchedule, schedule_id).next_run_at = later - timedelta(minutes=10)
     with session_scope() as session:
-        assert schedules.claim_due([bot_id], session=session, now=later) == []
+        assert schedules.claim_due("A", session=session, now=later) == []
     with session_scope() as session:
         row = session.get(BotSchedule, schedule_id)
         assert row.next_run_at > later and row.last_status.startswith("missed (10 minutes late")
@@ -111,28 +113,54 @@ def test_a_due_run_is_claimed_once_and_missed_runs_follow_the_policy(grobot_env)
         schedules.set_enabled(bot_id, schedule_id, False, session=session)
         schedules.request_run(bot_id, schedule_id, session=session)
     with session_scope() as session:
-        assert [r.schedule_id for r in schedules.claim_due([bot_id], session=session, now=later)] == [schedule_id]
+        assert [r.schedule_id for r in schedules.claim_due("A", session=session, now=later)] == [schedule_id]
     with session_scope() as session:
-        assert schedules.claim_due([bot_id], session=session, now=later + timedelta(hours=1)) == []
+        assert schedules.claim_due("A", session=session, now=later + timedelta(hours=1)) == []
 
 
-def test_a_run_its_bot_takes_after_the_grace_time_is_not_posted(caplog):
-    """A run claimed for a bot that was not online to take it: past its grace time it is dropped, said so."""
-    import asyncio
-
-    from bot_worker.scheduled_posts import PostBox
-
-    now = utcnow()
-    stale = schedules.ScheduledRun(schedule_id=1, bot_id=7, name="weekly", channel_id=CHANNEL, kind="text",
-                                   content="old", due_at=now - timedelta(minutes=6), grace_seconds=300)
-    fresh = schedules.ScheduledRun(schedule_id=2, bot_id=7, name="", channel_id=CHANNEL, kind="text",
-                                   content="new", due_at=now - timedelta(seconds=2), grace_seconds=300)
-    box = PostBox()
-    box.put(stale)
-    box.put(fresh)
-    assert asyncio.run(box.take(7, wait=0.1)) == [fresh]
-    assert any("Scheduled post 1 (weekly)" in r.getMessage() and "not posted, its bot was not online" in r.getMessage()
-               for r in caplog.records if r.levelname == "WARNING")
+def test_a_claim_whose_supervisor_died_is_taken_again_once_expired_with_the_same_nonce(grobot_env, caplog):
+    """At least once by the claim: a run claimed but never confirmed (its supervisor was killed before the
+    post) is taken again by another supervisor once its claim expired, not before, with the same nonce
+    (Discord then returns the message already made); a confirmed run is not taken again; past its grace
+    time it is dropped, said so."""
+    bot_id, schedule_id = _bot_with_schedule(interval_seconds=3600, grace_seconds=60)
+    with session_scope() as session:
+        due = session.get(BotSchedule, schedule_id).next_run_at
+    with session_scope() as session:
+        [first] = schedules.claim_due("A", session=session, now=due, claim_seconds=5)
+    with session_scope(readonly=True) as session:  # A is killed: nothing to take before the claim expires
+        assert not schedules.any_due(session=session, now=due + timedelta(seconds=4))
+        assert schedules.any_due(session=session, now=due + timedelta(seconds=6))
+    with session_scope() as session:
+        assert schedules.claim_due("B", session=session, now=due + timedelta(seconds=4)) == []
+        [again] = schedules.claim_due("B", session=session, now=due + timedelta(seconds=6), claim_seconds=5)
+        assert schedules.claim_due("C", session=session, now=due + timedelta(seconds=7)) == []
+    assert (again.run_id, again.due_at, again.nonce(0)) == (first.run_id, first.due_at, first.nonce(0))
+    assert first.nonce(0) != first.nonce(1) and len(first.nonce(12)) <= 25
+    # B renews its claim while it works (a prompt's answer), keeps the answer, confirms the post.
+    with session_scope() as session:
+        schedules.renew_claims("B", [again.run_id], 60, session=session, now=due + timedelta(seconds=6))
+        schedules.keep_answer(again.run_id, "the answer", session=session)
+    with session_scope() as session:
+        assert schedules.claim_due("C", session=session, now=due + timedelta(seconds=30)) == []
+        schedules.finish_runs([(again, "posted")], session=session)
+    with session_scope() as session:
+        assert not schedules.any_due(session=session, now=due + timedelta(hours=1, seconds=-1))
+        assert session.get(BotSchedule, schedule_id).last_status == "posted"
+    # A "Run now" whose supervisor died keeps the answer it wrote; past the grace time it is dropped.
+    with session_scope() as session:
+        schedules.request_run(bot_id, schedule_id, session=session)
+    with session_scope() as session:
+        [now_run] = schedules.claim_due("A", session=session, claim_seconds=1)
+        schedules.keep_answer(now_run.run_id, "kept words", session=session)
+    with session_scope() as session:
+        [taken] = schedules.claim_due("B", session=session, now=now_run.due_at + timedelta(seconds=2))
+    assert taken.answer == "kept words" and taken.nonce(0) == now_run.nonce(0)
+    with session_scope() as session:
+        assert schedules.claim_due("C", session=session, now=now_run.due_at + timedelta(minutes=2)) == []
+        assert not schedules.any_due(session=session, now=now_run.due_at + timedelta(minutes=2))
+    assert any(r.levelname == "WARNING" and "claimed by a worker that stopped, and its grace time has passed"
+               in r.getMessage() for r in caplog.records)
 
 
 def test_a_poll_reads_whether_a_run_is_due_before_claiming_it(grobot_env):
@@ -143,16 +171,19 @@ def test_a_poll_reads_whether_a_run_is_due_before_claiming_it(grobot_env):
     with session_scope() as session:
         schedules.create_schedule(bot_id, session=session, channel_id="1", content="hi", interval_seconds=3600)
     with session_scope(readonly=True) as session:
-        assert not schedules.any_due([bot_id], session=session)
-        assert not schedules.any_due([], session=session)
+        assert not schedules.any_due(session=session)
     with session_scope() as session:
         row = session.exec(select(BotSchedule)).one()
         row.next_run_at = utcnow() - timedelta(seconds=1)
         session.add(row)
-    with session_scope(readonly=True) as session:
-        assert schedules.any_due([bot_id], session=session)
-        assert not schedules.any_due([bot_id + 1], session=session)
+        bots.set_enabled(session.get(Bot, bot_id), False, session=session)
+    with session_scope(readonly=True) as session:  # a disabled bot posts nothing
+        assert not schedules.any_due(session=session)
     with session_scope() as session:
-        assert len(schedules.claim_due([bot_id], session=session)) == 1
+        bots.set_enabled(session.get(Bot, bot_id), True, session=session)
     with session_scope(readonly=True) as session:
-        assert not schedules.any_due([bot_id], session=session)
+        assert schedules.any_due(session=session)
+    with session_scope() as session:
+        assert len(schedules.claim_due("A", session=session)) == 1
+    with session_scope(readonly=True) as session:
+        assert not schedules.any_due(session=session)

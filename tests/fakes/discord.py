@@ -16,6 +16,9 @@ Faults: :meth:`revoke` (401 at login), :meth:`reject_at_identify` (close 4004),
 :meth:`invalidate_sessions` (the next RESUME gets INVALID_SESSION), :meth:`rate_limit`
 (the next matching REST call gets a 429 with or without a ``Via`` header), :meth:`fail` (the
 next matching REST calls get an error status: 403 Missing Permissions, 500, ...).
+:meth:`hold` holds the next matching REST call until released (a barrier), after or before it
+makes its message. A message sent with a ``nonce`` and ``enforce_nonce`` that its author already
+sent in the past few minutes is returned instead of made again, as Discord does.
 :meth:`delete_message` deletes a user's message: a later reply to it is refused (400, code
 50035) unless it says ``fail_if_not_exists: false``, as Discord does. :meth:`create_thread`
 opens a thread under a channel (THREAD_CREATE to the bots). Roles: :meth:`add_role` (GUILD_ROLE_CREATE),
@@ -130,6 +133,31 @@ def unknown_reference() -> dict[str, Any]:
                                                           "message": "Unknown message"}]}}}
 
 
+NONCE_WINDOW_SECONDS = 300.0  # Discord: "the past few minutes"
+
+
+@dataclass
+class Hold:
+    """A barrier on the next matching REST call (:meth:`FakeDiscord.hold`): ``reached`` is set when it
+    arrives; it waits until :meth:`release`. ``after`` true: the message it posts is made (and shown in
+    the channel) before it waits; false: it is lost on the way, never made (released, its connection
+    drops). Either way its sender never learns what became of it."""
+
+    method: str
+    pattern: str
+    after: bool
+    loop: asyncio.AbstractEventLoop
+    reached: threading.Event = field(default_factory=threading.Event)
+    _released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self.loop.call_soon_threadsafe(self._released.set)
+
+    async def wait(self) -> None:
+        self.reached.set()
+        await self._released.wait()
+
+
 @dataclass
 class _RateLimit:
     method: str
@@ -174,6 +202,8 @@ class FakeDiscord:
         self._rate_limits: list[_RateLimit] = []
         self._faults: list[_Fault] = []
         self.deleted: set[int] = set()  # message ids deleted (by a user or a bot)
+        self.nonces: dict[tuple[int, str], tuple[int, float]] = {}  # (author, nonce) -> (message id, time)
+        self._holds: list[Hold] = []
         self._listeners: list[Callable[[RestCall], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -642,6 +672,23 @@ class FakeDiscord:
         for listener in listeners:
             listener(call)
 
+    def hold(self, method: str = "POST", path_regex: str = r"^/channels/\d+/messages$", *, after: bool) -> Hold:
+        """Hold the next matching REST call until the returned :class:`Hold` is released (a positive
+        barrier: a test acts while a sender waits for Discord's answer)."""
+        assert self._loop is not None, "fake Discord not started"
+        hold = Hold(method, path_regex, after, self._loop)
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
+    def _take_hold(self, method: str, path: str) -> Hold | None:
+        with self._lock:
+            for hold in self._holds:
+                if hold.method == method and re.search(hold.pattern, path):
+                    self._holds.remove(hold)
+                    return hold
+        return None
+
     def _check_fault(self, method: str, path: str) -> web.Response | None:
         with self._lock:
             for fault in self._faults:
@@ -728,7 +775,16 @@ class FakeDiscord:
             if len(parts) == 3 and parts[2] == "messages" and method == "POST":
                 if self._reference_unknown(body or {}):
                     return _json(unknown_reference(), 400)
-                return _json(await self._bot_message(bot_id, channel_id, body or {}))
+                hold = self._take_hold(method, path)
+                if hold is not None and not hold.after:
+                    await hold.wait()
+                    if request.transport is not None:  # lost on the way: never made, the connection drops
+                        request.transport.close()
+                    return web.Response(status=499)
+                made = await self._bot_message(bot_id, channel_id, body or {})
+                if hold is not None and hold.after:
+                    await hold.wait()
+                return _json(made)
             if len(parts) == 3 and parts[2] == "messages" and method == "GET":
                 limit = int(request.query.get("limit", "50"))
                 msgs = sorted(self.channel_messages(channel_id), key=lambda m: int(m["id"]), reverse=True)
@@ -803,11 +859,22 @@ class FakeDiscord:
         author = self.users[bot_id] if bot_id else self.alice
         ref = (body.get("message_reference") or {}).get("message_id")
         files = [self.add_attachment(name, data, kind) for name, data, kind in body.pop("_uploaded", [])]
+        nonce = body.get("nonce")
         with self._lock:
+            if nonce is not None and body.get("enforce_nonce"):
+                # Discord: a message of the same author with this nonce in the past few minutes is
+                # returned instead of a second one.
+                known = self.nonces.get((int(author["id"]), str(nonce)))
+                if known is not None and time.monotonic() - known[1] < NONCE_WINDOW_SECONDS \
+                        and known[0] in self.messages:
+                    return dict(self.messages[known[0]])
             if ref is not None and int(ref) in self.deleted:  # fail_if_not_exists false: sent without the reference
                 ref = None
             msg = self._message_payload(channel_id, author, body.get("content", "") or "", mentions=[],
                                         reply_to=str(ref) if ref is not None else None, attachments=files)
+            if nonce is not None:
+                msg["nonce"] = str(nonce)
+                self.nonces[(int(author["id"]), str(nonce))] = (int(msg["id"]), time.monotonic())
             self.messages[int(msg["id"])] = msg
         # Real Discord echoes every message to every bot that can see it (the author included).
         asyncio.get_running_loop().create_task(self._dispatch_message(msg))

@@ -1,6 +1,7 @@
-"""Scheduled posts end to end: a real supervisor and bot process post on the fake Discord on their own,
-a fixed text and a prompt's answer, once per run (also with two supervisors), and after a restart
-a missed run is caught up once or skipped past its grace time."""
+"""Scheduled posts end to end: a real supervisor posts on the fake Discord with its bots' tokens, a
+fixed text and a prompt's answer, once per run (also with two supervisors), after a restart a missed
+run is caught up once or skipped past its grace time, and a supervisor killed while it posts a run
+leaves the run posted once."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from grobot.core.db import session_scope
-from grobot.core.models import BotSchedule, utcnow
-from grobot.core.services import schedules
+from grobot.core.models import Bot, BotSchedule, utcnow
+from grobot.core.services import bots, schedules
 from tests.helpers import wait_for
 from tests.worker.harness import asks, bot_log, fleet
 
@@ -106,7 +107,57 @@ def test_two_supervisors_post_each_run_once(pg_env, tmp_path):
         final = _add(bot, "final", channel=channel, cron="0 0 1 1 *")
         _act(schedules.request_run, bot, final)
         wait_for(lambda: _posts(world, bot, "final"), 60, message="the final post")
-        handed = [m for _, m in bot_log(bot) if re.match(rf"Scheduled post {beat}: due .*handed to the bot", m)]
+        handed = [m for _, m in bot_log(bot) if re.match(rf"Scheduled post {beat}: due .*claimed", m)]
         dues = [re.search(r"due (\S+)", m).group(1) for m in handed]
         assert len(dues) == len(set(dues)), "a run was claimed twice"
         assert len(_posts(world, bot, "beat")) == len(handed)
+
+
+@pytest.mark.parametrize("made", [False, True], ids=["lost-on-the-way", "made-answer-lost"])
+def test_a_supervisor_killed_while_it_posts_a_run_leaves_it_posted_once(grobot_env, tmp_path, made):
+    """The supervisor is killed (SIGKILL) while Discord holds its post: lost on the way (never made) or
+    made with its answer lost. The next supervisor takes the run again at once (the claim's holder was
+    of this host and its process ended: no wait for its ten-minute claim to expire; the expiry itself:
+    tests/core/test_schedules.py), and the channel shows the post once (Discord returns the message of
+    a nonce it already saw)."""
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("crier")
+        supervisor = world.start_supervisor(GROBOT_SCHEDULE_CLAIM_SECONDS="600")
+        world.wait_online(bot)
+        hold = world.discord.hold(after=made)
+        try:
+            crier = _add(bot, "Hear ye, hear ye", channel=world.discord.channel_id, cron="0 0 1 1 *")
+            _act(schedules.request_run, bot, crier)
+            assert hold.reached.wait(60), "the scheduled post never reached Discord"
+            assert len(_posts(world, bot, "Hear ye")) == (1 if made else 0)
+            supervisor.kill()
+            supervisor.wait(30)
+        finally:
+            hold.release()
+        world.start_supervisor()
+        wait_for(lambda: _status(crier) == "posted", 60, message="the run taken again and posted")
+        assert [m["content"] for m in _posts(world, bot, "Hear ye")] == ["Hear ye, hear ye"]
+
+
+def test_a_run_is_posted_while_the_bots_process_is_not_online(grobot_env, tmp_path):
+    """The supervisor posts with the bot's token: a bot whose process cannot connect to the gateway
+    (its intent denied) still posts its scheduled runs; a bot whose token Discord refuses says so."""
+    with fleet(grobot_env, tmp_path) as world:
+        quiet = world.add_bot("quiet")
+        gone = world.add_bot("gone")
+        world.discord.deny_intent(world.discord_ids[quiet], "message_content")
+        with session_scope(readonly=True) as session:
+            world.discord.revoke(bots.get_token(session.get(Bot, gone)))
+        world.start_supervisor()
+        world.wait_state(quiet, "error", 60)
+        channel = world.discord.channel_id
+        notice = _add(quiet, "The market opens at nine.", channel=channel, cron="0 0 1 1 *")
+        refused = _add(gone, "Never seen.", channel=channel, cron="0 0 1 1 *")
+        _act(schedules.request_run, quiet, notice)
+        _act(schedules.request_run, gone, refused)
+        wait_for(lambda: _status(notice) == "posted", 60, message="the post of a bot that is not online")
+        wait_for(lambda: _status(refused).startswith("not posted"), 60)
+        assert [m["content"] for m in _posts(world, quiet, "market")] == ["The market opens at nine."]
+        assert _status(refused) == "not posted: Discord refused the bot's token"
+        assert any(level == "ERROR" and "could not post in channel" in m and "refused the bot's token" in m
+                   for level, m in bot_log(gone))

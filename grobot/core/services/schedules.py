@@ -2,9 +2,13 @@
 
 A schedule is a cron (five crontab fields) or an interval, in a time zone; its next run is
 computed with APScheduler's triggers and kept in ``bot_schedule.next_run_at``, so it survives
-restarts. The supervisor holding a bot's lease claims its due runs (:func:`claim_due`): the claim
-moves ``next_run_at`` on only if it is still the value read (compare and set), so one run happens
-once however many supervisors see it due.
+restarts. Any live supervisor claims the due runs (:func:`claim_due`): the claim moves
+``next_run_at`` on only if it is still the value read (compare and set), so one run is claimed
+once however many supervisors see it due, and holds it (a :class:`BotScheduleRun` with an owner and
+an expiry) until its post is confirmed (:func:`finish_runs`). A supervisor killed between the claim
+and the post leaves an expired claim that any supervisor takes again (at least once by the claim);
+the post's nonce (:meth:`ScheduledRun.nonce`, from the schedule and the run's due time) makes
+Discord return the message already made instead of a second one (exactly once in the channel).
 
 Missed runs (the worker was down, the bot had no supervisor): a run claimed more than the
 schedule's grace time after its time is skipped and logged; however many runs were missed, at
@@ -15,17 +19,17 @@ from __future__ import annotations
 
 import logging
 import zoneinfo
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import Bot, BotSchedule, Conversation, utcnow
+from grobot.core.models import Bot, BotSchedule, BotScheduleRun, Conversation, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +37,15 @@ KINDS = ("text", "prompt")
 MIN_INTERVAL_SECONDS = 1
 MAX_CONTENT = 4000
 DEFAULT_GRACE_SECONDS = 300
+DEFAULT_CLAIM_SECONDS = 5.0  # a claimed run not confirmed within this (renewed while it works) is taken again
 _TICK = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
 class ScheduledRun:
-    """A run a supervisor claimed: what its bot process posts (``kind`` text or prompt)."""
+    """A run a supervisor claimed: what it posts (``kind`` text or prompt) with the bot's token."""
 
+    run_id: int
     schedule_id: int
     bot_id: int
     name: str
@@ -47,7 +53,14 @@ class ScheduledRun:
     kind: str
     content: str
     due_at: datetime  # the time it was due (UTC); a "Run now": when it was claimed
-    grace_seconds: int = DEFAULT_GRACE_SECONDS  # not posted when its bot takes it later than this after due_at
+    grace_seconds: int = DEFAULT_GRACE_SECONDS
+    answer: str | None = None  # a prompt's answer written by an earlier claim of this run
+    token: str = field(default="", repr=False, compare=False)
+
+    def nonce(self, part: int = 0) -> str:
+        """The Discord nonce of the run's ``part``-th message: the same for every claim of the run, so
+        that Discord returns the message already made instead of a second one (at most 25 characters)."""
+        return f"s{self.schedule_id}t{int(self.due_at.timestamp() * 1000):x}p{part}"[:25]
 
 
 def trigger_of(*, cron: str, interval_seconds: int, timezone: str, start: datetime | None = None) -> Any:
@@ -217,60 +230,59 @@ def in_zone(moment: datetime | None, timezone: str) -> str:
 # --------------------------------------------------------------------------- the worker's side
 
 
-def next_due(bot_ids: list[int], *, session: Session) -> datetime | None:
-    """The earliest next run of the enabled schedules of ``bot_ids`` (None: none)."""
-    if not bot_ids:
-        return None
-    rows = session.exec(select(BotSchedule.next_run_at).where(col(BotSchedule.bot_id).in_(bot_ids),
-                                                              col(BotSchedule.enabled).is_(True),
-                                                              col(BotSchedule.next_run_at).is_not(None))
-                        .order_by(col(BotSchedule.next_run_at)).limit(1)).all()
-    return rows[0] if rows else None
+def claim_due(owner: str, *, session: Session, now: datetime | None = None,
+              claim_seconds: float = DEFAULT_CLAIM_SECONDS) -> list[ScheduledRun]:
+    """Claim for supervisor ``owner`` the due runs of the enabled bots' schedules, and the runs whose
+    claim expired (their supervisor died before it confirmed the post).
 
-
-def claim_due(bot_ids: list[int], *, session: Session, now: datetime | None = None) -> list[ScheduledRun]:
-    """Claim the due runs of the schedules of ``bot_ids`` (the bots whose leases the caller holds).
-
-    Each claim moves the schedule's ``next_run_at`` on from the value read, in one UPDATE that
-    matches that value only: of two supervisors that read the same due run, one claims it. A run
-    due more than its grace time ago is skipped (logged, not returned); one due within it runs
-    once, however many were missed before it. "Run now" requests are claimed the same way.
+    A due run is claimed by moving the schedule's ``next_run_at`` on from the value read, in one UPDATE
+    that matches that value only (of two supervisors that read the same due run, one claims it), and
+    a :class:`BotScheduleRun` held by ``owner`` until ``now + claim_seconds``. An expired claim is taken
+    over the same way (compare and set on its expiry). A run due more than its grace time ago is skipped
+    (logged, not returned); one due within it runs once, however many were missed before it.
+    "Run now" requests are claimed the same way.
     """
-    if not bot_ids:
-        return []
     now = now or utcnow()
-    rows = session.exec(select(BotSchedule).where(*_due(bot_ids, now))).all()
-    runs: list[ScheduledRun] = []
-    for row in rows:
-        runs += claim_row(row, now=now, session=session)
-    return runs
+    until = now + timedelta(seconds=claim_seconds)
+    claimed: list[BotScheduleRun] = []
+    for row in session.exec(select(BotSchedule).join(Bot, col(Bot.id) == col(BotSchedule.bot_id))
+                            .where(col(Bot.enabled).is_(True), _due(now)).order_by(col(BotSchedule.id))).all():
+        claimed += claim_row(row, owner=owner, now=now, until=until, session=session)
+    for run in session.exec(select(BotScheduleRun).where(col(BotScheduleRun.expires_at) < now)
+                            .order_by(col(BotScheduleRun.id))).all():
+        if _take_over(run, owner=owner, now=now, until=until, session=session):
+            claimed.append(run)
+    return [_run(run, session=session) for run in claimed]
 
 
-def any_due(bot_ids: list[int], *, session: Session, now: datetime | None = None) -> bool:
-    """Whether a schedule of ``bot_ids`` has a run to claim: read (no write lock) before :func:`claim_due`."""
-    if not bot_ids:
-        return False
-    return session.exec(select(BotSchedule.id).where(*_due(bot_ids, now or utcnow())).limit(1)).first() is not None
+def any_due(*, session: Session, now: datetime | None = None) -> bool:
+    """Whether there is a run to claim (a due run, a "Run now", an expired claim): read (no write lock)
+    before :func:`claim_due`."""
+    now = now or utcnow()
+    due = session.exec(select(BotSchedule.id).join(Bot, col(Bot.id) == col(BotSchedule.bot_id))
+                       .where(col(Bot.enabled).is_(True), _due(now)).limit(1)).first()
+    return due is not None or session.exec(select(BotScheduleRun.id).where(
+        col(BotScheduleRun.expires_at) < now).limit(1)).first() is not None
 
 
-def _due(bot_ids: list[int], now: datetime) -> tuple[Any, ...]:
-    """The conditions of a schedule of ``bot_ids`` with a run to claim at ``now`` (a "Run now", a run due)."""
-    return (col(BotSchedule.bot_id).in_(bot_ids),
-            col(BotSchedule.run_requested).is_(True)
+def _due(now: datetime) -> Any:
+    """The condition of a schedule with a run to claim at ``now`` (a "Run now", a run due)."""
+    return (col(BotSchedule.run_requested).is_(True)
             | (col(BotSchedule.enabled).is_(True) & (col(BotSchedule.next_run_at) <= now)))
 
 
-def claim_row(row: BotSchedule, *, now: datetime, session: Session) -> list[ScheduledRun]:
+def claim_row(row: BotSchedule, *, owner: str, now: datetime, until: datetime,
+              session: Session) -> list[BotScheduleRun]:
     """Claim what is due of ``row`` as read (a "Run now", the run due): each only if the row still holds
     what was read (compare and set), so a row another supervisor claimed since yields nothing."""
     assert row.id is not None
-    runs: list[ScheduledRun] = []
+    runs: list[BotScheduleRun] = []
     if row.run_requested:
         claimed = session.exec(update(BotSchedule).where(
             col(BotSchedule.id) == row.id, col(BotSchedule.run_requested).is_(True))
             .values(run_requested=False, last_run_at=now, last_status="ran (run now)")).rowcount
         if claimed:
-            runs.append(_run(row, now))
+            runs.append(_new_run(row, due=now, run_now=True, owner=owner, now=now, until=until, session=session))
     due = row.next_run_at
     if not row.enabled or due is None or due > now:
         return runs
@@ -290,14 +302,90 @@ def claim_row(row: BotSchedule, *, now: datetime, session: Session) -> list[Sche
                        row.id, row.name or describe(row), in_zone(due, row.timezone), _late(late),
                        extra={"bot_id": row.bot_id})
     else:
-        runs.append(_run(row, due))
+        runs.append(_new_run(row, due=due, run_now=False, owner=owner, now=now, until=until, session=session))
     return runs
 
 
-def _run(row: BotSchedule, due: datetime) -> ScheduledRun:
+def _new_run(row: BotSchedule, *, due: datetime, run_now: bool, owner: str, now: datetime, until: datetime,
+             session: Session) -> BotScheduleRun:
     assert row.id is not None
-    return ScheduledRun(schedule_id=row.id, bot_id=row.bot_id, name=row.name, channel_id=row.channel_id,
-                        kind=row.kind, content=row.content, due_at=due, grace_seconds=row.grace_seconds)
+    run = BotScheduleRun(schedule_id=row.id, bot_id=row.bot_id, due_at=due, run_now=run_now, owner=owner,
+                         claimed_at=now, expires_at=until)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def _take_over(run: BotScheduleRun, *, owner: str, now: datetime, until: datetime, session: Session) -> bool:
+    """Take a run whose claim expired (compare and set on its expiry); one past its grace time is dropped."""
+    schedule = session.get(BotSchedule, run.schedule_id)
+    grace = schedule.grace_seconds if schedule is not None else 0
+    late = (now - run.due_at).total_seconds()
+    if schedule is None or late > grace:
+        gone = session.exec(delete(BotScheduleRun).where(col(BotScheduleRun.id) == run.id,
+                                                          col(BotScheduleRun.expires_at) == run.expires_at)).rowcount
+        if gone and schedule is not None:
+            logger.warning("Schedule %s (%s): the run of %s was claimed by a worker that stopped, and its grace time "
+                           "has passed: it may not have been posted", schedule.id, schedule.name or describe(schedule),
+                           in_zone(run.due_at, schedule.timezone), extra={"bot_id": run.bot_id})
+        return False
+    taken = session.exec(update(BotScheduleRun).where(
+        col(BotScheduleRun.id) == run.id, col(BotScheduleRun.expires_at) == run.expires_at)
+        .values(owner=owner, expires_at=until)).rowcount
+    if taken:
+        logger.info("Schedule %s: the run due %s was claimed by a worker that stopped; taken again",
+                    run.schedule_id, run.due_at.strftime("%H:%M:%S UTC"), extra={"bot_id": run.bot_id})
+        run.owner, run.expires_at = owner, until
+    return bool(taken)
+
+
+def _run(run: BotScheduleRun, *, session: Session) -> ScheduledRun:
+    assert run.id is not None
+    row = session.get(BotSchedule, run.schedule_id)
+    bot = session.get(Bot, run.bot_id)
+    assert row is not None and bot is not None
+    from grobot.core.services.bots import get_token
+
+    return ScheduledRun(run_id=run.id, schedule_id=run.schedule_id, bot_id=run.bot_id, name=row.name,
+                        channel_id=row.channel_id, kind=row.kind, content=row.content, due_at=run.due_at,
+                        grace_seconds=row.grace_seconds, answer=run.text, token=get_token(bot) or "")
+
+
+def renew_claims(owner: str, run_ids: list[int], claim_seconds: float = DEFAULT_CLAIM_SECONDS, *,
+                 session: Session, now: datetime | None = None) -> None:
+    """Keep ``owner``'s claims on the runs it is still posting (a prompt's answer takes a while)."""
+    if run_ids:
+        session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id).in_(run_ids),
+                                                     col(BotScheduleRun.owner) == owner)
+                        .values(expires_at=(now or utcnow()) + timedelta(seconds=claim_seconds)))
+
+
+def claim_owners(*, session: Session, now: datetime | None = None) -> set[str]:
+    """The supervisors holding claims not yet expired."""
+    return set(session.exec(select(BotScheduleRun.owner).where(col(BotScheduleRun.expires_at) >= (now or utcnow()))
+                            .distinct()).all())
+
+
+def release_claims(owner: str, *, session: Session, now: datetime | None = None) -> int:
+    """The claims of a supervisor known to be gone (its process ended) expire now: any supervisor takes
+    its runs again at once instead of when the claims would have expired. How many there were."""
+    return int(session.exec(update(BotScheduleRun).where(col(BotScheduleRun.owner) == owner)
+                            .values(expires_at=(now or utcnow()) - timedelta(seconds=1))).rowcount)
+
+
+def keep_answer(run_id: int, text: str, *, session: Session) -> None:
+    """A prompt's answer, kept with its run: a run taken again posts these words, not new ones."""
+    session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id) == run_id).values(text=text))
+
+
+def finish_runs(done: list[tuple[ScheduledRun, str]], *, session: Session) -> None:
+    """The runs' posts are confirmed (or failed for good), each with what happened: their claims end,
+    each schedule shows how its run went."""
+    if not done:
+        return
+    session.execute(delete(BotScheduleRun).where(col(BotScheduleRun.id).in_([run.run_id for run, _ in done])))
+    for run, status in sorted(done, key=lambda item: item[0].schedule_id):  # rows locked in one order
+        record_outcome(run.bot_id, run.schedule_id, status, session=session)
 
 
 def record_outcome(bot_id: int, schedule_id: int, status: str, *, session: Session) -> None:
