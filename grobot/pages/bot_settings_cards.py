@@ -13,8 +13,7 @@ from grobot.components.llm_check import check_callout, unverified_callout
 from grobot.components.unsaved import confirm_when_checked, guard_attrs
 from grobot.core.services import llm_settings
 from grobot.pages.bot_mcp_tools import mcp_check, tool_settings
-from grobot.pages.bot_settings_state import BotSettingsState
-from grobot.pages.bot_settings_view import SOURCE_LABELS, LLMRow, McpRow
+from grobot.pages.bot_settings_state import SOURCE_LABELS, BotSettingsState, LLMRow, McpRow
 from grobot.state.llm_check import INHERIT
 
 ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
