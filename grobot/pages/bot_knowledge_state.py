@@ -15,7 +15,7 @@ from sqlmodel import Session
 from grobot.components.long_text import context_use
 from grobot.components.url_state import replace_url
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
-from grobot.core.llm.budget import text_tokens
+from grobot.core.llm.context_window import text_tokens
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import bots as bots_service
 from grobot.core.services import discord_users, llm_settings, user_notes

@@ -22,7 +22,7 @@ from sqlmodel import Session
 from grobot.components.long_text import context_use
 from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
-from grobot.core.llm.budget import text_tokens
+from grobot.core.llm.context_window import text_tokens
 from grobot.core.models import AppUser, Bot, LLMCategory
 from grobot.core.services import (
     access,
