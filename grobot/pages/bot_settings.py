@@ -288,7 +288,7 @@ def daily_limits_section() -> rx.Component:
         "prices on the Usage page.",
         today_panel(),
         rx.grid(
-            *[limit_field(name) for name in bots_service.LIMIT_FIELDS],
+            *[limit_field(name) for name in bots_service.DAILY_LIMIT_FIELDS],
             columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
         ),
         rx.grid(

@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 LINE_FIELDS = ("moderation_words", "moderation_patterns")  # one item per line in the form
 TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
                "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs", "web_search_url") \
-    + bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS + ACCESS_FIELDS + LINE_FIELDS + ("moderation_action",)
+    + bots_service.DAILY_LIMIT_FIELDS + bots_service.BUDGET_FIELDS + ACCESS_FIELDS + LINE_FIELDS + ("moderation_action",)
 FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
                "message_content_intent", "members_intent", "web_search", "moderation_ask_model")
 FIELD_LABELS = {
@@ -171,14 +171,14 @@ def _percent(used: int, limit: int) -> int:
 def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
     """Today's usage of the bot and the global default of each limit field (as text)."""
     day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
-    defaults = app_settings.get_values(app_settings.LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
+    defaults = app_settings.get_values(app_settings.DAILY_LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
     today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
                        token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
                        call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
                        user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
                        over_limit=day.over_limit)
     return today, {name: _limit_text(float(defaults.get(name, 0) or 0))
-                   for name in bots_service.LIMIT_FIELDS + bots_service.BUDGET_FIELDS}
+                   for name in bots_service.DAILY_LIMIT_FIELDS + bots_service.BUDGET_FIELDS}
 
 
 def _as_text(value: Any, name: str = "") -> str:
