@@ -14,7 +14,11 @@ from typing import Any
 
 import reflex as rx
 
-from grobot.pages.bot_mcp_tools_state import McpToolRow
+from grobot.components.empty_state import command_line
+from grobot.components.unsaved import guard_attrs
+from grobot.pages.bot_mcp_tools_state import McpRow, McpToolRow
+from grobot.pages.bot_settings_cards import card_section
+from grobot.pages.bot_settings_state import BotSettingsState
 
 ACCESS_LABELS = {"read_only": "Read-only: in parallel", "writes": "Writes: alone, in order"}
 
@@ -79,4 +83,72 @@ def mcp_check(state: Any, server_id: Any, known_tools: Any, last_error: Any) -> 
         spacing="2",
         align="center",
         width="100%",
+    )
+
+
+ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
+
+
+def mcp_row(row: McpRow) -> rx.Component:
+    stop = rx.cond(row.linked, "Stop using " + row.name + " for this bot?", "")
+    return rx.card(
+        rx.form(
+            rx.vstack(
+                rx.hstack(
+                    rx.el.label(rx.hstack(
+                        rx.checkbox(name="enabled", default_checked=row.linked, disabled=~row.server_enabled,
+                                    custom_attrs={"data-confirm-when-unchecked": stop}),
+                        rx.text(row.name, weight="medium"), spacing="2", align="center")),
+                    rx.badge(row.transport, variant="surface", color_scheme="gray", size="1"),
+                    rx.cond(~row.server_enabled, rx.badge("server disabled", color_scheme="amber", size="1")),
+                    rx.spacer(),
+                    rx.button("Save", type="submit", variant="soft", size="1"),
+                    align="center",
+                    spacing="3",
+                    width="100%",
+                ),
+                rx.el.input(type="hidden", name="server_id", value=row.server_id),
+                rx.grid(
+                    rx.el.label(rx.text("Allowed tools", size="1", weight="medium"),
+                                rx.input(name="allowed_tools", default_value=row.allowed_tools,
+                                         placeholder="All tools of the server", size="2", width="100%"),
+                                display="flex", flex_direction="column", gap="0.25rem"),
+                    rx.el.label(rx.text("Timeout (s)", size="1", weight="medium"),
+                                rx.input(name="timeout", default_value=row.timeout, type="number", size="2",
+                                         width="100%"),
+                                display="flex", flex_direction="column", gap="0.25rem"),
+                    columns="3fr 1fr", spacing="3", width="100%",
+                ),
+                mcp_check(BotSettingsState, row.server_id, row.known_tools, row.last_error),
+                rx.cond(row.known_tools != "", tool_settings(row.tools, row.server_id)),
+                rx.cond(BotSettingsState.mcp_errors.contains(row.server_id.to_string()),  # type: ignore[attr-defined]
+                        rx.text(BotSettingsState.mcp_errors[row.server_id.to_string()], size="2",
+                                color=rx.color("red", 11), role="alert")),
+                spacing="2",
+                width="100%",
+            ),
+            on_submit=BotSettingsState.save_mcp,
+            reset_on_submit=False,
+            key=f"mcp-{row.server_id}-{BotSettingsState.revision}-"
+                f"{BotSettingsState.versions.get('mcp-' + row.server_id.to_string(), 0)}",
+            **guard_attrs(),
+        ),
+        width="100%",
+        data_server=row.name,
+    )
+
+
+def mcp_section() -> rx.Component:
+    return card_section(
+        "MCP servers", "The tool servers this bot may use, which of their tools, how long a call may take, "
+                       "and per tool its fallback and whether it changes things.",
+        rx.cond(
+            BotSettingsState.mcp.length() > 0,  # type: ignore[attr-defined]
+            rx.vstack(rx.foreach(BotSettingsState.mcp, mcp_row), spacing="3", width="100%"),
+            rx.vstack(rx.text("No MCP servers are registered yet. Add one on the ",
+                              rx.link("MCP servers page", href="/mcp"),
+                              " (known servers are one click: Add from preset), or from the command line:", size="2",
+                              color=rx.color("gray", 11)), command_line(ADD_MCP_COMMAND), spacing="2", width="100%"),
+        ),
+        saves="Each server saves on its own",
     )

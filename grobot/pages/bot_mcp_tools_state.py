@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
+from sqlmodel import Session
 
 from grobot.core.errors import GroBotError
-from grobot.core.models import BotMcpServer, McpServer
+from grobot.core.models import Bot, BotMcpServer, McpServer
+from grobot.core.services import mcp_servers
 from grobot.core.services.mcp_tool_lists import check_and_store
 from grobot.core.services.users import NotSignedIn
 from grobot.state.app_state import sign_out_script
@@ -104,3 +106,37 @@ class McpTestMixin(rx.State, mixin=True):
         finally:
             self.mcp_testing = 0
         await self._reload_mcp()  # type: ignore[attr-defined]
+
+
+@dataclass
+class McpRow:
+    """An MCP server and how this bot may use it."""
+
+    server_id: int
+    name: str
+    transport: str
+    server_enabled: bool
+    linked: bool
+    allowed_tools: str
+    timeout: str
+    known_tools: str
+    last_error: str
+    tools: list[McpToolRow] = field(default_factory=list)  # per tool: fallback and read/write
+
+
+def mcp_rows(session: Session, bot: Bot) -> list[McpRow]:
+    """Every MCP server and how the bot may use it (its link: tools allowed, timeout, per-tool settings)."""
+    links = {link.mcp_server_id: link for link, _ in mcp_servers.bot_links(session=session, bot_id=bot.id or 0,
+                                                                           enabled_only=False)}
+    rows = []
+    for server in mcp_servers.list_servers(session=session):
+        link = links.get(server.id)
+        timeout = link.timeout_seconds if link else 30.0
+        rows.append(McpRow(
+            server_id=server.id or 0, name=server.name, transport=server.transport, server_enabled=server.enabled,
+            linked=bool(link and link.enabled), allowed_tools=", ".join(link.allowed_tools or []) if link else "",
+            timeout=str(int(timeout)) if float(timeout).is_integer() else str(timeout),
+            known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
+            last_error=server.last_error or "", tools=tool_rows(server, link),
+        ))
+    return rows

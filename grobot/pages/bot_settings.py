@@ -19,7 +19,9 @@ from grobot.components.long_text import token_meter
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_channel_personas import channels_section
-from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
+from grobot.pages.bot_llm_settings import llm_section
+from grobot.pages.bot_mcp_tools import mcp_section
+from grobot.pages.bot_settings_cards import card_section, delete_section, token_section
 from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load_settings
 
 __all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]

@@ -30,7 +30,6 @@ from grobot.core.services import (
     discord_roles,
     discord_users,
     llm_settings,
-    llm_sources,
     mcp_servers,
     usage,
 )
@@ -39,7 +38,8 @@ from grobot.core.services.budgets import amount_text
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised, field_sentence
 from grobot.pages.bot_channel_personas_state import ChannelChoices, ChannelPersonaMixin, channel_choices
-from grobot.pages.bot_mcp_tools_state import McpTestMixin, McpToolRow, settings_from_form, tool_rows
+from grobot.pages.bot_llm_settings_state import LLMRow, llm_rows
+from grobot.pages.bot_mcp_tools_state import McpRow, McpTestMixin, mcp_rows, settings_from_form
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 from grobot.state.llm_check import INHERIT, LLMFormChecks, Typed, check_typed, key_refusal, validated
@@ -65,54 +65,6 @@ FIELD_LABELS = {
     "blocked_role_ids": "Blocked roles", "moderation_words": "Blocked words", "moderation_patterns": "Blocked patterns",
     "moderation_action": "When something matches", "moderation_ask_model": "Ask the decision model",
 }
-CATEGORY_HELP = {
-    "decision": "Small, fast calls: whether to answer, what to do next.",
-    "tools": "Choosing tools and extracting their arguments (JSON).",
-    "output": "The answer the user reads, streamed.",
-}
-SOURCE_LABELS = {"bot": "Set for this bot", "global": "Global default", "builtin": "Built-in default"}
-
-
-@dataclass
-class LLMRow:
-    """One LLM category of the bot: the values its override stores ("" = not set, inherited) and, for each
-    provider the card may choose, what each empty value inherits and from where (the API key only as set /
-    not set)."""
-
-    category: str
-    help: str
-    source: str  # bot | global | builtin
-    provider: str  # the override's provider, else "inherit" (the parent's, shown as "Inherit (X)")
-    provider_label: str  # "Inherit (ollama)"
-    base_url: str
-    model: str
-    context_window: str
-    temperature: str
-    repeat_penalty: str
-    fallback_model: str
-    supports_images: bool
-    api_key_set: bool  # the bot's own key
-    hints: dict[str, str] = field(default_factory=dict)  # per value set for the bot: "Set for this bot."
-    # Per provider ("inherit": the parent's), per value: what an empty field takes ("Inherit (X)", its
-    # placeholder) and from where ("From the global setting.", under it).
-    inherits: dict[str, dict[str, str]] = field(default_factory=dict)
-    sources: dict[str, dict[str, str]] = field(default_factory=dict)
-
-
-@dataclass
-class McpRow:
-    """An MCP server and how this bot may use it."""
-
-    server_id: int
-    name: str
-    transport: str
-    server_enabled: bool
-    linked: bool
-    allowed_tools: str
-    timeout: str
-    known_tools: str
-    last_error: str
-    tools: list[McpToolRow] = field(default_factory=list)  # per tool: fallback and read/write
 
 
 @dataclass
@@ -139,8 +91,6 @@ class AccessChoices:
     users: list[list[str]] = field(default_factory=list)
     roles: list[list[str]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
-
-
 
 
 @dataclass
@@ -189,70 +139,7 @@ def _as_text(value: Any, name: str = "") -> str:
     return "" if value is None else str(value)
 
 
-# Where an inherited value comes from, as the line under its field says it.
-_FROM = {llm_sources.GLOBAL: "the global setting", llm_sources.ENVIRONMENT: "the environment variable OLLAMA_HOST",
-         llm_sources.PROVIDER_DEFAULT: "the provider's default", llm_sources.DEFAULT: "the built-in default"}
-
-
-def inherit_label(source: llm_sources.FieldSource) -> tuple[str, str]:
-    """What an empty field shows: ``("Inherit (llama3.2)", "From the global setting.")``; a value with nothing
-    to inherit says why."""
-    if not source.inherited:
-        return "None", ("The bot worker runs the model file." if source.source == "the bot worker" else "")
-    return f"Inherit ({source.inherited})", f"From {_FROM.get(source.source, source.source)}."
-
-
-def _inherits(category: str, parent_provider: str, global_row: Any) -> tuple[dict[str, dict[str, str]],
-                                                                              dict[str, dict[str, str]]]:
-    """Per provider the card may choose ("inherit": the parent's), per value, its "Inherit (X)" placeholder
-    and where X comes from."""
-    labels = {provider: {name: inherit_label(source)
-                         for name, source in llm_sources.inherited(category, provider, global_row).items()}
-              for provider in llm_settings.PROVIDERS}
-    labels = {INHERIT: labels.get(parent_provider, {}), **labels}
-    return ({p: {name: text for name, (text, _) in fields.items()} for p, fields in labels.items()},
-            {p: {name: where for name, (_, where) in fields.items()} for p, fields in labels.items()})
-
-
-def _llm_rows(session: Session, bot: Bot, llms: dict[str, Any]) -> list[LLMRow]:
-    views = llm_sources.override_views(session=session, bot_id=bot.id or 0)
-    parents = llm_settings.global_rows(session=session)
-    rows = []
-    for c in LLMCategory:
-        llm, view = llms[c.value], views[c.value]
-        own_key = view.own_key
-        hints = {name: "Set for this bot." if view.fields[name].own else "" for name in llm_sources.FIELDS}
-        hints["provider"] = "Set for this bot." if view.overridden else ""
-        if llm.api_key is not None and not own_key:
-            hints["api_key"] = "Empty: the key of the global setting (same server)."
-        provider = view.provider
-        inherits, sources = _inherits(c.value, provider.inherited, parents.get(c.value))
-        sources[INHERIT]["provider"] = f"From {_FROM[provider.source]}." if provider.source in _FROM else ""
-        rows.append(LLMRow(
-            category=c.value, help=CATEGORY_HELP[c.value], source=llm.source,
-            provider=provider.own or INHERIT, provider_label=f"Inherit ({provider.inherited})",
-            base_url=view.fields["base_url"].own, model=view.fields["model"].own,
-            context_window=view.fields["context_window"].own, temperature=view.fields["temperature"].own,
-            repeat_penalty=view.fields["repeat_penalty"].own,
-            fallback_model=(llm.fallback_model or "") if view.overridden else "",
-            supports_images=llm.supports_images if view.overridden else False,
-            api_key_set=own_key, hints=hints, inherits=inherits, sources=sources))
-    return rows
-
-
 def settings_view(session: Session, bot: Bot) -> SettingsView:
-    links = {link.mcp_server_id: link for link, _ in mcp_servers.bot_links(session=session, bot_id=bot.id or 0,
-                                                                           enabled_only=False)}
-    mcp = []
-    for server in mcp_servers.list_servers(session=session):
-        link = links.get(server.id)
-        mcp.append(McpRow(
-            server_id=server.id or 0, name=server.name, transport=server.transport, server_enabled=server.enabled,
-            linked=bool(link and link.enabled), allowed_tools=", ".join(link.allowed_tools or []) if link else "",
-            timeout=_as_text(link.timeout_seconds if link else 30.0),
-            known_tools=", ".join(str(t.get("name")) for t in (server.tools_cache or []) if t.get("name")),
-            last_error=server.last_error or "", tools=tool_rows(server, link),
-        ))
     today, limit_defaults = _today(session, bot)
     llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
     output = llms[LLMCategory.OUTPUT.value]
@@ -260,8 +147,8 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
         form={field: _as_text(getattr(bot, field), field) for field in TEXT_FIELDS},
         flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
         token_set=bot.discord_token_enc is not None,
-        llms=_llm_rows(session, bot, llms),
-        mcp=mcp,
+        llms=llm_rows(session, bot, llms),
+        mcp=mcp_rows(session, bot),
         limit_defaults=limit_defaults,
         today=today,
         web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
@@ -275,8 +162,6 @@ def settings_view(session: Session, bot: Bot) -> SettingsView:
 def search_engine(searxng_url: str) -> str:
     """Where web_search searches, in words."""
     return f"SearXNG at {searxng_url}" if searxng_url else "DuckDuckGo and other engines, no key needed"
-
-
 
 
 USER_CHOICES = 200  # the users a list offers to add (the latest the bot has seen)
