@@ -261,3 +261,19 @@ def test_every_page_is_a_state_and_its_view() -> None:
     pages_dir = Path(__file__).resolve().parents[2] / "grobot" / "pages"
     assert (pages_dir / "bot_settings_state.py").is_file()  # the scan sees the pages
     assert _page_shape_problems(pages_dir) == []
+
+
+# The other names a concept once had (see docs/DESIGN.md, "One name per concept"): Test Chat is
+# ``tester_chat``, the embedded model ``embedded_*``, the context window ``context_window`` ("budget" is
+# the cost and monthly budgets' word, ``budgets``).
+OLD_NAMES = ("bot_chat", "llama_", "local_model", "embedded_llm")
+
+
+def test_one_name_per_concept_in_every_layer() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    stems = {p.relative_to(root).as_posix(): p.stem.removesuffix("_state")
+             for tree in ("grobot", "bot_worker") for p in (root / tree).rglob("*.py")}
+    assert "grobot/core/services/budgets.py" in stems  # the scan sees the modules
+    assert sorted(path for path, stem in stems.items() if stem.startswith(OLD_NAMES) or stem == "budget") == []
