@@ -49,7 +49,7 @@ def main() -> int:
     from grobot.core.limits import check, near_budgets
     from grobot.core.models import Bot, Setting, UsageDaily, UserUsageDaily
     from grobot.core.services import bots, costs, llm_calls, usage_accounting, usage_limits
-    from grobot.core.services.app_settings import LIMIT_KEYS
+    from grobot.core.services.app_settings import DAILY_LIMIT_KEYS
 
     migrations.upgrade()
     with session_scope() as session:
@@ -65,7 +65,7 @@ def main() -> int:
         select(UsageDaily.tokens_in + UsageDaily.tokens_out).where(usage).scalar_subquery(),
         select(UsageDaily.calls).where(usage).scalar_subquery(),
         select(UserUsageDaily.messages).where(user).scalar_subquery(),
-        *[select(Setting.value).where(Setting.key == key).scalar_subquery() for key in LIMIT_KEYS])
+        *[select(Setting.value).where(Setting.key == key).scalar_subquery() for key in DAILY_LIMIT_KEYS])
     day = usage_accounting.utc_day()
     calls = [SimpleNamespace(role=r, provider=p, model=m, tokens_in=900, tokens_out=40, ttft_ms=5.0, latency_ms=50.0,
                              error="")

@@ -76,7 +76,7 @@ def demo(rounds: int) -> None:
         from grobot.core import migrations
         from grobot.core.db import session_scope
         from grobot.core.llm import embedded
-        from grobot.core.llm.llama_servers import LlamaServers
+        from grobot.core.llm.embedded_servers import EmbeddedServers
         from grobot.core.services import app_settings, bots, council
         from grobot.core.store.council_run import run_council
 
@@ -92,7 +92,7 @@ def demo(rounds: int) -> None:
         assert all(a.llm.model == embedded.DEMO_MODEL for a in plan.advisors), "the council does not use the demo model"
 
         async def rounds_on_one_server() -> list[tuple[float, Any]]:
-            servers = LlamaServers(parallel=parallel)  # as the bot worker starts it (threads: every core but one)
+            servers = EmbeddedServers(parallel=parallel)  # as the bot worker starts it (threads: every core but one)
             embedded.set_local_directory(servers)
             try:
                 started = time.monotonic()

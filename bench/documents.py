@@ -340,12 +340,12 @@ async def _main(args: argparse.Namespace) -> int:
 
     if llm is not None:
         from grobot.core.llm import embedded
-        from grobot.core.llm.llama_servers import LlamaServers
+        from grobot.core.llm.embedded_servers import EmbeddedServers
         from grobot.core.llm.registry import close_all
 
         servers = None
         if args.provider == embedded.PROVIDER:
-            servers = LlamaServers(parallel=1)
+            servers = EmbeddedServers(parallel=1)
             embedded.set_local_directory(servers)
             info = await servers.ensure(args.model, args.context)
             if info.status != "running":

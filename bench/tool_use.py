@@ -257,14 +257,14 @@ async def _evaluate(args: argparse.Namespace, tasks: list[Task], outcomes: list[
     """Run ``tasks`` in each mode, after ``outcomes`` (those already run are not run again); ``others``:
     outcomes of tasks not chosen this time, kept in the ``--json`` file."""
     from grobot.core.llm import embedded
-    from grobot.core.llm.llama_servers import LlamaServers
+    from grobot.core.llm.embedded_servers import EmbeddedServers
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.local import LocalMemory
     from grobot.core.store.local import local_deps
 
     servers = None
     if args.provider == embedded.PROVIDER:
-        servers = LlamaServers(parallel=1)
+        servers = EmbeddedServers(parallel=1)
         embedded.set_local_directory(servers)
         info = await servers.ensure(args.model, args.context)
         if info.status != "running":

@@ -65,7 +65,7 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
     from grobot.core.agents.types import IncomingMessage
     from grobot.core.db import session_scope
     from grobot.core.llm import embedded
-    from grobot.core.llm.llama_servers import LlamaServers
+    from grobot.core.llm.embedded_servers import EmbeddedServers
     from grobot.core.llm.registry import close_all
     from grobot.core.memory.local import LocalMemory
     from grobot.core.models import LLMCall
@@ -75,7 +75,7 @@ async def _run(args: argparse.Namespace, web: Any) -> list[tuple[float, bool, bo
 
     hits = [Hit(f"Result {i} about the question", url, f"The answer to the question, from source {i}.")
             for i, (_, url) in enumerate(QUESTIONS)]
-    servers = LlamaServers(parallel=1)
+    servers = EmbeddedServers(parallel=1)
     embedded.set_local_directory(servers)
     info = await servers.ensure(embedded.DEMO_MODEL, 4096)
     if info.status != "running":

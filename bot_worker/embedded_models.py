@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from grobot.core.llm import embedded
-from grobot.core.llm.llama_servers import LlamaServers
-from grobot.core.services import app_settings, embedded_llm, llm_settings
+from grobot.core.llm.embedded_servers import EmbeddedServers
+from grobot.core.services import app_settings, embedded_models, llm_settings
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ SETTINGS_SECONDS = 30.0
 
 def _wanted(*, session: Any) -> tuple[dict[str, int], dict[str, Any]]:
     values = app_settings.get_values(("llamacpp_threads", "llamacpp_parallel"), session=session)
-    return llm_settings.embedded_models(session=session), values
+    return llm_settings.wanted_embedded_models(session=session), values
 
 
 class EmbeddedModels:
@@ -40,7 +40,7 @@ class EmbeddedModels:
     def __init__(self, supervisor_id: str, write: Write) -> None:
         self.supervisor_id = supervisor_id
         self._write = write  # runs fn(*args, session=...) in a transaction
-        self.servers: LlamaServers | None = None
+        self.servers: EmbeddedServers | None = None
         self._advertised = -1
         self._read_at = 0.0  # monotonic time of the last read of the settings
 
@@ -48,7 +48,7 @@ class EmbeddedModels:
         """Serve the models the settings name (loading runs in the background) and resolve them here."""
         if not embedded.runtime_installed():
             logger.info("llama.cpp (xllamacpp) is not installed: embedded models are unavailable")
-        self.servers = LlamaServers(log_dir=get_settings().data_dir / "logs")
+        self.servers = EmbeddedServers(log_dir=get_settings().data_dir / "logs")
         embedded.set_local_directory(self.servers)
         await self.sync()
 
@@ -72,7 +72,7 @@ class EmbeddedModels:
         if self.servers.version != self._advertised:
             version = self.servers.version
             try:
-                await asyncio.to_thread(self._write, embedded_llm.advertise, self.supervisor_id, self.servers.snapshot())
+                await asyncio.to_thread(self._write, embedded_models.advertise, self.supervisor_id, self.servers.snapshot())
                 self._advertised = version
             except Exception as exc:
                 logger.warning("Could not record the embedded models' addresses (%s)", type(exc).__name__)

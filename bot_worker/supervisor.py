@@ -40,7 +40,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
 from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
-from grobot.core.services import embedded_llm, fleet, schedules, tester_chat
+from grobot.core.services import embedded_models, fleet, schedules, tester_chat
 from grobot.core.settings import get_settings
 from grobot.core.store.run_store_db import DatabaseStore
 
@@ -269,7 +269,7 @@ class Supervisor:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
             memory_registry.withdraw(self.supervisor_id, session=session)
-            embedded_llm.withdraw(self.supervisor_id, session=session)
+            embedded_models.withdraw(self.supervisor_id, session=session)
             tester_chat_link.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
@@ -435,7 +435,7 @@ class Supervisor:
                                      session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             memory_registry.prune_orphans(session=session)
-            embedded_llm.prune_orphans(session=session)
+            embedded_models.prune_orphans(session=session)
             tester_chat_link.ROWS.prune_orphans(session=session)
 
     def _read(self, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -24,15 +24,21 @@ from grobot.components.bot_tabs import (
 )
 from grobot.pages import (
     bot_conversations,
+    bot_conversations_state,
     bot_council,
+    bot_council_state,
     bot_files,
+    bot_files_state,
     bot_knowledge,
     bot_logs,
+    bot_logs_state,
     bot_memory,
+    bot_memory_state,
     bot_schedules,
     bot_settings,
     bots,
     login,
+    login_state,
     mcp,
     not_found,
     settings,
@@ -52,7 +58,7 @@ from grobot.web_session import web_session
 # assets/grobot_shell.js: the sidebar's drag-to-resize, in the browser (a same-origin script: CSP allows it).
 app = rx.App(html_lang="en", api_transformer=[run_images_endpoint, web_session, security_headers],
              head_components=[rx.el.script(src="/grobot_shell.js", defer=True)])
-app.add_page(login.login_page, route=login.ROUTE, title=login.TITLE, on_load=login.LoginState.open)
+app.add_page(login.login_page, route=login_state.ROUTE, title=login_state.TITLE, on_load=login_state.LoginState.open)
 app.add_page(
     bots.bots_page, route=bots.ROUTE, title=bots.TITLE, on_load=[AppState.require_login, BotsState.refresh]
 )
@@ -81,11 +87,11 @@ CHAT_LOADS = (tester_chat.ChatState.load, tester_chat.ChatModelState.load)
 add_bot_page(CHAT, tester_chat.chat_page, *CHAT_LOADS)
 app.add_page(tester_chat.chat_page, route=BOT_ROUTE_PREFIX, title="Test Chat · GroBot",
              on_load=[BotPageState.open_bot(CHAT.key, CHAT.admin_only), BotsState.refresh, *CHAT_LOADS])
-add_bot_page(LOGS, bot_logs.logs_page, bot_logs.LogsState.load)
+add_bot_page(LOGS, bot_logs.logs_page, bot_logs_state.LogsState.load)
 add_bot_page(SETTINGS, bot_settings.settings_page, bot_settings.BotSettingsState.load)
-add_bot_page(FILES, bot_files.files_page, bot_files.FilesState.load)
+add_bot_page(FILES, bot_files.files_page, bot_files_state.FilesState.load)
 add_bot_page(KNOWLEDGE, bot_knowledge.knowledge_page, bot_knowledge.KnowledgeState.load)
-add_bot_page(MEMORY, bot_memory.memory_page, bot_memory.MemoryState.load)
-add_bot_page(COUNCIL, bot_council.council_page, bot_council.CouncilState.load)
-add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations.ConversationsState.load)
+add_bot_page(MEMORY, bot_memory.memory_page, bot_memory_state.MemoryState.load)
+add_bot_page(COUNCIL, bot_council.council_page, bot_council_state.CouncilState.load)
+add_bot_page(CONVERSATIONS, bot_conversations.conversations_page, bot_conversations_state.ConversationsState.load)
 add_bot_page(SCHEDULES, bot_schedules.schedules_page, bot_schedules.SchedulesState.load)

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     set_.add_argument("assignments", nargs="*", metavar="FIELD=VALUE")
     set_.add_argument("--token-stdin", action="store_true", help="read a new Discord token from stdin")
     set_.add_argument("--clear-token", action="store_true", help="remove the Discord token")
-    for field in bots.LIMIT_FIELDS:
+    for field in bots.DAILY_LIMIT_FIELDS:
         set_.add_argument("--" + field.replace("_", "-"), dest=field, metavar="N|default|unlimited",
                           help=f"daily limit (UTC day); 'default': the global setting {field}")
     for field in bots.BUDGET_FIELDS:
@@ -131,7 +131,7 @@ def _show(args: argparse.Namespace) -> int:
 
 def _set(args: argparse.Namespace) -> int:
     changes: dict[str, str | None] = dict(parse_assignments(args.assignments))
-    changes.update({f: getattr(args, f) for f in bots.LIMIT_FIELDS + bots.BUDGET_FIELDS
+    changes.update({f: getattr(args, f) for f in bots.DAILY_LIMIT_FIELDS + bots.BUDGET_FIELDS
                     if getattr(args, f, None) is not None})
     if args.token_stdin and args.clear_token:
         raise ValidationError("--token-stdin and --clear-token exclude each other")

@@ -10,10 +10,10 @@ import logging
 import sys
 from typing import Any
 
-from grobot.cli.local_models import serve_embedded, stop_embedded
+from grobot.cli.embedded_models import serve_embedded, stop_embedded
 from grobot.cli.output import print_json
 from grobot.core.errors import ValidationError
-from grobot.core.llm.llama_servers import LlamaServers
+from grobot.core.llm.embedded_servers import EmbeddedServers
 from grobot.core.store.local import local_deps
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ async def _run(args: argparse.Namespace, bot_id: int, key: str, user: str, text:
     return 2 if result.error else 0  # an error, as every command's (docs/cli.md)
 
 
-async def _own_embedded_servers(bot_id: int) -> LlamaServers | None:
+async def _own_embedded_servers(bot_id: int) -> EmbeddedServers | None:
     """Run the bot's embedded models in this process when no bot worker serves them (None: not needed)."""
     from grobot.core.db import session_scope
     from grobot.core.services import llm_settings

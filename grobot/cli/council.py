@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import Any
 
-from grobot.cli.local_models import serve_embedded, stop_embedded
+from grobot.cli.embedded_models import serve_embedded, stop_embedded
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, ValidationError

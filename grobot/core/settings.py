@@ -125,7 +125,7 @@ class Settings:
     log_level: str
     memory_budget_seconds: float = 0.3  # the most memory retrieval may add to an answer
     ollama_host_set: bool = False  # OLLAMA_HOST is set: with no LLM configured, Ollama there is the default
-    embedded_llm: bool = True  # with no LLM configured and no OLLAMA_HOST, the embedded demo model answers
+    embedded_model: bool = True  # with no LLM configured and no OLLAMA_HOST, the embedded demo model answers
     ollama_api_key: str | None = None  # for an Ollama server without a key in its LLM settings (Ollama's cloud)
     llm_timeout_seconds: float = 120.0  # an LLM call may stay silent this long
     mcp_node_modules: tuple[Path, ...] = ()  # where npm packages of MCP presets are looked for first
@@ -154,7 +154,7 @@ class Settings:
             log_level=env.get("GROBOT_LOG_LEVEL", "INFO").upper(),
             memory_budget_seconds=max(0.01, _number(env, "GROBOT_MEMORY_BUDGET_SECONDS", 0.3)),
             ollama_host_set=bool(env.get("OLLAMA_HOST")),
-            embedded_llm=_flag(env, "GROBOT_EMBEDDED_LLM", True),
+            embedded_model=_flag(env, "GROBOT_EMBEDDED_LLM", True),
             ollama_api_key=env.get("OLLAMA_API_KEY") or None,
             llm_timeout_seconds=max(0.05, _number(env, "GROBOT_LLM_TIMEOUT_SECONDS", 120.0)),
             mcp_node_modules=tuple(Path(p).expanduser() for p in env.get("GROBOT_MCP_NODE_MODULES", "").split(os.pathsep)

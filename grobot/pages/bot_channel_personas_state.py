@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
@@ -10,7 +11,6 @@ from sqlmodel import Session
 
 from grobot.core.models import AppUser, Bot
 from grobot.core.services import channel_personas
-from grobot.pages.bot_settings_view import SettingsView
 from grobot.state.llm_check import INHERIT
 
 LLM_FIELDS = ("provider", "model", "temperature")
@@ -32,6 +32,29 @@ def persona_change(form_data: dict[str, Any]) -> tuple[str, str, dict[str, dict[
     return channel, str(form_data.get("personality") or ""), llms
 
 
+@dataclass
+class ChannelChoices:
+    """The bot's channel personas, each ``{"channel_id", "label", "personality", "models", "<category>_<field>"}``
+    (the page's rows and its form's stored values), and the channels it has seen, each ``[id, "#name"]``."""
+
+    personas: list[dict[str, str]] = field(default_factory=list)
+    seen: list[list[str]] = field(default_factory=list)
+
+
+def channel_choices(session: Session, bot: Bot) -> ChannelChoices:
+    """The bot's channel personas (by channel name) and the channels it has seen."""
+    rows = []
+    for persona in channel_personas.personas(bot, session=session):
+        row = {"channel_id": persona.channel_id, "label": f"#{persona.name}" if persona.name else persona.channel_id,
+               "personality": persona.personality, "models": persona.models()}
+        for category in channel_personas.CATEGORIES:
+            fields = persona.llms.get(category) or {}
+            row.update({f"{category}_{name}": str(fields.get(name, "")) for name in ("provider", "model", "temperature")})
+        rows.append(row)
+    seen = channel_personas.known_channels(session=session, bot_id=bot.id or 0)
+    return ChannelChoices(personas=rows, seen=[[cid, f"#{name}" if name else cid] for cid, name in seen.items()])
+
+
 class ChannelPersonaMixin(rx.State, mixin=True):
     """The channel personas of the open bot, and the card's form."""
 
@@ -47,8 +70,8 @@ class ChannelPersonaMixin(rx.State, mixin=True):
         blank = {"personality": "", **{f"{c}_{n}": "" for c in channel_personas.CATEGORIES for n in LLM_FIELDS}}
         return {**blank, **next((p for p in self.channel_personas if p.get("channel_id") == self.persona_channel), {})}
 
-    def _show_channels(self, view: SettingsView) -> None:
-        self.channel_personas, self.channel_choices = view.channels.personas, view.channels.seen
+    def _show_channels(self, channels: ChannelChoices) -> None:
+        self.channel_personas, self.channel_choices = channels.personas, channels.seen
 
     @rx.event
     def choose_persona_channel(self, value: str) -> None:

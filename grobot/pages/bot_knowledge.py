@@ -22,8 +22,7 @@ from grobot.components.forms import error_text, switch_label
 from grobot.components.list_item import list_item
 from grobot.components.long_text import clamped_text, token_meter
 from grobot.components.safe_text import safe_text
-from grobot.pages.bot_knowledge_state import LIVE_REFRESH_MS, NOTE, SUGGESTION, KnowledgeState, ReviewState, SuggestionRow
-from grobot.pages.bot_knowledge_users import NoteRow, UserRow
+from grobot.pages.bot_knowledge_state import LIVE_REFRESH_MS, NOTE, SUGGESTION, KnowledgeState, NoteRow, ReviewState, SuggestionRow, UserRow
 
 
 def user_item(row: UserRow) -> rx.Component:

@@ -10,77 +10,17 @@ shows them on the card (:class:`McpTestMixin`, mixed into the tab's state).
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 
-from grobot.core.errors import GroBotError
-from grobot.core.models import BotMcpServer, McpServer
-from grobot.core.services.mcp_tool_lists import check_and_store
-from grobot.core.services.users import NotSignedIn
-from grobot.state.app_state import sign_out_script
-from grobot.state.bot_page import run_for_bot, user_message
+from grobot.components.empty_state import command_line
+from grobot.components.unsaved import guard_attrs
+from grobot.pages.bot_mcp_tools_state import McpRow, McpToolRow
+from grobot.pages.bot_settings_cards import card_section
+from grobot.pages.bot_settings_state import BotSettingsState
 
-logger = logging.getLogger(__name__)
-
-FALLBACK_PREFIX = "tool_fallback:"
-ACCESS_PREFIX = "tool_access:"
 ACCESS_LABELS = {"read_only": "Read-only: in parallel", "writes": "Writes: alone, in order"}
-TEST_TIMEOUT = 15.0  # seconds a test waits for the server to start and list its tools
-
-
-@dataclass
-class McpToolRow:
-    """One tool of the server, with the bot's settings for it (names of the form fields included)."""
-
-    tool: str
-    fallback: str
-    access: str  # "auto", "read_only" or "writes"
-    auto_label: str  # what "auto" means for this tool, from its MCP annotations
-    fallback_field: str
-    access_field: str
-    fallback_label: str
-    access_label: str
-
-
-def _annotated(entry: dict[str, Any]) -> str:
-    if entry.get("read_only"):
-        return "Auto: read-only (annotated)"
-    if entry.get("writes"):
-        return "Auto: writes (annotated)"
-    return "Auto: not annotated, in parallel"
-
-
-def tool_rows(server: McpServer, link: BotMcpServer | None) -> list[McpToolRow]:
-    """A row per tool of the server's last tool list."""
-    settings = (link.tool_settings if link else None) or {}
-    rows = []
-    for entry in server.tools_cache or []:
-        name = str(entry.get("name") or "")
-        if not name:
-            continue
-        own = settings.get(name, {})
-        rows.append(McpToolRow(
-            tool=name, fallback=own.get("fallback", ""), access=own.get("access", "auto"), auto_label=_annotated(entry),
-            fallback_field=FALLBACK_PREFIX + name, access_field=ACCESS_PREFIX + name,
-            fallback_label=f"Fallback of {name}", access_label=f"Calls of {name}",
-        ))
-    return rows
-
-
-def settings_from_form(form_data: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """``(fallbacks, access)`` per tool from the card's submitted fields."""
-    fallbacks: dict[str, str] = {}
-    access: dict[str, str] = {}
-    for key, value in form_data.items():
-        if key.startswith(FALLBACK_PREFIX):
-            fallbacks[key[len(FALLBACK_PREFIX):]] = str(value or "").strip()
-        elif key.startswith(ACCESS_PREFIX):
-            access[key[len(ACCESS_PREFIX):]] = str(value or "auto")
-    return fallbacks, access
 
 
 def _tool_line(row: McpToolRow, list_id: Any) -> rx.Component:
@@ -123,37 +63,6 @@ def tool_settings(tools: Any, server_id: Any) -> rx.Component:
     )
 
 
-class McpTestMixin(rx.State, mixin=True):
-    """The MCP cards' "Test": mixed into the Settings tab's state, which provides ``_reload_mcp``."""
-
-    mcp_testing: int = 0  # the server being tested now
-    mcp_test_error: dict[str, str] = {}  # server id -> why the test could not run (not the server's error)
-
-    @rx.event
-    async def test_mcp(self, server_id: int):
-        """Connect to the server now, as this bot uses it; its card then shows its tools or its error."""
-        key = str(server_id)
-        try:  # an admin who may see this bot
-            await asyncio.to_thread(run_for_bot, self.session_token, self.current_bot_id,  # type: ignore[attr-defined]
-                                    lambda _session, _user, _bot: None, admin=True)
-        except NotSignedIn:
-            self._forget_session()  # type: ignore[attr-defined]
-            yield sign_out_script()
-            return
-        except Exception as exc:
-            self.mcp_test_error = {key: user_message(exc)}
-            return
-        self.mcp_testing, self.mcp_test_error = int(server_id), {}
-        yield
-        try:
-            await check_and_store(int(server_id), timeout=TEST_TIMEOUT, bot_id=self.current_bot_id)  # type: ignore[attr-defined]
-        except GroBotError as exc:
-            self.mcp_test_error = {key: str(exc)}
-        finally:
-            self.mcp_testing = 0
-        await self._reload_mcp()  # type: ignore[attr-defined]
-
-
 def mcp_check(state: Any, server_id: Any, known_tools: Any, last_error: Any) -> rx.Component:
     """The card's "Test" button and what the last test or refresh found, in one line."""
     key = server_id.to_string()
@@ -174,4 +83,72 @@ def mcp_check(state: Any, server_id: Any, known_tools: Any, last_error: Any) -> 
         spacing="2",
         align="center",
         width="100%",
+    )
+
+
+ADD_MCP_COMMAND = "python -m grobot mcp add --preset time"
+
+
+def mcp_row(row: McpRow) -> rx.Component:
+    stop = rx.cond(row.linked, "Stop using " + row.name + " for this bot?", "")
+    return rx.card(
+        rx.form(
+            rx.vstack(
+                rx.hstack(
+                    rx.el.label(rx.hstack(
+                        rx.checkbox(name="enabled", default_checked=row.linked, disabled=~row.server_enabled,
+                                    custom_attrs={"data-confirm-when-unchecked": stop}),
+                        rx.text(row.name, weight="medium"), spacing="2", align="center")),
+                    rx.badge(row.transport, variant="surface", color_scheme="gray", size="1"),
+                    rx.cond(~row.server_enabled, rx.badge("server disabled", color_scheme="amber", size="1")),
+                    rx.spacer(),
+                    rx.button("Save", type="submit", variant="soft", size="1"),
+                    align="center",
+                    spacing="3",
+                    width="100%",
+                ),
+                rx.el.input(type="hidden", name="server_id", value=row.server_id),
+                rx.grid(
+                    rx.el.label(rx.text("Allowed tools", size="1", weight="medium"),
+                                rx.input(name="allowed_tools", default_value=row.allowed_tools,
+                                         placeholder="All tools of the server", size="2", width="100%"),
+                                display="flex", flex_direction="column", gap="0.25rem"),
+                    rx.el.label(rx.text("Timeout (s)", size="1", weight="medium"),
+                                rx.input(name="timeout", default_value=row.timeout, type="number", size="2",
+                                         width="100%"),
+                                display="flex", flex_direction="column", gap="0.25rem"),
+                    columns="3fr 1fr", spacing="3", width="100%",
+                ),
+                mcp_check(BotSettingsState, row.server_id, row.known_tools, row.last_error),
+                rx.cond(row.known_tools != "", tool_settings(row.tools, row.server_id)),
+                rx.cond(BotSettingsState.mcp_errors.contains(row.server_id.to_string()),  # type: ignore[attr-defined]
+                        rx.text(BotSettingsState.mcp_errors[row.server_id.to_string()], size="2",
+                                color=rx.color("red", 11), role="alert")),
+                spacing="2",
+                width="100%",
+            ),
+            on_submit=BotSettingsState.save_mcp,
+            reset_on_submit=False,
+            key=f"mcp-{row.server_id}-{BotSettingsState.revision}-"
+                f"{BotSettingsState.versions.get('mcp-' + row.server_id.to_string(), 0)}",
+            **guard_attrs(),
+        ),
+        width="100%",
+        data_server=row.name,
+    )
+
+
+def mcp_section() -> rx.Component:
+    return card_section(
+        "MCP servers", "The tool servers this bot may use, which of their tools, how long a call may take, "
+                       "and per tool its fallback and whether it changes things.",
+        rx.cond(
+            BotSettingsState.mcp.length() > 0,  # type: ignore[attr-defined]
+            rx.vstack(rx.foreach(BotSettingsState.mcp, mcp_row), spacing="3", width="100%"),
+            rx.vstack(rx.text("No MCP servers are registered yet. Add one on the ",
+                              rx.link("MCP servers page", href="/mcp"),
+                              " (known servers are one click: Add from preset), or from the command line:", size="2",
+                              color=rx.color("gray", 11)), command_line(ADD_MCP_COMMAND), spacing="2", width="100%"),
+        ),
+        saves="Each server saves on its own",
     )

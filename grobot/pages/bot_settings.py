@@ -19,7 +19,9 @@ from grobot.components.long_text import token_meter
 from grobot.components.unsaved import unsaved_guard, unsaved_marker
 from grobot.core.services import bots as bots_service
 from grobot.pages.bot_channel_personas import channels_section
-from grobot.pages.bot_settings_cards import card_section, delete_section, llm_section, mcp_section, token_section
+from grobot.pages.bot_llm_settings import llm_section
+from grobot.pages.bot_mcp_tools import mcp_section
+from grobot.pages.bot_settings_cards import card_section, delete_section, token_section
 from grobot.pages.bot_settings_state import FIELD_LABELS, BotSettingsState, load_settings
 
 __all__ = ["BotSettingsState", "llm_section", "load_settings", "settings_page"]
@@ -288,7 +290,7 @@ def daily_limits_section() -> rx.Component:
         "prices on the Usage page.",
         today_panel(),
         rx.grid(
-            *[limit_field(name) for name in bots_service.LIMIT_FIELDS],
+            *[limit_field(name) for name in bots_service.DAILY_LIMIT_FIELDS],
             columns=rx.breakpoints(initial="1", sm="3"), spacing="4", width="100%",
         ),
         rx.grid(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
@@ -21,20 +22,163 @@ from sqlmodel import Session
 from grobot.components.long_text import context_use
 from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
-from grobot.core.llm.budget import text_tokens
+from grobot.core.llm.context_window import text_tokens
 from grobot.core.models import AppUser, Bot, LLMCategory
+from grobot.core.services import (
+    access,
+    app_settings,
+    discord_roles,
+    discord_users,
+    llm_settings,
+    mcp_servers,
+    usage,
+)
 from grobot.core.services import bots as bots_service
-from grobot.core.services import llm_settings, mcp_servers
+from grobot.core.services.budgets import amount_text
 from grobot.core.services.users import NotSignedIn
 from grobot.core.services.validation import capitalised, field_sentence
-from grobot.pages.bot_channel_personas_state import ChannelPersonaMixin
-from grobot.pages.bot_mcp_tools import McpTestMixin, settings_from_form
-from grobot.pages.bot_settings_view import FIELD_LABELS, FLAG_FIELDS, TEXT_FIELDS, LLMRow, McpRow, SettingsView, TodayUsage, settings_view
+from grobot.pages.bot_channel_personas_state import ChannelChoices, ChannelPersonaMixin, channel_choices
+from grobot.pages.bot_llm_settings_state import LLMRow, llm_rows
+from grobot.pages.bot_mcp_tools_state import McpRow, McpTestMixin, mcp_rows, settings_from_form
 from grobot.state.app_state import sign_out_script
 from grobot.state.bot_page import BotPageState, run_for_bot, user_message
 from grobot.state.llm_check import INHERIT, LLMFormChecks, Typed, check_typed, key_refusal, validated
 
 logger = logging.getLogger(__name__)
+
+LINE_FIELDS = ("moderation_words", "moderation_patterns")  # one item per line in the form
+TEXT_FIELDS = ("name", "personality", "agent_mode", "allowed_channel_ids", "always_on_channel_ids", "keywords",
+               "max_tool_rounds", "user_cooldown_seconds", "max_concurrent_runs", "web_search_url") \
+    + bots_service.DAILY_LIMIT_FIELDS + bots_service.BUDGET_FIELDS + ACCESS_FIELDS + LINE_FIELDS + ("moderation_action",)
+FLAG_FIELDS = ("reply_to_mentions", "reply_in_dms", "reply_to_replies", "reply_when_relevant",
+               "message_content_intent", "members_intent", "web_search", "moderation_ask_model")
+FIELD_LABELS = {
+    "name": "Name", "personality": "Personality", "agent_mode": "Agent mode", "allowed_channel_ids": "Allowed channels",
+    "always_on_channel_ids": "Always-on channels", "keywords": "Keywords", "max_tool_rounds": "Max tool rounds",
+    "user_cooldown_seconds": "User cooldown", "max_concurrent_runs": "Concurrent runs",
+    "daily_token_limit": "Tokens per day", "daily_call_limit": "LLM calls per day",
+    "user_daily_message_limit": "Messages per user per day",
+    "daily_cost_limit": "Cost per day", "monthly_token_limit": "Tokens per month",
+    "monthly_call_limit": "LLM calls per month", "monthly_cost_limit": "Cost per month",
+    "web_search_url": "SearXNG address",
+    "allowed_user_ids": "Allowed users", "blocked_user_ids": "Blocked users", "allowed_role_ids": "Allowed roles",
+    "blocked_role_ids": "Blocked roles", "moderation_words": "Blocked words", "moderation_patterns": "Blocked patterns",
+    "moderation_action": "When something matches", "moderation_ask_model": "Ask the decision model",
+}
+
+
+@dataclass
+class TodayUsage:
+    """The bot's usage today (UTC) against its effective limits, as the "Today" panel shows it."""
+
+    day: str = ""
+    tokens: str = "0"
+    token_limit: str = "unlimited"
+    token_percent: int = 0
+    calls: str = "0"
+    call_limit: str = "unlimited"
+    call_percent: int = 0
+    user_message_limit: str = "unlimited"
+    users_at_limit: int = 0
+    over_limit: bool = False
+
+
+@dataclass
+class AccessChoices:
+    """Who the access lists may name, as the bot has seen them: its users (the Knowledge Base's) and
+    the roles of its guilds, each ``[id, label]``; and the name of every id on its lists."""
+
+    users: list[list[str]] = field(default_factory=list)
+    roles: list[list[str]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SettingsView:
+    form: dict[str, str]
+    flags: dict[str, bool]
+    token_set: bool
+    llms: list[LLMRow]
+    mcp: list[McpRow]
+    limit_defaults: dict[str, str]
+    today: TodayUsage
+    web_search_default: str = ""  # where the bot searches without an address of its own, in words
+    access: AccessChoices = field(default_factory=AccessChoices)
+    channels: ChannelChoices = field(default_factory=ChannelChoices)
+    context_window: int = 0  # of the output model, which reads the personality
+    context_model: str = ""  # "the output model (llama3.2)"
+
+
+def _limit_text(value: float) -> str:
+    """A limit as the page shows it: ``5,000``, ``12.50`` (a cost), or ``unlimited`` (0)."""
+    return amount_text(value) if value else "unlimited"
+
+
+def _percent(used: int, limit: int) -> int:
+    return min(100, round(used * 100 / limit)) if limit else 0
+
+
+def _today(session: Session, bot: Bot) -> tuple[TodayUsage, dict[str, str]]:
+    """Today's usage of the bot and the global default of each limit field (as text)."""
+    day = usage.bot_usage(bot.id or 0, session=session, days=1, top_users=0).today
+    defaults = app_settings.get_values(app_settings.DAILY_LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
+    today = TodayUsage(day=day.day, tokens=f"{day.tokens:,}", token_limit=_limit_text(day.token_limit),
+                       token_percent=_percent(day.tokens, day.token_limit), calls=f"{day.calls:,}",
+                       call_limit=_limit_text(day.call_limit), call_percent=_percent(day.calls, day.call_limit),
+                       user_message_limit=_limit_text(day.user_message_limit), users_at_limit=day.users_at_limit,
+                       over_limit=day.over_limit)
+    return today, {name: _limit_text(float(defaults.get(name, 0) or 0))
+                   for name in bots_service.DAILY_LIMIT_FIELDS + bots_service.BUDGET_FIELDS}
+
+
+def _as_text(value: Any, name: str = "") -> str:
+    if isinstance(value, list):
+        return ("\n" if name in LINE_FIELDS else ", ").join(str(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)
+
+
+def settings_view(session: Session, bot: Bot) -> SettingsView:
+    today, limit_defaults = _today(session, bot)
+    llms = llm_settings.effective_llms(session=session, bot_id=bot.id)
+    output = llms[LLMCategory.OUTPUT.value]
+    return SettingsView(
+        form={field: _as_text(getattr(bot, field), field) for field in TEXT_FIELDS},
+        flags={field: bool(getattr(bot, field)) for field in FLAG_FIELDS},
+        token_set=bot.discord_token_enc is not None,
+        llms=llm_rows(session, bot, llms),
+        mcp=mcp_rows(session, bot),
+        limit_defaults=limit_defaults,
+        today=today,
+        web_search_default=search_engine(str(app_settings.get_value("web_search_url", session=session))),
+        access=access_choices(session, bot),
+        channels=channel_choices(session, bot),
+        context_window=int(output.context_window or 0),
+        context_model=f"the output model ({output.model})" if output.model else "the output model",
+    )
+
+
+def search_engine(searxng_url: str) -> str:
+    """Where web_search searches, in words."""
+    return f"SearXNG at {searxng_url}" if searxng_url else "DuckDuckGo and other engines, no key needed"
+
+
+USER_CHOICES = 200  # the users a list offers to add (the latest the bot has seen)
+
+
+def access_choices(session: Session, bot: Bot) -> AccessChoices:
+    """The users and roles the bot has seen, and the names of those on its lists."""
+    users = discord_users.known_users(session=session, bot_id=bot.id or 0, limit=USER_CHOICES)
+    roles = discord_roles.known_roles(session=session, bot_id=bot.id or 0)
+    guilds = {r.guild_id for r in roles}
+    names = {entry.id: entry.name for entries in access.access_lists(bot, session=session).values()
+             for entry in entries if entry.name}
+    return AccessChoices(
+        users=[[u.discord_user_id, u.display_name or u.discord_user_id] for u in users],
+        roles=[[r.role_id, r.name + (f" ({r.guild_name})" if len(guilds) > 1 else "")] for r in roles],
+        names=names)
+
 
 def load_settings(token: str, bot_id: int) -> SettingsView:
     return run_for_bot(token, bot_id, lambda session, _user, bot: settings_view(session, bot), admin=True)
@@ -151,7 +295,7 @@ class BotSettingsState(ChannelPersonaMixin, McpTestMixin, LLMFormChecks, BotPage
         self.web_search_default = view.web_search_default
         self.today = view.today
         self.user_choices, self.role_choices = view.access.users, view.access.roles
-        self._show_channels(view)
+        self._show_channels(view.channels)
         self.access_names = {**view.access.names, **{i: label for i, label in view.access.users + view.access.roles}}
         self.context_window, self.context_model = view.context_window, view.context_model
         self._measure_personality()

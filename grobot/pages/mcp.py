@@ -15,7 +15,8 @@ from grobot.components.empty_state import command_line, empty_state
 from grobot.components.forms import confirm_dialog, error_text, field, secret_badge, table_header
 from grobot.components.layout import page_layout
 from grobot.core.models import McpTransport
-from grobot.pages.mcp_presets import McpPresetState, presets_dialog
+from grobot.pages.mcp_presets import presets_dialog
+from grobot.pages.mcp_presets_state import McpPresetState
 from grobot.pages.mcp_state import McpRow, McpState
 
 logger = logging.getLogger(__name__)

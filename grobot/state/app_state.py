@@ -55,6 +55,13 @@ def run_authorized(
         return work(session, user)
 
 
+def sign_in(username: str, password: str, client: str) -> tuple[users.SignedInUser, str]:
+    """Blocking (argon2): the user and a new session token, or ``users.LoginRefused`` (``client``:
+    the address the login comes from, which the login throttle counts)."""
+    with session_scope() as session:  # a write: it records the time of the login
+        return users.login(session=session, username=username, password=password, client=client)
+
+
 def current_user(token: str, *roles: Role) -> users.SignedInUser:
     """Who the session ``token`` belongs to (blocking; raises as :func:`run_authorized`)."""
     return run_authorized(token, lambda _session, user: users.signed_in(user), *roles)

@@ -205,3 +205,75 @@ def test_no_two_pages_import_each_other() -> None:
         raise AssertionError(f"pages that import each other: {' -> '.join(exc.args[1])}") from None
     assert [f"{name} imports {view}" for name, imports in sorted(graph.items()) if name.endswith("_state")
             for view in sorted(imports) if view + "_state" in pages] == []
+
+
+# Test Chat's page modules are reworked on their own branch (one local API to the supervisor): until that
+# lands, these two read the database themselves.
+NOT_YET_IN_SHAPE = {"tester_chat_model", "tester_chat_runs"}
+DATABASE_MODULES = ("sqlmodel", "sqlalchemy", "grobot.core.db")
+SESSION_RUNNERS = {"run_for_bot", "run_authorized", "_admin", "_act"}  # hand their callback a database session
+
+
+def _page_shape_problems(pages_dir) -> list[str]:
+    import ast
+
+    pages = {p.stem: p for p in pages_dir.glob("*.py") if p.stem != "__init__"}
+    problems = []
+    for name, path in sorted(pages.items()):
+        if name in NOT_YET_IN_SHAPE:
+            continue
+        tree = ast.parse(path.read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        database = sorted(m for m in imported if m.startswith(DATABASE_MODULES)
+                          and m not in {"sqlmodel", "sqlmodel.Session"})
+        if database:  # a session of its own or a query: the services read and write, with their checks
+            problems.append(f"{name} reads the database itself: {', '.join(database)}")
+        if name.endswith("_state"):
+            if name.removesuffix("_state") not in pages:
+                problems.append(f"{name} has no view {name.removesuffix('_state')}.py")
+            continue
+        if "sqlmodel" in imported or "sqlmodel.Session" in imported:
+            problems.append(f"{name} is a view and takes a database session")
+        calls = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                 for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        if calls & SESSION_RUNNERS:
+            problems.append(f"{name} is a view and reads data: {', '.join(sorted(calls & SESSION_RUNNERS))}")
+        states = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+                  and (any(ast.unparse(b).endswith(("State", "Mixin", "Checks")) for b in n.bases)
+                       or any(k.arg == "mixin" for k in n.keywords))]
+        if states:
+            problems.append(f"{name} is a view and holds a state: {', '.join(states)}")
+    return problems
+
+
+def test_every_page_is_a_state_and_its_view() -> None:
+    """A page is ``<page>_state.py`` (its Reflex state: the events, their server-side checks, and what it
+    reads and writes through the services) and ``<page>.py`` (the view, which may have parts named for
+    what they show, e.g. ``bot_settings_cards.py``). Only a state module takes a database session, and
+    only to hand it to the services; none opens one or queries itself; every state has its view."""
+    from pathlib import Path
+
+    pages_dir = Path(__file__).resolve().parents[2] / "grobot" / "pages"
+    assert (pages_dir / "bot_settings_state.py").is_file()  # the scan sees the pages
+    assert _page_shape_problems(pages_dir) == []
+
+
+# The other names a concept once had (see docs/DESIGN.md, "One name per concept"): Test Chat is
+# ``tester_chat``, the embedded model ``embedded_*``, the context window ``context_window`` ("budget" is
+# the cost and monthly budgets' word, ``budgets``).
+OLD_NAMES = ("bot_chat", "llama_", "local_model", "embedded_llm")
+
+
+def test_one_name_per_concept_in_every_layer() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    stems = {p.relative_to(root).as_posix(): p.stem.removesuffix("_state")
+             for tree in ("grobot", "bot_worker") for p in (root / tree).rglob("*.py")}
+    assert "grobot/core/services/budgets.py" in stems  # the scan sees the modules
+    assert sorted(path for path, stem in stems.items() if stem.startswith(OLD_NAMES) or stem == "budget") == []

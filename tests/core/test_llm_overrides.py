@@ -52,7 +52,7 @@ def test_a_llamacpp_override_inherits_the_gguf_file_of_its_parent(grobot_env) ->
                              context_window="4096")
         llm = llm_settings.effective_llm(session=session, category="output", bot_id=bot_id)
         assert (llm.provider, llm.model, llm.context_window) == ("llamacpp", embedded.DEMO_MODEL, 4096)
-        assert llm_settings.embedded_models(session=session)[embedded.DEMO_MODEL] == 4096  # the larger window
+        assert llm_settings.wanted_embedded_models(session=session)[embedded.DEMO_MODEL] == 4096  # the larger window
         llm_settings.set_llm(session=session, category="output", provider="ollama")
         with pytest.raises(ValidationError, match="^model: required for the llamacpp provider"):
             llm_settings.set_llm(session=session, category="output", bot_id=_bot(session, "no-gguf"),

@@ -15,7 +15,7 @@ from grobot.core.agents.roles import role_name
 from grobot.core.agents.run_store import answered_line
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
-from grobot.core.llm.budget import text_tokens
+from grobot.core.llm.context_window import text_tokens
 from grobot.core.services import bots, discord_users, log_entries, users
 from grobot.core.services.costs import money
 from grobot.core.wording import duration

@@ -128,7 +128,7 @@ class _DiskWithLittleRoom:
 
 
 def test_an_upload_to_a_full_disk_says_so_and_changes_no_file(bot_id, monkeypatch):
-    from grobot.pages.bot_files import store_files
+    from grobot.pages.bot_files_state import store_files
     from grobot.state.bot_page import user_message
 
     _write(bot_id, "notes.txt", b"old notes")

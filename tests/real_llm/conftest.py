@@ -22,7 +22,7 @@ def demo_server() -> Iterator[str]:
     """The URL of a llama.cpp server running the demo model (with GroBot's tool template)."""
     if not embedded.demo_available():
         pytest.fail("the demo model or xllamacpp is not installed: make test installs both")
-    args = [sys.executable, "-m", "grobot.core.llm.llama_runner", "--model-file", str(embedded.demo_model_file()),
+    args = [sys.executable, "-m", "grobot.core.llm.embedded_runner", "--model-file", str(embedded.demo_model_file()),
             "--ctx", "4096", "--parallel", "2"]
     if embedded.TOOLS_TEMPLATE.is_file():
         args += ["--template", str(embedded.TOOLS_TEMPLATE)]

@@ -30,19 +30,19 @@ from sqlmodel import select
 from grobot.core.db import session_scope
 from grobot.core.models import AgentEvent, ChannelPersona, Conversation, Deliberation, LogEntry, Message, Role
 from grobot.core.services import discord_users, files, mcp_servers, schedules, tester_chat, user_notes, users
-from grobot.pages.add_bot import AddBotState
-from grobot.pages.bot_conversations import ConversationsState
-from grobot.pages.bot_council import CouncilState
-from grobot.pages.bot_council_settings import CouncilSettingsState
-from grobot.pages.bot_documents import DocumentsState
-from grobot.pages.bot_files import FilesState
+from grobot.pages.add_bot_state import AddBotState
+from grobot.pages.bot_conversations_state import ConversationsState
+from grobot.pages.bot_council_settings_state import CouncilSettingsState
+from grobot.pages.bot_council_state import CouncilState
+from grobot.pages.bot_documents_state import DocumentsState
+from grobot.pages.bot_files_state import FilesState
 from grobot.pages.bot_knowledge_state import KnowledgeState, ReviewState
-from grobot.pages.bot_logs import LogsState
-from grobot.pages.bot_memory import MemoryState
+from grobot.pages.bot_logs_state import LogsState
+from grobot.pages.bot_memory_state import MemoryState
 from grobot.pages.bot_schedules_state import SchedulesState
 from grobot.pages.bot_settings_state import BotSettingsState
-from grobot.pages.login import LoginState
-from grobot.pages.mcp_presets import McpPresetState
+from grobot.pages.login_state import LoginState
+from grobot.pages.mcp_presets_state import McpPresetState
 from grobot.pages.mcp_state import McpState
 from grobot.pages.settings_state import SettingsState
 from grobot.pages.tester_chat_model import ChatModelState

@@ -23,7 +23,7 @@ from sqlmodel import SQLModel
 
 from grobot.core.db import session_scope
 from grobot.core.services import files, tester_chat, users
-from grobot.pages.bot_files import FilesState
+from grobot.pages.bot_files_state import FilesState
 from grobot.pages.tester_chat_state import ChatState
 from grobot.pages.users_state import UsersState
 from grobot.state.app_state import AppState

@@ -16,7 +16,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import AppUser, McpServer, Message, Role, UserNote
 from grobot.core.services import mcp_servers, tester_chat, user_notes, users
 from grobot.pages.bot_knowledge_state import KnowledgeState
-from grobot.pages.login import LoginState
+from grobot.pages.login_state import LoginState
 from grobot.pages.mcp import McpState
 from grobot.pages.tester_chat_state import ChatState
 from grobot.pages.users_state import UsersState

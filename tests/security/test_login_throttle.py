@@ -18,7 +18,7 @@ import pytest
 from grobot.core.db import session_scope
 from grobot.core.models import Role
 from grobot.core.services import users
-from grobot.pages.login import LoginState
+from grobot.pages.login_state import LoginState
 from tests.helpers import wait_for
 from tests.security.replay import Sent, replay
 from tests.ui.auth import create_ui_user, sign_in

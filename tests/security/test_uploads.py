@@ -19,7 +19,7 @@ from sqlmodel import select
 from grobot.core.db import session_scope
 from grobot.core.models import BotFile, Role
 from grobot.core.services import files, users
-from grobot.pages.bot_files import FilesState
+from grobot.pages.bot_files_state import FilesState
 from grobot.web_session import SESSION_COOKIE
 from tests.security.attacks import name_of
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user

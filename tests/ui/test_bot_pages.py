@@ -108,7 +108,11 @@ def test_a_tester_sees_only_the_granted_bot_and_only_its_test_chat(page, ui_env)
 def test_admin_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     """What the Settings, Logs, Files and Knowledge Base handlers call checks the role itself."""
     from grobot.core.errors import NotFoundError, PermissionDenied
-    from grobot.pages import bot_files, bot_knowledge_state, bot_logs, bot_memory, bot_settings, tester_chat_runs
+    from grobot.pages import bot_files_state as bot_files
+    from grobot.pages import bot_knowledge_state, tester_chat_runs
+    from grobot.pages import bot_logs_state as bot_logs
+    from grobot.pages import bot_memory_state as bot_memory
+    from grobot.pages import bot_settings_state as bot_settings
 
     bot_id, other = add_bot(unique("Guarded")), add_bot(unique("Other"))
     tester = create_ui_user(unique("tester"), Role.TESTER)

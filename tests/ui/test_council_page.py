@@ -174,7 +174,8 @@ def test_council_handlers_refuse_a_tester_on_the_server(ui_env) -> None:
     from grobot.core.errors import PermissionDenied
     from grobot.core.models import Role
     from grobot.core.services import users
-    from grobot.pages import bot_council, bot_council_settings
+    from grobot.pages import bot_council_settings_state as bot_council_settings
+    from grobot.pages import bot_council_state as bot_council
     from tests.ui.auth import create_ui_user
     from tests.ui.chat import unique
 

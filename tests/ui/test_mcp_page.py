@@ -21,7 +21,7 @@ from grobot.core.models import Role
 from grobot.core.services import mcp_servers, users
 from grobot.pages import bot_knowledge_state  # noqa: F401 - the replay's barrier event, registered before the replay
 from grobot.pages.bot_settings import BotSettingsState
-from grobot.pages.mcp_presets import McpPresetState
+from grobot.pages.mcp_presets_state import McpPresetState
 from grobot.pages.mcp_state import McpState
 from tests.security.replay import Sent, replay
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user

@@ -11,8 +11,9 @@ from grobot.components.formatting import byte_size_text, counted
 from grobot.core.errors import ValidationError
 from grobot.core.services import bots, llm_settings
 from grobot.core.services.validation import sentences, validate
-from grobot.pages.add_bot import added_message
-from grobot.pages.bot_files import human_size, too_big
+from grobot.core.wording import human_size
+from grobot.pages.add_bot_state import added_message
+from grobot.pages.bot_files_state import too_big
 from grobot.state.app_state import login_route, safe_next
 from grobot.state.bot_page import enabled_message
 

@@ -9,7 +9,7 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.llm import embedded
-from grobot.core.services import embedded_llm, tester_chat
+from grobot.core.services import embedded_models, tester_chat
 from tests.helpers import wait_for
 from tests.worker.harness import ROOT, fleet
 
@@ -26,7 +26,7 @@ def _status(conversation_id: int, message_id: int) -> str | None:
 
 def _servers() -> list[embedded.ServerInfo]:
     with session_scope(readonly=True) as session:
-        return embedded_llm.advertised(session=session)
+        return embedded_models.advertised(session=session)
 
 
 def test_no_llm_configured_answers_with_the_demo_model(grobot_env, tmp_path):

@@ -37,7 +37,7 @@ from grobot.core.agents.endings import ended_cleanly
 from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.limits import LimitState
 from grobot.core.llm import errors
-from grobot.core.llm.budget import estimate_tokens, messages_tokens
+from grobot.core.llm.context_window import estimate_tokens, messages_tokens
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.llm.embedded import DEMO_MODEL
 from grobot.core.llm.embedded import PROVIDER as EMBEDDED

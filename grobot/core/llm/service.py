@@ -1,4 +1,4 @@
-"""One LLM call as the chain makes it: budget, retries, fallback model, accounting.
+"""One LLM call as the chain makes it: the context window, retries, fallback model, accounting.
 
 Retries: 429 waits for ``Retry-After`` (else exponential backoff); a timeout is retried
 once; a prompt too long for the model is trimmed and retried; an empty answer is retried
@@ -22,7 +22,7 @@ from typing import Any
 
 from grobot.core.llm import errors
 from grobot.core.llm.base import CallRecord, ChatRequest, ChatResponse, StreamChunk, ToolCall, Usage
-from grobot.core.llm.budget import CHARS_PER_TOKEN, estimate_tokens, input_budget, messages_tokens, trim_history
+from grobot.core.llm.context_window import CHARS_PER_TOKEN, estimate_tokens, messages_tokens, prompt_room, trim_history
 from grobot.core.llm.registry import get_provider
 from grobot.core.llm.sampling import for_call
 
@@ -127,8 +127,8 @@ async def _call_model(
     stop: StopCheck | None = None,
 ) -> LLMResult:
     provider = get_provider(llm.provider, llm.base_url, llm.api_key)
-    budget = input_budget(llm.context_window, reserve=max_tokens)
-    prompt = trim_history(messages, budget)
+    room = prompt_room(llm.context_window, reserve=max_tokens)
+    prompt = trim_history(messages, room)
     trimmed = len(messages) - len(prompt)
     temp = llm.temperature if temperature is None else temperature
     sampling = for_call(role, llm)

@@ -41,7 +41,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 # Settings where "" or "unlimited" means 0 (no limit).
-LIMIT_KEYS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
+DAILY_LIMIT_KEYS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
 BUDGET_KEYS = ("daily_cost_limit", "monthly_token_limit", "monthly_call_limit", "monthly_cost_limit")
 
 # The range each setting accepts (inclusive).
@@ -73,7 +73,7 @@ def check_value(key: str, value: Any) -> Any:
         return _text_value(key, value)
     if isinstance(value, str):
         value = value.strip()
-        if key in LIMIT_KEYS + BUDGET_KEYS and value.lower() in ("", "unlimited"):
+        if key in DAILY_LIMIT_KEYS + BUDGET_KEYS and value.lower() in ("", "unlimited"):
             value = 0
     try:
         if isinstance(value, bool) or value == "":

@@ -30,7 +30,7 @@ TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-
 # Fields whose change needs a new gateway connection (the bot process restarts).
 GATEWAY_FIELDS = {"message_content_intent", "members_intent"}
 # Per-bot daily limits (NULL: the global default of the same name in ``setting``).
-LIMIT_FIELDS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
+DAILY_LIMIT_FIELDS = ("daily_token_limit", "daily_call_limit", "user_daily_message_limit")
 # Per-bot budgets beside them (NULL: the global default; 0: none); costs in the admin's currency.
 BUDGET_FIELDS = ("daily_cost_limit", "monthly_token_limit", "monthly_call_limit", "monthly_cost_limit")
 
@@ -182,7 +182,7 @@ class BotFields(BaseModel):
                 raise ValueError(f"must be one of {', '.join(moderation.ACTIONS)}")
         return value
 
-    @field_validator(*LIMIT_FIELDS, *BUDGET_FIELDS, mode="before")
+    @field_validator(*DAILY_LIMIT_FIELDS, *BUDGET_FIELDS, mode="before")
     @classmethod
     def _limit(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -21,7 +21,7 @@ from grobot.core.models import AgentEvent, Conversation, Message, MessageStatus,
 
 logger = logging.getLogger(__name__)
 
-HISTORY_LIMIT = 200  # messages read back per run (the context budget trims further)
+HISTORY_LIMIT = 200  # messages read back per run (trimmed further to the context window)
 
 
 def kind_of(key: str) -> str:

@@ -15,7 +15,7 @@ from grobot.core.errors import ValidationError
 from grobot.core.llm import embedded, providers
 from grobot.core.llm.effective import EffectiveLLM
 from grobot.core.models import AgentMode, Bot, ChannelPersona, LLMCategory, LLMSetting, utcnow
-from grobot.core.services import embedded_llm
+from grobot.core.services import embedded_models
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
@@ -276,7 +276,7 @@ def clear_override(*, session: Session, bot_id: int, category: str) -> bool:
 def builtin_is_embedded() -> bool:
     """With no LLM configured: the embedded demo model (True) or Ollama at ``OLLAMA_HOST`` (False)."""
     settings = get_settings()
-    return not settings.ollama_host_set and settings.embedded_llm and embedded.demo_available()
+    return not settings.ollama_host_set and settings.embedded_model and embedded.demo_available()
 
 
 def _builtin(category: str) -> EffectiveLLM:
@@ -305,7 +305,7 @@ def _resolved(llms: dict[str, EffectiveLLM], session: Session) -> dict[str, Effe
     wanted = {llm.model: llm.context_window for llm in llms.values() if llm.provider == embedded.PROVIDER}
     if not wanted:
         return llms
-    servers = embedded_llm.lookup(wanted, session=session)
+    servers = embedded_models.lookup(wanted, session=session)
     result = {}
     for category, llm in llms.items():
         if llm.provider == embedded.PROVIDER:
@@ -371,7 +371,7 @@ def _effective(row: Any, source: str, parent: EffectiveLLM | None = None) -> Eff
     )
 
 
-def embedded_models(*, session: Session) -> dict[str, int]:
+def wanted_embedded_models(*, session: Session) -> dict[str, int]:
     """Every embedded model the settings use, with the largest context window asked of it (for the worker)."""
     rows = session.exec(select(LLMSetting).where(LLMSetting.provider == embedded.PROVIDER)).all()
     parents = global_rows(session=session)

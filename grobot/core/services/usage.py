@@ -169,7 +169,7 @@ class BotUsage:
 
 
 def _defaults(session: Session) -> dict[str, Any]:
-    return app_settings.get_values(app_settings.LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
+    return app_settings.get_values(app_settings.DAILY_LIMIT_KEYS + app_settings.BUDGET_KEYS, session=session)
 
 
 def _own(value: int | None, default: int) -> int:

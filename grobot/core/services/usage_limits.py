@@ -21,7 +21,7 @@ from grobot.core.limits import BOT_CALLS, BOT_LIMIT_TEXT, BOT_TOKENS, USER_LIMIT
 from grobot.core.limits import reset_warnings as _reset_limit_warnings
 from grobot.core.models import Bot, Setting, UsageDaily, UserUsageDaily
 from grobot.core.services import costs
-from grobot.core.services.app_settings import BUDGET_KEYS, LIMIT_KEYS
+from grobot.core.services.app_settings import BUDGET_KEYS, DAILY_LIMIT_KEYS
 from grobot.core.services.budgets import alert_near_budgets, reset_alerts
 from grobot.core.services.usage_accounting import utc_day
 
@@ -63,7 +63,7 @@ def _state_query() -> Any:
                    select(UserUsageDaily.messages).where(user).scalar_subquery().label("user_messages"),
                    counters.c.cost, counters.c.month_tokens, counters.c.month_calls, counters.c.month_cost]
         columns += [select(Setting.value).where(Setting.key == key).scalar_subquery().label(key)
-                    for key in LIMIT_KEYS + BUDGET_KEYS]
+                    for key in DAILY_LIMIT_KEYS + BUDGET_KEYS]
         _QUERY = select(*columns).select_from(counters)
     return _QUERY
 

@@ -14,9 +14,9 @@ import pytest
 
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
-from grobot.core.llm import embedded, llama_servers
+from grobot.core.llm import embedded, embedded_servers
 from grobot.core.llm.effective import EffectiveLLM
-from grobot.core.llm.llama_servers import LlamaServers
+from grobot.core.llm.embedded_servers import EmbeddedServers
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.services import llm_settings
 from tests.helpers import async_wait_for
@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 async def test_a_server_runs_the_demo_model_and_comes_back_after_a_crash(grobot_env):
-    servers = LlamaServers(threads=2, parallel=1)
+    servers = EmbeddedServers(threads=2, parallel=1)
     try:
         info = await servers.ensure(embedded.DEMO_MODEL, 2048)
         assert info.status == "running" and info.error == ""
@@ -58,7 +58,7 @@ def _demo_llm(url: str) -> EffectiveLLM:
 
 
 async def test_an_answer_whose_server_is_killed_ends_with_a_plain_error(grobot_env):
-    servers = LlamaServers(threads=2, parallel=1)
+    servers = EmbeddedServers(threads=2, parallel=1)
     try:
         info = await servers.ensure(embedded.DEMO_MODEL, 2048)
         process = servers._servers[embedded.DEMO_MODEL].process
@@ -78,8 +78,8 @@ async def test_an_answer_whose_server_is_killed_ends_with_a_plain_error(grobot_e
 
 
 async def test_a_hung_server_is_restarted_and_the_answer_waiting_on_it_ends_with_an_error(grobot_env, caplog):
-    caplog.set_level(logging.ERROR, logger="grobot.core.llm.llama_servers")
-    servers = LlamaServers(threads=2, parallel=1, hang_seconds=2.0)
+    caplog.set_level(logging.ERROR, logger="grobot.core.llm.embedded_servers")
+    servers = EmbeddedServers(threads=2, parallel=1, hang_seconds=2.0)
     try:
         info = await servers.ensure(embedded.DEMO_MODEL, 2048)
         hung = servers._servers[embedded.DEMO_MODEL].process
@@ -110,8 +110,8 @@ async def test_a_busy_server_is_not_taken_for_hung(grobot_env, monkeypatch):
     async def unanswered(url: str) -> bool:
         return False  # as when every HTTP thread of the server waits behind queued requests
 
-    monkeypatch.setattr(llama_servers, "_answers_health", unanswered)
-    servers = LlamaServers(threads=1, parallel=1, hang_seconds=0.5)
+    monkeypatch.setattr(embedded_servers, "_answers_health", unanswered)
+    servers = EmbeddedServers(threads=1, parallel=1, hang_seconds=0.5)
     try:
         info = await servers.ensure(embedded.DEMO_MODEL, 2048)
         working = servers._servers[embedded.DEMO_MODEL].process
@@ -135,7 +135,7 @@ async def test_a_bad_model_file_is_one_clear_line_and_nothing_else_stops(grobot_
     path = tmp_path / "broken.gguf"
     if content is not None:
         path.write_bytes(content)
-    servers = LlamaServers(threads=1, parallel=1)
+    servers = EmbeddedServers(threads=1, parallel=1)
     try:
         info = await servers.ensure(str(path), 512)
         assert info.status == "error" and info.error.startswith(expected.format(path=path)), info.error
@@ -154,7 +154,7 @@ async def test_settings_refuse_a_missing_gguf_and_take_a_path_under_the_data_dir
     with session_scope() as session:
         llm_settings.set_llm(session=session, category="output", provider="llamacpp", model="models/demo.gguf")
     with session_scope() as session:
-        assert llm_settings.embedded_models(session=session)["models/demo.gguf"] == 8192
+        assert llm_settings.wanted_embedded_models(session=session)["models/demo.gguf"] == 8192
         assert "models/demo.gguf" in embedded.available_models()
 
 

@@ -1,6 +1,6 @@
-"""One llama.cpp server in a process of its own: ``python -m grobot.core.llm.llama_runner``.
+"""One llama.cpp server in a process of its own: ``python -m grobot.core.llm.embedded_runner``.
 
-The supervisor starts one per GGUF file (``grobot.core.llm.llama_servers``): the model runs
+The supervisor starts one per GGUF file (``grobot.core.llm.embedded_servers``): the model runs
 in llama.cpp's own C++ server (``xllamacpp``, OpenAI-compatible HTTP on 127.0.0.1), and a
 crash or an out-of-memory in it never takes the worker down. The runner prints one JSON
 line on stdout, ``{"url": ...}`` once the model is loaded or ``{"error": ...}``, then serves

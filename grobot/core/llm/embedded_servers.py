@@ -1,11 +1,11 @@
 """The embedded llama.cpp servers of one process: one child process per GGUF file.
 
-The bot worker's supervisor owns one :class:`LlamaServers`: it starts the server of every
+The bot worker's supervisor owns one :class:`EmbeddedServers`: it starts the server of every
 model the settings name (at start, and on first use), publishes where each listens, restarts
 one that dies (1 s doubling to 5 min) or hangs (its ``/health`` unanswered while its process
 uses no CPU, for ``hang_seconds``), stops the ones no setting names any more, and stops
 them all with the worker. Bot processes never load a model: they call the URL the supervisor
-gives them. Each server is ``python -m grobot.core.llm.llama_runner`` (see there).
+gives them. Each server is ``python -m grobot.core.llm.embedded_runner`` (see there).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class _Server:
     cpu_seconds: float | None = None  # its process's CPU time at the last check
 
 
-class LlamaServers:
+class EmbeddedServers:
     """Start, watch and stop the llama.cpp servers of this process (create it on its event loop)."""
 
     def __init__(self, *, threads: int | None = None, parallel: int = 2, log_dir: Path | None = None,
@@ -208,7 +208,7 @@ class LlamaServers:
         self._set(server, ServerInfo(model=server.model, status="running", url=url, supports_tools=supports_tools))
 
     async def _launch(self, server: _Server, path: Path) -> str:
-        args = [sys.executable, "-m", "grobot.core.llm.llama_runner", "--model-file", str(path),
+        args = [sys.executable, "-m", "grobot.core.llm.embedded_runner", "--model-file", str(path),
                 "--ctx", str(server.context), "--threads", str(self.threads), "--parallel", str(self.parallel)]
         if server.model == embedded.DEMO_MODEL and embedded.TOOLS_TEMPLATE.is_file():
             args += ["--template", str(embedded.TOOLS_TEMPLATE)]

@@ -1,4 +1,4 @@
-"""Context budget: estimate tokens and trim a history to a context window.
+"""The context window: estimate tokens and trim a history to fit the model's window.
 
 Token counts are estimated (about 4 characters per token) where the provider does
 not report them; no tokenizer files are downloaded at run time.
@@ -63,7 +63,7 @@ def messages_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(message_tokens(m) for m in messages)
 
 
-def input_budget(context_window: int, *, reserve: int | None = None) -> int:
+def prompt_room(context_window: int, *, reserve: int | None = None) -> int:
     """Tokens the prompt may use: the window minus room for the answer."""
     default = min(1024, context_window // 4)
     # A cap larger than the default reserve never leaves the prompt less than three quarters of the window.
@@ -90,8 +90,8 @@ def _cut(message: dict[str, Any], tokens: int) -> dict[str, Any]:
     return {**message, "content": "…" + content[-keep:] if len(content) > keep + 1 else content}
 
 
-def trim_history(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
-    """Drop the oldest messages until the rest fits ``budget`` tokens.
+def trim_history(messages: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
+    """Drop the oldest messages until the rest fits ``room`` tokens (:func:`prompt_room`).
 
     Leading system messages are always kept first; the newest message is always kept
     (cut from its start when it alone is too long); tool results never lose their call.
@@ -102,17 +102,17 @@ def trim_history(messages: list[dict[str, Any]], budget: int) -> list[dict[str, 
         head.append(messages[index])
         index += 1
     # Fast path (the usual case): everything fits and no tool result leads the history.
-    if (index >= len(messages) or messages[index].get("role") != "tool") and messages_tokens(messages) <= budget:
+    if (index >= len(messages) or messages[index].get("role") != "tool") and messages_tokens(messages) <= room:
         return list(messages)
     rest = messages[index:]
     used = messages_tokens(head)
     kept: list[list[dict[str, Any]]] = []
     for unit in reversed(_units(rest)):
         size = messages_tokens(unit)
-        if used + size > budget and kept:
+        if used + size > room and kept:
             break
-        if used + size > budget:  # the newest message alone is too long
-            unit = unit[:-1] + [_cut(unit[-1], max(16, budget - used - MESSAGE_OVERHEAD))]
+        if used + size > room:  # the newest message alone is too long
+            unit = unit[:-1] + [_cut(unit[-1], max(16, room - used - MESSAGE_OVERHEAD))]
             size = messages_tokens(unit)
         kept.append(unit)
         used += size
@@ -122,5 +122,5 @@ def trim_history(messages: list[dict[str, Any]], budget: int) -> list[dict[str, 
         result.pop(len(head))
     dropped = len(messages) - len(result)
     if dropped:
-        logger.debug("Trimmed %d old messages to fit %d tokens", dropped, budget)
+        logger.debug("Trimmed %d old messages to fit %d tokens", dropped, room)
     return result

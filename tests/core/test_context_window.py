@@ -1,8 +1,8 @@
-"""Context budget: the history is trimmed oldest first, the system prompt kept, tool pairs kept together."""
+"""The context window: the history is trimmed oldest first, the system prompt kept, tool pairs kept together."""
 
 from __future__ import annotations
 
-from grobot.core.llm.budget import input_budget, messages_tokens, trim_history
+from grobot.core.llm.context_window import messages_tokens, prompt_room, trim_history
 
 
 def turn(i: int, size: int = 200) -> list[dict]:
@@ -44,4 +44,4 @@ def test_a_single_message_too_long_is_cut_from_its_start():
 
 
 def test_input_budget_leaves_room_for_the_answer():
-    assert input_budget(8192) == 8192 - 1024 and input_budget(1000) == 750
+    assert prompt_room(8192) == 8192 - 1024 and prompt_room(1000) == 750
