@@ -8,8 +8,9 @@ milliseconds after the worker has them. *Cancel* stops a run. Each supervisor ad
 its runner in a ``setting`` row ``test_chat:<supervisor id>`` (:class:`AdvertisedRows`); the
 bearer token is derived from the secret key, like the memory service's.
 
-Everything here fails soft: with no runner reachable the page falls back to reading the
-stored events.
+The runner is the page's one source for a live run: following it replays the run's events from its
+start (each with its index, to resume from), then streams the new ones. Everything here fails soft:
+with no runner reachable the page reads the run's status until it ends, then shows the stored turn.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 KEY_PREFIX = "test_chat:"
 API = "/v1/test-chat"
 # A refused connection on 127.0.0.1 fails at once; this only bites when a loop stalls (a busy
-# worker under load), which must not drop a live run to the stored-events fallback.
+# worker under load), which must not cut the page off a live run it streams.
 CONNECT_TIMEOUT = 3.0
 CALL_TIMEOUT = 2.0
 

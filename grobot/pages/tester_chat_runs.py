@@ -294,16 +294,6 @@ def forget_chat(token: str, bot_id: int) -> int:
     return run_for_bot(token, bot_id, work, admin=False, readonly=False)
 
 
-@dataclass
-class RunUpdate:
-    """What changed in a followed run since the last read of the database."""
-
-    status: str
-    error: str
-    events: list[tuple[int, str, dict[str, Any]]]
-    worker_running: bool
-
-
 def run_for_run(token: str, bot_id: int, run_id: int, work: Callable[[Session], T], *, readonly: bool = True) -> T:
     """``work(session)`` once the session may see bot ``bot_id`` and ``run_id`` is a Test Chat message
     to that bot (for a tester: their own); else ``NotFoundError``, as for a run that does not exist."""
@@ -323,26 +313,15 @@ def run_for_run_by(token: str, bot_id: int, run_id: int, work: Callable[[Session
     return run_for_bot(token, bot_id, checked, admin=False, readonly=readonly)
 
 
-def poll_run(token: str, bot_id: int, run_id: int, after_seq: int) -> RunUpdate:
-    """The run's status and its stored events after ``after_seq``."""
-
-    def work(session: Session) -> RunUpdate:
-        status, error = tester_chat.run_status(run_id, session=session)
-        events = [(e.seq, e.kind, dict(e.data or {})) for e in conversations.run_events(session=session, run_id=run_id,
-                                                                                      after_seq=after_seq)]
-        running = tester_chat.worker_running(session=session) if status == "pending" else True
-        return RunUpdate(status, error, events, running)
-
-    return run_for_run(token, bot_id, run_id, work)
-
-
 @dataclass
 class RunPlace:
-    """Where a run is: its status, the runner that holds it (if it advertises one) and every live runner."""
+    """Where a run is: its status, the runner that holds it (if it advertises one), every live runner and
+    whether a worker runs (a pending message: else "Waiting for the bot worker…")."""
 
     status: str
     holder: tester_chat_link.Runner | None
     runners: list[tester_chat_link.Runner]
+    worker_running: bool = True
 
 
 def locate_run(token: str, bot_id: int, run_id: int) -> RunPlace:
@@ -350,7 +329,8 @@ def locate_run(token: str, bot_id: int, run_id: int) -> RunPlace:
         status, claimed_by = tester_chat.run_holder(run_id, session=session)
         runners = tester_chat_link.live_runners(session=session) if status in OPEN_STATUSES else []
         holder = next((r for r in runners if claimed_by and r.supervisor_id == claimed_by), None)
-        return RunPlace(status, holder, runners)
+        running = tester_chat.worker_running(session=session) if status == "pending" else True
+        return RunPlace(status, holder, runners, running)
 
     return run_for_run(token, bot_id, run_id, work)
 

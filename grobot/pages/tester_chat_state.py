@@ -1,4 +1,4 @@
-"""The Test Chat tab's state: sending, following a run live (or reading it stored), Stop, Retry
+"""The Test Chat tab's state: sending, following a run live at its worker's runner, Stop, Retry
 and Reset (the page: :mod:`grobot.pages.tester_chat`)."""
 
 
@@ -24,7 +24,6 @@ from grobot.pages.tester_chat_runs import (
     ChatStep,
     ChatTurn,
     ChatView,
-    RunUpdate,
     SentImage,
     cancel_pending,
     check_image,
@@ -33,7 +32,6 @@ from grobot.pages.tester_chat_runs import (
     load_chat,
     locate_run,
     plain_error,
-    poll_run,
     retry_message,
     send_message,
     step_of,
@@ -46,8 +44,9 @@ from grobot.web_session import upload_session
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 0.3  # how often a running answer is read from the database (no runner reachable)
-PENDING_POLL_SECONDS = 1.0  # how often a message no worker has claimed yet is checked
+# How often the status of a run no runner streams is read (a message no worker has claimed yet, a run
+# whose worker stopped): the runner that holds a run streams it, the stored turn shows once it ends.
+CHECK_SECONDS = 1.0
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
 # How often a running answer checks that its worker still runs: read from the database, or followed
 # at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
@@ -260,9 +259,8 @@ class LiveState(ChatState):
     worker_running: bool = True
     claim_slow: bool = False  # pending for longer than CLAIM_NOTICE_SECONDS although a worker runs
     stopping: bool = False
-    _live_seq: int = 0  # the last stored event read (database)
-    _live_index: int = -1  # the last streamed event read (runner)
-    _source: str = ""  # where the live content came from: "stream" or "db"
+    _live_index: int = -1  # the last event of the run's feed shown (its runner's index)
+    _source: str = ""  # the supervisor whose runner's feed the live content came from
     _following: bool = False
 
     @rx.var
@@ -305,12 +303,14 @@ class LiveState(ChatState):
         self.live_error_detail = ""
         self.live_stopped = False
         self.live_images = []
-        self._live_seq, self._live_index, self._source = 0, -1, source
+        self._live_index, self._source = -1, source
 
     @rx.event(background=True)
     async def follow(self):
-        """Follow the live run until it ends: streamed by the worker's runner when one holds it
-        (woken for a pending message), else read from the database; then show the stored turn."""
+        """Follow the live run until it ends, at the runner of the worker that holds it: one source, which
+        replays the run's events from its start, then streams the new ones (a pending message is claimed
+        by the runner that streams it); then show the stored turn. While no runner streams the run (no
+        worker runs yet, or its worker stopped) its status is read every ``CHECK_SECONDS``."""
         async with self:
             if self._following or not self.live_id:
                 return
@@ -333,31 +333,27 @@ class LiveState(ChatState):
                     break
                 except Exception as exc:  # the database is away for a moment: try again
                     logger.debug("Test Chat locate failed: %s", type(exc).__name__)
-                    await asyncio.sleep(POLL_SECONDS * 5)
+                    await asyncio.sleep(CHECK_SECONDS)
                     continue
                 if place.status not in OPEN_STATUSES:
                     break
-                if place.status == "pending" and time.monotonic() - started >= CLAIM_NOTICE_SECONDS:
-                    async with self:
+                async with self:
+                    if self.live_id != run_id:
+                        return
+                    self.worker_running = place.worker_running
+                    if self.live_status == "pending":
+                        self.live_status = place.status
+                    if place.status == "pending" and time.monotonic() - started >= CLAIM_NOTICE_SECONDS:
                         self.claim_slow = True
                 # Followed where it runs; a pending message is claimed by the runner that streams it.
                 candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
                 if await self._stream_first(candidates, run_id, claim=place.holder is None):
                     break
-                async with self:
-                    after = self._live_seq if self._source == "db" else 0
-                update = await asyncio.to_thread(poll_run, token, bot_id, run_id, after)
-                async with self:
-                    if self.live_id != run_id:
-                        return
-                    self._apply_stored(update)
-                if update.status not in OPEN_STATUSES:
-                    break
-                if update.status == "running" and time.monotonic() - checked_at >= ABANDON_CHECK_SECONDS:
+                if place.status == "running" and time.monotonic() - checked_at >= ABANDON_CHECK_SECONDS:
                     checked_at = time.monotonic()
                     if await _ended_as_abandoned(token, bot_id, run_id):
                         continue
-                await asyncio.sleep(PENDING_POLL_SECONDS if update.status == "pending" else POLL_SECONDS)
+                await asyncio.sleep(CHECK_SECONDS)
         finally:
             async with self:
                 self._following = False
@@ -390,7 +386,7 @@ class LiveState(ChatState):
         keeps its line open and sends nothing: after ``ABANDON_CHECK_SECONDS`` of silence the run is
         ended if its worker has stopped, as a killed worker's is, and followed on while it runs."""
         async with self:
-            after = self._live_index if self._source == "stream" else -1
+            after = self._live_index if self._source == runner.supervisor_id else -1
             token, bot_id = self.session_token, self.current_bot_id
         queue: asyncio.Queue[tester_chat_link.FeedEvent | BaseException | None] = asyncio.Queue()
         reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
@@ -408,8 +404,8 @@ class LiveState(ChatState):
                     async with self:
                         if self.live_id != run_id:
                             return True
-                        if self._source != "stream":
-                            self._clear_live("stream")  # the stored events read so far are replaced
+                        if self._source != runner.supervisor_id:
+                            self._clear_live(runner.supervisor_id)  # another runner's feed: read from its start
                         for event in events:
                             self._apply_event(event.kind, event.data)
                             self._live_index = event.index
@@ -425,20 +421,6 @@ class LiveState(ChatState):
                     return False
         finally:
             reader.cancel()
-
-    def _apply_stored(self, update: RunUpdate) -> None:
-        """The run as stored (every event from the start: the source may have been the stream)."""
-        self.worker_running = update.worker_running
-        self.live_status = update.status or self.live_status
-        if self._source != "db":
-            self._clear_live("db")
-        for seq, kind, data in update.events:
-            if seq > self._live_seq:
-                self._live_seq = seq
-                self._apply_event(kind, data)
-        if update.status in ("error", "cancelled") and update.error and not self.live_error:
-            self.live_error, self.live_error_detail = plain_error(update.error, admin=self.is_admin)
-            self.live_stopped = update.status == "cancelled"
 
     def _apply_event(self, kind: str, data: dict[str, Any]) -> None:
         if self.live_status == "pending":

@@ -1,17 +1,27 @@
 """Another user's live Test Chat answer (issue 28, hole 1): a tester, from the Test Chat of the bot
 granted to them, points their page at the admin's run on another bot (run ids are sequential), and
 at another tester's run on their own bot, then follows and stops it, over the real websocket. They
-get none of its words and stop nothing; their own run they do follow and stop."""
+get none of its words and stop nothing; their own run they do follow and stop. A runner that streams
+any run it is asked for (its words from the database) is live: the page's own checks keep the others
+out."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
-from grobot.core.services import tester_chat
+from grobot.core.models import Supervisor
+from grobot.core.services import conversations, tester_chat
 from grobot.pages.tester_chat_state import ChatState, LiveState
 from tests.security.attacks import (
     World,
@@ -42,7 +52,54 @@ def aim_at(world: World, run: int) -> list[Sent]:
             Sent(LiveState.follow, {}, path), Sent(LiveState.stop, {}, path)]
 
 
-def test_a_tester_can_neither_read_nor_stop_another_users_live_answer(web_app, world) -> None:
+class _EveryRunFeed(BaseHTTPRequestHandler):
+    """A runner that streams the stored events of any run it is asked for (and claims none)."""
+
+    def do_GET(self) -> None:
+        found = re.fullmatch(r"/v1/test-chat/runs/(\d+)/events", urlparse(self.path).path)
+        if found is None:
+            self.send_error(404)
+            return
+        after = int(parse_qs(urlparse(self.path).query).get("after", ["-1"])[0])
+        with session_scope(readonly=True) as session:
+            stored = conversations.run_events(session=session, run_id=int(found.group(1)))
+            lines = [{"i": i, "kind": e.kind, "data": e.data or {}, "t": 0.0} for i, e in enumerate(stored) if i > after]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self.wfile.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+
+    def do_POST(self) -> None:
+        self.send_error(404)  # holds no run: nothing to stop here
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def every_run_runner(world) -> Iterator[None]:
+    """:class:`_EveryRunFeed` advertised as a live supervisor's Test Chat runner on this host."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EveryRunFeed)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    supervisor_id = "sup-every-run"
+    with session_scope() as session:
+        session.add(Supervisor(id=supervisor_id, hostname=socket.gethostname(), pid=1))
+        session.flush()
+        tester_chat_link.advertise(supervisor_id, f"http://127.0.0.1:{server.server_address[1]}", session=session)
+    try:
+        yield
+    finally:
+        with session_scope() as session:
+            tester_chat_link.withdraw(supervisor_id, session=session)
+            supervisor = session.get(Supervisor, supervisor_id)
+            if supervisor is not None:
+                session.delete(supervisor)
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_tester_can_neither_read_nor_stop_another_users_live_answer(web_app, world, every_run_runner) -> None:
     token = world.tokens()["tester"]
     answers = [world.canaries[name] for name in ("answer-hidden", "answer-other", "run-hidden", "run-other")]
     for run in (world.admin_run_hidden, world.other_run):
@@ -76,11 +133,10 @@ def test_the_run_functions_refuse_a_run_of_another_bot_or_of_another_tester(worl
                             (tokens["tester"], world.granted, world.admin_run_granted),  # the admin's
                             (tokens["admin"], world.granted, world.admin_run_hidden)):  # another bot's, by an admin
         for call in (lambda: tester_chat_runs.locate_run(token, bot, run),
-                     lambda: tester_chat_runs.poll_run(token, bot, run, 0),
                      lambda: tester_chat_runs.end_if_abandoned(token, bot, run),
                      lambda: tester_chat_runs.cancel_pending(token, bot, run)):
             with pytest.raises(NotFoundError):
                 call()
     assert run_statuses(world) == {run: "pending" for run in world.runs}
-    assert tester_chat_runs.poll_run(tokens["admin"], world.granted, world.other_run, 0).status == "pending"
+    assert tester_chat_runs.locate_run(tokens["admin"], world.granted, world.other_run).status == "pending"
     assert tester_chat_runs.locate_run(tokens["admin"], world.hidden, world.admin_run_hidden).status == "pending"

@@ -159,18 +159,14 @@ def test_test_chat_answers_through_the_real_job_and_its_tool_steps_fold_out(admi
     expect(page.get_by_test_id("waiting-for-worker")).to_contain_text("waiting for the bot worker",
                                                                      timeout=LIVE_TIMEOUT_MS)
 
-    # A worker claims the message and runs the real job: the model asks for the forecast, which
-    # never answers (tried 3 times), so its fallback answers; then the answer streams.
+    # The real job answers it, outside any worker (no runner streams it: the page shows the run once it
+    # ends; tests/ui/test_chat_live.py follows answers streamed by a worker): the model asks for the
+    # forecast, which never answers (tried 3 times), so its fallback answers.
     fake_llm.script(Reply(tool_calls=[{"name": forecast, "arguments": {"city": "Bern"}}]),
                     Reply(text="Rain in Bern, says the backup forecast.", chunks=3, chunk_delay=1.0))
     with ThreadPoolExecutor(max_workers=1) as pool:
         job = pool.submit(run_real_job, claim(unique("sup")), bot_id)
         expect(page.get_by_test_id("waiting-for-worker")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
-        live = page.get_by_test_id("live-answer")
-        expect(live.get_by_test_id("chain-steps")).to_contain_text(f"Calls {forecast}", timeout=LIVE_TIMEOUT_MS)
-        expect(live.get_by_test_id("chain-steps")).to_contain_text(f"Retrying {forecast} (attempt 3)",
-                                                                   timeout=LIVE_TIMEOUT_MS)
-        expect(live).to_contain_text("Rain in", timeout=LIVE_TIMEOUT_MS)  # streams before the run ends
         assert job.result(timeout=90) is None
     answer = page.get_by_test_id("bot-answer").last
     expect(answer).to_contain_text("Rain in Bern, says the backup forecast.", timeout=LIVE_TIMEOUT_MS)

@@ -100,6 +100,32 @@ async def test_a_woken_runner_claims_at_once_and_streams_the_answer(service, fak
             pass
 
 
+async def test_a_run_followed_mid_way_replays_its_events_then_goes_live_each_once_in_order(service,
+                                                                                          fake_llm) -> None:
+    """A page opened while the run runs (from its start) or one that resumes (after the last event it
+    showed) reads every event exactly once, in order: the events so far, then the live ones."""
+    runner, link = service
+    bot_id = _bot("replayer")
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script(Reply(text="one two three four five six", chunks=6, chunk_delay=0.3))
+    run_id = _send(bot_id, "count")
+    first: list[tester_chat_link.FeedEvent] = []
+    late: dict[str, asyncio.Task[list[tester_chat_link.FeedEvent]]] = {}
+    async for event in tester_chat_link.follow(link, run_id, claim=True):
+        first.append(event)
+        if event.kind == "token" and not late:  # mid-way: the run has started to answer, and goes on
+            late["reopened"] = asyncio.create_task(_collect(tester_chat_link.follow(link, run_id)))
+            late["resumed"] = asyncio.create_task(_collect(tester_chat_link.follow(link, run_id, after=event.index)))
+            cut = len(first)
+    assert late, [e.kind for e in first]
+    reopened, resumed = await asyncio.wait_for(late["reopened"], 30), await asyncio.wait_for(late["resumed"], 30)
+    assert first[-1].kind == "done" and [e.index for e in first] == list(range(len(first)))
+    assert cut < len(first) - 1  # the late followers were opened before the answer ended
+    assert [(e.index, e.kind, e.data) for e in reopened] == [(e.index, e.kind, e.data) for e in first]
+    assert [(e.index, e.kind, e.data) for e in resumed] == [(e.index, e.kind, e.data) for e in first[cut:]]
+    assert "".join(e.data["text"] for e in reopened if e.kind == "token") == "one two three four five six"
+
+
 async def test_stop_closes_the_llm_stream_and_ends_the_run_once_as_cancelled(service, fake_llm) -> None:
     runner, link = service
     bot_id = _bot("slowpoke")
