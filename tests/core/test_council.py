@@ -3,7 +3,8 @@ advisor, the structured synthesis, storage, settings and Test Chat's run events.
 
 from __future__ import annotations
 
-import time
+import asyncio
+import threading
 
 import pytest
 from sqlmodel import select
@@ -15,6 +16,7 @@ from grobot.core.models import AgentEvent, CouncilAdvisor, Deliberation, LLMCall
 from grobot.core.services import bots, costs, council, tester_chat
 from grobot.core.store.council_run import council_question, run_council
 from tests.fakes.llm import EventCollector, FakeLLM, Reply, use_fake_llm
+from tests.helpers import async_wait_for
 
 
 def make_bot(name: str = "Sage") -> int:
@@ -55,24 +57,39 @@ async def test_advisors_answer_in_parallel_each_on_its_own_llm_and_the_synthesis
         with session_scope() as session:
             council.set_advisor(bot_id, "Visionary", session=session, provider="openai", model="gpt-vision")
             council.set_advisor(bot_id, "Analyst", session=session, model="analyst-model")
-        delays = {"Analyst": 0.6, "Strategist": 0.2, "Devil's Advocate": 0.4, "Pragmatist": 0.8}
-        for name, delay in delays.items():
-            fake_llm.script_for(for_advisor(name), Reply(text=f"{name} says go.", delay=delay), persistent=True)
-        other.script_for(for_advisor("Visionary"), Reply(text="The future is bright.", delay=0.3), persistent=True)
+        # Each advisor's answer is held until the test lets it go: all five asked at once (they run in
+        # parallel), then let go in an order of the test's (the order they are reported in is the finishing order).
+        held = {name: threading.Event() for name in ("Analyst", "Strategist", "Devil's Advocate", "Pragmatist", "Visionary")}
+        for name in ("Analyst", "Strategist", "Devil's Advocate", "Pragmatist"):
+            fake_llm.script_for(for_advisor(name), Reply(text=f"{name} says go.", hold=held[name]), persistent=True)
+        other.script_for(for_advisor("Visionary"), Reply(text="The future is bright.", hold=held["Visionary"]),
+                         persistent=True)
         fake_llm.script_for(is_synthesis, Reply(json=SYNTHESIS), persistent=True)
         seen: list[str] = []
 
         async def on_advisor(answer):
             seen.append(answer.name)
 
-        started = time.perf_counter()
-        result = await deliberate(plan(bot_id), "Should we launch in spring?", on_advisor=on_advisor)
-        took = time.perf_counter() - started
+        def asked() -> int:
+            return sum(1 for r in [*fake_llm.chat_requests(), *other.chat_requests()] if not is_synthesis(r))
+
+        task = asyncio.ensure_future(deliberate(plan(bot_id), "Should we launch in spring?", on_advisor=on_advisor))
+        try:
+            # One after the other, the second advisor would only be asked once the first (held) had answered.
+            await async_wait_for(lambda: asked() == 5 or task.done(), 30, message="five advisors asked at once")
+            assert asked() == 5 and seen == [], "advisors ran one after the other"
+            order = ["Strategist", "Visionary", "Devil's Advocate", "Analyst", "Pragmatist"]
+            for number, name in enumerate(order, 1):
+                held[name].set()
+                await async_wait_for(lambda n=number: len(seen) >= n or task.done(), 30, message=f"{name}'s answer")
+            result = await asyncio.wait_for(task, 60)
+        finally:
+            for event in held.values():
+                event.set()
     finally:
         other.stop()
 
     assert seen == ["Strategist", "Visionary", "Devil's Advocate", "Analyst", "Pragmatist"]  # finishing order
-    assert took < 0.8 + 0.2 + 0.6, f"advisors ran one after the other ({took:.2f} s)"
     by_name = {a.name: a for a in result.advisors}
     assert by_name["Visionary"].provider == "openai" and by_name["Visionary"].model == "gpt-vision"
     assert by_name["Visionary"].answer == "The future is bright."
