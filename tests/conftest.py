@@ -55,6 +55,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return SharedProcessScheduling(config, log)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """With xdist (``make test``), the controller says at the end when each worker ended (tests/scheduling.py)."""
+    if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
+        from tests.scheduling import WorkerTimes
+
+        config.pluginmanager.register(WorkerTimes(), "grobot-worker-times")
+
+
 @dataclass
 class GroBotEnv:
     """What a test needs to know about its isolated environment."""
