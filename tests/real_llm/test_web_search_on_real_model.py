@@ -32,6 +32,14 @@ def web(monkeypatch):
         yield fake
 
 
+@pytest.fixture
+def short_answer(monkeypatch):
+    """For the tests that look at the run's steps, not at its answer: the demo model writes a few words of it."""
+    from grobot.core.agents import prompts
+
+    monkeypatch.setattr(prompts, "DEMO_ANSWER_MAX_TOKENS", 24)
+
+
 async def ask(bot_id: int, text: str) -> tuple[object, EventCollector]:
     from grobot.core.memory.local import LocalMemory
 
@@ -62,7 +70,7 @@ async def test_a_question_for_the_web_is_searched_and_answered(grobot_env, demo_
     assert result.text.strip()
 
 
-async def test_a_bot_without_web_search_does_not_search(grobot_env, demo_directory, web):
+async def test_a_bot_without_web_search_does_not_search(grobot_env, demo_directory, web, short_answer):
     bot_id = make_bot()
 
     result, sink = await ask(bot_id, QUESTION)
@@ -72,7 +80,7 @@ async def test_a_bot_without_web_search_does_not_search(grobot_env, demo_directo
 
 
 async def test_without_network_the_model_hears_that_search_is_unavailable(grobot_env, demo_directory, web,
-                                                                           monkeypatch):
+                                                                           monkeypatch, short_answer):
     from grobot.core.settings import get_settings
 
     monkeypatch.setenv("GROBOT_WEB_PROXY", closed_port())
