@@ -58,3 +58,12 @@ def demo_directory(demo_server: str) -> Iterator[StaticDirectory]:
         yield directory
     finally:
         embedded.set_local_directory(None)
+
+
+@pytest.fixture
+def short_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test that looks at the run's steps, not at its answer:
+    the demo model writes 24 tokens of it (the answer's cap, as the Synthesizer reads it)."""
+    from grobot.core.agents import prompts
+
+    monkeypatch.setattr(prompts, "DEMO_ANSWER_MAX_TOKENS", 24)

@@ -32,14 +32,6 @@ def web(monkeypatch):
         yield fake
 
 
-@pytest.fixture
-def short_answer(monkeypatch):
-    """For the tests that look at the run's steps, not at its answer: the demo model writes a few words of it."""
-    from grobot.core.agents import prompts
-
-    monkeypatch.setattr(prompts, "DEMO_ANSWER_MAX_TOKENS", 24)
-
-
 async def ask(bot_id: int, text: str) -> tuple[object, EventCollector]:
     from grobot.core.memory.local import LocalMemory
 
