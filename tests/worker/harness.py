@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -103,7 +104,19 @@ class Fleet:
         with session_scope(readonly=True) as session:
             return session.get(BotStatus, bot_id)
 
+    def wait_started(self, timeout: float = 120.0) -> None:
+        """Every supervisor still running has logged its start: its imports take many seconds on a loaded
+        2-core machine, and what a test waits for from a supervisor has its deadline from then on."""
+        def started() -> bool:
+            return all(proc.poll() is not None or re.search(r"Supervisor \S+ started", self.log(index))
+                       for index, proc in enumerate(self.supervisors))
+
+        wait_for(started, timeout, message=f"the supervisors started; log:\n{self._tail()}")
+
     def wait_state(self, bot_id: int, state: str, timeout: float = 30.0) -> BotStatus:
+        """Bot ``bot_id`` in ``state`` within ``timeout`` seconds of its supervisors' start."""
+        self.wait_started()
+
         def check() -> BotStatus | None:
             status = self.status(bot_id)
             return status if status is not None and status.state == state else None

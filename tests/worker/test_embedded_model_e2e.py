@@ -33,6 +33,7 @@ def test_no_llm_configured_answers_with_the_demo_model(grobot_env, tmp_path):
     with fleet(grobot_env, tmp_path, configure_llm=False) as world:
         env = world.environ()
         world.start_supervisor()
+        world.wait_started()
         # The supervisor starts the demo model's server and advertises it.
         servers = wait_for(lambda: [s for s in _servers() if s.status == "running"], 60,
                            message=f"the demo model running; log:\n{world._tail()}")

@@ -182,7 +182,8 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         first.kill()
         first.wait(5)
         wait_for(lambda: not pid_alive(old_pid), 10)
-        world.start_supervisor()  # (its start and the bot's: the imports take seconds on a loaded machine)
+        world.start_supervisor()
+        world.wait_started()  # (its imports take many seconds on a loaded machine)
         wait_for(lambda: world.status(a).pid not in (None, old_pid) and world.status(a).state == "online", 45,
                  message=f"the bot online again under the next supervisor; log:\n{world._tail()}")
         wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
@@ -232,7 +233,9 @@ def _message_status(conversation_id: int, message_id: int) -> str | None:
     return None
 
 
-PG_ENV = {"GROBOT_LEASE_SECONDS": "5"}
+# Leases of 8 s: a failover within seconds, and a supervisor stops its bots when its polls have not renewed
+# them for 3.5 s (with 5 s, after 1.7 s: a loaded machine's slow polls fenced the bots just started, again and again).
+PG_ENV = {"GROBOT_LEASE_SECONDS": "8"}
 
 
 def _process_state(pid: int) -> str:
@@ -259,7 +262,7 @@ def test_two_supervisors_on_postgresql_fail_over_without_duplicates(pg_env, tmp_
         holder = _holder(world, a)
         assert holder and holder.split(":")[1] == str(first.pid) and _holder(world, b) == holder
         second = world.start_supervisor(**PG_ENV)
-        wait_for(lambda: "started" in world.log(1), 15)
+        world.wait_started()
         before = world.mention(a, "before failover")
         world.wait_reply(before, containing="before failover", timeout=60)  # (two supervisors on a loaded machine)
 
@@ -298,7 +301,7 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
         world.wait_online(a)
         old_pid = world.status(a).pid
         second = world.start_supervisor(**PG_ENV)
-        wait_for(lambda: "started" in world.log(1), 15)
+        world.wait_started()
         first.send_signal(signal.SIGSTOP)  # alive but silent: it renews nothing, stops nothing
         try:
             # The bot process stops itself before its lease can pass...

@@ -135,6 +135,7 @@ def test_a_supervisor_killed_while_it_posts_a_run_leaves_it_posted_once(grobot_e
         finally:
             hold.release()
         world.start_supervisor()
+        world.wait_started()
         wait_for(lambda: _status(crier) == "posted", 60, message="the run taken again and posted")
         assert [m["content"] for m in _posts(world, bot, "Hear ye")] == ["Hear ye, hear ye"]
 
