@@ -118,14 +118,21 @@ def _council(bot_id: int) -> tuple[bool, dict[str, tuple[str, str]]]:
                 {a.name: (a.model, a.role) for a in council.advisors(bot_id, session=session)})
 
 
-def test_council_in_test_chat_streams_each_advisor_as_a_step(admin_page, fake_llm) -> None:
-    from concurrent.futures import ThreadPoolExecutor
+def test_council_in_test_chat_streams_each_advisor_as_a_step(admin_page, fake_llm, ui_env, tmp_path) -> None:
+    """On a real bot worker (the page follows a run at its worker's Test Chat runner)."""
+    import threading
 
+    from sqlmodel import update
+
+    from grobot.core import tester_chat_link
+    from grobot.core.models import Bot
     from tests.fakes.llm import Reply, use_fake_llm
-    from tests.ui.chat import claim, run_real_job, unique
+    from tests.helpers import wait_for
+    from tests.ui.chat import start_worker, stop_worker, unique
 
     page = admin_page
     with session_scope() as session:
+        session.execute(update(Bot).values(enabled=False))  # only this bot runs (the others have no Discord)
         bot_id = bots.create_bot(session=session, name=unique("Council")).id or 0
         council.set_council(bot_id, session=session, enabled=True)
     use_fake_llm(fake_llm, bot_id=bot_id)
@@ -135,25 +142,37 @@ def test_council_in_test_chat_streams_each_advisor_as_a_step(admin_page, fake_ll
 
     fake_llm.script_for(advisor("Strategist"), Reply(text="Take the left road."), persistent=True)
     fake_llm.script_for(advisor("Devil's Advocate"), Reply(status=500, error="model crashed"), persistent=True)
+    slow = threading.Event()  # the slow advisors answer once the page has shown the fast one's answer
     for name in ("Analyst", "Pragmatist", "Visionary"):
-        fake_llm.script_for(advisor(name), Reply(text=f"{name}: left, after a while.", delay=2.0), persistent=True)
+        fake_llm.script_for(advisor(name), Reply(text=f"{name}: left, after a while.", hold=slow), persistent=True)
     fake_llm.script_for(lambda body: "You chair an advisory council" in str(body["messages"][0]["content"]),
                         Reply(json={"consensus": "Left.", "disagreements": [], "recommendation": "Go left.",
                                     "confidence": 88}), persistent=True)
-    page.goto(f"/bots/{bot_id}/chat")
-    box = page.get_by_role("textbox", name="Message")
-    expect(box).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-    box.fill("/council Which road?")
-    page.get_by_role("button", name="Send").click()
-    expect(page.get_by_test_id("user-message").last).to_have_text("/council Which road?", timeout=PAGE_TIMEOUT_MS)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        job = pool.submit(run_real_job, claim(unique("sup")), bot_id)
-        live = page.get_by_test_id("live-answer")
-        # The fast advisor's section and step show while the slow ones still think.
-        expect(live).to_contain_text("Take the left road.", timeout=PAGE_TIMEOUT_MS)
-        expect(live.get_by_test_id("chain-steps")).to_contain_text("Advisor: Strategist")
-        expect(live).not_to_contain_text("Synthesis")
-        assert job.result(timeout=90) is None
+    worker = start_worker(ui_env, tmp_path / "worker.log")
+    try:
+        def runner() -> bool:
+            with session_scope(readonly=True) as session:
+                return bool(tester_chat_link.live_runners(session=session))
+
+        wait_for(runner, timeout=120, interval=0.1, message="the worker's Test Chat runner")
+        page.goto(f"/bots/{bot_id}/chat")
+        box = page.get_by_role("textbox", name="Message")
+        expect(box).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+        box.fill("/council Which road?")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_test_id("user-message").last).to_have_text("/council Which road?", timeout=PAGE_TIMEOUT_MS)
+        try:
+            live = page.get_by_test_id("live-answer")
+            # The fast advisor's section and step show while the slow ones still think.
+            expect(live).to_contain_text("Take the left road.", timeout=PAGE_TIMEOUT_MS)
+            expect(live.get_by_test_id("chain-steps")).to_contain_text("Advisor: Strategist")
+            expect(live).not_to_contain_text("Synthesis")
+        finally:
+            slow.set()
+        answer = page.get_by_test_id("bot-answer").last
+        expect(answer).to_contain_text("Synthesis · confidence 88/100", timeout=PAGE_TIMEOUT_MS)
+    finally:
+        stop_worker(worker)
     answer = page.get_by_test_id("bot-answer").last
     expect(answer).to_contain_text("Synthesis · confidence 88/100", timeout=PAGE_TIMEOUT_MS)
     expect(answer).to_contain_text("could not answer")
