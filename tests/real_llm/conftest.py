@@ -17,6 +17,17 @@ from grobot.core.llm import embedded
 from grobot.core.llm.embedded import ServerInfo
 
 
+@pytest.fixture(autouse=True)
+def loaded_machine_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Tool Router's embedding of the message may take up to 5 s (0.3 s by default, which a loaded
+    2-core machine overran: the router then went by words alone and a clock question called no tool).
+    The budget itself has its test in tests/core/test_memory_chain.py."""
+    from grobot.core.settings import get_settings
+
+    monkeypatch.setenv("GROBOT_MEMORY_BUDGET_SECONDS", "5")
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def demo_server() -> Iterator[str]:
     """The URL of a llama.cpp server running the demo model (with GroBot's tool template)."""
