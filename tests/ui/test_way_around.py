@@ -41,7 +41,7 @@ def test_an_unknown_address_says_so_and_leads_back(browser, web_app, ui_admin) -
             # The usual frame: the sidebar with the pages and the bots.
             navigation = page.get_by_role("navigation", name="Main navigation")
             expect(navigation.get_by_role("link", name="Settings", exact=True)).to_be_visible()
-            expect(page.locator(f'[data-bot-id="{bot_id}"]').first).to_be_visible()
+            expect(page.locator(f'[data-bot-id="{bot_id}"]').first).to_be_visible(timeout=PAGE_TIMEOUT_MS)  # (a backend round trip)
         main.get_by_role("link", name="All bots").click()
         expect(page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)
         wait_for_page(page, "Bots")
