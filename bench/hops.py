@@ -16,7 +16,7 @@ Prints, per message (the figures of the last; they do not vary), the modules vis
 cross-module calls (a call whose function's module is not its caller's: how many, and how many
 distinct caller -> callee pairs; a task's first step has no caller), the module hops along its path
 as issue 31 counts them (:func:`path_hops`: calls and returns between modules in the order they
-happen, a module's private helpers folded into it; the target is <= 15) and the bot's
+happen, each function once, a module's private helpers folded into it; the target is <= 15) and the bot's
 requests to its supervisor before the model's answer call, after it, and from the background
 archivist (which reviews the exchange after the answer).
 """
@@ -125,15 +125,20 @@ if _OUT:
 
 
 def path_hops(calls: list[list[Any]]) -> tuple[int, int, int]:
-    """``(hops, returns, stops)`` along the message's path, as issue 31 counts them: the walk through
-    the grobot/bot_worker modules in the order the calls happen (calls into the standard library and
-    third-party packages are not stops: a callback from one counts from the module that called it);
-    a call into another module is a hop, and so is coming back to the caller's module before its next
-    call (a return; a task's first step continues from where the walk was). A module's private
-    helpers fold into it: a call within a module is no hop. ``stops``: calls of a public function of
-    another module than the walk's (where a reader has to open another file)."""
+    """``(hops, returns, stops)`` along the message's path as a reader follows it (issue 31's count):
+    the walk through the grobot/bot_worker modules in the order the calls happen, each function read
+    once (its first call; a function called again is known already), calls into the standard library
+    and third-party packages no stops (a callback from one counts from the module that called it). A
+    call into another module is a hop, and so is coming back to the caller's module before its next
+    call (a return; a task's first step continues from where the walk was). A module's private helpers
+    fold into it: a call within a module is no hop. ``stops``: functions read in another module than
+    the walk's."""
     at, hops, returns, stops = "", 0, 0, 0
+    seen: set[tuple[str, str]] = set()
     for _, caller, module, qualname in calls:
+        if (module, qualname) in seen:
+            continue
+        seen.add((module, qualname))
         origin = caller or at
         if at and origin != at:  # back in the caller's module (a return, as the next call shows)
             hops += 1
@@ -142,7 +147,7 @@ def path_hops(calls: list[list[Any]]) -> tuple[int, int, int]:
         if module != at:
             if at:
                 hops += 1
-            stops += not qualname.rsplit(".", 1)[-1].startswith("_")
+            stops += 1
             at = module
     return hops, returns, stops
 
@@ -186,6 +191,7 @@ def main() -> int:
                            "the warm-up answer")
             time.sleep(1.0)
             result: dict[str, Any] = {}
+            events: list[list[Any]] = []
             for i in range(args.messages):
                 os.kill(pid, signal.SIGUSR1)
                 time.sleep(0.3)  # the signal's handler runs between two bytecodes of the bot's loop
@@ -205,8 +211,8 @@ def main() -> int:
                 dump.unlink()
                 print(f"message {i + 1}: {len(result['modules'])} modules, {result['hops']} cross-module calls "
                       f"({len(result['distinct'])} distinct caller -> callee pairs); {result['path']} module hops along "
-                      f"its path ({result['returns']} of them returns to a module left; {result['stops']} stops in a "
-                      f"public function of another module); LLM calls: {len(chats)} "
+                      f"its path as a reader follows it, each function once ({result['returns']} of them returns to a module "
+                      f"left; {result['stops']} stops in another module); LLM calls: {len(chats)} "
                       f"({sum(1 for r in chats if (r.json or {}).get('format'))} structured); requests to the supervisor: "
                       f"{len(result['links']['before'])} before the model's answer call {result['links']['before']}, "
                       f"{len(result['links']['after'])} after it {result['links']['after']}, "
