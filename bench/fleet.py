@@ -17,6 +17,12 @@ the fake LLM waits N ms before each answer (a model's time to its first token; d
 which shows what the platform's LLM calls per message cost against a real model. ``--access``: the
 measured bot has a blocked user and role, blocked words and patterns, and before each measured message
 a blocked user writes to it (no answer, no LLM call: checked), to show what that costs the others.
+
+``BENCH_PROFILE=DIR`` (environment): the supervisor and the measured bot are profiled (cProfile on
+each thread's CPU clock, through a ``sitecustomize`` written to DIR, switched on by a signal only
+during GroBot's measured rounds); their ``.prof`` files land in DIR and the bench prints each one's
+costliest functions per message. The profiler slows both processes: read where the CPU goes, not
+how much.
 """
 
 from __future__ import annotations
@@ -39,6 +45,68 @@ sys.path.insert(0, str(ROOT))
 from tests.helpers import pid_alive  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
+PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
+PROFILE_ON, PROFILE_OFF = signal.SIGRTMIN + 3, signal.SIGRTMIN + 4  # SIGUSR1 is the supervisor's faulthandler
+
+# BENCH_PROFILE: installed in every process of the fleet (PYTHONPATH); a process profiles from
+# PROFILE_ON to PROFILE_OFF: its event loop's thread, and each job of a thread pool while it runs,
+# each on its thread's CPU clock; at PROFILE_OFF it writes what it has so far to DIR/<pid>.prof.
+PROFILE_SITECUSTOMIZE = r'''
+import cProfile, os, pstats, signal, threading, time
+from concurrent.futures import thread as _pool
+
+_OUT = os.environ.get("BENCH_PROFILE_OUT", "")
+_state = {"on": False, "profiles": {}}
+
+
+def _profile():
+    key = threading.get_ident()
+    found = _state["profiles"].get(key)
+    if found is None:
+        found = _state["profiles"][key] = cProfile.Profile(time.thread_time_ns, 1e-9)
+    return found
+
+
+_run = _pool._WorkItem.run
+
+
+def _profiled_run(self):
+    if not _state["on"]:
+        return _run(self)
+    profile = _profile()
+    profile.enable()
+    try:
+        return _run(self)
+    finally:
+        profile.disable()
+
+
+def _on(*_):
+    _state["on"] = True
+    _profile().enable()
+
+
+def _off(*_):
+    _profile().disable()
+    _state["on"] = False
+    stats = None
+    for profile in list(_state["profiles"].values()):
+        profile.create_stats()
+        if not profile.stats:
+            continue
+        if stats is None:
+            stats = pstats.Stats(profile)
+        else:
+            stats.add(profile)
+    if stats is not None:
+        stats.dump_stats(os.path.join(_OUT, f"{os.getpid()}.prof"))
+
+
+if _OUT:
+    _pool._WorkItem.run = _profiled_run
+    signal.signal(signal.SIGRTMIN + 3, _on)
+    signal.signal(signal.SIGRTMIN + 4, _off)
+'''
 
 
 def pct(values: list[float], q: float) -> float:
@@ -143,6 +211,12 @@ class Bench:
         self.supervisor: subprocess.Popen[bytes] | None = None
         self.log_path = Path(os.environ.get("BENCH_SUPERVISOR_LOG") or workdir / "supervisor.log")
         self.trace = trace  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
+        if PROFILE_DIR:
+            site = Path(PROFILE_DIR) / "site"
+            site.mkdir(parents=True, exist_ok=True)
+            (site / "sitecustomize.py").write_text(PROFILE_SITECUSTOMIZE)
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+            os.environ["BENCH_PROFILE_OUT"] = str(Path(PROFILE_DIR).resolve())
 
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url,
@@ -290,11 +364,14 @@ class Measured:
 
 
 def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, start: int,
-                     blocked: dict[str, Any] | None = None) -> Measured:
+                     blocked: dict[str, Any] | None = None, profile: bool = False) -> Measured:
     """``count`` messages to the bot of Discord user ``uid``, one after the other (a quarter second apart,
     as chat comes): each one's first reply and completing edit, and the CPU of ``pids`` (role -> pid)."""
     channel = bench.discord.channel_id
     measured = Measured()
+    profiled = [pids[role] for role in ("bot", "supervisor")] if profile else []
+    for pid in profiled:
+        os.kill(pid, PROFILE_ON)
     before = {role: cpu_seconds(pid) for role, pid in pids.items()}
     began = time.monotonic()
     for i in range(start, start + count):
@@ -321,8 +398,29 @@ def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, s
         time.sleep(0.25)  # chat's pace; a background archivist of this message finishes (counted in CPU)
     time.sleep(0.5)
     measured.window = time.monotonic() - began
-    measured.cpu = {role: cpu_seconds(pid) - before[role] for role, pid in pids.items()}
+    measured.cpu = {role: cpu_seconds(pid) - before[role] for role, pid in pids.items() }
+    for pid in profiled:
+        os.kill(pid, PROFILE_OFF)
     return measured
+
+
+def print_profiles(pids: dict[str, int], messages: int, top: int = 30) -> None:
+    """The costliest functions of the supervisor and the bot per message (``BENCH_PROFILE``)."""
+    import io
+    import pstats
+
+    for role in ("supervisor", "bot"):
+        path = Path(PROFILE_DIR) / f"{pids[role]}.prof"
+        wait_until(path.exists, 30, f"the {role}'s profile")
+        time.sleep(0.5)
+        stats = pstats.Stats(str(path))
+        total = sum(row[2] for row in stats.stats.values())  # type: ignore[attr-defined]
+        print(f"  {role}: {1000 * total / messages:.2f} ms of profiled CPU per message (profile {path})")
+        for order in ("tottime", "cumulative"):
+            out = io.StringIO()
+            pstats.Stats(str(path), stream=out).sort_stats(order).print_stats(top)
+            print(f"  -- {role}, by {order} (all {messages} messages):")
+            print("\n".join("    " + line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
 def start_bare_bot(bench: Bench) -> tuple[subprocess.Popen[bytes], int]:
@@ -357,7 +455,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int, blocked: dict[str, Any
         ours, floor = Measured(), Measured()
         per_round = max(1, count // rounds)
         for r in range(rounds):
-            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round, blocked))
+            ours.add(send_and_measure(bench, uid, pids, per_round, 2 * r * per_round, blocked, profile=bool(PROFILE_DIR)))
             floor.add(send_and_measure(bench, bare_uid, pids, per_round, (2 * r + 1) * per_round))
     finally:
         bare_proc.terminate()
@@ -366,6 +464,8 @@ def bench_messages(bench: Bench, bot_id: int, count: int, blocked: dict[str, Any
         assert not any("blocked asks" in str(r.json) for r in bench.llm.requests), "a blocked user's message reached the LLM"
         assert not any("blocked asks" in str(c.json) for c in bench.discord.calls_by(uid)), "a blocked user was answered"
     n, n_bare = len(ours.first_reply), len(floor.first_reply)
+    if PROFILE_DIR:
+        print_profiles(pids, n)
     ms = lambda v: v * 1000
     delay = ms(bench.llm.default_delay)
     print(f"message -> first reply POST:      p50 {ms(pct(ours.first_reply, .5)):6.1f} ms   p95 "

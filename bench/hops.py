@@ -12,9 +12,11 @@ archivist included) and records, in that context only, every first call of a fun
 bot link (``BotLinkClient.call_in_parts``, which every request goes through), placed before or after the
 request of the model's answer (the fake LLM's record of it; a background structured call, the archivist's, aside).
 
-Prints, per message (the figures of the last; they do not vary), the modules visited, the module
-hops (a call whose function's module is not its caller's: how many, and how many distinct
-caller -> callee pairs, the path a reader follows; a task's first step has no caller) and the bot's
+Prints, per message (the figures of the last; they do not vary), the modules visited, the
+cross-module calls (a call whose function's module is not its caller's: how many, and how many
+distinct caller -> callee pairs; a task's first step has no caller), the module hops along its path
+as issue 31 counts them (:func:`path_hops`: calls and returns between modules in the order they
+happen, each function once, a module's private helpers folded into it; the target is <= 15) and the bot's
 requests to its supervisor before the model's answer call, after it, and from the background
 archivist (which reviews the exchange after the answer).
 """
@@ -122,6 +124,34 @@ if _OUT:
 '''
 
 
+def path_hops(calls: list[list[Any]]) -> tuple[int, int, int]:
+    """``(hops, returns, stops)`` along the message's path as a reader follows it (issue 31's count):
+    the walk through the grobot/bot_worker modules in the order the calls happen, each function read
+    once (its first call; a function called again is known already), calls into the standard library
+    and third-party packages no stops (a callback from one counts from the module that called it). A
+    call into another module is a hop, and so is coming back to the caller's module before its next
+    call (a return; a task's first step continues from where the walk was). A module's private helpers
+    fold into it: a call within a module is no hop. ``stops``: functions read in another module than
+    the walk's."""
+    at, hops, returns, stops = "", 0, 0, 0
+    seen: set[tuple[str, str]] = set()
+    for _, caller, module, qualname in calls:
+        if (module, qualname) in seen:
+            continue
+        seen.add((module, qualname))
+        origin = caller or at
+        if at and origin != at:  # back in the caller's module (a return, as the next call shows)
+            hops += 1
+            returns += 1
+        at = origin
+        if module != at:
+            if at:
+                hops += 1
+            stops += 1
+            at = module
+    return hops, returns, stops
+
+
 def summarize(events: list[list[Any]], answer_at: float) -> dict[str, Any]:
     """Modules, hops and link requests (before / after the model's answer call, at ``answer_at``) of one message."""
     calls = [e for e in events if e[0] == "call"]
@@ -132,7 +162,9 @@ def summarize(events: list[list[Any]], answer_at: float) -> dict[str, Any]:
         if event[0] == "link":
             background = any("_archive" in name for name in event[3])  # the archivist, after the answer
             links["background" if background else "before" if event[2] < answer_at else "after"].append(event[1])
-    return {"modules": modules, "hops": len(hops), "distinct": list(dict.fromkeys(hops)), "links": links}
+    path, returns, stops = path_hops(calls)
+    return {"modules": modules, "hops": len(hops), "distinct": list(dict.fromkeys(hops)), "links": links,
+            "path": path, "returns": returns, "stops": stops}
 
 
 def main() -> int:
@@ -159,6 +191,7 @@ def main() -> int:
                            "the warm-up answer")
             time.sleep(1.0)
             result: dict[str, Any] = {}
+            events: list[list[Any]] = []
             for i in range(args.messages):
                 os.kill(pid, signal.SIGUSR1)
                 time.sleep(0.3)  # the signal's handler runs between two bytecodes of the bot's loop
@@ -176,8 +209,10 @@ def main() -> int:
                 events = json.loads(dump.read_text())
                 result = summarize(events, answer_at)
                 dump.unlink()
-                print(f"message {i + 1}: {len(result['modules'])} modules, {result['hops']} module hops "
-                      f"({len(result['distinct'])} distinct caller -> callee pairs); LLM calls: {len(chats)} "
+                print(f"message {i + 1}: {len(result['modules'])} modules, {result['hops']} cross-module calls "
+                      f"({len(result['distinct'])} distinct caller -> callee pairs); {result['path']} module hops along "
+                      f"its path as a reader follows it, each function once ({result['returns']} of them returns to a module "
+                      f"left; {result['stops']} stops in another module); LLM calls: {len(chats)} "
                       f"({sum(1 for r in chats if (r.json or {}).get('format'))} structured); requests to the supervisor: "
                       f"{len(result['links']['before'])} before the model's answer call {result['links']['before']}, "
                       f"{len(result['links']['after'])} after it {result['links']['after']}, "

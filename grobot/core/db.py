@@ -178,7 +178,7 @@ def session_scope(*, readonly: bool = False, engine: Engine | None = None) -> It
     """
     engine = engine or get_engine()
     if engine.dialect.name == "sqlite":
-        engine = engine.execution_options(sqlite_begin="DEFERRED" if readonly else "IMMEDIATE")
+        engine = _begin_view(engine, readonly)
     session = Session(engine, expire_on_commit=False)
     try:
         yield session
@@ -191,6 +191,16 @@ def session_scope(*, readonly: bool = False, engine: Engine | None = None) -> It
         raise
     finally:
         session.close()
+
+
+def _begin_view(engine: Engine, readonly: bool) -> Engine:
+    """``engine`` whose sessions begin DEFERRED (``readonly``) or IMMEDIATE (SQLite): each view built once
+    and kept on the engine (building it per session cost about as much as a query)."""
+    views: dict[bool, Engine] = engine.__dict__.setdefault("_grobot_begin_views", {})
+    view = views.get(readonly)
+    if view is None:
+        view = views[readonly] = engine.execution_options(sqlite_begin="DEFERRED" if readonly else "IMMEDIATE")
+    return view
 
 
 def execute_dml(session: Session, statement: Any, parameters: Any = None) -> int:

@@ -117,7 +117,9 @@ _CUES: dict[str, tuple[str, ...]] = {
         r"\bwas\s+weisst\s+du\s+(?:noch\s+)?(?:uber|von)\s+(?!mich\b|mir\b)",
     ),
 }
-_COMPILED = {name: [re.compile(p, re.IGNORECASE) for p in patterns] for name, patterns in _CUES.items()}
+# One pattern per tool, its cues as alternatives: one scan of a message per tool (read for every message).
+_COMPILED = {name: re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+             for name, patterns in _CUES.items()}
 
 
 def fold(text: str) -> str:
@@ -129,7 +131,7 @@ def fold(text: str) -> str:
 def cued(message: str, names: list[str]) -> list[str]:
     """The tools among ``names`` whose request cue ``message`` holds (in the order of ``names``)."""
     text = fold(message)
-    return [name for name in names if any(p.search(text) for p in _COMPILED.get(name, ()))]
+    return [name for name in names if (pattern := _COMPILED.get(name)) is not None and pattern.search(text)]
 
 
 def has_cues(name: str) -> bool:

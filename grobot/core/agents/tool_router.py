@@ -15,6 +15,7 @@ a sure candidate, in English, French, Spanish and German, and chat on the same t
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -54,10 +55,12 @@ def _words(text: str) -> set[str]:
     return words
 
 
-def name_words(name: str) -> set[str]:
-    """The words of a tool name: ``time__get_current_time`` -> {time, current}; camelCase split too."""
+@functools.lru_cache(maxsize=4096)
+def name_words(name: str) -> frozenset[str]:
+    """The words of a tool name: ``time__get_current_time`` -> {time, current}; camelCase split too
+    (worked out once per name: the router compares every message with every tool's)."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("__", " ").replace("_", " ").replace("-", " ")
-    return _words(spaced)
+    return frozenset(_words(spaced))
 
 
 def tool_text(spec: ToolSpec) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,10 @@ logger = logging.getLogger(__name__)
 COLLECTION_PREFIX = "grobot_docs_"
 _COLLECTION = re.compile(rf"^{COLLECTION_PREFIX}(\d+)$")
 WRITE_BATCH = 1000  # passages per Chroma write
+# A bot found without passages is not asked again for this long (every message of a bot asks first;
+# most bots have none). This process's own writes end it at once; another supervisor's on a shared
+# Chroma server are seen within it.
+EMPTY_RECHECK_SECONDS = 10.0
 
 
 def collection_name(bot_id: int) -> str:
@@ -37,6 +42,7 @@ class DocumentIndex:
 
     def __init__(self, client: Callable[[], Any]) -> None:
         self._client = client
+        self._empty: dict[int, float] = {}  # bot id -> when it was found without passages (monotonic)
 
     def _collection(self, bot_id: int) -> Any:
         return self._client().get_or_create_collection(
@@ -52,6 +58,7 @@ class DocumentIndex:
     def replace_file(self, bot_id: int, path: str, sha256: str, chunks: list[Chunk], vectors: list[Any]) -> int:
         """Store the passages of ``path`` at content ``sha256`` and drop those of its other versions."""
         collection = self._collection(bot_id)
+        self._empty.pop(bot_id, None)
         ids = [passage_id(path, sha256, i) for i in range(len(chunks))]
         metadatas: list[dict[str, Any]] = []
         for index, chunk in enumerate(chunks):
@@ -90,6 +97,22 @@ class DocumentIndex:
         return sorted(int(m.group(1)) for m in (_COLLECTION.match(str(n)) for n in names) if m)
 
     # -- reading ---------------------------------------------------------------------------
+    def known_empty(self, bot_id: int) -> bool:
+        """Whether the bot was found without passages less than :data:`EMPTY_RECHECK_SECONDS` ago
+        (answered without asking Chroma)."""
+        since = self._empty.get(bot_id)
+        return since is not None and time.monotonic() - since < EMPTY_RECHECK_SECONDS
+
+    def has_passages(self, bot_id: int) -> bool:
+        """Whether the bot has any passage (asks Chroma unless :meth:`known_empty`)."""
+        if self.known_empty(bot_id):
+            return False
+        if self.count(bot_id):
+            self._empty.pop(bot_id, None)
+            return True
+        self._empty[bot_id] = time.monotonic()
+        return False
+
     def count(self, bot_id: int, path: str | None = None) -> int:
         collection = self._existing(bot_id)
         if collection is None:

@@ -135,7 +135,8 @@ class LocalMemory:
 
         started = self._messages.get(query)
         if started is None:
-            if not await self._run(self.documents_index.count, bot_id):
+            index = self.documents_index
+            if index.known_empty(bot_id) or not await self._run(index.has_passages, bot_id):
                 return None
             if self.embedder_loaded():
                 started = self.embedding(query)

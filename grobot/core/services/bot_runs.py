@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from sqlmodel import Session
+from sqlalchemy import bindparam
+from sqlmodel import Session, col, select
 
 from grobot.core.agents.run_store import RunWrite
 from grobot.core.errors import NotFoundError
@@ -19,13 +20,17 @@ from grobot.core.models import Conversation, Message
 logger = logging.getLogger(__name__)
 
 
+# Per write of a bot's run: built once, one column read (no entity built).
+_RUN_OWNER = (select(Conversation.bot_id).join(Message, col(Message.conversation_id) == Conversation.id)
+              .where(Message.id == bindparam("run_id")))
+_CONVERSATION_OWNER = select(Conversation.bot_id).where(Conversation.id == bindparam("conversation_id"))
+
+
 def check_run(bot_id: int, run_id: int | None, *, session: Session) -> None:
     """NotFoundError unless run ``run_id`` (a stored user message) is one of bot ``bot_id``'s (None: no run yet)."""
     if run_id is None:
         return
-    stored = session.get(Message, run_id)
-    owner = session.get(Conversation, stored.conversation_id) if stored is not None else None
-    if owner is None or owner.bot_id != bot_id:
+    if session.connection().execute(_RUN_OWNER, {"run_id": run_id}).scalar() != bot_id:
         raise NotFoundError(f"bot {bot_id} has no run numbered {run_id}")
 
 
@@ -33,8 +38,7 @@ def check_conversation(bot_id: int, conversation_id: int | None, *, session: Ses
     """NotFoundError unless conversation ``conversation_id`` is one of bot ``bot_id``'s (None: none yet)."""
     if conversation_id is None:
         return
-    conversation = session.get(Conversation, conversation_id)
-    if conversation is None or conversation.bot_id != bot_id:
+    if session.connection().execute(_CONVERSATION_OWNER, {"conversation_id": conversation_id}).scalar() != bot_id:
         raise NotFoundError(f"bot {bot_id} has no conversation numbered {conversation_id}")
 
 

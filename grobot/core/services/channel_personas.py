@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
@@ -129,14 +130,20 @@ def clear_persona(bot: Bot, channel: str, *, session: Session) -> None:
     logger.info("Bot %s: the persona of channel %s removed", bot.id, channel_id)
 
 
+# Read for every message in a guild of a bot with personas: built once, and rows rather than ORM objects.
+_PERSONAS_OF = select(col(ChannelPersona.channel_id), col(ChannelPersona.personality), col(ChannelPersona.llms)).where(
+    ChannelPersona.bot_id == bindparam("bot_id"), col(ChannelPersona.channel_id).in_(bindparam("wanted", expanding=True)))
+
+
 def for_message(*, session: Session, bot_id: int, channel_id: str | None,
-                parent_channel_id: str | None) -> ChannelPersona | None:
-    """The persona a message in ``channel_id`` (a thread: its own, else its parent channel's) answers with."""
+                parent_channel_id: str | None) -> Any:
+    """The persona a message in ``channel_id`` (a thread: its own, else its parent channel's) answers with:
+    a row with its ``personality`` and ``llms``, or None."""
     wanted = [c for c in (channel_id, parent_channel_id) if c]
     if not wanted:
         return None
-    rows = {r.channel_id: r for r in session.exec(select(ChannelPersona).where(
-        ChannelPersona.bot_id == bot_id, col(ChannelPersona.channel_id).in_(wanted))).all()}
+    rows = {r.channel_id: r for r in session.connection().execute(
+        _PERSONAS_OF, {"bot_id": bot_id, "wanted": wanted}).all()}
     return next((rows[c] for c in wanted if c in rows), None)
 
 

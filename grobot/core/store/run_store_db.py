@@ -27,7 +27,7 @@ from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
 from grobot.core.llm.service import CallRecord
 from grobot.core.memory.lookup import start_memory_lookup
-from grobot.core.models import AgentEvent, Bot, BotMcpServer, LogEntry, Message, MessageStatus, utcnow
+from grobot.core.models import AgentEvent, Bot, BotMcpServer, ChannelPersona, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.moderation import Moderation
 from grobot.core.services import (
     app_settings,
@@ -81,9 +81,11 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
     else:
         conversation_id, history = conversations.load_history_by_key(session=session, bot_id=msg.bot_id,
                                                                      key=msg.conversation_key)
-    # The channel's persona (a thread: its parent's), resolved once here for every host.
+    # The channel's persona (a thread: its parent's), resolved once here for every host; not looked for
+    # when the bot's row, read with its flags (:func:`read_for_message`), says it has none.
     persona = channel_personas.for_message(session=session, bot_id=bot.id or 0, channel_id=channel_id,
-                                           parent_channel_id=msg.parent_channel_id) if not msg.is_dm else None
+                                           parent_channel_id=msg.parent_channel_id) \
+        if not msg.is_dm and getattr(bot, "has_personas", True) else None
     if persona is not None:
         config.personality = channel_personas.with_addition(config.personality, persona.personality)
     llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
@@ -104,14 +106,15 @@ _BOT_QUERY: Any = None
 
 
 def _bot_with_links_flag() -> Any:
-    """``SELECT bot.*, EXISTS(its MCP associations) WHERE id = :bot_id`` (built once).
+    """``SELECT bot.*, EXISTS(its MCP associations), EXISTS(its channel personas) WHERE id = :bot_id`` (built once).
 
     Core, not the ORM: the row's columns read like a ``Bot``'s attributes, without an
     entity to build and track (read for every message a bot may answer)."""
     global _BOT_QUERY
     if _BOT_QUERY is None:
         has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
-        _BOT_QUERY = select(*Bot.__table__.columns, has_links).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
+        has_personas = exists().where(ChannelPersona.bot_id == Bot.id).label("has_personas")
+        _BOT_QUERY = select(*Bot.__table__.columns, has_links, has_personas).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
     return _BOT_QUERY
 
 
@@ -164,6 +167,9 @@ def prepared_from(msg: IncomingMessage, read: MessageRead | None, *, memory: Any
     return prepared
 
 
+_INSERT_LOG = insert(LogEntry.__table__)  # type: ignore[attr-defined]  # a Core row: no entity to build and flush
+
+
 def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None]:
     """One write of a run in ``session``; returns ``(conversation id, run id)``."""
     conversation_id, run_id = write.conversation_id, write.run_id
@@ -193,9 +199,10 @@ def write_run(session: Session, write: RunWrite) -> tuple[int | None, int | None
         if end.records:
             llm_calls.insert_calls(session=session, bot_id=end.bot_id, run_id=run_id, records=end.records)
         if end.answered is not None and end.error is None:  # the bot's log line, with the answer
-            session.add(LogEntry(bot_id=end.bot_id, created_at=now, level="INFO", logger=ANSWERED_LOGGER,
-                                 message=answered_line(end.answered, run_id)[:10_000]))
-            logger.debug("Bot %s: %s", end.bot_id, answered_line(end.answered, run_id))
+            line = answered_line(end.answered, run_id)
+            session.connection().execute(_INSERT_LOG, {"bot_id": end.bot_id, "created_at": now, "level": "INFO",
+                                                       "logger": ANSWERED_LOGGER, "message": line[:10_000]})
+            logger.debug("Bot %s: %s", end.bot_id, line)
         if run_id is not None and end.stored_run:
             asked = session.get(Message, run_id)
             if asked is not None and asked.status in (MessageStatus.PENDING.value, MessageStatus.RUNNING.value):
