@@ -6,7 +6,11 @@ confirmed) and posts each one through Discord's REST API with the bot's token (d
 client, one per bot), without waiting for the bot's process: a fixed text as it is, a prompt answered
 here through the one entry point of every message (prepare -> admit -> answer), as Test Chat runs
 the chain in the supervisor. Each message carries a nonce derived from the run (``enforce_nonce``):
-a run taken again after its supervisor died is not posted twice. Each run is a line in the bot's Logs.
+a run taken again after its supervisor died is not posted twice. Before it answers a prompt and again
+before it posts, the poster checks that it still holds the run's claim and that the bot and the
+schedule are still enabled (:func:`grobot.core.services.schedules.hold_run`): a supervisor that stalled
+past its claim leaves the run to the one that took it, a run of a bot disabled since is skipped. Each
+run is a line in the bot's Logs.
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ class SchedulePoster:
         self.running.pop(run_id, None)
 
     async def _run(self, run: ScheduledRun) -> None:
-        self.finished.append((run, await self.post(run)))
+        status = await self.post(run)
+        if status is not None:  # None: another supervisor took the run, it confirms it
+            self.finished.append((run, status))
 
     async def keep(self, renew_after: float) -> None:
         """Confirm the runs posted since the last call (one write for all), and renew the claims on the
@@ -70,7 +76,7 @@ class SchedulePoster:
         done, self.finished = self.finished, []
         if done:
             try:
-                await self.write(schedules.finish_runs, done)
+                await self.write(schedules.finish_runs, done, self.owner)
             except Exception:
                 self.finished = done + self.finished  # confirmed next time (or taken again, same nonce)
                 raise
@@ -78,12 +84,15 @@ class SchedulePoster:
             await self.write(schedules.renew_claims, self.owner, list(self.running), self.claim_seconds)
             self._renewed = time.monotonic()
 
-    async def post(self, run: ScheduledRun) -> str:
-        """Post one run; what happened, in a few words (also a line of the bot's Logs)."""
+    async def post(self, run: ScheduledRun) -> str | None:
+        """Post one run; what happened, in a few words (also a line of the bot's Logs); None when another
+        supervisor took the run meanwhile (this one stalled past its claim): nothing posted from here."""
         label = f"Scheduled post {run.schedule_id}" + (f" ({run.name})" if run.name else "")
         try:
             if not run.token:
                 raise LookupError("the bot has no Discord token")
+            if (why := await self._hold(run)) is not None:
+                return self._not_posted(run, label, why)
             http = await self._client(run.bot_id, run.token)
             if run.kind == "prompt":
                 text = run.answer if run.answer is not None else await self.answer(run, http)
@@ -93,6 +102,8 @@ class SchedulePoster:
                     return "no answer: nothing posted"
             else:
                 text = run.content
+            if (why := await self._hold(run, sending=True, answer=text if run.kind == "prompt" else None)) is not None:
+                return self._not_posted(run, label, why)
             await self.send(http, run, text)
         except Exception as exc:
             from bot_worker.discord_io import delivery_failure
@@ -106,6 +117,26 @@ class SchedulePoster:
         logger.info("%s: posted in channel %s (%d characters)", label, run.channel_id, len(text),
                     extra={"bot_id": run.bot_id})
         return "posted"
+
+    async def _hold(self, run: ScheduledRun, *, sending: bool = False, answer: str | None = None) -> str | None:
+        """Whether this supervisor may go on with ``run`` (None) or why not (its claim renewed, or marked as
+        being posted with its answer kept: :func:`~grobot.core.services.schedules.hold_run`)."""
+        from grobot.core.services import schedules
+
+        return await self.write(schedules.hold_run, self.owner, run, self.claim_seconds, sending=sending,
+                                answer=answer)
+
+    def _not_posted(self, run: ScheduledRun, label: str, why: str) -> str | None:
+        """The run is not posted from here: taken by another supervisor (None), or skipped (its status)."""
+        from grobot.core.services import schedules
+
+        if why == schedules.TAKEN:
+            logger.warning("%s: this worker stalled past its claim and another one took the run; not posted "
+                           "from here", label, extra={"bot_id": run.bot_id})
+            return None
+        logger.warning("%s: not posted: %s since the run was due", label, why,
+                       extra={} if why == "the bot was deleted" else {"bot_id": run.bot_id})
+        return f"skipped: {why}"
 
     async def _client(self, bot_id: int, token: str) -> HTTPClient:
         """The bot's REST client (signed in once; again when its token changed)."""
@@ -137,10 +168,9 @@ class SchedulePoster:
 
     async def answer(self, run: ScheduledRun, http: HTTPClient) -> str:
         """The bot's answer to a schedule's prompt, through the chain with its tools (as any message),
-        kept with the run so that a run taken again posts the same words."""
+        kept with the run as its post begins, so that a run taken again posts the same words."""
         from grobot.core.agents.types import IncomingMessage
         from grobot.core.answering import FloodGate, admit, answer, prepare
-        from grobot.core.services import schedules
 
         try:
             channel = await http.get_channel(int(run.channel_id))
@@ -158,10 +188,7 @@ class SchedulePoster:
         result = await answer(prepared, admission, self.deps)
         if result.error:
             raise LookupError(result.public_error or "the answer failed")
-        text = str(result.text or "").strip()
-        if text:
-            await self.write(schedules.keep_answer, run.run_id, text)
-        return text
+        return str(result.text or "").strip()  # kept with the run as its post begins (hold_run)
 
     async def close(self, grace: float = 5.0) -> None:
         """Let the posts under way end (a run cut short is taken again once its claim expires), then
