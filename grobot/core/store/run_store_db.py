@@ -86,6 +86,7 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                                            parent_channel_id=msg.parent_channel_id) if not msg.is_dm else None
     if persona is not None:
         config.personality = channel_personas.with_addition(config.personality, persona.personality)
+        config.channel_personality = persona.personality or ""
     llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
     knowledge = UserKnowledge()
     if msg.author_id:
