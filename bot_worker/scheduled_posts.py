@@ -91,10 +91,10 @@ class SchedulePoster:
         try:
             if not run.token:
                 raise LookupError("the bot has no Discord token")
-            if (why := await self._hold(run)) is not None:
-                return self._not_posted(run, label, why)
             http = await self._client(run.bot_id, run.token)
             if run.kind == "prompt":
+                if run.answer is None and (why := await self._hold(run)) is not None:  # no LLM call for nothing
+                    return self._not_posted(run, label, why)
                 text = run.answer if run.answer is not None else await self.answer(run, http)
                 if not text:
                     logger.warning("%s: the bot gave no answer to its prompt; nothing posted", label,
@@ -134,7 +134,7 @@ class SchedulePoster:
             logger.warning("%s: this worker stalled past its claim and another one took the run; not posted "
                            "from here", label, extra={"bot_id": run.bot_id})
             return None
-        logger.warning("%s: not posted: %s since the run was due", label, why,
+        logger.warning("%s: not posted: %s", label, why,
                        extra={} if why == "the bot was deleted" else {"bot_id": run.bot_id})
         return f"skipped: {why}"
 

@@ -413,7 +413,7 @@ def hold_run(owner: str, run: ScheduledRun, claim_seconds: float = DEFAULT_CLAIM
         return "the bot was deleted"
     if schedule is None:
         return "the schedule was deleted"
-    if row is None or row.owner != owner or row.expires_at < now:
+    if row is None or row.owner != owner:
         return TAKEN
     if not bot.enabled:
         return "the bot is disabled"
@@ -424,9 +424,10 @@ def hold_run(owner: str, run: ScheduledRun, claim_seconds: float = DEFAULT_CLAIM
         values["sent_at"] = row.sent_at or now
         if answer is not None:
             values["text"] = answer
+    # Still its own (an expired claim nobody took yet is still its own: a supervisor taking it over compares
+    # the expiry it read, which this moves on).
     held = session.exec(update(BotScheduleRun).where(
-        col(BotScheduleRun.id) == run.run_id, col(BotScheduleRun.owner) == owner,
-        col(BotScheduleRun.expires_at) == row.expires_at).values(**values)).rowcount
+        col(BotScheduleRun.id) == run.run_id, col(BotScheduleRun.owner) == owner).values(**values)).rowcount
     return None if held else TAKEN
 
 
