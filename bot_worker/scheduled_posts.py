@@ -31,6 +31,7 @@ from grobot.core.services.schedules import ScheduledRun
 logger = logging.getLogger(__name__)
 
 Write = Callable[..., Awaitable[Any]]
+UNCHECKED = "unchecked"  # the check before a post could not be made (the database): left to its claim's expiry
 
 
 class SchedulePoster:
@@ -45,6 +46,9 @@ class SchedulePoster:
         self.finished: list[tuple[ScheduledRun, str]] = []  # posted (or failed for good), to confirm
         self._renewed = 0.0
         self._clients: dict[int, tuple[str, HTTPClient]] = {}  # by bot id: its token, its client
+        # The checks before an answer or a post (hold_run), made together for the runs that ask at once.
+        self._holds: list[tuple[ScheduledRun, bool, str | None, asyncio.Future[str | None]]] = []
+        self._holding: asyncio.Task[None] | None = None
         from bot_worker.discord_io import redirect
         from grobot.core.settings import get_settings
 
@@ -120,16 +124,36 @@ class SchedulePoster:
 
     async def _hold(self, run: ScheduledRun, *, sending: bool = False, answer: str | None = None) -> str | None:
         """Whether this supervisor may go on with ``run`` (None) or why not (its claim renewed, or marked as
-        being posted with its answer kept: :func:`~grobot.core.services.schedules.hold_run`)."""
+        being posted with its answer kept: :func:`~grobot.core.services.schedules.hold_run`), checked in one
+        write with the other runs asking at the same time."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._holds.append((run, sending, answer, future))
+        if self._holding is None or self._holding.done():
+            self._holding = asyncio.get_running_loop().create_task(self._hold_all(), name="scheduled-post-checks")
+        return await future
+
+    async def _hold_all(self) -> None:
         from grobot.core.services import schedules
 
-        return await self.write(schedules.hold_run, self.owner, run, self.claim_seconds, sending=sending,
-                                answer=answer)
+        while self._holds:
+            batch, self._holds = self._holds, []
+            try:
+                results = await self.write(schedules.hold_runs, self.owner, [(r, s, a) for r, s, a, _ in batch],
+                                           self.claim_seconds)
+            except Exception as exc:  # the run stays claimed: taken again (same nonce) once its claim expires
+                logger.warning("Could not check %d scheduled post(s) before posting them (%s); they are taken "
+                               "again shortly", len(batch), type(exc).__name__)
+                results = [UNCHECKED] * len(batch)
+            for (*_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
 
     def _not_posted(self, run: ScheduledRun, label: str, why: str) -> str | None:
         """The run is not posted from here: taken by another supervisor (None), or skipped (its status)."""
         from grobot.core.services import schedules
 
+        if why == UNCHECKED:
+            return None
         if why == schedules.TAKEN:
             logger.warning("%s: this worker stalled past its claim and another one took the run; not posted "
                            "from here", label, extra={"bot_id": run.bot_id})

@@ -431,6 +431,15 @@ def hold_run(owner: str, run: ScheduledRun, claim_seconds: float = DEFAULT_CLAIM
     return None if held else TAKEN
 
 
+def hold_runs(owner: str, wanted: list[tuple[ScheduledRun, bool, str | None]],
+              claim_seconds: float = DEFAULT_CLAIM_SECONDS, *, session: Session) -> list[str | None]:
+    """:func:`hold_run` for each ``(run, sending, answer)`` of ``wanted``, in one transaction (the posts of runs
+    due together are checked together)."""
+    now = utcnow()
+    return [hold_run(owner, run, claim_seconds, session=session, sending=sending, answer=answer, now=now)
+            for run, sending, answer in wanted]
+
+
 def finish_runs(done: list[tuple[ScheduledRun, str]], owner: str | None = None, *, session: Session) -> None:
     """The runs' posts are confirmed (or failed for good), each with what happened: their claims end,
     each schedule shows how its run went. With ``owner``: only the runs it still holds (a run another
