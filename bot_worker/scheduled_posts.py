@@ -43,6 +43,7 @@ class SchedulePoster:
         self.write = write  # runs a service function in a write session off the event loop
         self.claim_seconds = claim_seconds
         self.running: dict[int, asyncio.Task[None]] = {}  # by run id
+        self._claimed: dict[int, float] = {}  # by run id: when this supervisor claimed it (monotonic)
         self.finished: list[tuple[ScheduledRun, str]] = []  # posted (or failed for good), to confirm
         self._renewed = 0.0
         self._clients: dict[int, tuple[str, HTTPClient]] = {}  # by bot id: its token, its client
@@ -58,14 +59,22 @@ class SchedulePoster:
     def start(self, run: ScheduledRun) -> None:
         """Post ``run`` in its own task (a run already being posted here is left to that task)."""
         if run.run_id not in self.running:
+            self._claimed[run.run_id] = time.monotonic()  # claimed just now
             if not self.running:
-                self._renewed = time.monotonic()  # claimed just now
+                self._renewed = time.monotonic()
             task = asyncio.get_running_loop().create_task(self._run(run), name=f"scheduled-post-{run.run_id}")
             self.running[run.run_id] = task
             task.add_done_callback(functools.partial(self._ended, run.run_id))
 
     def _ended(self, run_id: int, _task: asyncio.Task[None]) -> None:
         self.running.pop(run_id, None)
+        self._claimed.pop(run_id, None)
+
+    def _fresh(self, run: ScheduledRun) -> bool:
+        """Claimed so recently that the claim's own check still holds: no other supervisor can have taken it
+        (its claim has not expired), the bot and the schedule were enabled a moment ago. A supervisor that
+        stalled since is past this (the monotonic clock counts a SIGSTOP)."""
+        return time.monotonic() - self._claimed.get(run.run_id, float("-inf")) < self.claim_seconds / 2
 
     async def _run(self, run: ScheduledRun) -> None:
         status = await self.post(run)
@@ -97,7 +106,7 @@ class SchedulePoster:
                 raise LookupError("the bot has no Discord token")
             http = await self._client(run.bot_id, run.token)
             if run.kind == "prompt":
-                if run.answer is None and (why := await self._hold(run)) is not None:  # no LLM call for nothing
+                if run.answer is None and not self._fresh(run) and (why := await self._hold(run)) is not None:
                     return self._not_posted(run, label, why)
                 text = run.answer if run.answer is not None else await self.answer(run, http)
                 if not text:
@@ -106,7 +115,10 @@ class SchedulePoster:
                     return "no answer: nothing posted"
             else:
                 text = run.content
-            if (why := await self._hold(run, sending=True, answer=text if run.kind == "prompt" else None)) is not None:
+            # A fixed text goes out right after its claim (its check); a prompt's answer, or a post after a
+            # stall, is checked again (and marked as begun, its answer kept) first.
+            if (run.kind == "prompt" or not self._fresh(run)) and \
+                    (why := await self._hold(run, sending=True, answer=text if run.kind == "prompt" else None)) is not None:
                 return self._not_posted(run, label, why)
             await self.send(http, run, text)
         except Exception as exc:

@@ -333,15 +333,17 @@ def _take_over(run: BotScheduleRun, *, owner: str, now: datetime, until: datetim
     schedule = session.get(BotSchedule, run.schedule_id)
     grace = schedule.grace_seconds if schedule is not None else 0
     late = (now - run.due_at).total_seconds()
-    stale = run.sent_at is not None and (now - run.sent_at).total_seconds() >= nonce_seconds
+    # When its post began: a fixed text is posted right after its claim (without marking it: see hold_run).
+    begun = run.sent_at or (run.claimed_at if schedule is not None and schedule.kind == "text" else None)
+    stale = begun is not None and (now - begun).total_seconds() >= nonce_seconds
     if schedule is None or late > grace or stale:
         gone = session.exec(delete(BotScheduleRun).where(col(BotScheduleRun.id) == run.id,
                                                           col(BotScheduleRun.expires_at) == run.expires_at)).rowcount
-        if gone and schedule is not None and stale:
+        if gone and schedule is not None and stale and late <= grace:
             logger.warning("Schedule %s (%s): the run of %s was being posted by a worker that stopped %s ago, too long "
                            "for Discord to recognise a second copy: not posted again (it may have been posted)",
                            schedule.id, schedule.name or describe(schedule), in_zone(run.due_at, schedule.timezone),
-                           _late((now - run.sent_at).total_seconds()) if run.sent_at else "", extra={"bot_id": run.bot_id})
+                           _late((now - begun).total_seconds()) if begun else "", extra={"bot_id": run.bot_id})
             record_outcome(run.bot_id, schedule.id or 0, "dropped: its worker stopped while posting it "
                            "(it may have been posted)", session=session)
         elif gone and schedule is not None:
