@@ -59,6 +59,8 @@ async def answer_council(store: Any, bot_id: int, interaction: discord.Interacti
         await interaction.response.send_message(UNREADABLE, ephemeral=True)
         return
     admission = None
+    if prepared is not None and prepared.loaded is not None:  # the channel's persona, as a plain answer there
+        plan = plan.in_channel(prepared.loaded.llms, prepared.loaded.bot.channel_personality)
     if prepared is not None and gate is not None:
         admission = admit(prepared, gate)
         prepared.discard()  # the council needs none of the chain's lookups

@@ -6,7 +6,11 @@ confirmed) and posts each one through Discord's REST API with the bot's token (d
 client, one per bot), without waiting for the bot's process: a fixed text as it is, a prompt answered
 here through the one entry point of every message (prepare -> admit -> answer), as Test Chat runs
 the chain in the supervisor. Each message carries a nonce derived from the run (``enforce_nonce``):
-a run taken again after its supervisor died is not posted twice. Each run is a line in the bot's Logs.
+a run taken again after its supervisor died is not posted twice. Before it answers a prompt and again
+before it posts, the poster checks that it still holds the run's claim and that the bot and the
+schedule are still enabled (:func:`grobot.core.services.schedules.hold_run`): a supervisor that stalled
+past its claim leaves the run to the one that took it, a run of a bot disabled since is skipped. Each
+run is a line in the bot's Logs.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from grobot.core.services.schedules import ScheduledRun
 logger = logging.getLogger(__name__)
 
 Write = Callable[..., Awaitable[Any]]
+UNCHECKED = "unchecked"  # the check before a post could not be made (the database): left to its claim's expiry
 
 
 class SchedulePoster:
@@ -38,9 +43,13 @@ class SchedulePoster:
         self.write = write  # runs a service function in a write session off the event loop
         self.claim_seconds = claim_seconds
         self.running: dict[int, asyncio.Task[None]] = {}  # by run id
+        self._claimed: dict[int, float] = {}  # by run id: when this supervisor claimed it (monotonic)
         self.finished: list[tuple[ScheduledRun, str]] = []  # posted (or failed for good), to confirm
         self._renewed = 0.0
         self._clients: dict[int, tuple[str, HTTPClient]] = {}  # by bot id: its token, its client
+        # The checks before an answer or a post (hold_run), made together for the runs that ask at once.
+        self._holds: list[tuple[ScheduledRun, bool, str | None, asyncio.Future[str | None]]] = []
+        self._holding: asyncio.Task[None] | None = None
         from bot_worker.discord_io import redirect
         from grobot.core.settings import get_settings
 
@@ -50,17 +59,27 @@ class SchedulePoster:
     def start(self, run: ScheduledRun) -> None:
         """Post ``run`` in its own task (a run already being posted here is left to that task)."""
         if run.run_id not in self.running:
+            self._claimed[run.run_id] = time.monotonic()  # claimed just now
             if not self.running:
-                self._renewed = time.monotonic()  # claimed just now
+                self._renewed = time.monotonic()
             task = asyncio.get_running_loop().create_task(self._run(run), name=f"scheduled-post-{run.run_id}")
             self.running[run.run_id] = task
             task.add_done_callback(functools.partial(self._ended, run.run_id))
 
     def _ended(self, run_id: int, _task: asyncio.Task[None]) -> None:
         self.running.pop(run_id, None)
+        self._claimed.pop(run_id, None)
+
+    def _fresh(self, run: ScheduledRun) -> bool:
+        """Claimed so recently that the claim's own check still holds: no other supervisor can have taken it
+        (its claim has not expired), the bot and the schedule were enabled a moment ago. A supervisor that
+        stalled since is past this (the monotonic clock counts a SIGSTOP)."""
+        return time.monotonic() - self._claimed.get(run.run_id, float("-inf")) < self.claim_seconds / 2
 
     async def _run(self, run: ScheduledRun) -> None:
-        self.finished.append((run, await self.post(run)))
+        status = await self.post(run)
+        if status is not None:  # None: another supervisor took the run, it confirms it
+            self.finished.append((run, status))
 
     async def keep(self, renew_after: float) -> None:
         """Confirm the runs posted since the last call (one write for all), and renew the claims on the
@@ -70,7 +89,7 @@ class SchedulePoster:
         done, self.finished = self.finished, []
         if done:
             try:
-                await self.write(schedules.finish_runs, done)
+                await self.write(schedules.finish_runs, done, self.owner)
             except Exception:
                 self.finished = done + self.finished  # confirmed next time (or taken again, same nonce)
                 raise
@@ -78,14 +97,17 @@ class SchedulePoster:
             await self.write(schedules.renew_claims, self.owner, list(self.running), self.claim_seconds)
             self._renewed = time.monotonic()
 
-    async def post(self, run: ScheduledRun) -> str:
-        """Post one run; what happened, in a few words (also a line of the bot's Logs)."""
+    async def post(self, run: ScheduledRun) -> str | None:
+        """Post one run; what happened, in a few words (also a line of the bot's Logs); None when another
+        supervisor took the run meanwhile (this one stalled past its claim): nothing posted from here."""
         label = f"Scheduled post {run.schedule_id}" + (f" ({run.name})" if run.name else "")
         try:
             if not run.token:
                 raise LookupError("the bot has no Discord token")
             http = await self._client(run.bot_id, run.token)
             if run.kind == "prompt":
+                if run.answer is None and not self._fresh(run) and (why := await self._hold(run)) is not None:
+                    return self._not_posted(run, label, why)
                 text = run.answer if run.answer is not None else await self.answer(run, http)
                 if not text:
                     logger.warning("%s: the bot gave no answer to its prompt; nothing posted", label,
@@ -93,6 +115,11 @@ class SchedulePoster:
                     return "no answer: nothing posted"
             else:
                 text = run.content
+            # A fixed text goes out right after its claim (its check); a prompt's answer, or a post after a
+            # stall, is checked again (and marked as begun, its answer kept) first.
+            if (run.kind == "prompt" or not self._fresh(run)) and \
+                    (why := await self._hold(run, sending=True, answer=text if run.kind == "prompt" else None)) is not None:
+                return self._not_posted(run, label, why)
             await self.send(http, run, text)
         except Exception as exc:
             from bot_worker.discord_io import delivery_failure
@@ -106,6 +133,46 @@ class SchedulePoster:
         logger.info("%s: posted in channel %s (%d characters)", label, run.channel_id, len(text),
                     extra={"bot_id": run.bot_id})
         return "posted"
+
+    async def _hold(self, run: ScheduledRun, *, sending: bool = False, answer: str | None = None) -> str | None:
+        """Whether this supervisor may go on with ``run`` (None) or why not (its claim renewed, or marked as
+        being posted with its answer kept: :func:`~grobot.core.services.schedules.hold_run`), checked in one
+        write with the other runs asking at the same time."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._holds.append((run, sending, answer, future))
+        if self._holding is None or self._holding.done():
+            self._holding = asyncio.get_running_loop().create_task(self._hold_all(), name="scheduled-post-checks")
+        return await future
+
+    async def _hold_all(self) -> None:
+        from grobot.core.services import schedules
+
+        while self._holds:
+            batch, self._holds = self._holds, []
+            try:
+                results = await self.write(schedules.hold_runs, self.owner, [(r, s, a) for r, s, a, _ in batch],
+                                           self.claim_seconds)
+            except Exception as exc:  # the run stays claimed: taken again (same nonce) once its claim expires
+                logger.warning("Could not check %d scheduled post(s) before posting them (%s); they are taken "
+                               "again shortly", len(batch), type(exc).__name__)
+                results = [UNCHECKED] * len(batch)
+            for (*_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    def _not_posted(self, run: ScheduledRun, label: str, why: str) -> str | None:
+        """The run is not posted from here: taken by another supervisor (None), or skipped (its status)."""
+        from grobot.core.services import schedules
+
+        if why == UNCHECKED:
+            return None
+        if why == schedules.TAKEN:
+            logger.warning("%s: this worker stalled past its claim and another one took the run; not posted "
+                           "from here", label, extra={"bot_id": run.bot_id})
+            return None
+        logger.warning("%s: not posted: %s", label, why,
+                       extra={} if why == "the bot was deleted" else {"bot_id": run.bot_id})
+        return f"skipped: {why}"
 
     async def _client(self, bot_id: int, token: str) -> HTTPClient:
         """The bot's REST client (signed in once; again when its token changed)."""
@@ -137,10 +204,9 @@ class SchedulePoster:
 
     async def answer(self, run: ScheduledRun, http: HTTPClient) -> str:
         """The bot's answer to a schedule's prompt, through the chain with its tools (as any message),
-        kept with the run so that a run taken again posts the same words."""
+        kept with the run as its post begins, so that a run taken again posts the same words."""
         from grobot.core.agents.types import IncomingMessage
         from grobot.core.answering import FloodGate, admit, answer, prepare
-        from grobot.core.services import schedules
 
         try:
             channel = await http.get_channel(int(run.channel_id))
@@ -158,10 +224,7 @@ class SchedulePoster:
         result = await answer(prepared, admission, self.deps)
         if result.error:
             raise LookupError(result.public_error or "the answer failed")
-        text = str(result.text or "").strip()
-        if text:
-            await self.write(schedules.keep_answer, run.run_id, text)
-        return text
+        return str(result.text or "").strip()  # kept with the run as its post begins (hold_run)
 
     async def close(self, grace: float = 5.0) -> None:
         """Let the posts under way end (a run cut short is taken again once its claim expires), then

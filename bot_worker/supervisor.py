@@ -79,7 +79,7 @@ class Supervisor:
         self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory service, housekeeping, MCP
         # Scheduled posts: claimed and posted here, through Discord's REST API with the bots' tokens.
         self.posts = SchedulePoster(self.supervisor_id, self.deps,
-                                    lambda fn, *args: asyncio.to_thread(self._write, fn, *args),
+                                    lambda fn, *args, **kw: asyncio.to_thread(self._write, fn, *args, **kw),
                                     claim_seconds=self.config.schedule_claim_seconds)
         self.spawner = Spawner()
         self.spawner.prepare({"GROBOT_SUPERVISOR_ID": self.supervisor_id,
@@ -376,7 +376,8 @@ class Supervisor:
                     due = True
             if not due:
                 return
-            runs = await asyncio.to_thread(self._write, schedules.claim_due, self.supervisor_id, claim_seconds=claim)
+            runs = await asyncio.to_thread(self._write, schedules.claim_due, self.supervisor_id, claim_seconds=claim,
+                                       nonce_seconds=self.config.schedule_nonce_seconds)
         except Exception as exc:
             logger.warning("Could not claim the scheduled posts (%s); trying again", type(exc).__name__)
             return

@@ -43,8 +43,10 @@ async def run_tester_chat_job(message_id: int, bot_id: int, key: str, content: s
             error = (await answer(prepared, admission, deps, sink=sink)).error
         else:  # "/council QUESTION": the bot's advisory council deliberates, as one run of the tester
             prepared.discard()  # it needs none of the chain's lookups
+            loaded = prepared.loaded  # tested as a channel: that channel's persona, as on Discord
             _, error = await run_council(bot_id, question, run_id=message_id, asked_by=author_name, sink=sink,
-                                         store=deps.store)
+                                         store=deps.store, persona=(loaded.llms, loaded.bot.channel_personality)
+                                         if loaded is not None else None)
     finally:
         admission.release()
         if error:  # failed or stopped: the tester may retry it at once

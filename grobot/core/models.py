@@ -632,7 +632,8 @@ class BotScheduleRun(SQLModel, table=True):
     while it works; a run whose claim expired (its supervisor died) is taken again by any supervisor.
     Its post carries a nonce derived from the run (Discord returns the existing message for a nonce
     it saw in the past minutes), so a run taken again is not seen twice. ``text``: a prompt's answer
-    once written, so that a run taken again posts the same words.
+    once written, so that a run taken again posts the same words. ``sent_at``: when its post began (a run
+    taken again is posted again only while Discord's nonce dedupe still holds).
     """
 
     __tablename__ = "bot_schedule_run"
@@ -646,3 +647,4 @@ class BotScheduleRun(SQLModel, table=True):
     claimed_at: datetime = Field(default_factory=utcnow)
     expires_at: datetime = Field(index=True)
     text: str | None = text_column(nullable=True, default=None)
+    sent_at: datetime | None = None

@@ -56,6 +56,9 @@ class WorkerSettings:
     test_chat_concurrency: int = 4
     schedule_poll_seconds: float = 0.5  # a supervisor claims the due scheduled posts this often
     schedule_claim_seconds: float = 5.0  # a claimed run not confirmed within this (renewed) is taken again
+    # A run whose post was under way is posted again by another supervisor only this soon after (Discord's
+    # nonce dedupe holds "the past few minutes"); later it is dropped, never posted twice.
+    schedule_nonce_seconds: float = 120.0
     housekeeping_seconds: float = 300.0
     mcp_refresh_seconds: float = 300.0
     guild_ready_timeout: float = 2.0  # a bot process: wait this long for the guilds after READY
@@ -94,6 +97,7 @@ class WorkerSettings:
             test_chat_concurrency=int(positive("GROBOT_TEST_CHAT_CONCURRENCY", 4)),
             schedule_poll_seconds=positive("GROBOT_SCHEDULE_POLL_SECONDS", 0.5),
             schedule_claim_seconds=positive("GROBOT_SCHEDULE_CLAIM_SECONDS", 5.0),
+            schedule_nonce_seconds=positive("GROBOT_SCHEDULE_NONCE_SECONDS", 120.0),
             housekeeping_seconds=positive("GROBOT_HOUSEKEEPING_SECONDS", 300.0),
             mcp_refresh_seconds=positive("GROBOT_MCP_REFRESH_SECONDS", 300.0),
             guild_ready_timeout=_number(env, "GROBOT_GUILD_READY_TIMEOUT", 2.0, minimum=0),

@@ -13,7 +13,7 @@ from grobot.core.models import AppUser, Bot
 from grobot.core.services import channel_personas
 from grobot.state.llm_check import INHERIT
 
-LLM_FIELDS = ("provider", "model", "temperature")
+LLM_FIELDS = ("provider", "model", "base_url", "context_window", "temperature")  # as `bot channel set`
 NEW = "new"  # the form's channel choice before one is made
 
 
@@ -49,7 +49,7 @@ def channel_choices(session: Session, bot: Bot) -> ChannelChoices:
                "personality": persona.personality, "models": persona.models()}
         for category in channel_personas.CATEGORIES:
             fields = persona.llms.get(category) or {}
-            row.update({f"{category}_{name}": str(fields.get(name, "")) for name in ("provider", "model", "temperature")})
+            row.update({f"{category}_{name}": str(fields.get(name, "")) for name in LLM_FIELDS})
         rows.append(row)
     seen = channel_personas.known_channels(session=session, bot_id=bot.id or 0)
     return ChannelChoices(personas=rows, seen=[[cid, f"#{name}" if name else cid] for cid, name in seen.items()])

@@ -187,3 +187,63 @@ def test_a_poll_reads_whether_a_run_is_due_before_claiming_it(grobot_env):
         assert len(schedules.claim_due("A", session=session)) == 1
     with session_scope(readonly=True) as session:
         assert not schedules.any_due(session=session)
+
+
+def test_a_run_whose_post_began_is_taken_again_only_while_discord_keeps_its_nonce(grobot_env, caplog):
+    """Discord returns the message of a nonce it saw only for "the past few minutes": a run whose post had
+    begun when its supervisor stalled is taken again within ``nonce_seconds`` of that (same nonce, same
+    words), later dropped and said so (never posted twice); the supervisor that stalled finds its claim
+    gone and posts nothing, and cannot confirm (delete) the run another one holds."""
+    _, schedule_id = _bot_with_schedule(interval_seconds=3600, grace_seconds=600)
+    with session_scope() as session:
+        due = session.get(BotSchedule, schedule_id).next_run_at
+    with session_scope() as session:
+        [first] = schedules.claim_due("A", session=session, now=due, claim_seconds=5)
+    with session_scope() as session:  # A's answer is ready: it still holds the claim, its post begins
+        assert schedules.hold_run("A", first, 5, sending=True, answer="the words", session=session,
+                                  now=due + timedelta(seconds=1)) is None
+    with session_scope() as session:  # A stalls; B takes the run within the nonce window
+        [again] = schedules.claim_due("B", session=session, now=due + timedelta(seconds=30), claim_seconds=5,
+                                      nonce_seconds=120)
+    assert again.answer == "the words" and again.nonce(0) == first.nonce(0)
+    with session_scope() as session:  # A resumes: not its run any more
+        assert schedules.hold_run("A", first, 5, sending=True, answer="other words", session=session,
+                                  now=due + timedelta(seconds=31)) == schedules.TAKEN
+        schedules.finish_runs([(first, "posted")], "A", session=session)
+    with session_scope() as session:  # B's post begins too; then B stalls past the nonce window
+        assert schedules.hold_run("B", again, 5, sending=True, answer="the words", session=session,
+                                  now=due + timedelta(seconds=32)) is None
+    with session_scope() as session:
+        assert schedules.claim_due("C", session=session, now=due + timedelta(seconds=125), claim_seconds=5,
+                                   nonce_seconds=120) == []
+        assert session.get(BotSchedule, schedule_id).last_status.startswith("dropped")
+    assert any(r.levelname == "WARNING" and "not posted again (it may have been posted)" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_a_run_of_a_bot_disabled_since_its_claim_is_skipped(grobot_env):
+    """The post path asks before it answers and before it posts: a run claimed before the admin disabled the
+    bot, paused the schedule or deleted either is skipped, said in plain words; a "Run now" of a paused
+    schedule is still posted."""
+    bot_id, schedule_id = _bot_with_schedule(interval_seconds=3600)
+    with session_scope() as session:
+        due = session.get(BotSchedule, schedule_id).next_run_at
+        [run] = schedules.claim_due("A", session=session, now=due)
+    with session_scope() as session:
+        schedules.set_enabled(bot_id, schedule_id, False, session=session)
+    with session_scope() as session:
+        assert schedules.hold_run("A", run, session=session, now=due) == "the schedule is paused"
+        schedules.request_run(bot_id, schedule_id, session=session)
+    with session_scope() as session:
+        [run_now] = schedules.claim_due("A", session=session)
+    with session_scope() as session:
+        assert schedules.hold_run("A", run_now, session=session, sending=True) is None
+        bots.set_enabled(session.get(Bot, bot_id), False, session=session)
+    with session_scope() as session:
+        assert schedules.hold_run("A", run_now, session=session) == "the bot is disabled"
+        schedules.delete_schedule(bot_id, schedule_id, session=session)
+    with session_scope() as session:
+        assert schedules.hold_run("A", run_now, session=session) == "the schedule was deleted"
+        bots.delete_bot(session.get(Bot, bot_id), session=session)
+    with session_scope() as session:
+        assert schedules.hold_run("A", run_now, session=session) == "the bot was deleted"

@@ -227,7 +227,9 @@ def admin_page(route: str, *calls: tuple[Any, dict[str, Any]]) -> list[Sent]:
 def _persona_events() -> list[tuple[Any, dict[str, Any]]]:
     return [(BotSettingsState.choose_persona_channel, {"value": PERSONA_CHANNEL}),
             (BotSettingsState.save_channel_persona, {"form_data": {"channel": PERSONA_CHANNEL, "personality": "evil",
-                                                                   "output_model": "evil"}}),
+                                                                   "output_model": "evil",
+                                                                   "output_base_url": "http://127.0.0.1:9/evil",
+                                                                   "output_context_window": "4096"}}),
             (BotSettingsState.remove_channel_persona, {"channel_id": PERSONA_CHANNEL})]
 
 

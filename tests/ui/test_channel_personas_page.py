@@ -17,7 +17,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import ChannelPersona, Conversation
-from tests.fakes.llm import is_archivist_request, requested_schema, use_fake_llm
+from tests.fakes.llm import FakeLLM, is_archivist_request, requested_schema, use_fake_llm
 from tests.ui.auth import PAGE_TIMEOUT_MS
 from tests.ui.chat import add_bot, claim, run_real_job, unique
 from tests.ui.screens import NARROW, WIDE, screenshot
@@ -52,6 +52,11 @@ def _ask(page, bot_id: int, text: str) -> None:
 
 
 def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake_llm) -> None:
+    with FakeLLM() as pirate_server:  # the channel's own LLM server (its base URL), as `bot channel set --base-url`
+        _persona_on_settings_and_in_test_chat(admin_page, fake_llm, pirate_server)
+
+
+def _persona_on_settings_and_in_test_chat(admin_page, fake_llm, pirate_server) -> None:
     page = admin_page
     bot_id = add_bot(unique("Parrot"), personality="You are Polly, a helpful parrot.")
     use_fake_llm(fake_llm, bot_id=bot_id)
@@ -72,23 +77,31 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
 
     section.get_by_role("textbox", name="Output temperature").fill("")
     section.get_by_role("textbox", name="Output model").fill("pirate-model")
+    section.get_by_role("textbox", name="Output base URL").fill(pirate_server.url)
+    section.get_by_role("textbox", name="Output context window").fill("4096")
     section.get_by_role("button", name="Save channel persona").click()
     row = section.get_by_test_id("channel-persona")
     expect(row).to_contain_text("#random", timeout=PAGE_TIMEOUT_MS)
     expect(row).to_contain_text(ADDITION)
-    expect(row).to_contain_text("output: pirate-model")
+    expect(row).to_contain_text(f"output: pirate-model, base url {pirate_server.url}, context window 4096")
     with session_scope(readonly=True) as session:
         stored = session.get(ChannelPersona, (bot_id, RANDOM))
-        assert stored is not None and (stored.personality, stored.llms) == (ADDITION, {"output": {"model": "pirate-model"}})
+        assert stored is not None and (stored.personality, stored.llms) == (
+            ADDITION, {"output": {"model": "pirate-model", "base_url": pirate_server.url, "context_window": 4096}})
+    # Edited again, the form shows what is stored.
+    row.get_by_role("button", name="Edit").click()
+    expect(section.get_by_role("textbox", name="Output base URL")).to_have_value(pirate_server.url)
+    expect(section.get_by_role("textbox", name="Output context window")).to_have_value("4096")
     for size in (WIDE, NARROW):
         page.set_viewport_size(size)
         screenshot(page, "settings-channel-persona")
     page.set_viewport_size(WIDE)
 
-    # Test Chat as #random: the persona's addition and model answer.
-    fake_llm.script_for(lambda b: ADDITION in _system(b) and b.get("model") == "pirate-model"
-                        and requested_schema(b) is None and not is_archivist_request(b),
-                        "Arr, the pirate channel answers", persistent=True)
+    # Test Chat as #random: the persona's addition and model answer, from the channel's server, within its
+    # context window.
+    pirate_server.script_for(lambda b: ADDITION in _system(b) and b.get("model") == "pirate-model"
+                             and requested_schema(b) is None and not is_archivist_request(b),
+                             "Arr, the pirate channel answers", persistent=True)
     page.goto(f"/bots/{bot_id}/chat")
     _pick(page, "Test as channel", "As in #random")
     expect(page.get_by_test_id("chat-channel")).to_have_text("Answers as in #random, with ollama pirate-model · that "
@@ -96,8 +109,9 @@ def test_a_channel_persona_on_the_settings_tab_and_in_test_chat(admin_page, fake
     _ask(page, bot_id, "Who are you in random?")
     expect(page.get_by_test_id("bot-answer").last).to_contain_text("Arr, the pirate channel answers",
                                                                     timeout=LIVE_TIMEOUT_MS)
-    asked = _answers(fake_llm, "Who are you in random?")
-    assert asked and all(b["model"] == "pirate-model" for b in asked)
+    asked = _answers(pirate_server, "Who are you in random?")
+    assert asked and all(b["model"] == "pirate-model" and b["options"]["num_ctx"] == 4096 for b in asked)
+    assert _answers(fake_llm, "Who are you in random?") == []
     assert "You are Polly" in _system(asked[-1]) and ADDITION in _system(asked[-1])
     for size in (WIDE, NARROW):
         page.set_viewport_size(size)

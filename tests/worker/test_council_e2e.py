@@ -140,6 +140,41 @@ def test_council_in_test_chat_through_the_worker(world):
     assert _deliberations(bot)[0]["platform"] == "test_chat"
 
 
+def test_council_in_test_chat_as_a_channel_meets_with_its_persona(world):
+    """Test Chat "as #random", a channel with a persona: the advisors and the synthesis get its addition and
+    its model (as /council in that channel on Discord: tests/worker/test_channel_personas_e2e.py)."""
+    from grobot.core.models import Bot
+    from grobot.core.services import channel_personas
+
+    addition = "In #random the council speaks like a pirate."
+    bot = world.add_bot("sage", enabled=False, user_cooldown_seconds=0)
+    for role in DEFAULT_ROLES:
+        world.llm.script_for(for_advisor(role.name), Reply(text=f"{role.name}: arr, the west sea."), persistent=True)
+    world.llm.script_for(is_synthesis, Reply(json={"consensus": "West.", "disagreements": [],
+                                                   "recommendation": "Sail west.", "confidence": 80}), persistent=True)
+    with session_scope() as session:
+        council.set_council(bot, session=session, enabled=True)
+        channel_personas.set_persona(session.get(Bot, bot), "777000000000000999", session=session,
+                                     personality=addition, llms={"output": {"model": "pirate-model"}})
+        conv = tester_chat.create_session(bot, session=session)
+        mid = tester_chat.submit(conv.id, "/council Which sea?", session=session, channel_id="777000000000000999").id
+
+    def answered():
+        with session_scope(readonly=True) as session:
+            return [m for m in tester_chat.messages(conv.id, session=session) if m.id == mid
+                    and m.status in ("done", "error")]
+
+    assert [m.status for m in wait_for(answered, 30)] == ["done"], _said(conv.id)
+    asked = [b for b in world.llm.chat_requests() if "Which sea?" in str(b.get("messages"))]
+    assert len(asked) == 6 and all(addition in str(b["messages"][0]["content"]) for b in asked)
+    assert {b["model"] for b in asked} == {"pirate-model"}
+
+
+def _said(conversation_id: int) -> list[str]:
+    with session_scope(readonly=True) as session:
+        return [f"{m.role} {m.status}: {m.content} ({m.error})" for m in tester_chat.messages(conversation_id, session=session)]
+
+
 def _squash(text: str) -> str:
     """``text`` without whitespace (a split drops it at the cuts)."""
     return "".join(text.split())

@@ -1,11 +1,14 @@
 """Scheduled posts end to end: a real supervisor posts on the fake Discord with its bots' tokens, a
 fixed text and a prompt's answer, once per run (also with two supervisors), after a restart a missed
 run is caught up once or skipped past its grace time, and a supervisor killed while it posts a run
-leaves the run posted once."""
+leaves the run posted once, a run of a bot disabled (or a schedule paused) since its claim is skipped,
+and a supervisor frozen past its claim leaves the run to the one that took it."""
 
 from __future__ import annotations
 
 import re
+import signal
+import threading
 from datetime import timedelta
 
 import pytest
@@ -13,6 +16,8 @@ import pytest
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, BotSchedule, utcnow
 from grobot.core.services import bots, schedules
+from tests.fakes import discord as fake_discord
+from tests.fakes.llm import Reply
 from tests.helpers import wait_for
 from tests.worker.harness import asks, bot_log, fleet
 
@@ -162,3 +167,78 @@ def test_a_run_is_posted_while_the_bots_process_is_not_online(grobot_env, tmp_pa
         assert _status(refused) == "not posted: Discord refused the bot's token"
         assert any(level == "ERROR" and "could not post in channel" in m and "refused the bot's token" in m
                    for level, m in bot_log(gone))
+
+
+def _asked(world, text: str) -> bool:
+    return any(text in str(body.get("messages", [])[-1:]) for body in world.llm.chat_requests())
+
+
+def test_a_run_of_a_bot_disabled_since_it_was_claimed_is_not_posted(grobot_env, tmp_path):
+    """The admin pauses the schedule, or disables the bot, while the bot answers a run's prompt: the
+    answer is not posted, and the bot's Logs and the schedule say why."""
+    with fleet(grobot_env, tmp_path) as world:
+        bot = world.add_bot("gazette")
+        channel = world.discord.channel_id
+        paused_hold, disabled_hold = threading.Event(), threading.Event()
+        world.llm.script_for(asks("Announce the weather"), Reply(text="Weather: sunny all week.", hold=paused_hold),
+                             persistent=True)
+        world.llm.script_for(asks("Announce the market"), Reply(text="Market: prices up.", hold=disabled_hold),
+                             persistent=True)
+        world.start_supervisor()
+        world.wait_online(bot)
+        try:
+            # A due run of a schedule paused while the bot answers.
+            weather = _add(bot, "Announce the weather.", channel=channel, kind="prompt", cron="0 0 1 1 *",
+                           name="weather")
+            with session_scope() as session:
+                session.get(BotSchedule, weather).next_run_at = utcnow()
+            wait_for(lambda: _asked(world, "Announce the weather"), 60, message="the weather prompt asked")
+            _act(schedules.set_enabled, bot, weather, False)
+            paused_hold.set()
+            wait_for(lambda: _status(weather) == "skipped: the schedule is paused", 60, message="the paused run skipped")
+            # "Run now" of a schedule, the bot disabled while it answers.
+            market = _add(bot, "Announce the market.", channel=channel, kind="prompt", cron="0 0 1 1 *", name="market")
+            _act(schedules.request_run, bot, market)
+            wait_for(lambda: _asked(world, "Announce the market"), 60, message="the market prompt asked")
+            with session_scope() as session:
+                bots.set_enabled(session.get(Bot, bot), False, session=session)
+            disabled_hold.set()
+            wait_for(lambda: _status(market) == "skipped: the bot is disabled", 60, message="the run skipped")
+        finally:
+            paused_hold.set()
+            disabled_hold.set()
+        assert _posts(world, bot, "Weather") == [] and _posts(world, bot, "Market") == []
+        log = [m for level, m in bot_log(bot) if level == "WARNING"]
+        assert any("Scheduled post" in m and "(weather): not posted: the schedule is paused" in m for m in log)
+        assert any("(market): not posted: the bot is disabled" in m for m in log)
+
+
+def test_a_supervisor_frozen_past_its_claim_leaves_the_run_to_the_one_that_took_it(pg_env, tmp_path, monkeypatch):
+    """A supervisor is frozen (SIGSTOP) while the bot answers a run's prompt; its claim expires and the other
+    supervisor takes the run, answers and posts it. Woken (SIGCONT) long after Discord forgot the post's
+    nonce, the first supervisor posts nothing: the channel shows the run once."""
+    monkeypatch.setattr(fake_discord, "NONCE_WINDOW_SECONDS", 0.0)  # Discord no longer recognises the nonce
+    claim = {"GROBOT_SCHEDULE_CLAIM_SECONDS": "2", **PG_ENV}
+    with fleet(pg_env, tmp_path) as world:
+        bot = world.add_bot("oracle")
+        held = threading.Event()
+        world.llm.script_for(asks("Forecast the week"), Reply(text="Forecast: sunny, says the first.", hold=held),
+                             Reply(text="Forecast: rainy, says the second."), persistent=True)
+        first = world.start_supervisor(**claim)
+        world.wait_online(bot)
+        forecast = _add(bot, "Forecast the week.", channel=world.discord.channel_id, kind="prompt",
+                        cron="0 0 1 1 *", name="forecast")
+        _act(schedules.request_run, bot, forecast)
+        wait_for(lambda: _asked(world, "Forecast the week"), 60, message="the first supervisor asking the model")
+        first.send_signal(signal.SIGSTOP)
+        try:
+            world.start_supervisor(**claim)
+            wait_for(lambda: _posts(world, bot, "Forecast:"), 60, message="the run taken again and posted")
+        finally:
+            held.set()
+            first.send_signal(signal.SIGCONT)
+        wait_for(lambda: len(_posts(world, bot, "Forecast:")) > 1 or any(
+            "stalled past its claim and another one took the run" in m for _, m in bot_log(bot)), 60,
+            message="the woken supervisor finishing its answer")
+        assert [m["content"] for m in _posts(world, bot, "Forecast:")] == ["Forecast: rainy, says the second."]
+        wait_for(lambda: _status(forecast) == "posted", 30)

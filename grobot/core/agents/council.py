@@ -30,7 +30,7 @@ import math
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from grobot.core.agents.endings import ended_cleanly
@@ -70,6 +70,8 @@ DEFAULT_ROLES: tuple[AdvisorRole, ...] = (
     AdvisorRole("Visionary", "You are the Visionary. Look at the trends and where things will be in a few years; "
                 "say how that changes the answer. Be bold and forward-looking."),
 )
+
+CHANNEL_HEADER = "In this channel:"  # the channel persona's personality addition follows
 
 ADVISOR_RULES = ("Answer the question from your role only, in your own voice and style, in at most {words} words. "
                  "No preamble; do not repeat the question.")
@@ -130,13 +132,15 @@ class Advisor:
     name: str
     role: str
     llm: EffectiveLLM
+    category: str = ""  # the LLM category it follows ("": it names its own provider or model)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "llm": self.llm.as_dict()}
+        return {"name": self.name, "role": self.role, "llm": self.llm.as_dict(), "category": self.category}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Advisor:
-        return cls(name=str(data["name"]), role=str(data["role"]), llm=EffectiveLLM.from_dict(data["llm"]))
+        return cls(name=str(data["name"]), role=str(data["role"]), llm=EffectiveLLM.from_dict(data["llm"]),
+                   category=str(data.get("category") or ""))
 
 
 @dataclass
@@ -149,18 +153,35 @@ class CouncilPlan:
     advisors: list[Advisor]
     synthesizer: EffectiveLLM
     limits: LimitState | None = None
+    synthesis_category: str = ""  # the LLM category the synthesis follows ("": its own provider or model)
+    channel_personality: str = ""  # the personality addition of the channel asked in (its persona)
 
     def as_dict(self) -> dict[str, Any]:
         return {"bot_id": self.bot_id, "bot_name": self.bot_name, "enabled": self.enabled,
                 "advisors": [a.as_dict() for a in self.advisors], "synthesizer": self.synthesizer.as_dict(),
-                "limits": self.limits.as_dict() if self.limits is not None else None}
+                "limits": self.limits.as_dict() if self.limits is not None else None,
+                "synthesis_category": self.synthesis_category, "channel_personality": self.channel_personality}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CouncilPlan:
         return cls(bot_id=int(data["bot_id"]), bot_name=str(data["bot_name"]), enabled=bool(data["enabled"]),
                    advisors=[Advisor.from_dict(a) for a in data["advisors"]],
                    synthesizer=EffectiveLLM.from_dict(data["synthesizer"]),
-                   limits=LimitState(**data["limits"]) if data.get("limits") else None)
+                   limits=LimitState(**data["limits"]) if data.get("limits") else None,
+                   synthesis_category=str(data.get("synthesis_category") or ""),
+                   channel_personality=str(data.get("channel_personality") or ""))
+
+    def in_channel(self, llms: dict[str, EffectiveLLM], personality: str) -> CouncilPlan:
+        """The plan as the council meets in a channel with a persona, as a plain answer there is made:
+        ``llms``, the bot's LLMs per category with the channel's overrides, for the advisors (and the
+        synthesis) that follow a category (one that names its own provider or model keeps it), and the
+        channel's ``personality`` addition, given to every advisor and to the synthesis."""
+        def on(category: str, llm: EffectiveLLM) -> EffectiveLLM:
+            return llms.get(category, llm) if category else llm
+
+        return replace(self, advisors=[replace(a, llm=on(a.category, a.llm)) for a in self.advisors],
+                       synthesizer=on(self.synthesis_category, self.synthesizer),
+                       channel_personality=personality.strip())
 
 
 @dataclass
@@ -374,7 +395,8 @@ async def deliberate(plan: CouncilPlan, question: str, *, on_advisor: AdvisorCal
         async with lanes[index].turn(end) as deadline:
             result.pending[_pending_index(result, advisor.name)].state = "answering"
             await progress()
-            answer = await _ask(advisor, question, result.records, deadline=deadline)
+            answer = await _ask(advisor, question, result.records, deadline=deadline,
+                                channel=plan.channel_personality)
             result.pending.pop(_pending_index(result, advisor.name))  # answered before its slot is the next one's
             result.advisors.append(answer)
             return answer
@@ -396,7 +418,7 @@ async def deliberate(plan: CouncilPlan, question: str, *, on_advisor: AdvisorCal
     if not answered:
         result.error = "no advisor could answer"
     else:
-        await _synthesise(plan.synthesizer, question, result)
+        await _synthesise(plan.synthesizer, question, result, channel=plan.channel_personality)
     result.seconds = time.perf_counter() - started
     result.finished = True
     return result
@@ -447,11 +469,17 @@ async def _lanes(advisors: list[Advisor]) -> list[_Lane]:
     return [shared[k] if k is not None else _Lane(None, 1) for k in keys]
 
 
+def _with_channel(system: str, channel: str) -> str:
+    """A council prompt with the channel persona's personality addition after it (as a plain answer's)."""
+    return f"{system}\n\n{CHANNEL_HEADER}\n{channel.strip()}" if channel.strip() else system
+
+
 async def _ask(advisor: Advisor, question: str, records: list[CallRecord], *,
-               deadline: float | None = None) -> AdvisorAnswer:
+               deadline: float | None = None, channel: str = "") -> AdvisorAnswer:
     answer = AdvisorAnswer(name=advisor.name, role=advisor.role, provider=advisor.llm.provider, model=advisor.llm.model)
     pace = pace_of(advisor.llm)
-    messages = [{"role": "system", "content": f"{advisor.role.strip()}\n\n{ADVISOR_RULES.format(words=pace.advisor_words)}"},
+    system = _with_channel(f"{advisor.role.strip()}\n\n{ADVISOR_RULES.format(words=pace.advisor_words)}", channel)
+    messages = [{"role": "system", "content": system},
                 {"role": "user", "content": question}]
     started = time.perf_counter()
     written: list[str] = []
@@ -501,7 +529,7 @@ def _cut_call(llm: EffectiveLLM, messages: list[dict[str, Any]], written: str, s
     return record
 
 
-def synthesis_messages(question: str, answers: list[AdvisorAnswer]) -> list[dict[str, Any]]:
+def synthesis_messages(question: str, answers: list[AdvisorAnswer], channel: str = "") -> list[dict[str, Any]]:
     """The synthesis's prompt: the answers (an advisor that failed is named, its error is not the model's business)."""
     parts = [f"Question: {question}", ""]
     for a in answers:
@@ -509,7 +537,8 @@ def synthesis_messages(question: str, answers: list[AdvisorAnswer]) -> list[dict
         if not a.error:
             parts.append(a.answer)
         parts.append("")
-    return [{"role": "system", "content": SYNTHESIS_SYSTEM}, {"role": "user", "content": "\n".join(parts).strip()}]
+    return [{"role": "system", "content": _with_channel(SYNTHESIS_SYSTEM, channel)},
+            {"role": "user", "content": "\n".join(parts).strip()}]
 
 
 def synthesis_schema(pace: Pace, answered: int) -> dict[str, Any]:
@@ -527,12 +556,12 @@ def synthesis_schema(pace: Pace, answered: int) -> dict[str, Any]:
     return schema
 
 
-async def _synthesise(llm: EffectiveLLM, question: str, result: Deliberation) -> None:
+async def _synthesise(llm: EffectiveLLM, question: str, result: Deliberation, *, channel: str = "") -> None:
     pace = pace_of(llm)
     answered = [a for a in result.advisors if not a.error]
     try:
         async with asyncio.timeout(pace.synthesis_seconds):
-            answer = await call_llm(llm, synthesis_messages(question, result.advisors), role="council_synthesis",
+            answer = await call_llm(llm, synthesis_messages(question, result.advisors, channel), role="council_synthesis",
                                     schema=synthesis_schema(pace, len(answered)), max_tokens=pace.synthesis_tokens,
                                     temperature=0.2)
     except TimeoutError:

@@ -90,6 +90,7 @@ class BotConfig:
     documents_threshold: float = 0.3
     web_search: bool = False  # the web tools (web_search, web_read) are on
     web_search_url: str = ""  # the SearXNG instance they search ("": the keyless metasearch)
+    channel_personality: str = ""  # the channel persona's addition (already in ``personality``)
 
 
 @dataclass

@@ -218,11 +218,21 @@ def council_plan(bot_id: int, *, session: Session, discord_user_id: str | None =
     bot = _bot(bot_id, session)
     council = get_council(bot_id, session=session)
     llms = llm_settings.effective_llms(session=session, bot_id=bot_id)
-    members = [Advisor(name=a.name, role=a.role, llm=advisor_llm(a, llms, bot_id, session=session))
-               for a in advisors(bot_id, session=session) if a.enabled]
+    members = [Advisor(name=a.name, role=a.role, llm=advisor_llm(a, llms, bot_id, session=session),
+                       category=followed_category(a)) for a in advisors(bot_id, session=session) if a.enabled]
     return CouncilPlan(bot_id=bot_id, bot_name=bot.name, enabled=bool(council.enabled), advisors=members,
                        synthesizer=advisor_llm(council, llms, bot_id, session=session),
-                       limits=usage_limits.read_state(session=session, bot=bot, discord_user_id=discord_user_id))
+                       limits=usage_limits.read_state(session=session, bot=bot, discord_user_id=discord_user_id),
+                       synthesis_category=followed_category(council))
+
+
+def followed_category(row: Any) -> str:
+    """The LLM category an advisor (or the synthesis) follows as it is, "" when it names its own provider or
+    model (a channel's persona then leaves it alone: :meth:`CouncilPlan.in_channel`)."""
+    prefix = "synthesis_" if hasattr(row, "synthesis_category") else ""
+    if getattr(row, prefix + "provider") or getattr(row, prefix + "model"):
+        return ""
+    return str(getattr(row, prefix + "category") or LLMCategory.OUTPUT.value)
 
 
 def describe_llm(llm: EffectiveLLM) -> str:

@@ -9,6 +9,12 @@ an expiry) until its post is confirmed (:func:`finish_runs`). A supervisor kille
 and the post leaves an expired claim that any supervisor takes again (at least once by the claim);
 the post's nonce (:meth:`ScheduledRun.nonce`, from the schedule and the run's due time) makes
 Discord return the message already made instead of a second one (exactly once in the channel).
+Discord keeps a nonce only "the past few minutes", so a run whose post began (``sent_at``) is taken
+again only within ``nonce_seconds`` of it; later it is dropped (logged), never posted twice. The
+supervisor checks that it still holds its claim, and that the bot and the schedule are still enabled,
+before it answers a prompt and before it posts (:func:`hold_run`): a supervisor that stalled past its
+claim posts nothing once another took the run, and a run of a bot disabled since it was claimed is
+skipped (logged).
 
 Missed runs (the worker was down, the bot had no supervisor): a run claimed more than the
 schedule's grace time after its time is skipped and logged; however many runs were missed, at
@@ -25,7 +31,7 @@ from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
-from sqlalchemy import delete, update
+from sqlalchemy import delete, true, update
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
@@ -38,6 +44,8 @@ MIN_INTERVAL_SECONDS = 1
 MAX_CONTENT = 4000
 DEFAULT_GRACE_SECONDS = 300
 DEFAULT_CLAIM_SECONDS = 5.0  # a claimed run not confirmed within this (renewed while it works) is taken again
+DEFAULT_NONCE_SECONDS = 120.0  # a run whose post began is taken again only this soon after (Discord's nonces)
+TAKEN = "taken by another worker"  # :func:`hold_run`: the claim is no longer this supervisor's
 _TICK = timedelta(microseconds=1)
 
 
@@ -231,7 +239,8 @@ def in_zone(moment: datetime | None, timezone: str) -> str:
 
 
 def claim_due(owner: str, *, session: Session, now: datetime | None = None,
-              claim_seconds: float = DEFAULT_CLAIM_SECONDS) -> list[ScheduledRun]:
+              claim_seconds: float = DEFAULT_CLAIM_SECONDS,
+              nonce_seconds: float = DEFAULT_NONCE_SECONDS) -> list[ScheduledRun]:
     """Claim for supervisor ``owner`` the due runs of the enabled bots' schedules, and the runs whose
     claim expired (their supervisor died before it confirmed the post).
 
@@ -239,8 +248,9 @@ def claim_due(owner: str, *, session: Session, now: datetime | None = None,
     that matches that value only (of two supervisors that read the same due run, one claims it), and
     a :class:`BotScheduleRun` held by ``owner`` until ``now + claim_seconds``. An expired claim is taken
     over the same way (compare and set on its expiry). A run due more than its grace time ago is skipped
-    (logged, not returned); one due within it runs once, however many were missed before it.
-    "Run now" requests are claimed the same way.
+    (logged, not returned); one due within it runs once, however many were missed before it. An expired
+    claim whose post began more than ``nonce_seconds`` ago is dropped too (Discord would no longer
+    recognise its nonce). "Run now" requests are claimed the same way.
     """
     now = now or utcnow()
     until = now + timedelta(seconds=claim_seconds)
@@ -250,7 +260,7 @@ def claim_due(owner: str, *, session: Session, now: datetime | None = None,
         claimed += claim_row(row, owner=owner, now=now, until=until, session=session)
     for run in session.exec(select(BotScheduleRun).where(col(BotScheduleRun.expires_at) < now)
                             .order_by(col(BotScheduleRun.id))).all():
-        if _take_over(run, owner=owner, now=now, until=until, session=session):
+        if _take_over(run, owner=owner, now=now, until=until, nonce_seconds=nonce_seconds, session=session):
             claimed.append(run)
     return [_run(run, session=session) for run in claimed]
 
@@ -316,15 +326,27 @@ def _new_run(row: BotSchedule, *, due: datetime, run_now: bool, owner: str, now:
     return run
 
 
-def _take_over(run: BotScheduleRun, *, owner: str, now: datetime, until: datetime, session: Session) -> bool:
-    """Take a run whose claim expired (compare and set on its expiry); one past its grace time is dropped."""
+def _take_over(run: BotScheduleRun, *, owner: str, now: datetime, until: datetime, session: Session,
+               nonce_seconds: float = DEFAULT_NONCE_SECONDS) -> bool:
+    """Take a run whose claim expired (compare and set on its expiry); one past its grace time, or whose
+    post began longer ago than Discord keeps its nonce, is dropped."""
     schedule = session.get(BotSchedule, run.schedule_id)
     grace = schedule.grace_seconds if schedule is not None else 0
     late = (now - run.due_at).total_seconds()
-    if schedule is None or late > grace:
+    # When its post began: a fixed text is posted right after its claim (without marking it: see hold_run).
+    begun = run.sent_at or (run.claimed_at if schedule is not None and schedule.kind == "text" else None)
+    stale = begun is not None and (now - begun).total_seconds() >= nonce_seconds
+    if schedule is None or late > grace or stale:
         gone = session.exec(delete(BotScheduleRun).where(col(BotScheduleRun.id) == run.id,
                                                           col(BotScheduleRun.expires_at) == run.expires_at)).rowcount
-        if gone and schedule is not None:
+        if gone and schedule is not None and stale and late <= grace:
+            logger.warning("Schedule %s (%s): the run of %s was being posted by a worker that stopped %s ago, too long "
+                           "for Discord to recognise a second copy: not posted again (it may have been posted)",
+                           schedule.id, schedule.name or describe(schedule), in_zone(run.due_at, schedule.timezone),
+                           _late((now - begun).total_seconds()) if begun else "", extra={"bot_id": run.bot_id})
+            record_outcome(run.bot_id, schedule.id or 0, "dropped: its worker stopped while posting it "
+                           "(it may have been posted)", session=session)
+        elif gone and schedule is not None:
             logger.warning("Schedule %s (%s): the run of %s was claimed by a worker that stopped, and its grace time "
                            "has passed: it may not have been posted", schedule.id, schedule.name or describe(schedule),
                            in_zone(run.due_at, schedule.timezone), extra={"bot_id": run.bot_id})
@@ -378,12 +400,56 @@ def keep_answer(run_id: int, text: str, *, session: Session) -> None:
     session.execute(update(BotScheduleRun).where(col(BotScheduleRun.id) == run_id).values(text=text))
 
 
-def finish_runs(done: list[tuple[ScheduledRun, str]], *, session: Session) -> None:
+def hold_run(owner: str, run: ScheduledRun, claim_seconds: float = DEFAULT_CLAIM_SECONDS, *, session: Session,
+             sending: bool = False, answer: str | None = None, now: datetime | None = None) -> str | None:
+    """Before ``owner`` answers or posts ``run``: None when it may go on (its claim renewed; with
+    ``sending``, the post marked as begun and a prompt's ``answer`` kept with the run, so that a run taken
+    again posts these words), else why not: :data:`TAKEN` (its claim expired and another supervisor took
+    the run, or it was finished), or in plain words why the run is skipped (the bot or the schedule
+    disabled or deleted since it was claimed)."""
+    now = now or utcnow()
+    row = session.get(BotScheduleRun, run.run_id)
+    bot = session.get(Bot, run.bot_id)
+    schedule = session.get(BotSchedule, run.schedule_id)
+    if bot is None:
+        return "the bot was deleted"
+    if schedule is None:
+        return "the schedule was deleted"
+    if row is None or row.owner != owner:
+        return TAKEN
+    if not bot.enabled:
+        return "the bot is disabled"
+    if not schedule.enabled and not row.run_now:
+        return "the schedule is paused"
+    values: dict[str, Any] = {"expires_at": now + timedelta(seconds=claim_seconds)}
+    if sending:
+        values["sent_at"] = row.sent_at or now
+        if answer is not None:
+            values["text"] = answer
+    # Still its own (an expired claim nobody took yet is still its own: a supervisor taking it over compares
+    # the expiry it read, which this moves on).
+    held = session.exec(update(BotScheduleRun).where(
+        col(BotScheduleRun.id) == run.run_id, col(BotScheduleRun.owner) == owner).values(**values)).rowcount
+    return None if held else TAKEN
+
+
+def hold_runs(owner: str, wanted: list[tuple[ScheduledRun, bool, str | None]],
+              claim_seconds: float = DEFAULT_CLAIM_SECONDS, *, session: Session) -> list[str | None]:
+    """:func:`hold_run` for each ``(run, sending, answer)`` of ``wanted``, in one transaction (the posts of runs
+    due together are checked together)."""
+    now = utcnow()
+    return [hold_run(owner, run, claim_seconds, session=session, sending=sending, answer=answer, now=now)
+            for run, sending, answer in wanted]
+
+
+def finish_runs(done: list[tuple[ScheduledRun, str]], owner: str | None = None, *, session: Session) -> None:
     """The runs' posts are confirmed (or failed for good), each with what happened: their claims end,
-    each schedule shows how its run went."""
+    each schedule shows how its run went. With ``owner``: only the runs it still holds (a run another
+    supervisor took since is that one's to confirm)."""
     if not done:
         return
-    session.execute(delete(BotScheduleRun).where(col(BotScheduleRun.id).in_([run.run_id for run, _ in done])))
+    mine = col(BotScheduleRun.owner) == owner if owner is not None else true()
+    session.execute(delete(BotScheduleRun).where(col(BotScheduleRun.id).in_([run.run_id for run, _ in done]), mine))
     for run, status in sorted(done, key=lambda item: item[0].schedule_id):  # rows locked in one order
         record_outcome(run.bot_id, run.schedule_id, status, session=session)
 

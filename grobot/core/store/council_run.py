@@ -92,10 +92,12 @@ def step_text(answer: AdvisorAnswer) -> str:
 
 async def run_council(bot_id: int, question: str, *, run_id: int | None = None, asked_by: str = "tester",
                       platform: str = "test_chat", sink: EventSink | None = None,
-                      port: Any = None, store: Any = None) -> tuple[str, str | None]:
+                      port: Any = None, store: Any = None,
+                      persona: tuple[dict[str, Any], str] | None = None) -> tuple[str, str | None]:
     """Deliberate on ``question`` as a run (``run_id``: the stored Test Chat message it answers, whose events and
     answer are stored in ``store``, the host's RunStore, by default this process's database); returns
-    ``(answer text, error)``."""
+    ``(answer text, error)``. ``persona``: the LLMs per category and the personality addition of the channel
+    it is asked in (:meth:`~grobot.core.agents.council.CouncilPlan.in_channel`)."""
     port = port or DatabaseCouncilPort()
     if store is None:
         from grobot.core.store.run_store_db import DatabaseStore
@@ -113,6 +115,8 @@ async def run_council(bot_id: int, question: str, *, run_id: int | None = None, 
         if not question:
             raise CouncilError("ask the council a question: /council QUESTION")
         plan = await port.council_plan(bot_id, None)
+        if persona is not None:
+            plan = plan.in_channel(*persona)
         bot_name = plan.bot_name
         check_plan(plan)
         await recorder.emit(EventKind.THINKING, {"step": "council", "text": (

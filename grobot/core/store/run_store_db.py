@@ -88,6 +88,7 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
         if not msg.is_dm and getattr(bot, "has_personas", True) else None
     if persona is not None:
         config.personality = channel_personas.with_addition(config.personality, persona.personality)
+        config.channel_personality = persona.personality or ""
     llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
     knowledge = UserKnowledge()
     if msg.author_id:
