@@ -1,4 +1,4 @@
-"""The supervisor's HTTP servers on 127.0.0.1 (the memory service, the bot link)."""
+"""The supervisor's HTTP server on 127.0.0.1 (the Test Chat runner's)."""
 
 from __future__ import annotations
 

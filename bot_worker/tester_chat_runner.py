@@ -276,7 +276,7 @@ def _write(fn: Any, *args: Any, **kwargs: Any) -> None:
 
 
 class ChatRunnerService(LocalServer):
-    """The runner over HTTP: wake, follow a run's events, cancel (bearer token of the local services)."""
+    """The runner over HTTP: wake, follow a run's events, cancel (the supervisor link's admin token)."""
 
 
     name = "Test Chat service"
@@ -296,10 +296,10 @@ class ChatRunnerService(LocalServer):
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        from grobot.core.secret_keys import memory_service_tokens
+        from grobot.core.link_scope import admin_tokens
 
         given = bearer_token(request)
-        if not given or not any(hmac.compare_digest(given, t) for t in memory_service_tokens()):
+        if not given or not any(hmac.compare_digest(given, t) for t in admin_tokens()):
             return web.json_response({"error": "unauthorized"}, status=401)
         return await handler(request)
 

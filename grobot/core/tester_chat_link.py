@@ -6,7 +6,7 @@ the web app *follows* the run at a runner, asking it to claim the message first:
 streams the run's events as it emits them (JSON lines), so the first words reach the page
 milliseconds after the worker has them. *Cancel* stops a run. Each supervisor advertises
 its runner in a ``setting`` row ``test_chat:<supervisor id>`` (:class:`AdvertisedRows`); the
-bearer token is derived from the secret key, like the memory service's.
+bearer token is the supervisor link's admin token (:mod:`grobot.core.link_scope`).
 
 The runner is the page's one source for a live run: following it replays the run's events from its
 start (each with its index, to resume from), then streams the new ones. Everything here fails soft:
@@ -62,9 +62,9 @@ def live_runners(*, session: Session) -> list[Runner]:
 
 
 def _headers() -> dict[str, str]:
-    from grobot.core.secret_keys import memory_service_token  # the supervisor's local services share one token
+    from grobot.core.link_scope import admin_token  # the supervisor link's admin token
 
-    return {"Authorization": f"Bearer {memory_service_token()}"}
+    return {"Authorization": f"Bearer {admin_token()}"}
 
 
 def _timeout(read: float | None = CALL_TIMEOUT) -> httpx.Timeout:

@@ -1,4 +1,4 @@
-"""Long-term memory across a real fleet: bot processes and Test Chat jobs share the supervisor's memory service."""
+"""Long-term memory across a real fleet: bot processes and Test Chat jobs share the supervisor's memory (over its link)."""
 
 from __future__ import annotations
 
