@@ -34,7 +34,7 @@ from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
 from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
-from grobot.core import link_client, tester_chat_link
+from grobot.core import link_client
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
@@ -122,6 +122,7 @@ class Supervisor:
         await self._start_link()
         await self.jobs.start_memory()
         await self._start_test_chat_service()
+        await self._advertise()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
@@ -169,25 +170,27 @@ class Supervisor:
         """Serve the bot processes (their heartbeats and their data: without it, each bot uses the database
         itself), and the memory to them, the web app and the CLI (which find it in the database)."""
         try:
-            url = await self.link.start()
+            await self.link.start()
         except OSError as exc:
             logger.error("The supervisor link could not start (%s): the bots use the database themselves and "
                          "run without long-term memory", exc)
-            return
-        try:
-            await asyncio.to_thread(self._write, link_client.advertise, self.supervisor_id, url)
-        except Exception as exc:
-            logger.warning("Could not record the supervisor link's address (%s): the web app and the CLI "
-                           "cannot reach the memory", type(exc).__name__)
 
     async def _start_test_chat_service(self) -> None:
         """Serve Test Chat to the web app (wake, live events, cancel); without it the web app reads the database."""
         try:
-            url = await self.test_chat_service.start()
-            await asyncio.to_thread(self._write, tester_chat_link.advertise, self.supervisor_id, url)
+            await self.test_chat_service.start()
         except Exception as exc:
             logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
                          type(exc).__name__)
+
+    async def _advertise(self) -> None:
+        """Record in the database, in one row, where this supervisor's link and Test Chat runner listen."""
+        try:
+            await asyncio.to_thread(self._write, link_client.advertise, self.supervisor_id, self.link.server.url,
+                                    test_chat=self.test_chat_service.url)
+        except Exception as exc:
+            logger.warning("Could not record where the supervisor link listens (%s): the web app and the CLI "
+                           "cannot reach the memory nor Test Chat's runner", type(exc).__name__)
 
     def runs(self, bot_id: int, pid: int) -> bool:
         """Is process ``pid`` the one this supervisor runs for bot ``bot_id``? (The bot link asks.)"""
@@ -276,7 +279,6 @@ class Supervisor:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
             link_client.withdraw(self.supervisor_id, session=session)
-            tester_chat_link.withdraw(self.supervisor_id, session=session)
             embedded_models.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
@@ -442,7 +444,6 @@ class Supervisor:
                                      session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
             link_client.prune_orphans(session=session)
-            tester_chat_link.ROWS.prune_orphans(session=session)
             embedded_models.prune_orphans(session=session)
 
     def _read(self, fn: Any, *args: Any, **kwargs: Any) -> Any:

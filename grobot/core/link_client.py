@@ -1,8 +1,9 @@
 """The web app's and the CLI's end of a supervisor's link, and where each supervisor's link listens.
 
-Each supervisor advertises its link in one ``setting`` row ``supervisor_link:<supervisor id>``
-(:class:`~grobot.core.advertised.AdvertisedRows`), written when the link starts and removed when
-it stops. :class:`AdminLink` finds a live one on this host and sends it one request on a blocking
+Each supervisor advertises what it serves on 127.0.0.1 in one ``setting`` row
+``supervisor_link:<supervisor id>`` (:class:`~grobot.core.advertised.AdvertisedRows`): its link's
+address, and its Test Chat runner's (:mod:`grobot.core.tester_chat_link`), written once both started
+and removed when it stops. :class:`AdminLink` finds a live one on this host and sends it one request on a blocking
 socket with the admin token (:mod:`grobot.core.link_scope`): the services, the CLI and the web
 app's handlers (in a thread) call it. Bot processes keep one connection of their own
 (:class:`bot_worker.bot_link.BotLinkClient`) on the same wire (:mod:`grobot.core.link_wire`).
@@ -26,9 +27,10 @@ CONNECT_TIMEOUT = 0.5
 ROWS = AdvertisedRows(KEY_PREFIX)
 
 
-def advertise(supervisor_id: str, url: str, *, session: Session) -> None:
-    """Record that ``supervisor_id``'s link listens at ``url``."""
-    ROWS.write(supervisor_id, {"url": url}, session=session)
+def advertise(supervisor_id: str, url: str, *, session: Session, test_chat: str = "") -> None:
+    """Record that ``supervisor_id``'s link listens at ``url`` ("": it did not start) and its Test Chat
+    runner at ``test_chat`` ("": none)."""
+    ROWS.write(supervisor_id, {"url": url, "test_chat": test_chat}, session=session)
 
 
 def withdraw(supervisor_id: str, *, session: Session) -> None:

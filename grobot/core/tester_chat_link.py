@@ -5,7 +5,7 @@ no worker runs is answered when one starts). Then, instead of waiting for a supe
 the web app *follows* the run at a runner, asking it to claim the message first: the runner
 streams the run's events as it emits them (JSON lines), so the first words reach the page
 milliseconds after the worker has them. *Cancel* stops a run. Each supervisor advertises
-its runner in a ``setting`` row ``test_chat:<supervisor id>`` (:class:`AdvertisedRows`); the
+its runner in its one ``setting`` row, beside its link (:mod:`grobot.core.link_client`); the
 bearer token is the supervisor link's admin token (:mod:`grobot.core.link_scope`).
 
 The runner is the page's one source for a live run: following it replays the run's events from its
@@ -24,18 +24,15 @@ from typing import Any
 import httpx
 from sqlmodel import Session
 
-from grobot.core.advertised import AdvertisedRows
+from grobot.core import link_client
 
 logger = logging.getLogger(__name__)
 
-KEY_PREFIX = "test_chat:"
 API = "/v1/test-chat"
 # A refused connection on 127.0.0.1 fails at once; this only bites when a loop stalls (a busy
 # worker under load), which must not cut the page off a live run it streams.
 CONNECT_TIMEOUT = 3.0
 CALL_TIMEOUT = 2.0
-
-ROWS = AdvertisedRows(KEY_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -46,19 +43,10 @@ class Runner:
     url: str
 
 
-def advertise(supervisor_id: str, url: str, *, session: Session) -> None:
-    """Record that ``supervisor_id`` runs Test Chat at ``url``."""
-    ROWS.write(supervisor_id, {"url": url}, session=session)
-
-
-def withdraw(supervisor_id: str, *, session: Session) -> None:
-    ROWS.withdraw(supervisor_id, session=session)
-
-
 def live_runners(*, session: Session) -> list[Runner]:
     """The runners of live supervisors on this host, the most recently seen first."""
-    return [Runner(str(v.get("supervisor_id") or ""), str(v["url"])) for v in ROWS.live(session=session)
-            if v.get("url")]
+    return [Runner(str(v.get("supervisor_id") or ""), str(v["test_chat"])) for v in link_client.ROWS.live(session=session)
+            if v.get("test_chat")]
 
 
 def _headers() -> dict[str, str]:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from grobot.core import tester_chat_link
+from grobot.core import link_client
 from grobot.core.db import session_scope
 from grobot.core.models import Supervisor
 from grobot.core.services import conversations, tester_chat
@@ -86,12 +86,13 @@ def every_run_runner(world) -> Iterator[None]:
     with session_scope() as session:
         session.add(Supervisor(id=supervisor_id, hostname=socket.gethostname(), pid=1))
         session.flush()
-        tester_chat_link.advertise(supervisor_id, f"http://127.0.0.1:{server.server_address[1]}", session=session)
+        link_client.advertise(supervisor_id, "", test_chat=f"http://127.0.0.1:{server.server_address[1]}",
+                              session=session)
     try:
         yield
     finally:
         with session_scope() as session:
-            tester_chat_link.withdraw(supervisor_id, session=session)
+            link_client.withdraw(supervisor_id, session=session)
             supervisor = session.get(Supervisor, supervisor_id)
             if supervisor is not None:
                 session.delete(supervisor)
