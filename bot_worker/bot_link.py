@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -81,6 +81,13 @@ class InParts:
 
     first: Any
     rest: Awaitable[Any]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An answer that is a stream: each item as it comes, then the end (see :mod:`grobot.core.link_client`)."""
+
+    items: AsyncIterator[Any]
 
 
 class StoreError(Exception):

@@ -9,7 +9,9 @@ bot processes, the web app and the CLI, each request in an operation group
   itself, and serves the bots' reads and writes (:func:`bot_worker.link_ops.dispatch` on a
   :class:`bot_worker.local_store.LocalBotStore` with threads of its own);
 - ``memory``: the bots' long-term memory and documents (:func:`grobot.core.memory.link_ops.serve`
-  on the supervisor's store, when it holds one).
+  on the supervisor's store, when it holds one);
+- ``tester_chat``: the web app's Test Chat (:func:`bot_worker.tester_chat_runner.serve`: wake, a
+  run's events as a stream, cancel).
 
 What it knows of the fleet (which processes run, which leases are held) it reads from the
 reconcile loop (:class:`FleetState`).
@@ -26,9 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError
+from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError, Stream
 from bot_worker.link_ops import dispatch
 from bot_worker.local_store import LocalBotStore
+from bot_worker.tester_chat_runner import ChatRunner
+from bot_worker.tester_chat_runner import serve as serve_tester_chat
 from bot_worker.timings import timings_logger
 from grobot.core import link_scope, link_wire
 from grobot.core.agents.deps import ChainDeps
@@ -118,6 +122,9 @@ class BotLinkServer:
 
     async def _answer(self, frame: dict[str, Any], caller: _Caller, writer: asyncio.StreamWriter) -> None:
         status, body = await self._handle(frame, caller)
+        if isinstance(body.get("result"), Stream):
+            await self._stream(frame.get("id"), body["result"], writer)
+            return
         rest = None
         if isinstance(body.get("result"), InParts):  # the first part now, the rest when it is ready
             parts: InParts = body["result"]
@@ -130,6 +137,21 @@ class BotLinkServer:
                 logger.exception("The second part of a bot link answer failed")
                 status, body = 500, {"error": f"{type(exc).__name__}"[:500], "kind": "error"}
             self._write(writer, {"id": frame.get("id"), "status": status, "body": body, "part": 2})
+
+    async def _stream(self, request_id: Any, stream: Stream, writer: asyncio.StreamWriter) -> None:
+        """Each item of ``stream`` in a frame of its own as it comes, then the end (the request's task is
+        cancelled when the client closes its end)."""
+        status, body = 200, {}
+        try:
+            async for item in stream.items:
+                self._write(writer, {"id": request_id, "status": 200, "body": {"item": item}, "stream": True})
+                await writer.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception:
+            logger.exception("A streamed answer of the supervisor link failed")
+            status, body = 500, {"error": "the stream failed", "kind": "error"}
+        self._write(writer, {"id": request_id, "status": status, "body": body, "end": True})
 
     @staticmethod
     def _write(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
@@ -247,7 +269,7 @@ class SupervisorLink:
     """The bot link of one supervisor (``state``: its reconcile loop); ``poll_seconds``: its period."""
 
     def __init__(self, state: FleetState, *, poll_seconds: float, deps: ChainDeps | None = None,
-                 memory: MemoryHost | None = None) -> None:
+                 memory: MemoryHost | None = None, tester_chat: ChatRunner | None = None) -> None:
         self.state = state
         self.poll_seconds = poll_seconds
         self.memory = memory
@@ -256,7 +278,11 @@ class SupervisorLink:
         # which leaves the overflow to the supervisor's own work).
         self.store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
                                                       thread_name_prefix="grobot-bot-store"), deps=deps)
-        self.server = BotLinkServer(self.on_report, store=self.serve, groups={link_scope.MEMORY: self.serve_memory})
+        groups: dict[str, GroupHandler] = {link_scope.MEMORY: self.serve_memory}
+        if tester_chat is not None:
+            runner = tester_chat
+            groups[link_scope.TESTER_CHAT] = lambda bot_id, op, payload: serve_tester_chat(runner, op, payload)
+        self.server = BotLinkServer(self.on_report, store=self.serve, groups=groups)
 
     async def start(self) -> str:
         """Listen (raises OSError when it cannot); returns the base URL."""

@@ -33,7 +33,7 @@ from bot_worker.scheduled_posts import SchedulePoster
 from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
-from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
+from bot_worker.tester_chat_runner import ChatRunner
 from grobot.core import link_client
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.db import session_scope
@@ -66,14 +66,14 @@ class Supervisor:
         # service runs, and its MCP sessions (also those the tool-list refreshes open).
         self.deps = ChainDeps(store=DatabaseStore())
         self.test_chat = ChatRunner(self.supervisor_id, self.config.test_chat_concurrency, deps=self.deps)
-        self.test_chat_service = ChatRunnerService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._starting: asyncio.Task[None] | None = None  # the bot processes being started (see reconcile)
         self.models = EmbeddedModels(self.supervisor_id, self._write)
         self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory, housekeeping, MCP
         # The link: the bots' heartbeats (written at the next reconcile) and their data; the memory.
-        self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps, memory=self.jobs)
+        self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps, memory=self.jobs,
+                                   tester_chat=self.test_chat)
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
         # Scheduled posts: claimed and posted here, through Discord's REST API with the bots' tokens.
@@ -121,7 +121,6 @@ class Supervisor:
         await self._startup()
         await self._start_link()
         await self.jobs.start_memory()
-        await self._start_test_chat_service()
         await self._advertise()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
@@ -175,19 +174,13 @@ class Supervisor:
             logger.error("The supervisor link could not start (%s): the bots use the database themselves and "
                          "run without long-term memory", exc)
 
-    async def _start_test_chat_service(self) -> None:
-        """Serve Test Chat to the web app (wake, live events, cancel); without it the web app reads the database."""
-        try:
-            await self.test_chat_service.start()
-        except Exception as exc:
-            logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
-                         type(exc).__name__)
-
     async def _advertise(self) -> None:
-        """Record in the database, in one row, where this supervisor's link and Test Chat runner listen."""
+        """Record in the database, in this supervisor's one row, where its link listens (the web app and the
+        CLI find its memory and its Test Chat runner there; without it Test Chat answers at the next poll)."""
+        if not self.link.server.url:
+            return
         try:
-            await asyncio.to_thread(self._write, link_client.advertise, self.supervisor_id, self.link.server.url,
-                                    test_chat=self.test_chat_service.url)
+            await asyncio.to_thread(self._write, link_client.advertise, self.supervisor_id, self.link.server.url)
         except Exception as exc:
             logger.warning("Could not record where the supervisor link listens (%s): the web app and the CLI "
                            "cannot reach the memory nor Test Chat's runner", type(exc).__name__)
@@ -253,7 +246,6 @@ class Supervisor:
                 slot.proc.wait(2)
         await test_chat_stopped
         await self.posts.close()
-        await self.test_chat_service.stop()
         await self.deps.aclose()
         await self.models.stop()
         await self.link.stop()

@@ -1,18 +1,26 @@
 """The web app's and the CLI's end of a supervisor's link, and where each supervisor's link listens.
 
-Each supervisor advertises what it serves on 127.0.0.1 in one ``setting`` row
-``supervisor_link:<supervisor id>`` (:class:`~grobot.core.advertised.AdvertisedRows`): its link's
-address, and its Test Chat runner's (:mod:`grobot.core.tester_chat_link`), written once both started
-and removed when it stops. :class:`AdminLink` finds a live one on this host and sends it one request on a blocking
-socket with the admin token (:mod:`grobot.core.link_scope`): the services, the CLI and the web
-app's handlers (in a thread) call it. Bot processes keep one connection of their own
-(:class:`bot_worker.bot_link.BotLinkClient`) on the same wire (:mod:`grobot.core.link_wire`).
+Each supervisor advertises its link in one ``setting`` row ``supervisor_link:<supervisor id>``
+(:class:`~grobot.core.advertised.AdvertisedRows`), written when the link starts and removed when
+it stops. :class:`AdminLink` sends a live one on this host one request with the admin token
+(:mod:`grobot.core.link_scope`), on a blocking socket (:meth:`AdminLink.call`: the services, the
+CLI, the web app's handlers in a thread) or on the event loop (:meth:`AdminLink.ask`, and
+:meth:`AdminLink.stream` for an answer that is a stream: Test Chat's events). Bot processes keep
+one connection of their own (:class:`bot_worker.bot_link.BotLinkClient`) on the same wire
+(:mod:`grobot.core.link_wire`).
+
+A stream's answer comes in frames ``{"id", "status": 200, "body": {"item": ...}, "stream": true}``,
+one per item, then ``{"id", "status", "body", "end": true}`` (a status other than 200: the stream
+failed); any other first answer is an ordinary one (a refusal, an error).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import socket
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from sqlmodel import Session
@@ -27,10 +35,9 @@ CONNECT_TIMEOUT = 0.5
 ROWS = AdvertisedRows(KEY_PREFIX)
 
 
-def advertise(supervisor_id: str, url: str, *, session: Session, test_chat: str = "") -> None:
-    """Record that ``supervisor_id``'s link listens at ``url`` ("": it did not start) and its Test Chat
-    runner at ``test_chat`` ("": none)."""
-    ROWS.write(supervisor_id, {"url": url, "test_chat": test_chat}, session=session)
+def advertise(supervisor_id: str, url: str, *, session: Session) -> None:
+    """Record that ``supervisor_id``'s link listens at ``url``."""
+    ROWS.write(supervisor_id, {"url": url}, session=session)
 
 
 def withdraw(supervisor_id: str, *, session: Session) -> None:
@@ -50,8 +57,16 @@ def find_url(*, session: Session, live_seconds: float = LIVE_SECONDS) -> str | N
     return None
 
 
+class LinkError(Exception):
+    """The link answered a request with an error: ``status`` (as HTTP's) and its message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class AdminLink:
-    """Requests to the link at ``url`` with the admin token, one connection each (blocking)."""
+    """Requests to the link at ``url`` with the admin token, one connection each."""
 
     def __init__(self, url: str, *, timeout: float = 30.0, token: str | None = None) -> None:
         self.url = url
@@ -75,3 +90,58 @@ class AdminLink:
             raise ConnectionError(f"the supervisor link did not answer ({type(exc).__name__})") from exc
         data = answer.get("body")
         return int(answer.get("status") or 500), data if isinstance(data, dict) else {}
+
+    def _request(self, group: str, path: str, body: dict[str, Any], bot_id: int | None) -> bytes:
+        from grobot.core.link_scope import admin_token
+
+        token = self._token if self._token is not None else admin_token()
+        return link_wire.encode({"token": token}) + link_wire.encode(
+            {"id": 1, "bot": bot_id, "group": group, "path": path, "body": body})
+
+    @contextlib.asynccontextmanager
+    async def _opened(self, request: bytes, connect_timeout: float) -> AsyncIterator[asyncio.StreamReader]:
+        host, port = link_wire.address(self.url)
+        try:
+            async with asyncio.timeout(connect_timeout):
+                reader, writer = await asyncio.open_connection(host, port, limit=link_wire.MAX_FRAME)
+        except (OSError, TimeoutError) as exc:
+            raise ConnectionError(f"the supervisor link did not answer ({type(exc).__name__})") from exc
+        try:
+            writer.write(request)
+            yield reader
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def ask(self, group: str, path: str, body: dict[str, Any], *, bot_id: int | None = None,
+                  connect_timeout: float = CONNECT_TIMEOUT) -> tuple[int, dict[str, Any]]:
+        """:meth:`call` on the event loop (within this client's timeout)."""
+        try:
+            async with asyncio.timeout(self.timeout), self._opened(self._request(group, path, body, bot_id),
+                                                                   connect_timeout) as reader:
+                answer = await link_wire.read_frame(reader)
+        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            raise ConnectionError(f"the supervisor link did not answer ({type(exc).__name__})") from exc
+        data = answer.get("body")
+        return int(answer.get("status") or 500), data if isinstance(data, dict) else {}
+
+    async def stream(self, group: str, path: str, body: dict[str, Any], *, bot_id: int | None = None,
+                     connect_timeout: float = CONNECT_TIMEOUT) -> AsyncGenerator[Any, None]:
+        """The items of a streamed answer as they come (no read timeout: a stream may stay silent for
+        minutes). Raises :class:`LinkError` when the link answers with an error instead (or the stream
+        fails), ``ConnectionError`` when the line breaks."""
+        async with self._opened(self._request(group, path, body, bot_id), connect_timeout) as reader:
+            while True:
+                try:
+                    frame = await link_wire.read_frame(reader)
+                except (OSError, ValueError, asyncio.IncompleteReadError) as exc:
+                    raise ConnectionError(f"the supervisor link broke ({type(exc).__name__})") from exc
+                data: dict[str, Any] = frame["body"] if isinstance(frame.get("body"), dict) else {}
+                status = int(frame.get("status") or 500)
+                if frame.get("stream") and status == 200:
+                    yield data.get("item")
+                    continue
+                if status != 200:
+                    raise LinkError(status, str(data.get("error") or f"status {status}"))
+                return  # the end of the stream

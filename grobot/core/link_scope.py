@@ -8,8 +8,8 @@ A token names its scope and carries an HMAC of it, ``<scope>.<mac>``:
   own bot only.
 - ``admin``: the web app and the CLI. Every process holding the secret key derives it (it never
   travels through the environment, the database or the logs); it may use the ``memory`` group
-  (the Memory tab, the Knowledge Base, ``memory`` commands) and Test Chat's, for any bot, and
-  not the bots' own operations.
+  (the Memory tab, the Knowledge Base, ``memory`` commands) and the ``tester_chat`` group (Test
+  Chat's runner), for any bot, and not the bots' own operations.
 
 A request outside the token's scope is refused (:func:`refusal`): in plain words for the caller,
 logged by the link.
