@@ -11,6 +11,7 @@ import re
 import time
 
 import jsonschema
+import pytest
 from sqlmodel import select
 
 from grobot.core.agents import prompts
@@ -29,6 +30,14 @@ from grobot.core.store.run_store_db import DatabaseStore
 from grobot.core.tools.catalog import catalog_for_bot
 from grobot.core.tools.mcp_hub import McpHub
 from tests.fakes.llm import EventCollector, FakeToolCatalog
+
+
+@pytest.fixture(autouse=True)
+def embeddings_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Tool Router and memory wait for the embedder as on a calm machine (a loaded one misses 0.3 s and
+    routes by words only, which these tests do not mean to test: ``test_tool_router.py`` does)."""
+    monkeypatch.setenv("GROBOT_MEMORY_BUDGET_SECONDS", "5")
+
 
 TIMEZONE = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA time zone, e.g. Asia/Tokyo"}}}
 
