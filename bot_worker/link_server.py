@@ -146,8 +146,8 @@ class BotLinkServer:
             async for item in stream.items:
                 self._write(writer, {"id": request_id, "status": 200, "body": {"item": item}, "stream": True})
                 await writer.drain()
-        except (ConnectionError, asyncio.CancelledError):
-            raise
+        except ConnectionError:
+            return  # the client left (the page closed): nothing to end
         except Exception:
             logger.exception("A streamed answer of the supervisor link failed")
             status, body = 500, {"error": "the stream failed", "kind": "error"}
