@@ -8,7 +8,7 @@ policy in Markdown; a returns policy, an espresso machine manual and a staff han
 and 39 questions, each answered by one fact of one document; every third question is held
 out (the chunking and the threshold were tuned on the others). Everything runs through the
 product's own code: the supervisor's indexer (converter in its child process, the int8 MiniLM
-embedder, Chroma), the memory service's lookup, and ``run_chain`` for the replies.
+embedder, Chroma), the supervisor memory's lookup, and ``run_chain`` for the replies.
 
 Printed, with the targets:
 - the right passage (from the right file, holding the fact) among the top 3: dev, held-out, all;

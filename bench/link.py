@@ -6,7 +6,7 @@ Every message a bot answers waits for one round trip of its link (the supervisor
 message) before its model starts. The supervisor's end runs in a child process, as in the fleet;
 each call comes after a pause (``--pause-ms``, as between a bot's messages), with a request and an
 answer of the sizes of that read (about 0.5 KB and 6 KB). Prints p50/p90 of: the bot link
-(:mod:`bot_worker.link_wire`), and an aiohttp client and server doing the same (what the link was
+(:mod:`grobot.core.link_wire`), and an aiohttp client and server doing the same (what the link was
 before), in alternating rounds.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark of long-term memory through the supervisor's memory service.
+"""Benchmark of long-term memory through the supervisor's link (its ``memory`` group).
 
 Run: ``.venv/bin/python bench/memory.py [--memories 10000] [--queries 200]``
 
@@ -6,12 +6,14 @@ It starts a real supervisor (``python -m bot_worker``, no bots) in a temporary d
 and prints:
 
 - supervisor RSS before the first memory call (embedder not loaded) and after it;
-- embed+add latency of one memory over HTTP (p50/p95), and the bulk fill rate;
-- query latency (embed + Chroma + HTTP) p50/p95 with ``--memories`` stored;
+- embed+add latency of one memory through the blocking admin client (the web app's, the CLI's:
+  one connection per call) (p50/p95), and the bulk fill rate;
+- query latency (embed + Chroma + link) p50/p95 with ``--memories`` stored, through a bot's
+  client (one link connection, ``BotLinkClient.memory()``; here with the admin token);
 - the retrieval overhead the chain pays per message (fake LLM answering at once):
-  run with the memory service vs with no memory, mean and p95 difference;
+  run with the supervisor's memory vs with no memory, mean and p95 difference;
 - the RSS of a bot-like process (bot code imported, one retrieval through
-  ``RemoteMemory``) against the same process without memory: the client adds no model.
+  ``RemoteMemory`` over its link) against the same process without memory: the client adds no model.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def setup(tmp: Path) -> None:
 
 def wait_url(proc: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
     from grobot.core.db import session_scope
-    from grobot.core.memory.registry import find_url
+    from grobot.core.link_client import find_url
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -87,7 +89,7 @@ def wait_url(proc: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
         if url:
             return url
         time.sleep(0.1)
-    raise SystemExit("the memory service did not start")
+    raise SystemExit("the supervisor link did not start")
 
 
 def bot_like_rss(url: str | None) -> float:
@@ -95,27 +97,32 @@ def bot_like_rss(url: str | None) -> float:
     code = (
         "import asyncio, os, sys\n"
         "import bot_worker.bot_process, grobot.core.agents.chain, grobot.core.tools.catalog\n"
-        "from grobot.core.memory.runtime import memory_from_env\n"
-        "memory = memory_from_env()\n"
+        "from bot_worker.bot_link import BotLinkClient\n"
+        "from grobot.core.memory import NoopMemory\n"
+        "link = BotLinkClient.from_env()\n"
+        "memory = link.memory() if link else NoopMemory()\n"
         "print(asyncio.run(memory.search(1, 'who likes tea?')) is not None, file=sys.stderr)\n"
         "print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])\n"
     )
-    env = dict(os.environ)
-    env.pop("GROBOT_MEMORY_URL", None)
+    from grobot.core.link_scope import admin_token
+
+    env = {k: v for k, v in os.environ.items() if k not in ("GROBOT_SUPERVISOR_URL", "GROBOT_SUPERVISOR_TOKEN")}
     if url:
-        env["GROBOT_MEMORY_URL"] = url
+        env.update(GROBOT_SUPERVISOR_URL=url, GROBOT_SUPERVISOR_TOKEN=admin_token())
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     return int(out.stdout.strip()) / 1024
 
 
 async def chain_overhead(url: str, bot_id: int, runs: int) -> tuple[list[float], list[float]]:
+    from bot_worker.bot_link import BotLinkClient
     from grobot.core.agents.types import IncomingMessage
+    from grobot.core.link_scope import admin_token
     from grobot.core.memory import NoopMemory
-    from grobot.core.memory.remote import RemoteMemory
     from grobot.core.store.local import local_deps, run_chain
     from tests.fakes.llm import FakeToolCatalog
 
-    remote = RemoteMemory(url)
+    link = BotLinkClient(url, admin_token())
+    remote = link.memory()
     rng = random.Random(7)
     timings: dict[str, list[float]] = {"none": [], "service": []}
     for index in range(runs):
@@ -127,7 +134,7 @@ async def chain_overhead(url: str, bot_id: int, runs: int) -> tuple[list[float],
             result = await run_chain(msg, local_deps(memory), tools=FakeToolCatalog())
             timings[name].append(time.perf_counter() - started)
             assert result.error is None, result.error
-    await remote.aclose()
+    await link.close()
     return timings["none"], timings["service"]
 
 
@@ -142,7 +149,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         setup(tmp)
         from grobot.core.db import session_scope
-        from grobot.core.memory.remote import MemoryServiceClient
+        from grobot.core.link_client import AdminLink
+        from grobot.core.memory.remote import MemoryAdmin
         from grobot.core.services import bots
         from tests.fakes.llm import FakeLLM, use_fake_llm
 
@@ -156,7 +164,7 @@ def main() -> int:
             url = wait_url(proc)
             time.sleep(1.0)  # let the fork server and the first reconcile settle before measuring
             idle = rss_mib(proc.pid)
-            client = MemoryServiceClient(url, read_timeout=120)
+            client = MemoryAdmin(AdminLink(url, timeout=120))
             rng = random.Random(1)
 
             first = time.perf_counter()
@@ -180,16 +188,18 @@ def main() -> int:
             filled = rss_mib(proc.pid)
 
             async def queries() -> list[float]:
-                from grobot.core.memory.remote import RemoteMemory
+                from bot_worker.bot_link import BotLinkClient
+                from grobot.core.link_scope import admin_token
 
-                remote = RemoteMemory(url)
+                link = BotLinkClient(url, admin_token())
+                remote = link.memory()
                 out = []
                 for _ in range(args.queries):
                     text = f"what about {rng.choice(SUBJECTS)} and {rng.choice(TOPICS)}?"
                     began = time.perf_counter()
                     await remote.query(bot_id, text, 5, max_distance=0.6)
                     out.append(time.perf_counter() - began)
-                await remote.aclose()
+                await link.close()
                 return out
 
             query_times = asyncio.run(queries())
@@ -202,13 +212,13 @@ def main() -> int:
             print(f"supervisor RSS, embedder loaded:      {loaded:7.1f} MiB  (+{loaded - idle:.1f} MiB; "
                   f"first add {1000 * first_add:.0f} ms incl. loading)")
             print(f"supervisor RSS, {args.memories} memories:      {filled:7.1f} MiB")
-            print(f"embed+add of one memory (HTTP):       {ms(single)}")
+            print(f"embed+add of one memory (admin):      {ms(single)}")
             print(f"bulk fill to {args.memories} (batches of 100): {fill:6.1f} s  "
                   f"({(args.memories - 101) / fill:.0f} memories/s)")
-            print(f"query at {args.memories} memories (HTTP, k=5): {ms(query_times)}")
+            print(f"query at {args.memories} memories (link, k=5): {ms(query_times)}")
             extra = [s - n for s, n in zip(service, none)]
             print(f"chain run, no memory:                 mean {1000 * statistics.mean(none):7.2f} ms")
-            print(f"chain run, memory service:            mean {1000 * statistics.mean(service):7.2f} ms")
+            print(f"chain run, supervisor's memory:       mean {1000 * statistics.mean(service):7.2f} ms")
             print(f"retrieval overhead per chain run:     mean {1000 * statistics.mean(extra):7.2f} ms   "
                   f"p95 {1000 * pct(extra, 0.95):7.2f} ms")
             print(f"bot-like process RSS, no memory:      {bot_without:7.1f} MiB")

@@ -1,5 +1,5 @@
 """The link between a supervisor and its bot processes: heartbeats and data on 127.0.0.1
-(JSON frames on one TCP connection per bot process, :mod:`bot_worker.link_wire`).
+(JSON frames on one TCP connection per bot process, :mod:`grobot.core.link_wire`).
 
 A bot process reports to its supervisor every heartbeat period instead of writing its
 heartbeat to the database itself. The supervisor writes the reports of all its bots in
@@ -10,12 +10,13 @@ PostgreSQL a fleet of 100 bots no longer holds 100 connections (``max_connection
 100 by default), and the database takes one write per poll instead of one per bot.
 
 The link also carries everything else a bot reads and writes (``store/{op}``, see
-:mod:`bot_worker.link_ops`): bot processes import no database layer at all.
+:mod:`bot_worker.link_ops`): bot processes import no database layer at all; and its long-term
+memory (the ``memory`` group, :mod:`grobot.core.memory.link_ops`).
 
 This module is the bot's end and what both ends share (the heartbeat and its answer, the
 lease watch); the server, :class:`bot_worker.link_server.BotLinkServer`, is the supervisor's.
 It listens on an ephemeral port. Each bot gets its own token, derived from a random secret
-made at each start, and may only use its own paths; the address and
+made at each start, and may only use its own bot's operations (:mod:`grobot.core.link_scope`); the address and
 token reach the bot in its environment (``GROBOT_SUPERVISOR_URL`` and
 ``GROBOT_SUPERVISOR_TOKEN``). A bot started by hand, without them, uses the database
 itself.
@@ -26,18 +27,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot_worker import link_wire
+from grobot.core import link_wire
+from grobot.core.link_scope import MEMORY
+from grobot.core.memory import MemoryPort
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
 URL_ENV = "GROBOT_SUPERVISOR_URL"
 TOKEN_ENV = "GROBOT_SUPERVISOR_TOKEN"
+MEMORY_TIMEOUT = 30.0  # the first add waits for the embedder and Chroma to load (seconds on a busy host)
 LEASE_ENV = "GROBOT_LEASE_EXPIRES"  # the lease a bot starts with (ISO 8601), until its first answer
 
 
@@ -73,10 +77,17 @@ class Answer:
 
 @dataclass(frozen=True)
 class InParts:
-    """An answer in two parts: ``first`` now, then what ``rest`` gives (see :mod:`bot_worker.link_wire`)."""
+    """An answer in two parts: ``first`` now, then what ``rest`` gives (see :mod:`grobot.core.link_wire`)."""
 
     first: Any
     rest: Awaitable[Any]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An answer that is a stream: each item as it comes, then the end (see :mod:`grobot.core.link_client`)."""
+
+    items: AsyncIterator[Any]
 
 
 class StoreError(Exception):
@@ -102,7 +113,7 @@ def seconds_until(moment: datetime) -> float:
 
 
 class BotLinkClient:
-    """The bot's end: one connection to its supervisor (:mod:`bot_worker.link_wire`), opened on
+    """The bot's end: one connection to its supervisor (:mod:`grobot.core.link_wire`), opened on
     first use and again after it broke; calls may overlap. Use it on one event loop."""
 
     def __init__(self, url: str, token: str) -> None:
@@ -118,17 +129,18 @@ class BotLinkClient:
         url, token = worker.supervisor_url, worker.supervisor_token
         return cls(url, token) if url and token else None
 
-    async def call(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float) -> tuple[int, dict[str, Any]]:
-        """Send ``body`` to ``path`` (``heartbeat``, ``store/{op}``) of bot ``bot_id``: ``(status,
-        answer)``; raises ``ConnectionError`` when the supervisor does not answer within ``timeout``
-        seconds, or refuses the token (401)."""
-        status, data, rest = await self.call_in_parts(bot_id, path, body, timeout=timeout)
+    async def call(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float,
+                   group: str = "bot") -> tuple[int, dict[str, Any]]:
+        """Send ``body`` to ``path`` (``heartbeat``, ``store/{op}``; a memory operation with ``group``
+        ``memory``) of bot ``bot_id``: ``(status, answer)``; raises ``ConnectionError`` when the
+        supervisor does not answer within ``timeout`` seconds, or refuses the token (401) or the request (403: outside its scope)."""
+        status, data, rest = await self.call_in_parts(bot_id, path, body, timeout=timeout, group=group)
         if rest is not None:
             rest.cancel()  # the caller wants the first part only
         return status, data
 
-    async def call_in_parts(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float
-                            ) -> tuple[int, dict[str, Any], asyncio.Future[tuple[int, dict[str, Any]]] | None]:
+    async def call_in_parts(self, bot_id: int, path: str, body: dict[str, Any], *, timeout: float,
+                            group: str = "bot") -> tuple[int, dict[str, Any], asyncio.Future[tuple[int, dict[str, Any]]] | None]:
         """:meth:`call`, and the second part of an answer that comes in two (None: it came in one). The
         second part fails with ``ConnectionError`` when the link breaks before it comes."""
         if self._closed:
@@ -136,13 +148,13 @@ class BotLinkClient:
         try:
             async with asyncio.timeout(timeout):
                 connection = await self._open()
-                status, data, rest = await connection.request(bot_id, path, body)
+                status, data, rest = await connection.request(bot_id, path, body, group)
         except link_wire.FrameError as exc:  # too large to send: no use trying again
             raise ConnectionError(f"the bot link cannot carry it: {exc}") from exc
         except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError) as exc:
             raise ConnectionError(f"the supervisor did not answer ({type(exc).__name__})") from exc
-        if status == 401:
-            raise ConnectionError(f"the supervisor answered 401: {data.get('error')}")
+        if status in (401, 403):  # a wrong token, or one whose scope does not cover the request
+            raise ConnectionError(f"the supervisor answered {status}: {data.get('error')}")
         return status, data, rest
 
     async def _open(self) -> _Connection:
@@ -156,6 +168,15 @@ class BotLinkClient:
                     await self._connection.close()
                 self._connection = await _Connection.open(self.url, self.token)
             return self._connection
+
+    def memory(self) -> MemoryPort:
+        """The bot's long-term memory: the ``memory`` group of this link (its own bot only)."""
+        from grobot.core.memory.remote import RemoteMemory
+
+        async def call(op: str, bot_id: int | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            return await self.call(int(bot_id or 0), op, body, timeout=MEMORY_TIMEOUT, group=MEMORY)
+
+        return RemoteMemory(call)
 
     async def heartbeat(self, report: Report, *, timeout: float) -> Answer:
         """Report; raises ``ConnectionError`` when the supervisor does not answer within ``timeout`` seconds."""
@@ -194,14 +215,17 @@ class _Connection:
         writer.write(link_wire.encode({"token": token}))
         return cls(reader, writer)
 
-    async def request(self, bot_id: int, path: str, body: dict[str, Any]
+    async def request(self, bot_id: int, path: str, body: dict[str, Any], group: str = "bot"
                       ) -> tuple[int, dict[str, Any], asyncio.Future[Part] | None]:
         self.next_id += 1
         number = self.next_id
         answer = asyncio.get_running_loop().create_future()
         self.waiting[number] = answer
         try:
-            self.writer.write(link_wire.encode({"id": number, "bot": bot_id, "path": path, "body": body}))
+            frame = {"id": number, "bot": bot_id, "path": path, "body": body}
+            if group != "bot":  # the bot's own operations name no group (the wire's default)
+                frame["group"] = group
+            self.writer.write(link_wire.encode(frame))
             await self.writer.drain()
             return await answer
         finally:

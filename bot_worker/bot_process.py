@@ -31,7 +31,7 @@ from bot_worker.remote_store import BotSettings, BotStore, LinkLogWriter, Remote
 from bot_worker.timings import trace_if_asked
 from grobot.core.bot_errors import TOKEN_REJECTED, intent_error
 from grobot.core.errors import GroBotError
-from grobot.core.memory import MemoryPort
+from grobot.core.memory import MemoryPort, NoopMemory
 from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -85,10 +85,10 @@ def _store_for(bot_id: int, link: BotLinkClient | None) -> BotStore:
 async def run(bot_id: int, config: ProcessConfig, link: BotLinkClient | None) -> int:
     """Run the bot until it is stopped; returns the exit code. ``link``: to its supervisor
     (None: started by hand, the bot uses the database itself)."""
-    from grobot.core.memory.runtime import close_memory, memory_from_env
+    from grobot.core.memory.runtime import close_memory
 
     store = _store_for(bot_id, link)
-    memory = memory_from_env()
+    memory: MemoryPort = link.memory() if link is not None else NoopMemory()
     client: list[FleetBot] = []
     try:
         return await _run(bot_id, config, store, link, memory, client)
@@ -182,7 +182,7 @@ def forked_main(bot_id: int, env: dict[str, str] | None = None) -> None:
     """Entry of a bot forked by the supervisor's fork server (``GROBOT_SPAWN=fork``).
 
     ``env``: what the supervisor sets for this bot only (the fork server's environment was
-    copied when it started, e.g. before the memory service had an address).
+    copied when it started, e.g. before the link had an address).
     """
     os.environ.update(env or {})
     os.setsid()  # like exec mode: Ctrl-C in a terminal reaches the supervisor only

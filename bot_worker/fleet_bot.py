@@ -99,7 +99,7 @@ class FleetBot(discord.Client):
         self.gate = FloodGate()  # cooldowns, runs at once, notices
         self.stops = RunStops()  # the answers in progress, for /stop and a 🛑 reaction
         self.actions = BotDiscordActions(self)
-        # What its runs use: the supervisor's store, its memory service, MCP sessions of its own.
+        # What its runs use: the supervisor's store, its memory (over the link), MCP sessions of its own.
         self.deps = ChainDeps(store=store, discord=self.actions, memory=memory if memory is not None else NoopMemory())
         self.tree = app_commands.CommandTree(self)
         self._tasks: set[asyncio.Task[Any]] = set()

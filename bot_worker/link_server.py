@@ -1,41 +1,54 @@
-"""The supervisor's end of the bot link: its bots' heartbeats in, their data served.
+"""The supervisor's end of its link: its bots' heartbeats in, their data and the memory served.
 
-:class:`SupervisorLink` runs the :class:`bot_worker.bot_link.BotLinkServer` of a
-supervisor. It keeps the heartbeats its bot processes report until the next reconcile
-writes them (:meth:`SupervisorLink.take_heartbeats`), answers each with what the bot needs
-to fence itself, and serves the bots' reads and writes (:func:`bot_worker.link_ops.dispatch`
-on a :class:`bot_worker.local_store.LocalBotStore` with threads of its own). What it
-knows of the fleet (which processes run, which leases are held) it reads from the
+:class:`SupervisorLink` runs the :class:`BotLinkServer` of a supervisor, one port for its
+bot processes, the web app and the CLI, each request in an operation group
+(:mod:`grobot.core.link_scope`, which also says which token may use which):
+
+- ``bot``: it keeps the heartbeats its bot processes report until the next reconcile writes
+  them (:meth:`SupervisorLink.take_heartbeats`), answers each with what the bot needs to fence
+  itself, and serves the bots' reads and writes (:func:`bot_worker.link_ops.dispatch` on a
+  :class:`bot_worker.local_store.LocalBotStore` with threads of its own);
+- ``memory``: the bots' long-term memory and documents (:func:`grobot.core.memory.link_ops.serve`
+  on the supervisor's store, when it holds one);
+- ``tester_chat``: the web app's Test Chat (:func:`bot_worker.tester_chat_runner.serve`: wake, a
+  run's events as a stream, cancel).
+
+What it knows of the fleet (which processes run, which leases are held) it reads from the
 reconcile loop (:class:`FleetState`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bot_worker import link_wire
-from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError
+from bot_worker.bot_link import TOKEN_ENV, URL_ENV, Answer, InParts, Report, StoreError, Stream
 from bot_worker.link_ops import dispatch
 from bot_worker.local_store import LocalBotStore
+from bot_worker.tester_chat_runner import ChatRunner
+from bot_worker.tester_chat_runner import serve as serve_tester_chat
 from bot_worker.timings import timings_logger
+from grobot.core import link_scope, link_wire
 from grobot.core.agents.deps import ChainDeps
+from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
 from grobot.core.models import utcnow
 from grobot.core.services import fleet
 from grobot.core.settings import get_settings
+
+if TYPE_CHECKING:
+    from grobot.core.memory.local import LocalMemory
 
 logger = logging.getLogger(__name__)
 
 
 StoreHandler = Callable[[int, str, dict[str, Any]], Awaitable[Any]]
+GroupHandler = Callable[[int | None, str, dict[str, Any]], Awaitable[Any]]  # (bot id, operation, payload)
 
 
 class BotLinkServer:
@@ -43,17 +56,18 @@ class BotLinkServer:
     ``store`` serves the data operations, ``(bot id, op, payload) -> result``.
 
     Each connection's requests run as they come, side by side; each answer goes back as its
-    request finishes (:mod:`bot_worker.link_wire`).
+    request finishes (:mod:`grobot.core.link_wire`).
     """
 
     name = "Bot link"
 
     def __init__(self, on_report: Callable[[Report], Answer], *, store: StoreHandler | None = None,
-                 host: str = "127.0.0.1") -> None:
+                 groups: dict[str, GroupHandler] | None = None, host: str = "127.0.0.1") -> None:
         self.host = host
         self.url = ""
         self._on_report = on_report
         self._store = store
+        self._groups = dict(groups or {})  # the groups besides ``bot``
         self._secret = secrets.token_bytes(32)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -76,8 +90,8 @@ class BotLinkServer:
             self._server = None
 
     def token(self, bot_id: int) -> str:
-        """The token of bot ``bot_id`` (valid for its own paths only)."""
-        return hmac.new(self._secret, f"bot:{bot_id}".encode(), hashlib.sha256).hexdigest()
+        """The token of bot ``bot_id`` (valid for its own bot's operations only)."""
+        return link_scope.bot_token(self._secret, bot_id)
 
     def env(self, bot_id: int) -> dict[str, str]:
         """What bot ``bot_id``'s process needs to reach this server (blank when it did not start)."""
@@ -90,9 +104,10 @@ class BotLinkServer:
         requests: set[asyncio.Task[None]] = set()
         try:
             token = str((await link_wire.read_frame(reader)).get("token") or "")
+            caller = _Caller(link_scope.scope_of(token, self._secret), writer.get_extra_info("peername"))
             while True:
                 frame = await link_wire.read_frame(reader)
-                request = asyncio.create_task(self._answer(frame, token, writer))
+                request = asyncio.create_task(self._answer(frame, caller, writer))
                 requests.add(request)
                 request.add_done_callback(requests.discard)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -105,8 +120,11 @@ class BotLinkServer:
             self._connections.discard(task)
             writer.close()
 
-    async def _answer(self, frame: dict[str, Any], token: str, writer: asyncio.StreamWriter) -> None:
-        status, body = await self._handle(frame, token)
+    async def _answer(self, frame: dict[str, Any], caller: _Caller, writer: asyncio.StreamWriter) -> None:
+        status, body = await self._handle(frame, caller)
+        if isinstance(body.get("result"), Stream):
+            await self._stream(frame.get("id"), body["result"], writer)
+            return
         rest = None
         if isinstance(body.get("result"), InParts):  # the first part now, the rest when it is ready
             parts: InParts = body["result"]
@@ -120,6 +138,21 @@ class BotLinkServer:
                 status, body = 500, {"error": f"{type(exc).__name__}"[:500], "kind": "error"}
             self._write(writer, {"id": frame.get("id"), "status": status, "body": body, "part": 2})
 
+    async def _stream(self, request_id: Any, stream: Stream, writer: asyncio.StreamWriter) -> None:
+        """Each item of ``stream`` in a frame of its own as it comes, then the end (the request's task is
+        cancelled when the client closes its end)."""
+        status, body = 200, {}
+        try:
+            async for item in stream.items:
+                self._write(writer, {"id": request_id, "status": 200, "body": {"item": item}, "stream": True})
+                await writer.drain()
+        except ConnectionError:
+            return  # the client left (the page closed): nothing to end
+        except Exception:
+            logger.exception("A streamed answer of the supervisor link failed")
+            status, body = 500, {"error": "the stream failed", "kind": "error"}
+        self._write(writer, {"id": request_id, "status": status, "body": body, "end": True})
+
     @staticmethod
     def _write(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
         try:
@@ -129,16 +162,24 @@ class BotLinkServer:
         if not writer.is_closing():
             writer.write(data)
 
-    async def _handle(self, frame: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
-        """``(status, body)`` of one request ``{"bot", "path", "body"}`` sent with ``token``."""
+    async def _handle(self, frame: dict[str, Any], caller: _Caller) -> tuple[int, dict[str, Any]]:
+        """``(status, body)`` of one request ``{"bot", "group", "path", "body"}`` of ``caller``."""
+        group, path = str(frame.get("group") or link_scope.BOT), str(frame.get("path") or "")
         try:
-            bot_id = int(frame.get("bot"))  # type: ignore[arg-type]
+            bot_id = int(frame["bot"]) if frame.get("bot") is not None else None
         except (TypeError, ValueError):
-            return 400, {"error": "bad request: no bot", "kind": "bad_request"}
-        if not hmac.compare_digest(token, self.token(bot_id)):
-            return 401, {"error": "missing or wrong token"}
-        path, payload = str(frame.get("path") or ""), frame.get("body")
+            return 400, {"error": "bad request: not a bot id", "kind": "bad_request"}
+        if caller.scope is None:
+            return caller.refuse(401, "missing or wrong token", group, path, bot_id)
+        why = link_scope.refusal(caller.scope, group, path.removeprefix("store/"), bot_id)
+        if why is not None:
+            return caller.refuse(403, why, group, path, bot_id)
+        payload = frame.get("body")
         payload = payload if isinstance(payload, dict) else {}
+        if group != link_scope.BOT:
+            return await self._group(group, bot_id, path, payload)
+        if bot_id is None:
+            return 400, {"error": "bad request: no bot", "kind": "bad_request"}
         if path == "heartbeat":
             return self._heartbeat(bot_id, payload)
         if not path.startswith("store/"):
@@ -157,6 +198,25 @@ class BotLinkServer:
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip(": ")
             return 500, {"error": message[:500], "kind": "error"}
 
+    async def _group(self, group: str, bot_id: int | None, op: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Operation ``op`` of a group besides ``bot`` (domain errors in their words, others logged)."""
+        handler = self._groups.get(group)
+        if handler is None:
+            return 404, {"error": f"this supervisor serves no {group} operations", "kind": "not_found"}
+        try:
+            return 200, {"result": await handler(bot_id, op, payload)}
+        except NotFoundError as exc:
+            return 404, {"error": str(exc), "kind": "not_found"}
+        except (ValidationError, ValueError, TypeError, KeyError) as exc:
+            return 400, {"error": str(exc) or type(exc).__name__, "kind": "validation"}
+        except MemoryUnavailable as exc:
+            return 503, {"error": str(exc), "kind": "unavailable"}
+        except Exception as exc:
+            logger.exception("The %s operation %r failed", group, op)
+            from grobot.core.memory.link_ops import failure
+
+            return 500, {"error": failure(exc), "kind": "error"}
+
     def _heartbeat(self, bot_id: int, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         try:
             report = Report(bot_id=bot_id, pid=int(data["pid"]), guild_count=int(data.get("guild_count") or 0),
@@ -164,6 +224,23 @@ class BotLinkServer:
         except (ValueError, TypeError, KeyError) as exc:
             return 400, {"error": f"bad heartbeat: {exc}"}
         return 200, self._on_report(report).as_dict()
+
+
+class _Caller:
+    """One connection's caller: the scope its token proves (None: none), and where it connects from."""
+
+    def __init__(self, scope: link_scope.Scope | None, peer: Any) -> None:
+        self.scope, self.peer = scope, peer
+        self._said: set[str] = set()
+
+    def refuse(self, status: int, why: str, group: str, path: str, bot_id: int | None) -> tuple[int, dict[str, Any]]:
+        """Refuse a request, and log it (once per connection and reason: a client that retries does not flood)."""
+        if why not in self._said:
+            self._said.add(why)
+            who = self.scope.name if self.scope is not None else "a client without a valid token"
+            logger.warning("Supervisor link refused %s (from %s) %s %r for bot %s: %s", who, self.peer, group, path,
+                           bot_id, why)
+        return status, {"error": why, "kind": "refused"}
 
 
 class FleetState(Protocol):
@@ -179,18 +256,33 @@ class FleetState(Protocol):
         """Is process ``pid`` the one it runs for bot ``bot_id``?"""
 
 
+class MemoryHost(Protocol):
+    """Where the link finds the supervisor's memory (:class:`bot_worker.supervisor_jobs.SupervisorJobs`)."""
+
+    memory: LocalMemory | None  # None: this supervisor holds no store (another one holds the embedded one)
+
+    async def sync_documents(self) -> None:
+        """Bring the bots' document index up to date now."""
+
+
 class SupervisorLink:
     """The bot link of one supervisor (``state``: its reconcile loop); ``poll_seconds``: its period."""
 
-    def __init__(self, state: FleetState, *, poll_seconds: float, deps: ChainDeps | None = None) -> None:
+    def __init__(self, state: FleetState, *, poll_seconds: float, deps: ChainDeps | None = None,
+                 memory: MemoryHost | None = None, tester_chat: ChatRunner | None = None) -> None:
         self.state = state
         self.poll_seconds = poll_seconds
+        self.memory = memory
         self.heartbeats: dict[int, fleet.Heartbeat] = {}  # reported, written at the next reconcile
         # The bots' data in threads of its own (as many as the database pool's base size,
         # which leaves the overflow to the supervisor's own work).
         self.store = LocalBotStore(ThreadPoolExecutor(max_workers=get_settings().db_pool_size,
                                                       thread_name_prefix="grobot-bot-store"), deps=deps)
-        self.server = BotLinkServer(self.on_report, store=self.serve)
+        groups: dict[str, GroupHandler] = {link_scope.MEMORY: self.serve_memory}
+        if tester_chat is not None:
+            runner = tester_chat
+            groups[link_scope.TESTER_CHAT] = lambda bot_id, op, payload: serve_tester_chat(runner, op, payload)
+        self.server = BotLinkServer(self.on_report, store=self.serve, groups=groups)
 
     async def start(self) -> str:
         """Listen (raises OSError when it cannot); returns the base URL."""
@@ -208,6 +300,15 @@ class SupervisorLink:
     async def serve(self, bot_id: int, op: str, payload: dict[str, Any]) -> Any:
         """A bot's read or write, over the bot link (bots import no database layer)."""
         return await dispatch(self.store, bot_id, op, payload)
+
+    async def serve_memory(self, bot_id: int | None, op: str, payload: dict[str, Any]) -> Any:
+        """A memory operation (a bot's, the web app's, the CLI's) on this supervisor's store."""
+        store = self.memory.memory if self.memory is not None else None
+        if store is None:
+            raise MemoryUnavailable("this bot worker holds no memory store (another worker holds the embedded one)")
+        from grobot.core.memory.link_ops import serve
+
+        return await serve(store, op, bot_id, payload, sync_documents=self.memory.sync_documents if self.memory else None)
 
     def on_report(self, report: Report) -> Answer:
         """A bot process's heartbeat: kept for the next reconcile; the answer lets the bot fence itself."""

@@ -24,10 +24,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from bot_worker import link_wire
 from bot_worker.bot_link import BotLinkClient
 from bot_worker.link_data import BotSettings, MessageData, incoming_dict, lookups_from
 from bot_worker.link_ops import OPS, Codec, Op
+from grobot.core import link_wire
 from grobot.core.agents.reply_rules import rules_decision
 from grobot.core.agents.run_store import Prepared, RunStore, StoreUnavailable
 from grobot.core.agents.types import IncomingMessage

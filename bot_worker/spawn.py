@@ -91,7 +91,7 @@ class Spawner:
             forkserver.ensure_running()
 
     def start(self, bot_id: int, env: dict[str, str] | None = None) -> BotHandle:
-        """Start bot ``bot_id``; ``env``: variables of this start only (e.g. the memory service address)."""
+        """Start bot ``bot_id``; ``env``: variables of this start only (e.g. its link token)."""
         if self.mode == "exec":
             cmd = [sys.executable, "-m", "bot_worker.bot_process", "--bot-id", str(bot_id)]
             return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,

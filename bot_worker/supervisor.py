@@ -33,12 +33,11 @@ from bot_worker.scheduled_posts import SchedulePoster
 from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
 from bot_worker.supervisor_jobs import SupervisorJobs
-from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
-from grobot.core import tester_chat_link
+from bot_worker.tester_chat_runner import ChatRunner
+from grobot.core import link_client
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError
-from grobot.core.memory import registry as memory_registry
 from grobot.core.models import BotState, utcnow
 from grobot.core.services import embedded_models, fleet, schedules, tester_chat
 from grobot.core.settings import get_settings
@@ -67,16 +66,16 @@ class Supervisor:
         # service runs, and its MCP sessions (also those the tool-list refreshes open).
         self.deps = ChainDeps(store=DatabaseStore())
         self.test_chat = ChatRunner(self.supervisor_id, self.config.test_chat_concurrency, deps=self.deps)
-        self.test_chat_service = ChatRunnerService(self.test_chat)
         self._stopping = asyncio.Event()
         self._lock_file: Any = None
         self._starting: asyncio.Task[None] | None = None  # the bot processes being started (see reconcile)
         self.models = EmbeddedModels(self.supervisor_id, self._write)
-        # The bot link: the bots' heartbeats (written at the next reconcile) and their data.
-        self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps)
+        self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory, housekeeping, MCP
+        # The link: the bots' heartbeats (written at the next reconcile) and their data; the memory.
+        self.link = SupervisorLink(self, poll_seconds=self.config.poll_seconds, deps=self.deps, memory=self.jobs,
+                                   tester_chat=self.test_chat)
         self.lease_expires: datetime | None = None  # of the leases as last written (no later than in the database)
         self.config_versions: dict[int, str] = {}  # bot id -> version of its settings, as of the last poll
-        self.jobs = SupervisorJobs(self.supervisor_id, self.config, self._write, self.deps)  # memory service, housekeeping, MCP
         # Scheduled posts: claimed and posted here, through Discord's REST API with the bots' tokens.
         self.posts = SchedulePoster(self.supervisor_id, self.deps,
                                     lambda fn, *args, **kw: asyncio.to_thread(self._write, fn, *args, **kw),
@@ -121,8 +120,8 @@ class Supervisor:
             loop.add_signal_handler(sig, self._stopping.set)
         await self._startup()
         await self._start_link()
-        await self.jobs.start_memory_service()
-        await self._start_test_chat_service()
+        await self.jobs.start_memory()
+        await self._advertise()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
@@ -167,20 +166,24 @@ class Supervisor:
         self.last_renewal = time.monotonic()
 
     async def _start_link(self) -> None:
-        """Serve the bot processes: their heartbeats and their data (without it, each bot uses the database itself)."""
+        """Serve the bot processes (their heartbeats and their data: without it, each bot uses the database
+        itself), and the memory to them, the web app and the CLI (which find it in the database)."""
         try:
             await self.link.start()
         except OSError as exc:
-            logger.error("The bot link could not start (%s): the bots use the database themselves", exc)
+            logger.error("The supervisor link could not start (%s): the bots use the database themselves and "
+                         "run without long-term memory", exc)
 
-    async def _start_test_chat_service(self) -> None:
-        """Serve Test Chat to the web app (wake, live events, cancel); without it the web app reads the database."""
+    async def _advertise(self) -> None:
+        """Record in the database, in this supervisor's one row, where its link listens (the web app and the
+        CLI find its memory and its Test Chat runner there; without it Test Chat answers at the next poll)."""
+        if not self.link.server.url:
+            return
         try:
-            url = await self.test_chat_service.start()
-            await asyncio.to_thread(self._write, tester_chat_link.advertise, self.supervisor_id, url)
+            await asyncio.to_thread(self._write, link_client.advertise, self.supervisor_id, self.link.server.url)
         except Exception as exc:
-            logger.error("The Test Chat service could not start (%s): Test Chat answers at the next poll",
-                         type(exc).__name__)
+            logger.warning("Could not record where the supervisor link listens (%s): the web app and the CLI "
+                           "cannot reach the memory nor Test Chat's runner", type(exc).__name__)
 
     def runs(self, bot_id: int, pid: int) -> bool:
         """Is process ``pid`` the one this supervisor runs for bot ``bot_id``? (The bot link asks.)"""
@@ -189,9 +192,9 @@ class Supervisor:
 
 
     def _bot_env(self, bot_id: int) -> dict[str, str]:
-        """Per-start environment of a bot: where its memory lives (nothing: no memory), and the bot link."""
+        """Per-start environment of a bot: the link (its data and its memory), its lease."""
         lease = self.lease_expires.isoformat() if self.lease_expires is not None else ""
-        return {**self.jobs.memory_env(), **self.link.env(bot_id), LEASE_ENV: lease}
+        return {**self.link.env(bot_id), LEASE_ENV: lease}
 
     def _register(self) -> None:
         with session_scope() as session:
@@ -243,7 +246,6 @@ class Supervisor:
                 slot.proc.wait(2)
         await test_chat_stopped
         await self.posts.close()
-        await self.test_chat_service.stop()
         await self.deps.aclose()
         await self.models.stop()
         await self.link.stop()
@@ -268,9 +270,8 @@ class Supervisor:
         with session_scope() as session:
             fleet.release_all(self.supervisor_id, session=session)
             fleet.remove_supervisor(self.supervisor_id, session=session)
-            memory_registry.withdraw(self.supervisor_id, session=session)
+            link_client.withdraw(self.supervisor_id, session=session)
             embedded_models.withdraw(self.supervisor_id, session=session)
-            tester_chat_link.withdraw(self.supervisor_id, session=session)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self) -> None:
@@ -435,9 +436,8 @@ class Supervisor:
             fleet.mark_stale_offline(max_age=fleet.stale_heartbeat_after(self.config.heartbeat_seconds),
                                      session=session)
             fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
-            memory_registry.prune_orphans(session=session)
+            link_client.prune_orphans(session=session)
             embedded_models.prune_orphans(session=session)
-            tester_chat_link.ROWS.prune_orphans(session=session)
 
     def _read(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with session_scope(readonly=True) as session:

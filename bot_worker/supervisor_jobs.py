@@ -1,8 +1,8 @@
-"""What a supervisor hosts besides its bot processes: the bots' memory service, the indexer of their
-documents and the periodic jobs (housekeeping, memory pruning, MCP tool lists).
+"""What a supervisor hosts besides its bot processes: the bots' memory store (served on its link),
+the indexer of their documents and the periodic jobs (housekeeping, memory pruning, MCP tool lists).
 
-:class:`SupervisorJobs` is owned by :class:`~bot_worker.supervisor.Supervisor`, which starts the
-memory service, schedules the jobs on its scheduler and stops the service at shutdown.
+:class:`SupervisorJobs` is owned by :class:`~bot_worker.supervisor.Supervisor`, which opens the
+memory store, schedules the jobs on its scheduler and closes the store at shutdown.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.memory import NoopMemory
-from grobot.core.memory import registry as memory_registry
 from grobot.core.settings import get_settings
 
 if TYPE_CHECKING:
-    from bot_worker.memory_service import MemoryService
     from bot_worker.supervisor_config import SupervisorConfig
+    from grobot.core.memory.local import LocalMemory
     from grobot.core.services.document_sync import DocumentsIndexer
 
 logger = logging.getLogger(__name__)
@@ -32,18 +31,18 @@ Write = Callable[..., Any]  # ``write(fn, *args, **kwargs)``: ``fn(..., session=
 
 
 class SupervisorJobs:
-    """The memory service of one supervisor, and its housekeeping and MCP jobs."""
+    """The memory store of one supervisor, and its housekeeping and MCP jobs."""
 
     def __init__(self, supervisor_id: str, config: SupervisorConfig, write: Write, deps: ChainDeps) -> None:
         self.supervisor_id = supervisor_id
         self.deps = deps  # the supervisor's: its memory is set here, its MCP sessions refresh the tool lists
         self.config = config
         self._write = write
-        self.memory_service: MemoryService | None = None
+        self.memory: LocalMemory | None = None  # the store its link serves (None: none yet)
         self._memory_lock: Any = None  # the lock file of the embedded store (False: another supervisor has it)
         self._prune_task: asyncio.Task[None] | None = None
         self._warm_task: asyncio.Task[None] | None = None
-        self.documents: DocumentsIndexer | None = None  # with the memory service, which owns the store
+        self.documents: DocumentsIndexer | None = None  # with the memory store
 
     def schedule(self, scheduler: AsyncIOScheduler, now: datetime) -> None:
         """Add the periodic jobs to the supervisor's scheduler."""
@@ -56,48 +55,26 @@ class SupervisorJobs:
         scheduler.add_job(self.sync_documents, IntervalTrigger(seconds=self.config.poll_seconds), id="documents",
                           next_run_time=now)
 
-    # ------------------------------------------------------------------ memory service
-    async def start_memory_service(self) -> None:
-        """Serve the bots' memory from this process; bots find it in ``GROBOT_MEMORY_URL``.
+    # ------------------------------------------------------------------ memory store
+    async def start_memory(self) -> None:
+        """Open the bots' memory store in this process; its link serves it (the ``memory`` group).
 
         The embedder and Chroma load in the background on the store's own threads
-        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the service the bots
+        (``GROBOT_MEMORY_PRELOAD=0``: on first use instead). Without the store the bots
         still answer, with no memory.
         """
-        from bot_worker.memory_service import MemoryService
         from grobot.core.memory.local import LocalMemory
         if not self._lock_memory_store():
             return
         local = LocalMemory()
-        service = MemoryService(local)
-        try:
-            url = await service.start()
-        except OSError as exc:
-            logger.error("The memory service could not start (%s): the bots run without long-term memory", exc)
-            if self._memory_lock:
-                self._memory_lock.close()  # let a later attempt (or another supervisor) take the store
-                self._memory_lock = None
-            return
-        self.memory_service = service
+        self.memory = local
         self.deps.memory = local
         from grobot.core.services.document_sync import DocumentsIndexer
 
         self.documents = DocumentsIndexer(local.documents_index, self._write)
-        service.sync_documents = self.sync_documents
-        try:
-            await asyncio.to_thread(self._write, memory_registry.advertise, self.supervisor_id, url)
-        except Exception as exc:
-            logger.warning("Could not record the memory service address (%s): the web app and the CLI "
-                           "cannot reach it", type(exc).__name__)
         self._prune_task = asyncio.get_running_loop().create_task(self.prune_memories())
         if get_settings().worker.memory_preload:
             self._warm_task = asyncio.get_running_loop().create_task(local.warm())
-
-    def memory_env(self) -> dict[str, str]:
-        """What a bot process needs to reach the memory service (a blank address: no memory)."""
-        from grobot.core.memory.runtime import URL_ENV
-
-        return {URL_ENV: self.memory_service.url if self.memory_service is not None else ""}
 
     def _lock_memory_store(self) -> bool:
         """An embedded Chroma store may be opened by one process only: hold a lock file in it, or go without."""
@@ -123,9 +100,10 @@ class SupervisorJobs:
         return True
 
     async def stop(self) -> None:
-        """Stop the memory service (the supervisor withdraws its address with its other rows)."""
-        if self.memory_service is not None:
-            await self.memory_service.stop()
+        """Close the memory store (after the link stopped serving it)."""
+        if self.memory is not None:
+            self.memory.close()
+            self.memory = None
             self.deps.memory = NoopMemory()
         if self.documents is not None:
             self.documents.close()
@@ -141,19 +119,19 @@ class SupervisorJobs:
             logger.warning("Indexing the bots' documents failed: %s", type(exc).__name__)
 
     async def prune_memories(self) -> None:
-        """Drop the memory collections of bots deleted while no memory service ran, and keep
+        """Drop the memory collections of bots deleted while no worker ran, and keep
         each bot within ``memory_max_per_bot`` (the oldest memories go).
 
         A supervisor that could not serve memory (another one held the embedded store) tries
         again here: bots started from then on get it.
         """
-        if self.memory_service is None:
-            await self.start_memory_service()
-        if self.memory_service is None:
+        if self.memory is None:
+            await self.start_memory()
+        if self.memory is None:
             return
         try:
             existing, keep = await asyncio.to_thread(self._write, _bot_ids_and_memory_cap)
-            gone, trimmed = await self.memory_service.memory.prune(set(existing), keep=keep)
+            gone, trimmed = await self.memory.prune(set(existing), keep=keep)
             if self.documents is not None:
                 await self.documents.prune(set(existing))
         except Exception as exc:

@@ -1,10 +1,10 @@
 """The supervisor's Test Chat runner: claims pending Test Chat messages, answers them through the
-agent chain, and serves their events live to the web app (HTTP on 127.0.0.1).
+agent chain, and serves their events live to the web app (the ``tester_chat`` group of the
+supervisor's link, :func:`serve`).
 
 The web app stores a message ``pending``, then, instead of waiting for the runner's poll, follows
-the run at once (``GET /v1/test-chat/runs/<id>/events?claim=1``: the runner claims the message and
-streams the run's events as JSON lines as the chain emits them); ``POST /v1/test-chat/wake``
-claims without following, ``POST /v1/test-chat/runs/<id>/cancel`` stops a run. A poll
+the run at once (``events`` with ``claim``: the runner claims the message and streams the run's
+events as the chain emits them); ``wake`` claims without following, ``cancel`` stops a run. A poll
 every ``GROBOT_TEST_CHAT_POLL_SECONDS`` still claims what nobody woke it for (a message sent while
 no worker ran). A run takes the path of a Discord message (:mod:`grobot.core.answering`): the
 same checks (limits, the user's cooldown, the bot's cap on runs at once; one :class:`FloodGate`
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hmac
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -25,15 +23,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from aiohttp import web
-
-from bot_worker.local_http import LocalServer, bearer_token
+from bot_worker.bot_link import Stream
 from bot_worker.tester_chat_job import run_tester_chat_job
 from grobot.core.agents.deps import ChainDeps
 from grobot.core.agents.types import FINAL_KINDS, Event, EventKind
 from grobot.core.answering import FloodGate
 from grobot.core.db import session_scope
-from grobot.core.errors import error_line
+from grobot.core.errors import NotFoundError, error_line
 from grobot.core.models import MessageStatus
 from grobot.core.services import tester_chat
 from grobot.core.store.local import local_deps
@@ -275,65 +271,31 @@ def _write(fn: Any, *args: Any, **kwargs: Any) -> None:
         fn(*args, session=session, **kwargs)
 
 
-class ChatRunnerService(LocalServer):
-    """The runner over HTTP: wake, follow a run's events, cancel (bearer token of the local services)."""
+async def serve(runner: ChatRunner, op: str, data: dict[str, Any]) -> Any:
+    """Operation ``op`` of the link's ``tester_chat`` group on ``runner`` (the web app's: its admin token).
 
+    - ``wake``: claim now; the runs claimed and every run this runner holds (its own poll may have
+      claimed the caller's message a moment before);
+    - ``events`` (``run_id``, ``after``, ``claim``): the run's events after index ``after`` as a stream,
+      until the run ends (``claim``: claim pending messages first, so that the page that just sent one
+      is already listening when the run starts);
+    - ``cancel`` (``run_id``, ``reason``): stop the run.
 
-    name = "Test Chat service"
-
-    def __init__(self, runner: ChatRunner, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        super().__init__(host, port)
-        self.runner = runner
-
-    async def start(self) -> str:
-        app = web.Application(middlewares=[self._auth], client_max_size=64 * 1024)
-        app.add_routes([
-            web.post("/v1/test-chat/wake", self._wake),
-            web.get("/v1/test-chat/runs/{run_id:\\d+}/events", self._events),
-            web.post("/v1/test-chat/runs/{run_id:\\d+}/cancel", self._cancel),
-        ])
-        return await self.serve(app)
-
-    @web.middleware
-    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        from grobot.core.secret_keys import memory_service_tokens
-
-        given = bearer_token(request)
-        if not given or not any(hmac.compare_digest(given, t) for t in memory_service_tokens()):
-            return web.json_response({"error": "unauthorized"}, status=401)
-        return await handler(request)
-
-    async def _wake(self, request: web.Request) -> web.Response:
-        """Claim now; answers with the runs claimed and every run this runner holds (its own poll may
-        have claimed the caller's message a moment before)."""
-        claimed = await self.runner.poll()
-        return web.json_response({"claimed": claimed, "running": sorted(self.runner.jobs)})
-
-    async def _cancel(self, request: web.Request) -> web.Response:
-        try:
-            reason = str((await request.json()).get("reason") or STOP_REASON)[:200]
-        except (ValueError, AttributeError):
-            reason = STOP_REASON
-        if not self.runner.cancel(int(request.match_info["run_id"]), reason):
-            return web.json_response({"error": "not running here"}, status=404)
-        return web.json_response({"cancelled": True})
-
-    async def _events(self, request: web.Request) -> web.StreamResponse:
-        """The run's events as JSON lines (``?claim=1``: claim pending messages first, so that the page
-        that just sent one is already listening when the run starts)."""
-        run_id = int(request.match_info["run_id"])
-        feed = self.runner.feeds.get(run_id)
-        if request.query.get("claim") == "1" and (feed is None or feed.ended_at is not None):
-            feed = await self.runner.claimed_feed(run_id)  # an ended feed: an earlier try of a message sent again
+    :class:`NotFoundError` when the run is not running here.
+    """
+    if op == "wake":
+        claimed = await runner.poll()
+        return {"claimed": claimed, "running": sorted(runner.jobs)}
+    run_id = int(data.get("run_id") or 0)
+    if op == "cancel":
+        if not runner.cancel(run_id, str(data.get("reason") or STOP_REASON)[:200]):
+            raise NotFoundError("not running here")
+        return {"cancelled": True}
+    if op == "events":
+        feed = runner.feeds.get(run_id)
+        if data.get("claim") and (feed is None or feed.ended_at is not None):
+            feed = await runner.claimed_feed(run_id)  # an ended feed: an earlier try of a message sent again
         if feed is None:
-            return web.json_response({"error": "not running here"}, status=404)
-        try:
-            after = int(request.query.get("after", "-1"))
-        except ValueError:
-            after = -1
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-store"})
-        await response.prepare(request)
-        async for item in feed.read(after):
-            await response.write(json.dumps(item, ensure_ascii=False, default=str).encode() + b"\n")
-        await response.write_eof()
-        return response
+            raise NotFoundError("not running here")
+        return Stream(feed.read(int(data.get("after", -1))))
+    raise NotFoundError(f"the tester_chat group has no operation {op!r}")

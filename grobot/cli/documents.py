@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from grobot.cli.output import Flag, naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
-from grobot.core.memory.registry import find_url
+from grobot.core.link_client import find_url
 from grobot.core.services import bots, documents, files
 from grobot.core.wording import counted, human_size
 

@@ -1,4 +1,4 @@
-"""``memory list|search|add|delete BOT ...``: a bot's long-term memories (through the worker's memory service)."""
+"""``memory list|search|add|delete BOT ...``: a bot's long-term memories (through the worker's link)."""
 
 from __future__ import annotations
 

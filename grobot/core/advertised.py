@@ -1,6 +1,6 @@
 """What a live supervisor serves on this host, kept in the ``setting`` table (one row per supervisor).
 
-Each service a supervisor runs on 127.0.0.1 (the memory service, the embedded llama.cpp
+Each service a supervisor runs on 127.0.0.1 (its link, the embedded llama.cpp
 servers) is advertised in a row ``<prefix><supervisor id>`` written when it starts or changes
 and removed when it stops; the row of a supervisor that died goes with that supervisor's own
 row (:meth:`AdvertisedRows.prune_orphans`, from every supervisor's sweep). A reader only trusts

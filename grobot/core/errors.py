@@ -38,7 +38,7 @@ class StorageError(GroBotError):
 
 
 class MemoryUnavailable(GroBotError):
-    """The memory service (run by the bot worker) cannot be reached."""
+    """The memory (served by the bot worker on its link) cannot be reached."""
 
     def __init__(self, message: str = "memory service unavailable: is the bot worker running?") -> None:
         super().__init__(message)

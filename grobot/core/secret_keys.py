@@ -1,8 +1,8 @@
 """The secret key (and the tokens derived from it), with no heavy import: bot processes load this.
 
 Encryption itself (Fernet, from ``cryptography``) lives in :mod:`grobot.core.security`; the
-key file, the keys in force and the memory service's bearer token are here, so that a bot
-process that talks to the memory service never loads ``cryptography`` or the database layer.
+key file, the keys in force and the keys of the supervisor link's tokens are here, so that a
+bot process never loads ``cryptography`` or the database layer.
 """
 
 from __future__ import annotations
@@ -60,18 +60,10 @@ def current_keys() -> list[str]:
     return [k for k in (part.strip() for part in raw.replace("\n", ",").split(",")) if k]
 
 
-_MEMORY_TOKEN_CONTEXT = b"grobot memory service v1"
+def link_keys(context: bytes) -> list[bytes]:
+    """A key for ``context`` from each secret key in force (primary first): HMAC of the context.
 
-
-def memory_service_tokens() -> list[str]:
-    """Bearer tokens of the supervisor's memory service: HMAC of each key in force (primary first).
-
-    Every GroBot process holds the secret key, so each derives the token itself: it never
-    travels through the environment, the database or the logs.
+    Every GroBot process holds the secret key, so each derives the supervisor link's admin token
+    itself (:mod:`grobot.core.link_scope`).
     """
-    return [hmac.new(_as_fernet_key(k), _MEMORY_TOKEN_CONTEXT, hashlib.sha256).hexdigest() for k in current_keys()]
-
-
-def memory_service_token() -> str:
-    """The token a client sends (from the primary key)."""
-    return memory_service_tokens()[0]
+    return [hmac.new(_as_fernet_key(k), context, hashlib.sha256).digest() for k in current_keys()]

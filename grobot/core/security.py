@@ -25,8 +25,6 @@ from grobot.core.secret_keys import (  # noqa: F401 - part of this module's API
     _as_fernet_key,
     current_keys,
     key_file,
-    memory_service_token,
-    memory_service_tokens,
 )
 
 logger = logging.getLogger(__name__)
@@ -272,7 +270,3 @@ class LoginThrottle:
 
 
 login_throttle = LoginThrottle()
-
-
-# --------------------------------------------------------------------------- memory service
-

@@ -71,7 +71,6 @@ class WorkerSettings:
     supervisor_url: str = ""  # the bot link (bot_worker.bot_link)
     supervisor_token: str = ""
     lease_expires: str = ""  # ISO 8601: the lease a bot starts with, until its first heartbeat answer
-    memory_url: str = ""  # the supervisor's memory service
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> WorkerSettings:
@@ -109,7 +108,6 @@ class WorkerSettings:
             supervisor_url=env.get("GROBOT_SUPERVISOR_URL", "").strip(),
             supervisor_token=env.get("GROBOT_SUPERVISOR_TOKEN", "").strip(),
             lease_expires=env.get("GROBOT_LEASE_EXPIRES", "").strip(),
-            memory_url=env.get("GROBOT_MEMORY_URL", "").strip(),
         )
 
 

@@ -1,7 +1,7 @@
 """The Memory tab (admins): the bot's long-term memories, newest first with "load more", a
 semantic search, a filter by Discord user, adding a memory by hand and deleting memories.
 
-The memories live in the bot worker's memory service (``grobot.core.services.memories``).
+The memories live in the bot worker (served on its link) (``grobot.core.services.memories``).
 Without a running worker the tab says how to start it, and stays usable otherwise.
 """
 

@@ -174,7 +174,7 @@ class MemoryState(BotPageState):
 
     @rx.event
     async def retry(self):
-        """Try the memory service again (after starting the worker)."""
+        """Try the worker's memory again (after starting the worker)."""
         return await self._reload()
 
     @rx.event

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from grobot.cli.main import main
+from grobot.core import link_client
 from grobot.core.db import session_scope
 from grobot.core.llm.http_errors import transport_reason
-from grobot.core.memory import registry
 from grobot.core.security import key_file
 from grobot.core.services import bots, council, fleet, llm_settings, mcp_servers
 from grobot.core.settings import get_settings
@@ -150,9 +150,9 @@ def test_health_without_secrets_says_so(grobot_env, capsys, monkeypatch):
 
 
 def test_a_check_that_crashes_says_so_in_a_sentence_and_logs_its_traceback_with_v(grobot_env):
-    with session_scope() as session:  # a live worker on this host whose memory service address is broken
+    with session_scope() as session:  # a live worker on this host whose link address is broken
         fleet.register_supervisor("sup-1", hostname=socket.gethostname(), pid=os.getpid(), session=session)
-        registry.advertise("sup-1", "http://127.0.0.1:abc", session=session)
+        link_client.advertise("sup-1", "tcp://127.0.0.1:abc", session=session)
     env = grobot_env.environ(OLLAMA_HOST=f"http://127.0.0.1:{free_port()}")
 
     def health(*flags: str) -> subprocess.CompletedProcess:
@@ -162,11 +162,12 @@ def test_a_check_that_crashes_says_so_in_a_sentence_and_logs_its_traceback_with_
     result = health()
     assert result.returncode == 1 and result.stderr == ""
     assert check_lines(result.stdout, "worker")[0][0] == "ok"
-    assert check_lines(result.stdout, "memory") == [("FAIL", "could not be checked: Invalid port: 'abc'")]  # not 'InvalidURL: …'
+    said = "could not be checked: Port could not be cast to integer value as 'abc'"
+    assert check_lines(result.stdout, "memory") == [("FAIL", said)]  # not 'ValueError: …'
     verbose = health("-v")
-    assert check_lines(verbose.stdout, "memory") == [("FAIL", "could not be checked: Invalid port: 'abc'")]
+    assert check_lines(verbose.stdout, "memory") == [("FAIL", said)]
     assert "DEBUG grobot.core.services.health: The memory check crashed" in verbose.stderr
-    assert "Traceback" in verbose.stderr and "httpx.InvalidURL: Invalid port: 'abc'" in verbose.stderr
+    assert "Traceback" in verbose.stderr and "ValueError: Port could not be cast to integer value as 'abc'" in verbose.stderr
 
 
 def test_a_host_name_that_does_not_resolve_is_said_so():

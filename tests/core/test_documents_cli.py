@@ -1,4 +1,4 @@
-"""``python -m grobot documents ...``: what an admin types and sees, against a real memory service whose
+"""``python -m grobot documents ...``: what an admin types and sees, against a real supervisor link whose
 indexer (as the supervisor's) indexes what the commands add."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_documents_commands_add_list_search_delete_and_set(grobot_env, capsys, t
 
     with memory_service() as service:
         indexer = DocumentsIndexer(service.local.documents_index, _db)
-        service.service.sync_documents = indexer.sync  # as the supervisor gives its service the indexer
+        service.sync_documents = indexer.sync  # as the supervisor gives its link the indexer
         try:
             code, out, _ = run(capsys, "documents", "add", "clerk", str(scan), "--as", "scans/menu.pdf")
             assert (code, out.strip()) == (0, f"scans/menu.pdf ({_size(scan)}) added to bot 'clerk': Not indexed: no "

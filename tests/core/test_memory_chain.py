@@ -9,12 +9,12 @@ import subprocess
 import sys
 import time
 
+from bot_worker.bot_link import BotLinkClient
 from grobot.core.agents.chain import wait_for_background
 from grobot.core.agents.run_store import Prepared
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import session_scope
 from grobot.core.memory.lookup import start_memory_lookup
-from grobot.core.memory.remote import RemoteMemory
 from grobot.core.services import bots
 from grobot.core.store.local import local_deps, run_chain
 from tests.fakes.llm import FakeToolCatalog, Reply, is_archivist_request, use_fake_llm
@@ -40,7 +40,8 @@ def _closed_port() -> int:
 async def test_a_dead_memory_service_does_not_break_the_answer_and_is_logged_once(grobot_env, fake_llm, caplog):
     bot_id = _bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
-    dead = RemoteMemory(f"http://127.0.0.1:{_closed_port()}")
+    link = BotLinkClient(f"tcp://127.0.0.1:{_closed_port()}", "token")  # a supervisor that is gone
+    dead = link.memory()
     fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [{"text": "alice has a boat"}]}))
     caplog.set_level(logging.INFO)
     for text in ("I have a boat on the lake", "My boat is painted red and white"):
@@ -49,7 +50,7 @@ async def test_a_dead_memory_service_does_not_break_the_answer_and_is_logged_onc
         assert result.error is None and text in result.text
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Memory unavailable" in r.getMessage()]
     assert len(warnings) == 1, [r.getMessage() for r in warnings]
-    await dead.aclose()
+    await link.close()
 
 
 async def test_slow_retrieval_costs_at_most_the_budget(grobot_env, fake_llm, monkeypatch):
@@ -108,7 +109,7 @@ async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fa
     bot_id = _bot()
     use_fake_llm(fake_llm, bot_id=bot_id)
     with memory_service() as service:
-        remote = RemoteMemory(service.url)
+        remote = service.bot_memory(bot_id)
         fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
             {"text": "alice said the team decided to ship on Thursday", "kind": "decision"}]}))
         await run_chain(_message(bot_id, "we decided to ship the release on Thursday"), local_deps(remote), tools=FakeToolCatalog())
@@ -116,26 +117,27 @@ async def test_the_chain_stores_and_retrieves_through_the_service(grobot_env, fa
         # The same decision again is not stored twice.
         await run_chain(_message(bot_id, "so we decided to ship the release on Thursday"), local_deps(remote), tools=FakeToolCatalog())
         await wait_for_background()
-        stored, total = await remote.list(bot_id)
-        assert total == 1 and stored[0].text == "alice said the team decided to ship on Thursday"
+        stored = service.call(service.local.list(bot_id))
+        assert len(stored) == 1 and stored[0].text == "alice said the team decided to ship on Thursday"
         assert {k: stored[0].metadata[k] for k in ("user_id", "channel_id", "source_message_id", "kind", "source")} == \
             {"user_id": "42", "channel_id": "55", "source_message_id": "900", "kind": "decision", "source": "archivist"}
         await run_chain(_message(bot_id, "when do we ship the release?", key="test:other"), local_deps(remote),
                         tools=FakeToolCatalog())
         system = fake_llm.chat_requests()[-1]["messages"][0]["content"]
         assert "Things you remember" in system and "ship on Thursday" in system
-        await remote.aclose()
+        await service.close_clients()
 
 
 def test_a_bot_process_does_not_import_the_store_the_model_or_httpx(grobot_env):
     """Bots stay light: no vector store or embedding model, and no second HTTP stack (aiohttp
-    serves discord.py, the LLM providers and the memory client)."""
+    serves discord.py and the LLM providers; the memory goes over the bot's link)."""
     code = (
         "import os, sys\n"
-        "os.environ['GROBOT_MEMORY_URL'] = 'http://127.0.0.1:9'\n"
+        "os.environ['GROBOT_SUPERVISOR_URL'] = 'tcp://127.0.0.1:9'\n"
+        "os.environ['GROBOT_SUPERVISOR_TOKEN'] = 'bot-1.0'\n"
         "import bot_worker.bot_process, grobot.core.agents.chain, grobot.core.tools.catalog\n"
-        "from grobot.core.memory.runtime import memory_from_env\n"
-        "memory = memory_from_env()\n"
+        "from bot_worker.bot_link import BotLinkClient\n"
+        "memory = BotLinkClient.from_env().memory()\n"
         "assert type(memory).__name__ == 'RemoteMemory', memory\n"
         "print(sorted(m for m in ('numpy', 'chromadb', 'onnxruntime', 'tokenizers', 'httpx', 'ollama') if sys.modules.get(m)))\n"
     )

@@ -1,20 +1,18 @@
-"""The supervisor's memory service (real aiohttp server, real Chroma, real embedder) and its clients."""
+"""The supervisor's memory (the ``memory`` group of its real link, real Chroma, real embedder) and its clients."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-import httpx
 import pytest
 from sqlmodel import col, select
 
 from grobot.cli.main import main as cli
 from grobot.core.db import session_scope
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
-from grobot.core.memory.registry import KEY_PREFIX, advertise, prune_orphans
-from grobot.core.memory.remote import RemoteMemory
+from grobot.core.link_client import KEY_PREFIX, AdminLink, advertise, prune_orphans
+from grobot.core.link_scope import admin_token
 from grobot.core.models import Setting, Supervisor, utcnow
-from grobot.core.security import memory_service_token
 from grobot.core.services import bots, discord_users, fleet, health, memories
 from tests.memory_helpers import memory_service
 
@@ -56,23 +54,22 @@ def test_the_memory_tab_api_lists_searches_adds_and_deletes(grobot_env):
 
 async def test_remote_memory_skips_near_duplicates_and_keeps_only_relevant_hits(grobot_env):
     with memory_service() as service:
-        remote = RemoteMemory(service.url)
+        remote = service.bot_memory(1)  # as bot 1's process has it: over its link connection, with its token
         await remote.remember(1, ["Carol works night shifts"], {"user_id": "c"})
         await remote.remember(1, ["Carol works night shifts!", "carol works night shifts"], {"user_id": "c"})
-        assert await remote.count(1) == 1
+        assert service.call(service.local.count(1)) == 1
         assert await remote.search(1, "who works at night?") == ["Carol works night shifts"]
         assert await remote.search(1, "a recipe for pancakes") == []
-        await remote.aclose()
+        await service.close_clients()
 
 
 def test_a_wrong_or_missing_token_is_refused(grobot_env):
     with memory_service() as service:
-        probe = f"{service.url}/v1/health"
-        assert httpx.get(probe).status_code == 401
-        wrong = httpx.get(probe, headers={"Authorization": "Bearer " + "0" * 64})
-        assert wrong.status_code == 401 and wrong.json() == {"error": "missing or wrong bearer token"}
-        ok = httpx.get(probe, headers={"Authorization": f"Bearer {memory_service_token()}"})
-        assert ok.status_code == 200 and ok.json() == {"ok": True, "embedder_loaded": ok.json()["embedder_loaded"]}
+        for token in ("", "0" * 64, "admin." + "0" * 64):
+            status, answer = AdminLink(service.url, token=token).call("memory", "health", {})
+            assert (status, answer) == (401, {"error": "missing or wrong token", "kind": "refused"})
+        status, answer = AdminLink(service.url, token=admin_token()).call("memory", "health", {})
+        assert status == 200 and answer["result"] == {"ok": True, "embedder_loaded": answer["result"]["embedder_loaded"]}
         assert health._memory().ok
 
 
@@ -178,13 +175,13 @@ async def test_store_work_runs_off_the_event_loop(grobot_env):
 
 
 def test_the_address_of_a_crashed_supervisors_service_goes_when_its_supervisor_is_forgotten(grobot_env):
-    """A supervisor killed with -9 cannot withdraw its memory-service row: the sweep of the
+    """A supervisor killed with -9 cannot withdraw its link's row: the sweep of the
     survivors removes it once the dead supervisor itself is pruned."""
     with session_scope() as session:
         fleet.register_supervisor("alive", hostname="here", pid=1, session=session)
         fleet.register_supervisor("crashed", hostname="here", pid=2, session=session)
-        advertise("alive", "http://127.0.0.1:1001", session=session)
-        advertise("crashed", "http://127.0.0.1:1002", session=session)
+        advertise("alive", "tcp://127.0.0.1:1001", session=session)
+        advertise("crashed", "tcp://127.0.0.1:1002", session=session)
     with session_scope() as session:
         assert prune_orphans(session=session) == 0  # both supervisors are still known
         session.get(Supervisor, "crashed").heartbeat_at = utcnow() - timedelta(hours=2)

@@ -7,20 +7,21 @@ out."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import re
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from grobot.core import tester_chat_link
+from bot_worker.bot_link import Answer, Stream
+from bot_worker.link_server import BotLinkServer
+from grobot.core import link_client
 from grobot.core.db import session_scope
+from grobot.core.errors import NotFoundError
 from grobot.core.models import Supervisor
 from grobot.core.services import conversations, tester_chat
 from grobot.pages.tester_chat_state import ChatState, LiveState
@@ -53,51 +54,48 @@ def aim_at(world: World, run: int) -> list[Sent]:
             Sent(LiveState.follow, {}, path), Sent(LiveState.stop, {}, path)]
 
 
-class _EveryRunFeed(BaseHTTPRequestHandler):
-    """A runner that streams the stored events of any run it is asked for (and claims none)."""
+async def _every_run_feed(bot_id: int | None, op: str, data: dict) -> object:
+    """A runner (the ``tester_chat`` group of a link) that streams the stored events of any run it is
+    asked for, and claims and stops none."""
+    if op != "events":
+        raise NotFoundError("holds no run: nothing to stop here")
+    after = int(data.get("after", -1))
+    with session_scope(readonly=True) as session:
+        stored = conversations.run_events(session=session, run_id=int(data["run_id"]))
+        items = [{"i": i, "kind": e.kind, "data": e.data or {}, "t": 0.0} for i, e in enumerate(stored) if i > after]
 
-    def do_GET(self) -> None:
-        found = re.fullmatch(r"/v1/test-chat/runs/(\d+)/events", urlparse(self.path).path)
-        if found is None:
-            self.send_error(404)
-            return
-        after = int(parse_qs(urlparse(self.path).query).get("after", ["-1"])[0])
-        with session_scope(readonly=True) as session:
-            stored = conversations.run_events(session=session, run_id=int(found.group(1)))
-            lines = [{"i": i, "kind": e.kind, "data": e.data or {}, "t": 0.0} for i, e in enumerate(stored) if i > after]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.end_headers()
-        self.wfile.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    async def each() -> AsyncIterator[dict]:
+        for item in items:
+            yield item
 
-    def do_POST(self) -> None:
-        self.send_error(404)  # holds no run: nothing to stop here
-
-    def log_message(self, *args: object) -> None:
-        pass
+    return Stream(each())
 
 
 @pytest.fixture
 def every_run_runner(world) -> Iterator[None]:
-    """:class:`_EveryRunFeed` advertised as a live supervisor's Test Chat runner on this host."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EveryRunFeed)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    """:func:`_every_run_feed` on a real link, advertised as a live supervisor's on this host."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
+    server = BotLinkServer(lambda report: Answer(ok=True), groups={"tester_chat": _every_run_feed})
+    url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
     supervisor_id = "sup-every-run"
     with session_scope() as session:
         session.add(Supervisor(id=supervisor_id, hostname=socket.gethostname(), pid=1))
         session.flush()
-        tester_chat_link.advertise(supervisor_id, f"http://127.0.0.1:{server.server_address[1]}", session=session)
+        link_client.advertise(supervisor_id, url, session=session)
     try:
         yield
     finally:
         with session_scope() as session:
-            tester_chat_link.withdraw(supervisor_id, session=session)
+            link_client.withdraw(supervisor_id, session=session)
             supervisor = session.get(Supervisor, supervisor_id)
             if supervisor is not None:
                 session.delete(supervisor)
-        server.shutdown()
-        server.server_close()
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
 
 
 def test_a_tester_can_neither_read_nor_stop_another_users_live_answer(web_app, world, every_run_runner) -> None:

@@ -1,5 +1,5 @@
-"""The Memory tab in a real browser against the real web app and a REAL memory service (the
-supervisor's aiohttp service over Chroma and the MiniLM embedder, run in a thread of the test
+"""The Memory tab in a real browser against the real web app and a REAL memory (the
+supervisor's link serving its store over Chroma and the MiniLM embedder, run in a thread of the test
 process and advertised in the database like a supervisor does)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from grobot.core.db import session_scope
-from grobot.core.memory.registry import withdraw
+from grobot.core.link_client import withdraw
 from grobot.core.services import bots, fleet, memories
 from tests.memory_helpers import ServiceThread
 from tests.ui.auth import PAGE_TIMEOUT_MS
@@ -42,7 +42,7 @@ def open_memory_tab(page, bot_id: int) -> None:
 
 @pytest.fixture
 def memory_worker(ui_env) -> Iterator[ServiceThread]:
-    """A live memory service found by the web app; afterwards no supervisor is left registered
+    """A live supervisor link serving memory, found by the web app; afterwards no supervisor is left registered
     (the other UI tests expect no worker to run)."""
     service = ServiceThread(SUPERVISOR_ID).start()
     try:

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot_worker import link_wire
 from bot_worker.bot_link import Answer, BotLinkClient, LeaseWatch, Report
 from bot_worker.link_server import BotLinkServer
 from bot_worker.supervisor import Supervisor
 from bot_worker.supervisor_config import Slot, SupervisorConfig
+from grobot.core import link_wire
 from grobot.core.settings import get_settings
 from tests.helpers import async_wait_for
 
@@ -45,8 +45,8 @@ def test_a_report_reaches_the_supervisor_and_its_answer_comes_back():
             assert received == [Report(bot_id=7, pid=42, guild_count=3, online=True)]
             # Not the process the supervisor runs for the bot: told so (the bot then stops).
             assert not (await client.heartbeat(Report(bot_id=7, pid=43, guild_count=3, online=True), timeout=5)).ok
-            # Each bot's token opens its own paths only.
-            with pytest.raises(ConnectionError, match="401"):
+            # Each bot's token opens its own bot's operations only.
+            with pytest.raises(ConnectionError, match="403: this token is for another bot"):
                 await client.heartbeat(Report(bot_id=8, pid=42, guild_count=3, online=True), timeout=5)
             assert len(received) == 2
         finally:

@@ -221,11 +221,11 @@ def test_notes_files_and_errors_reach_the_bot_as_domain_errors(grobot_env):
         await remote.save_calls(bot_id, None, [], [("42", "has a dog", 0.9)])
         assert {n["note"] for n in await remote.list_notes(bot_id, "42")} == {"works at night", "has a dog"}
 
-        # A bot's token opens its own paths only.
+        # A bot's token opens its own bot's operations only.
         env = server.env(other_id)
         thief = BotLinkClient(env["GROBOT_SUPERVISOR_URL"], env["GROBOT_SUPERVISOR_TOKEN"])
         try:
-            with pytest.raises(ConnectionError, match="401"):
+            with pytest.raises(ConnectionError, match="403: this token is for another bot"):
                 await RemoteBotStore(bot_id, thief).list_notes(bot_id, "42")
         finally:
             await thief.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grobot.core.db import session_scope
-from grobot.core.memory.registry import find_url
+from grobot.core.link_client import find_url
 from grobot.core.services import bots, conversations, mcp_servers, tester_chat
 from tests.helpers import pid_alive, wait_for
 from tests.worker.harness import ROOT, fleet
@@ -126,12 +126,12 @@ def test_faults_crash_invalid_token_missing_intent(grobot_env, tmp_path):
         assert "SIGKILL" in world.status(good).last_error
         asked = world.mention(good, "still there?")
         world.wait_reply(asked, containing="still there?")
-        # An exec'd bot process gets its supervisor's memory service address (forked ones use it in
-        # tests/worker/test_memory_e2e.py).
+        # An exec'd bot process gets its supervisor's link address, the one advertised for the web app
+        # (its memory goes over it: tests/worker/test_memory_e2e.py).
         with session_scope(readonly=True) as session:
-            memory_url = find_url(session=session)
+            link_url = find_url(session=session)
         with open(f"/proc/{world.status(good).pid}/environ", "rb") as handle:
-            assert memory_url and f"GROBOT_MEMORY_URL={memory_url}".encode() in handle.read().split(b"\0")
+            assert link_url and f"GROBOT_SUPERVISOR_URL={link_url}".encode() in handle.read().split(b"\0")
 
         # The rejected token is not retried: one login attempt, however long we wait (here: until the
         # supervisor has polled twice after the retry would have been due).

@@ -1,11 +1,13 @@
-"""Long-term memory across a real fleet: bot processes and Test Chat jobs share the supervisor's memory service."""
+"""Long-term memory across a real fleet: bot processes and Test Chat jobs share the supervisor's memory (over its link)."""
 
 from __future__ import annotations
 
 import pytest
+from sqlmodel import select
 
+from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
-from grobot.core.models import Message
+from grobot.core.models import Message, Setting
 from grobot.core.services import app_settings, memories, tester_chat
 from tests.fakes.llm import Reply, is_archivist_request
 from tests.helpers import wait_for
@@ -34,6 +36,19 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
         wait_for(lambda: "Memory store and embedding model loaded" in world.log(), 60,
                  message=f"memory warm-up; log:\n{world._tail()}")
         alice = str(world.discord.alice["id"])
+        # One row tells the web app and the CLI where the supervisor serves: its link, one port for the
+        # memory and Test Chat's runner (the embedded models' llama.cpp servers keep a row of their own).
+        with session_scope(readonly=True) as s:
+            rows = {row.key: row.value for row in s.exec(select(Setting)).all()
+                    if isinstance(row.value, dict) and row.value.get("supervisor_id")}
+        served = {key: value for key, value in rows.items() if not key.startswith("llama_servers:")}
+        assert len(served) == 1, served
+        (key, value), = served.items()
+        assert key == f"supervisor_link:{value['supervisor_id']}"
+        assert value["url"].startswith("tcp://127.0.0.1:") and set(value) == {"url", "supervisor_id"}
+        with session_scope(readonly=True) as s:
+            assert tester_chat_link.live_runners(session=s) == [
+                tester_chat_link.Runner(value["supervisor_id"], value["url"])]
 
         world.llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
             {"text": "alice said the launch code word is pineapple", "kind": "fact"}]}))

@@ -1,4 +1,4 @@
-"""The supervisor's Test Chat runner over its real HTTP service, as the web app uses it
+"""The supervisor's Test Chat runner over its real link (the ``tester_chat`` group), as the web app uses it
 (:mod:`grobot.core.tester_chat_link`): woken instead of polled, events streamed live, runs stopped
 (issue 15 item 6), and the checks a Discord message passes (cooldown, limits)."""
 
@@ -13,7 +13,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 from sqlmodel import select
 
-from bot_worker.tester_chat_runner import ChatRunner, ChatRunnerService
+from bot_worker.bot_link import Answer
+from bot_worker.link_server import BotLinkServer
+from bot_worker.tester_chat_runner import ChatRunner, serve
 from grobot.core import db, tester_chat_link
 from grobot.core.agents import events as events_module
 from grobot.core.db import session_scope
@@ -30,7 +32,8 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.fixture
 async def service(grobot_env) -> AsyncIterator[tuple[ChatRunner, tester_chat_link.Runner]]:
     runner = ChatRunner("sup-test", concurrency=4)
-    server = ChatRunnerService(runner)
+    server = BotLinkServer(lambda report: Answer(ok=True),
+                           groups={"tester_chat": lambda bot_id, op, payload: serve(runner, op, payload)})
     url = await server.start()
     try:
         yield runner, tester_chat_link.Runner("sup-test", url)

@@ -1,7 +1,7 @@
 """What answering a message needs, passed in by its host (no process globals).
 
 A host builds one :class:`ChainDeps` and hands it to every run: the bot process (its
-supervisor's store over the bot link, the memory service's client, its own MCP sessions and
+supervisor's store over the bot link, the memory's client, its own MCP sessions and
 Discord actions), the supervisor (the database, its local memory, its MCP sessions) for Test
 Chat, and the CLI (the database: :func:`grobot.core.store.local.local_deps`).
 """

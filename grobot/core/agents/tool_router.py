@@ -171,7 +171,7 @@ async def _scores(text: str, specs: list[ToolSpec], similarities: Any, budget: f
     else:
         try:
             found = await asyncio.wait_for(similarities(text, texts), budget)
-        except Exception as exc:  # no embedder, a slow or dead memory service: words decide
+        except Exception as exc:  # no embedder, a slow or dead memory: words decide
             logger.info("Tool routing without embeddings (%s)", type(exc).__name__)
             return scores, None
     if len(found) != len(specs):

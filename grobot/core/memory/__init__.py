@@ -52,7 +52,7 @@ class MemoryPort(Protocol):
 
 
 class NoopMemory:
-    """A memory that stores nothing and finds nothing (no memory service configured)."""
+    """A memory that stores nothing and finds nothing (no supervisor serves one)."""
 
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         return None

@@ -82,7 +82,7 @@ class LocalMemory:
     def _call(self, name: str) -> Callable[..., Any]:
         return lambda *args, **kwargs: getattr(self.store, name)(*args, **kwargs)
 
-    # -- the full API (the memory service serves these) -------------------------------------
+    # -- the full API (the supervisor's link serves these) -------------------------------------
     async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
                   dedupe: bool = False) -> list[str]:
         self._wrote(bot_id)

@@ -1,46 +1,44 @@
-"""Clients of the supervisor's memory service (HTTP on 127.0.0.1, bearer token).
+"""Clients of the supervisor's memory: the ``memory`` group of its link (:mod:`grobot.core.memory.link_ops`).
 
-``RemoteMemory`` (async, pooled) is the :class:`~grobot.core.memory.MemoryPort` of bot
-processes and carries the full API; ``MemoryServiceClient`` is its blocking twin for the
-services, the CLI and the web app. Both build their requests with the same
-:class:`_Request` helpers, so the wire format lives in one place. Neither imports
-chromadb, onnxruntime or numpy.
-
-``RemoteMemory`` speaks aiohttp, which bot processes load anyway (discord.py): a request
-costs about a quarter of a millisecond of CPU, against about 1.5 ms with httpx, and a bot
-makes one per message.
+``RemoteMemory`` (async) is the :class:`~grobot.core.memory.MemoryPort` of bot processes (over
+their own link connection) and of the CLI's ``chat`` (over :class:`~grobot.core.link_client.AdminLink`
+in a thread); ``MemoryAdmin`` is the blocking client of the services, the CLI and the web app. Both
+build their requests with the same :class:`_Calls`, so each operation's shape lives in one place.
+Neither imports chromadb, onnxruntime or numpy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from grobot.core.documents import Passage
 from grobot.core.errors import MemoryUnavailable, NotFoundError, ValidationError
+from grobot.core.link_scope import MEMORY
 from grobot.core.memory import RELEVANT_DISTANCE, Memory
+
+if TYPE_CHECKING:  # not at run time: bot processes import no database layer (the link's rows need one)
+    from grobot.core.link_client import AdminLink
 
 logger = logging.getLogger(__name__)
 
-API = "/v1"
-CONNECT_TIMEOUT = 0.5
 READ_TIMEOUT = 30.0  # the first add waits for the embedder and Chroma to load (seconds on a busy host)
+
+# ``(operation, bot id or None, body) -> (status, answer)`` over a link; raises ConnectionError.
+Call = Callable[[str, "int | None", dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 
 
 @dataclass(frozen=True)
 class _Request:
-    """One call of the memory service and how to read its answer."""
+    """One operation of the memory group and how to read its answer."""
 
-    method: str
-    path: str
+    op: str
+    bot_id: int | None
     decode: Callable[[Any], Any]
-    json: dict[str, Any] | None = None
-    params: dict[str, Any] | None = None
+    body: dict[str, Any]
 
 
 def _memories(data: Any) -> list[Memory]:
@@ -63,115 +61,88 @@ class _Calls:
 
     @staticmethod
     def add(bot_id: int, texts: list[str], metadata: dict[str, Any] | None, dedupe: bool) -> _Request:
-        return _Request("POST", f"{API}/bots/{int(bot_id)}/memories", lambda d: list(d["ids"]),
-                        json={"texts": list(texts), "metadata": metadata or {}, "dedupe": bool(dedupe)})
+        return _Request("add", int(bot_id), lambda d: list(d["ids"]),
+                        {"texts": list(texts), "metadata": metadata or {}, "dedupe": bool(dedupe)})
 
     @staticmethod
     def query(bot_id: int, query: str, k: int, max_distance: float | None, user_id: str | None) -> _Request:
-        return _Request("POST", f"{API}/bots/{int(bot_id)}/search", _memories,
-                        json={"query": query, "k": int(k), "max_distance": max_distance, "user_id": user_id})
+        return _Request("search", int(bot_id), _memories,
+                        {"query": query, "k": int(k), "max_distance": max_distance, "user_id": user_id})
 
     @staticmethod
     def count(bot_id: int, user_id: str | None) -> _Request:
-        return _Request("GET", f"{API}/bots/{int(bot_id)}/count", lambda d: int(d["count"]),
-                        params={"user_id": user_id} if user_id else None)
+        return _Request("count", int(bot_id), lambda d: int(d["count"]), {"user_id": user_id})
 
     @staticmethod
     def delete(bot_id: int, memory_id: str) -> _Request:
-        return _Request("DELETE", f"{API}/bots/{int(bot_id)}/memories/{memory_id}", lambda d: int(d["deleted"]))
+        return _Request("delete", int(bot_id), lambda d: int(d["deleted"]), {"memory_id": memory_id})
 
     @staticmethod
     def forget_user(bot_id: int, user_id: str) -> _Request:
-        return _Request("POST", f"{API}/bots/{int(bot_id)}/forget", lambda d: int(d["deleted"]),
-                        json={"user_id": str(user_id)})
+        return _Request("forget", int(bot_id), lambda d: int(d["deleted"]), {"user_id": str(user_id)})
 
     @staticmethod
     def drop_bot(bot_id: int) -> _Request:
-        return _Request("DELETE", f"{API}/bots/{int(bot_id)}", lambda d: None)
-
-    @staticmethod
-    def similarities(text: str, candidates: list[str]) -> _Request:
-        return _Request("POST", f"{API}/similarities", lambda d: [float(x) for x in d["scores"]],
-                        json={"text": text, "candidates": list(candidates)})
+        return _Request("drop", int(bot_id), lambda d: None, {})
 
     @staticmethod
     def documents(bot_id: int, query: str, k: int, threshold: float | None, quote: bool) -> _Request:
-        return _Request("POST", f"{API}/bots/{int(bot_id)}/documents/search", _passages,
-                        json={"query": query, "k": int(k), "threshold": threshold, "quote": bool(quote)})
+        return _Request("documents", int(bot_id), _passages,
+                        {"query": query, "k": int(k), "threshold": threshold, "quote": bool(quote)})
 
     @staticmethod
     def sync_documents() -> _Request:
-        return _Request("POST", f"{API}/documents/sync", lambda d: None, json={})
+        return _Request("sync_documents", None, lambda d: None, {})
 
     @staticmethod
     def health() -> _Request:
-        return _Request("GET", f"{API}/health", lambda d: dict(d))
+        return _Request("health", None, lambda d: dict(d), {})
 
     # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
     @staticmethod
     def list(bot_id: int, limit: int, offset: int, user_id: str | None) -> _Request:
-        params = {"limit": int(limit), "offset": int(offset), **({"user_id": user_id} if user_id else {})}
-        return _Request("GET", f"{API}/bots/{int(bot_id)}/memories", _page, params=params)
+        return _Request("list", int(bot_id), _page, {"limit": int(limit), "offset": int(offset), "user_id": user_id})
 
 
-def _headers() -> dict[str, str]:
-    from grobot.core.secret_keys import memory_service_token
-
-    return {"Authorization": f"Bearer {memory_service_token()}"}
-
-
-def _answer(status: int, data: Any, reason: str, request: _Request) -> Any:
-    """The decoded answer (``data``: the JSON body, None when it was not JSON), or the domain
-    error the service reported."""
-    if status == 200 and data is not None:
-        return request.decode(data)
-    message = str((data.get("error") if isinstance(data, dict) else None) or reason)
+def _answer(status: int, data: dict[str, Any], request: _Request) -> Any:
+    """The decoded answer, or the domain error the supervisor reported."""
+    if status == 200 and isinstance(data.get("result"), dict):
+        return request.decode(data["result"])
+    message = str(data.get("error") or f"status {status}")
     if status == 404:
         raise NotFoundError(message)
     if status in (400, 413, 422):
         raise ValidationError(message)
-    if status == 401:
-        raise MemoryUnavailable("memory service refused our token (was the secret key changed? restart the worker)")
+    if status in (401, 403):
+        raise MemoryUnavailable(f"the bot worker refused this process's token ({message}): was the secret key "
+                                "changed? restart the worker")
+    if status == 503:
+        raise MemoryUnavailable(f"memory unavailable: {message}")
     raise MemoryUnavailable(f"memory service failed: {message}")
 
 
+def admin_call(link: AdminLink) -> Call:
+    """A :data:`Call` through ``link`` (blocking) in a thread: the CLI's ``chat``."""
+    async def call(op: str, bot_id: int | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return await asyncio.to_thread(link.call, MEMORY, op, body, bot_id=bot_id)
+
+    return call
+
+
 class RemoteMemory:
-    """The memory service seen from another process (async; one pooled connection set)."""
+    """The supervisor's memory seen from another process (async), through ``call``."""
 
-    def __init__(self, url: str, *, read_timeout: float = READ_TIMEOUT) -> None:
-        self.url = url.rstrip("/")
+    def __init__(self, call: Call, *, read_timeout: float = READ_TIMEOUT) -> None:
+        self._call = call
         self._read_timeout = read_timeout
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._headers: dict[str, str] | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        """The pooled session of the running event loop (made on first use, inside the loop)."""
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=8), trust_env=False)
-            self._loop = loop
-        return self._session
 
     async def _send(self, request: _Request, timeout: float | None = None) -> Any:
-        if self._headers is None:
-            self._headers = _headers()
-        read = timeout if timeout is not None else self._read_timeout
-        params = {k: str(v) for k, v in request.params.items()} if request.params else None
         try:
-            async with self._client().request(
-                    request.method, self.url + request.path, json=request.json, params=params, headers=self._headers,
-                    timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT, sock_read=read)) as response:
-                status, reason = response.status, response.reason or ""
-                try:
-                    data = await response.json(content_type=None)
-                except ValueError:
-                    data = None
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            async with asyncio.timeout(timeout if timeout is not None else self._read_timeout):
+                status, data = await self._call(request.op, request.bot_id, request.body)
+        except (TimeoutError, OSError) as exc:  # ConnectionError is an OSError
             raise MemoryUnavailable() from exc
-        if status == 401:
-            self._headers = None  # the secret key may have been rotated: derive the token again next time
-        return _answer(status, data, reason, request)
+        return _answer(status, data, request)
 
     async def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
                   dedupe: bool = False) -> list[str]:
@@ -181,27 +152,6 @@ class RemoteMemory:
                     user_id: str | None = None, timeout: float | None = None) -> list[Memory]:
         return await self._send(_Calls.query(bot_id, query, k, max_distance, user_id), timeout)
 
-    async def count(self, bot_id: int, *, user_id: str | None = None) -> int:
-        return await self._send(_Calls.count(bot_id, user_id))
-
-    async def delete(self, bot_id: int, memory_id: str) -> int:
-        return await self._send(_Calls.delete(bot_id, memory_id))
-
-    async def forget_user(self, bot_id: int, user_id: str) -> int:
-        return await self._send(_Calls.forget_user(bot_id, user_id))
-
-    async def health(self) -> dict[str, Any]:
-        return await self._send(_Calls.health(), 2.0)
-
-    async def similarities(self, text: str, candidates: list[str]) -> list[float]:
-        """Cosine similarity of ``text`` to each candidate (the Tool Router)."""
-        return await self._send(_Calls.similarities(text, candidates))
-
-    async def documents(self, bot_id: int, query: str, k: int = 3, *, threshold: float | None = None,
-                        quote: bool = True) -> list[Passage] | None:
-        """The bot's passages closest to ``query`` (None: it has no document indexed)."""
-        return await self._send(_Calls.documents(bot_id, query, k, threshold, quote))
-
     # -- MemoryPort ---------------------------------------------------------------------
     async def remember(self, bot_id: int, texts: list[str], metadata: dict[str, Any]) -> None:
         await self.add(bot_id, texts, metadata, dedupe=True)
@@ -209,38 +159,19 @@ class RemoteMemory:
     async def search(self, bot_id: int, query: str, k: int = 5) -> list[str]:
         return [m.text for m in await self.query(bot_id, query, k, max_distance=RELEVANT_DISTANCE)]
 
-    async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
 
-    # Last in the class: a method named ``list`` would shadow the builtin in annotations below it.
-    async def list(self, bot_id: int, *, limit: int = 50, offset: int = 0,
-                   user_id: str | None = None) -> tuple[list[Memory], int]:
-        return await self._send(_Calls.list(bot_id, limit, offset, user_id))
+class MemoryAdmin:
+    """The supervisor's memory, blocking (the services, the CLI, the web app), through ``link``."""
 
-
-class MemoryServiceClient:
-    """The memory service, blocking (the services, the CLI, the web app)."""
-
-    def __init__(self, url: str, *, read_timeout: float = READ_TIMEOUT) -> None:
-        self.url = url.rstrip("/")
-        self._read_timeout = read_timeout
+    def __init__(self, link: AdminLink) -> None:
+        self.link = link
 
     def _send(self, request: _Request) -> Any:
-        import httpx  # here: bot processes use RemoteMemory only, and never load httpx
-
         try:
-            response = httpx.request(request.method, self.url + request.path, json=request.json, params=request.params,
-                                     headers=_headers(), timeout=httpx.Timeout(self._read_timeout, connect=CONNECT_TIMEOUT),
-                                     trust_env=False)
-        except httpx.TransportError as exc:
+            status, data = self.link.call(MEMORY, request.op, request.body, bot_id=request.bot_id)
+        except ConnectionError as exc:
             raise MemoryUnavailable() from exc
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        return _answer(response.status_code, data, response.reason_phrase, request)
+        return _answer(status, data, request)
 
     def add(self, bot_id: int, texts: list[str], metadata: dict[str, Any] | None = None, *,
             dedupe: bool = False) -> list[str]:

@@ -1,9 +1,9 @@
 """Where a host's memory comes from, and how a memory failure is logged.
 
-- the supervisor owns its :class:`~grobot.core.memory.local.LocalMemory` (and serves it);
-- a bot process gets ``GROBOT_MEMORY_URL`` from its supervisor and uses
-  :class:`~grobot.core.memory.remote.RemoteMemory` (:func:`memory_from_env`);
-- the CLI asks the database for a live supervisor's service (:func:`discovered_memory`);
+- the supervisor owns its :class:`~grobot.core.memory.local.LocalMemory` (and serves it on its link);
+- a bot process uses :class:`~grobot.core.memory.remote.RemoteMemory` over its own link connection
+  (:mod:`bot_worker.bot_process`);
+- the CLI asks the database for a live supervisor's link (:func:`discovered_memory`);
 - anything else has no memory (:class:`~grobot.core.memory.NoopMemory`).
 
 The host passes its memory to the chain (:class:`~grobot.core.agents.deps.ChainDeps`) and closes it.
@@ -14,25 +14,8 @@ from __future__ import annotations
 import logging
 
 from grobot.core.memory import MemoryPort, NoopMemory
-from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
-
-URL_ENV = "GROBOT_MEMORY_URL"
-
-
-def memory_at(url: str | None) -> MemoryPort:
-    """A client of the memory service at ``url`` (no URL: no memory)."""
-    if not url:
-        return NoopMemory()
-    from grobot.core.memory.remote import RemoteMemory
-
-    return RemoteMemory(url)
-
-
-def memory_from_env() -> MemoryPort:
-    """A bot process's memory: its supervisor's service, whose address it was given at start."""
-    return memory_at(get_settings().worker.memory_url)
 
 
 async def close_memory(memory: MemoryPort | None) -> None:
@@ -46,17 +29,18 @@ async def close_memory(memory: MemoryPort | None) -> None:
 
 
 def discovered_memory() -> MemoryPort:
-    """A live supervisor's memory service found in the database (the CLI's ``chat``), else no memory."""
+    """A live supervisor's memory found in the database (the CLI's ``chat``), else no memory."""
     from grobot.core.db import session_scope
-    from grobot.core.memory.registry import find_url
+    from grobot.core.link_client import AdminLink, find_url
+    from grobot.core.memory.remote import RemoteMemory, admin_call
 
     try:
         with session_scope(readonly=True) as session:
             url = find_url(session=session)
     except Exception as exc:
-        logger.warning("Could not look up the memory service: %s", type(exc).__name__)
+        logger.warning("Could not look up the supervisor's link: %s", type(exc).__name__)
         url = None
-    return memory_at(url)
+    return RemoteMemory(admin_call(AdminLink(url))) if url else NoopMemory()
 
 
 _failing = False

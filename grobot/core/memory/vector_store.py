@@ -4,7 +4,7 @@ Embedded Chroma in ``<data dir>/chroma`` by default, or a Chroma server at ``CHR
 Vectors are computed here (:mod:`grobot.core.embeddings`), so Chroma never
 downloads a model. Every method blocks: only the bot worker's supervisor opens the store
 (:mod:`grobot.core.memory.local` runs it off the event loop); everyone else goes through
-its memory service.
+its link.
 """
 
 from __future__ import annotations

@@ -59,9 +59,9 @@ def forget_user(*, session: Session, bot_id: int, discord_user_id: str) -> dict[
 
 
 def forget_user_everywhere(*, bot_id: int, discord_user_id: str) -> dict[str, int]:
-    """Profile and notes (one transaction, committed first), then the memories (memory service).
+    """Profile and notes (one transaction, committed first), then the memories (the worker's memory).
 
-    The memory service is asked after the database transaction ends, never while it holds
+    The worker's memory is asked after the database transaction ends, never while it holds
     the write lock. Without a running worker the memories cannot be deleted: the profile and
     notes are gone, and :class:`MemoryUnavailable` says what is left to do.
     """
@@ -79,7 +79,7 @@ def forget_user_everywhere(*, bot_id: int, discord_user_id: str) -> dict[str, in
 
 
 def forget_user_memories(*, bot_id: int, discord_user_id: str) -> int:
-    """Delete the memories whose ``user_id`` metadata is this user (memory service); returns how many."""
+    """Delete the memories whose ``user_id`` metadata is this user (the worker's memory); returns how many."""
     from grobot.core.db import session_scope
     from grobot.core.services.memories import delete_user_memories
 

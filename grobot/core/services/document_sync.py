@@ -4,7 +4,7 @@ The ``bot_file`` rows say what each bot has (whoever wrote it: the web app, the 
 ``bot_document`` rows say what the index holds. :meth:`DocumentsIndexer.sync` indexes what is
 new or changed and drops what is gone, file by file: a file that cannot be indexed gets its one
 line, and the others go on. It runs at every poll of the supervisor and when the web app or the
-CLI ask for it (the memory service's ``POST /v1/documents/sync``), one sync at a time, on a
+CLI ask for it (the ``sync_documents`` operation of its link's ``memory`` group), one sync at a time, on a
 thread of its own: a message's memory lookup never waits behind it.
 """
 

@@ -2,7 +2,7 @@
 supervisor's indexer reads and writes (``bot_document``).
 
 The passages themselves live in the supervisor's Chroma store: the web app and the CLI search
-them through its memory service (:func:`search`), as they do memories, and ask it to index now
+them through its link (:func:`search`), as they do memories, and ask it to index now
 (:func:`request_sync`); without a worker the files wait, and are indexed when it starts.
 """
 
@@ -206,7 +206,7 @@ def bot_ids(*, session: Session) -> set[int]:
     return {int(i) for i in session.exec(select(Bot.id)).all() if i is not None}
 
 
-# --------------------------------------------------------------------------- through the memory service
+# --------------------------------------------------------------------------- through the worker's link
 
 
 def search(bot_id: int, query: str, *, session: Session, k: int = PASSAGES_PER_MESSAGE) -> list[Passage]:
@@ -220,14 +220,14 @@ def search(bot_id: int, query: str, *, session: Session, k: int = PASSAGES_PER_M
 
 def request_sync(*, session: Session) -> bool:
     """Ask a live worker to bring the index up to date now (else its next poll does); never fails."""
-    from grobot.core.memory.registry import find_url
-    from grobot.core.memory.remote import MemoryServiceClient
+    from grobot.core.link_client import AdminLink, find_url
+    from grobot.core.memory.remote import MemoryAdmin
 
     try:
         url = find_url(session=session)
         if url is None:
             return False
-        MemoryServiceClient(url, read_timeout=2.0).sync_documents()
+        MemoryAdmin(AdminLink(url, timeout=2.0)).sync_documents()
         return True
     except Exception as exc:
         logger.info("Could not ask the worker to index the documents now (%s); it does at its next poll",

@@ -195,19 +195,19 @@ def _embedded(model: str, unavailable: str | None) -> Check:
 
 
 def _memory() -> Check:
-    from grobot.core.memory.registry import find_url
-    from grobot.core.memory.remote import MemoryServiceClient
+    from grobot.core.link_client import AdminLink, find_url
+    from grobot.core.memory.remote import MemoryAdmin
 
     with session_scope(readonly=True) as session:
         url = find_url(session=session)
     if url is None:
         return Check("memory", False, "memory service unavailable: is the bot worker running?")
     try:
-        health = MemoryServiceClient(url, read_timeout=3.0).health()
+        health = MemoryAdmin(AdminLink(url, timeout=3.0)).health()
     except GroBotError as exc:
         return Check("memory", False, str(exc))
     loaded = "embedder loaded" if health.get("embedder_loaded") else "embedder loads on first use"
-    return Check("memory", True, f"memory service at {url} answers ({loaded})")
+    return Check("memory", True, f"memory at the worker's link {url} answers ({loaded})")
 
 
 def run_checks() -> list[Check]:

@@ -46,7 +46,6 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("bot_worker.council_command", "Council"),
     ("grobot.core.agents.council", "Council"),
     ("grobot.core.store.council_run", "Council"),
-    ("bot_worker.memory_service", "Memory"),
     ("grobot.core.memory", "Memory"),
     ("grobot.core.embeddings", "Memory"),
     ("bot_worker.bot_process", "Discord"),

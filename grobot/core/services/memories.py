@@ -1,9 +1,9 @@
 """The long-term memories of a bot, for the web app's Memory tab and the CLI.
 
-Every call goes to the memory service of a live bot worker on this host (found in the
+Every call goes to the memory of a live bot worker on this host, over its link (found in the
 database): no other process opens the store. Without a worker each call raises
 :class:`~grobot.core.errors.MemoryUnavailable` ("memory service unavailable: is the bot
-worker running?"). The functions block for a short HTTP call; a Reflex handler should run
+worker running?"). The functions block for a short call; a Reflex handler should run
 them with ``asyncio.to_thread``.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlmodel import Session
 
-from grobot.core.errors import ValidationError
+from grobot.core.errors import MemoryUnavailable, ValidationError
+from grobot.core.link_client import AdminLink, find_url
 from grobot.core.memory import MAX_MEMORY_CHARS, RELEVANT_DISTANCE, Memory
-from grobot.core.memory.registry import require_url
-from grobot.core.memory.remote import MemoryServiceClient
+from grobot.core.memory.remote import MemoryAdmin
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +68,12 @@ class MemoryPage:
     limit: int
 
 
-def client(*, session: Session) -> MemoryServiceClient:
-    """A client of a live worker's memory service (or :class:`MemoryUnavailable`)."""
-    return MemoryServiceClient(require_url(session=session))
+def client(*, session: Session) -> MemoryAdmin:
+    """A client of a live worker's memory, over its link (or :class:`MemoryUnavailable`)."""
+    url = find_url(session=session)
+    if url is None:
+        raise MemoryUnavailable()
+    return MemoryAdmin(AdminLink(url))
 
 
 def list_memories(bot_id: int, *, session: Session, limit: int = 50, offset: int = 0,

@@ -1,9 +1,11 @@
-"""The bot link's wire: length-prefixed JSON frames on one TCP connection per bot process.
+"""The supervisor link's wire: length-prefixed JSON frames on one TCP connection per client (a bot
+process, the web app, the CLI).
 
 Each frame is a 4-byte big-endian length and that many bytes of JSON. A client opens with a
-hello frame, ``{"token": ...}``, then sends requests, ``{"id", "bot", "path", "body"}``, on the
+hello frame, ``{"token": ...}``, then sends requests, ``{"id", "bot", "group", "path", "body"}``
+(``group``: the operation group, ``bot`` when absent; see :mod:`grobot.core.link_scope`), on the
 same connection as it likes; the supervisor answers each with ``{"id", "status", "body"}``
-(``status`` as HTTP's: 200, 400, 401, 404, 500), in the order they finish. An answer with
+(``status`` as HTTP's: 200, 400, 401, 403, 404, 500), in the order they finish. An answer with
 ``"more": true`` is followed by a second one for the same request, ``{"id", "status", "body",
 "part": 2}``: what the supervisor looks up after the first (a message's memories and tool
 scores come after its read, which the bot goes on with meanwhile).
