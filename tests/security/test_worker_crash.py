@@ -10,7 +10,6 @@ import logging
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -157,17 +156,20 @@ def database_writable(db_path: Path) -> bool:
         connection.close()
 
 
-def freeze(worker: subprocess.Popen[bytes], db_path: Path, timeout: float = 15.0) -> None:
+def freeze(worker: subprocess.Popen[bytes], db_path: Path, timeout: float = 30.0) -> None:
     """SIGSTOP the worker's supervisor at a moment it holds no write lock of the database (frozen in
-    the middle of a write, on SQLite, it would block every writer: the page's end of the run too)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    the middle of a write, on SQLite, it would block every writer: the page's end of the run too).
+
+    The test takes the write lock itself first, so the worker cannot be inside a write when it stops."""
+    connection = sqlite3.connect(db_path, timeout=timeout)
+    try:
+        connection.execute("BEGIN IMMEDIATE")  # waits for the worker's write to end
         worker.send_signal(signal.SIGSTOP)
         wait_for(lambda: process_state(worker.pid) == "T", timeout=5, message="the worker to stop")
-        if database_writable(db_path):
-            return
-        worker.send_signal(signal.SIGCONT)
-        assert time.monotonic() < deadline, "the worker kept the database's write lock"
+        connection.rollback()
+    finally:
+        connection.close()
+    assert database_writable(db_path), "the frozen worker holds the database's write lock"
 
 
 def thaw_and_stop(worker: subprocess.Popen[bytes]) -> None:
