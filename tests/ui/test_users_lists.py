@@ -88,6 +88,8 @@ def test_the_shown_once_password_closes_with_escape(admin_page) -> None:
     page.get_by_role("dialog").get_by_role("button", name="Add user").click()
     shown = page.get_by_role("dialog").filter(has_text=f"Password of {username}")
     expect(shown.locator("#shown-once-password")).not_to_have_value("", timeout=PAGE_TIMEOUT_MS)
+    # The dialog takes the focus once it listens for keys: the key a user presses goes to it.
+    expect(shown.locator(":focus")).to_have_count(1, timeout=PAGE_TIMEOUT_MS)
     page.keyboard.press("Escape")
     expect(shown).to_have_count(0, timeout=PAGE_TIMEOUT_MS)  # closing is a round trip to the backend
     # Closed for good: opening another dialog does not bring it back.
