@@ -19,10 +19,11 @@ measured bot has a blocked user and role, blocked words and patterns, and before
 a blocked user writes to it (no answer, no LLM call: checked), to show what that costs the others.
 
 ``BENCH_PROFILE=DIR`` (environment): the supervisor and the measured bot are profiled (cProfile on
-each thread's CPU clock, through a ``sitecustomize`` written to DIR, switched on by a signal only
+each thread's CPU clock, through the bench's ``sitecustomize``, switched on by a signal only
 during GroBot's measured rounds); their ``.prof`` files land in DIR and the bench prints each one's
 costliest functions per message. The profiler slows both processes: read where the CPU goes, not
-how much.
+how much. ``BENCH_SQL_TEXTS=DIR``: the supervisor's SQL statements, each with how often it ran from the
+warm-up to the end of the measured rounds, in DIR/<pid>.sql.txt.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ if _OUT:
 import itertools, sys  # noqa: E401 (already imported at startup)
 
 _SQL_OUT = os.environ.get("BENCH_SQL_OUT", "")
+_SQL_TEXTS = os.environ.get("BENCH_SQL_TEXTS", "")
 _sql = {"signals": 0, "counter": None}
 
 
@@ -125,7 +127,15 @@ def _sql_count(*_):
         from sqlalchemy.engine import Engine
 
         counter = _sql["counter"] = itertools.count()
-        event.listen(Engine, "before_cursor_execute", lambda *args, **kwargs: next(counter))
+        texts = _sql["texts"] = {}
+
+        def _count(conn, cursor, statement, *args, **kwargs):
+            next(counter)
+            if _SQL_TEXTS:
+                key = " ".join(statement.split())[:150]
+                texts[key] = texts.get(key, 0) + 1
+
+        event.listen(Engine, "before_cursor_execute", _count)
     _sql["signals"] += 1
     counter = _sql["counter"]
     done = int(repr(counter)[6:-1]) if counter is not None else 0  # "count(N)": the next value, N so far
@@ -133,6 +143,10 @@ def _sql_count(*_):
     with open(path + ".tmp", "w") as handle:
         handle.write(f"{_sql['signals']} {done}")
     os.replace(path + ".tmp", path)
+    if _SQL_TEXTS and _sql.get("texts"):  # BENCH_SQL_TEXTS=DIR: each statement's count so far, most frequent first
+        with open(os.path.join(_SQL_TEXTS, f"{os.getpid()}.sql.txt"), "w") as handle:
+            for text, n in sorted(_sql["texts"].items(), key=lambda item: -item[1]):
+                handle.write(f"{n:6d}  {text}\n")
 
 
 if _SQL_OUT:
