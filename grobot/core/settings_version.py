@@ -46,7 +46,7 @@ def _bots_of(obj: Any, session: Session) -> set[int]:
         return {bot_id} if bot_id is not None else set()
     if isinstance(obj, McpServer) and obj.id is not None:
         with session.no_autoflush:
-            return set(session.execute(select(BotMcpServer.bot_id).where(  # type: ignore[call-overload]
+            return set(session.execute(select(BotMcpServer.bot_id).where(
                 BotMcpServer.mcp_server_id == obj.id)).scalars())
     return set()
 
