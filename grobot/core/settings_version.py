@@ -11,8 +11,9 @@ One ``before_flush`` hook on every session moves it, so no service can forget to
 changes or removes a bot's row, one of its LLM overrides, channel personas or MCP associations moves
 that bot's version; a global LLM default, every bot's; an MCP server (its command, secrets, tools
 ...), the version of each bot it is assigned to. What a refresh of a server's tools records besides
-its tools (when, the last error) moves nothing. The services write these tables through the ORM;
-a Core ``update()`` or ``delete()`` on them would go around the hook.
+its tools (when, the last error) moves nothing. An ``update()`` or ``delete()`` of the ORM on these
+tables (``session.execute(update(Bot)...)``: rows not known one by one) moves every bot's version;
+only a statement on the bare table (``Bot.__table__``) or in SQL text goes around both hooks.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from itertools import chain
 from typing import Any
 
 from sqlalchemy import event, inspect, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import ORMExecuteState, Session
 from sqlalchemy.orm.util import identity_key
 
 from grobot.core.models import Bot, BotMcpServer, ChannelPersona, LLMSetting, McpServer, utcnow
@@ -95,3 +96,12 @@ def _move(session: Session, bot_ids: set[int], gone: set[int]) -> None:
             unloaded.append(bot_id)
     if unloaded:
         session.execute(update(table).where(table.c.id.in_(unloaded)).values(updated_at=now))
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _move_for_bulk_changes(state: ORMExecuteState) -> None:
+    """An ORM ``update()`` or ``delete()`` of settings rows moves every bot's version (in its transaction)."""
+    if not (state.is_update or state.is_delete) or not state.is_orm_statement or state.bind_mapper is None:
+        return
+    if state.bind_mapper.class_ in _SETTINGS_ROWS:
+        _move(state.session, {_EVERY_BOT}, set())

@@ -100,3 +100,19 @@ def test_an_mcp_server_moves_the_versions_of_the_bots_it_is_assigned_to(two_bots
     with session_scope() as session:
         mcp_servers.record_tools(session=session, server_id=_server(session).id, tools=[{"name": "now"}])
     assert _versions() == after
+
+
+def test_an_orm_update_or_delete_of_settings_rows_moves_every_bots_version(two_bots) -> None:
+    from sqlalchemy import delete, update
+
+    from grobot.core.models import ChannelPersona
+
+    before = _versions()
+    with session_scope() as session:
+        session.execute(update(Bot).where(Bot.id == two_bots[1]).values(enabled=False))
+    middle = _versions()
+    assert all(middle[bot_id] != before[bot_id] for bot_id in two_bots)
+    with session_scope() as session:
+        session.execute(delete(ChannelPersona).where(ChannelPersona.bot_id == two_bots[0]))
+    after = _versions()
+    assert all(after[bot_id] != middle[bot_id] for bot_id in two_bots)
