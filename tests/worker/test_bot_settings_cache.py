@@ -24,7 +24,7 @@ def _message(bot_id: int, text: str) -> IncomingMessage:
                            author_name="alice", channel_id="55", guild_id="1", mentions_bot=True)
 
 
-def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_next_message(grobot_env) -> None:
+def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_next_message(any_db_env) -> None:
     bot_id = make_bot("cached", personality="You are Cachy.")
     with session_scope() as session:
         llm_settings.set_llm(session=session, category="output", bot_id=bot_id, provider="ollama", model="first")

@@ -33,7 +33,6 @@ from grobot.core.services import (
     app_settings,
     channel_personas,
     conversations,
-    discord_users,
     llm_calls,
     usage_accounting,
     usage_limits,
@@ -95,9 +94,8 @@ def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot 
                           own=settings.part("llms", lambda: bot_llms(session=session, bot_id=bot.id)))
     knowledge = UserKnowledge()
     if msg.author_id:
-        who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
-        knowledge.directives = discord_users.get_directives(**who)
-        knowledge.notes = user_notes.note_pairs(**who)
+        knowledge.directives, knowledge.notes = user_notes.directives_and_notes(
+            session=session, bot_id=msg.bot_id, discord_user_id=str(msg.author_id))
     limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
     moderation = Moderation.of(bot)
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
