@@ -25,6 +25,7 @@ from grobot.core.agents.run_store import Loaded, Prepared, RunWrite, StoreUnavai
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
+from grobot.core.llm.context_window import newest_within
 from grobot.core.llm.service import CallRecord
 from grobot.core.memory.lookup import start_memory_lookup
 from grobot.core.models import AgentEvent, Bot, LogEntry, Message, MessageStatus, utcnow
@@ -92,6 +93,8 @@ def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot 
         config.channel_personality = persona.personality or ""
     llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None,
                           own=settings.part("llms", lambda: bot_llms(session=session, bot_id=bot.id)))
+    # No more history than the largest window of its models can hold (the rest would be trimmed off every prompt).
+    history = newest_within(history, max(int(llm.context_window) for llm in llms.values()))
     knowledge = UserKnowledge()
     if msg.author_id:
         knowledge.directives, knowledge.notes = user_notes.directives_and_notes(
