@@ -19,10 +19,11 @@ measured bot has a blocked user and role, blocked words and patterns, and before
 a blocked user writes to it (no answer, no LLM call: checked), to show what that costs the others.
 
 ``BENCH_PROFILE=DIR`` (environment): the supervisor and the measured bot are profiled (cProfile on
-each thread's CPU clock, through a ``sitecustomize`` written to DIR, switched on by a signal only
+each thread's CPU clock, through the bench's ``sitecustomize``, switched on by a signal only
 during GroBot's measured rounds); their ``.prof`` files land in DIR and the bench prints each one's
 costliest functions per message. The profiler slows both processes: read where the CPU goes, not
-how much.
+how much. ``BENCH_SQL_TEXTS=DIR``: the supervisor's SQL statements, each with how often it ran from the
+warm-up to the end of the measured rounds, in DIR/<pid>.sql.txt.
 """
 
 from __future__ import annotations
@@ -47,15 +48,18 @@ from tests.helpers import pid_alive  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 PROFILE_ON, PROFILE_OFF = signal.SIGRTMIN + 3, signal.SIGRTMIN + 4  # SIGUSR1 is the supervisor's faulthandler
+SQL_COUNT = signal.SIGRTMIN + 5
 
 # BENCH_PROFILE: installed in every process of the fleet (PYTHONPATH); a process profiles from
 # PROFILE_ON to PROFILE_OFF: its event loop's thread, and each job of a thread pool while it runs,
 # each on its thread's CPU clock; at PROFILE_OFF it writes what it has so far to DIR/<pid>.prof.
 PROFILE_SITECUSTOMIZE = r'''
-import cProfile, os, pstats, signal, threading, time
-from concurrent.futures import thread as _pool
+import os, signal
 
 _OUT = os.environ.get("BENCH_PROFILE_OUT", "")
+if _OUT:  # the profiler's modules only where it profiles (an idle bot's memory is measured too)
+    import cProfile, pstats, threading, time
+    from concurrent.futures import thread as _pool
 _state = {"on": False, "profiles": {}}
 
 
@@ -67,7 +71,7 @@ def _profile():
     return found
 
 
-_run = _pool._WorkItem.run
+_run = _pool._WorkItem.run if _OUT else None
 
 
 def _profiled_run(self):
@@ -106,6 +110,47 @@ if _OUT:
     _pool._WorkItem.run = _profiled_run
     signal.signal(signal.SIGRTMIN + 3, _on)
     signal.signal(signal.SIGRTMIN + 4, _off)
+
+# SQL statements: at each SQL_COUNT signal a process that has imported SQLAlchemy (the supervisor; bots
+# import no database layer) counts every statement from then on (``before_cursor_execute`` on every
+# engine) and writes "<signals so far> <statements so far>" to DIR/<pid>.sql.
+import itertools, sys  # noqa: E401 (already imported at startup)
+
+_SQL_OUT = os.environ.get("BENCH_SQL_OUT", "")
+_SQL_TEXTS = os.environ.get("BENCH_SQL_TEXTS", "")
+_sql = {"signals": 0, "counter": None}
+
+
+def _sql_count(*_):
+    if _sql["counter"] is None and "sqlalchemy" in sys.modules:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        counter = _sql["counter"] = itertools.count()
+        texts = _sql["texts"] = {}
+
+        def _count(conn, cursor, statement, *args, **kwargs):
+            next(counter)
+            if _SQL_TEXTS:
+                key = " ".join(statement.split())[:150]
+                texts[key] = texts.get(key, 0) + 1
+
+        event.listen(Engine, "before_cursor_execute", _count)
+    _sql["signals"] += 1
+    counter = _sql["counter"]
+    done = int(repr(counter)[6:-1]) if counter is not None else 0  # "count(N)": the next value, N so far
+    path = os.path.join(_SQL_OUT, f"{os.getpid()}.sql")
+    with open(path + ".tmp", "w") as handle:
+        handle.write(f"{_sql['signals']} {done}")
+    os.replace(path + ".tmp", path)
+    if _SQL_TEXTS and _sql.get("texts"):  # BENCH_SQL_TEXTS=DIR: each statement's count so far, most frequent first
+        with open(os.path.join(_SQL_TEXTS, f"{os.getpid()}.sql.txt"), "w") as handle:
+            for text, n in sorted(_sql["texts"].items(), key=lambda item: -item[1]):
+                handle.write(f"{n:6d}  {text}\n")
+
+
+if _SQL_OUT:
+    signal.signal(signal.SIGRTMIN + 5, _sql_count)
 '''
 
 
@@ -211,12 +256,35 @@ class Bench:
         self.supervisor: subprocess.Popen[bytes] | None = None
         self.log_path = Path(os.environ.get("BENCH_SUPERVISOR_LOG") or workdir / "supervisor.log")
         self.trace = trace  # GROBOT_TRACE_TIMINGS for the fleet (--stages)
+        # Every process of the fleet loads the bench's sitecustomize: the SQL counter, and the profiler.
+        site = workdir / "site"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(PROFILE_SITECUSTOMIZE)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+        self.sql_dir = workdir / "sql"
+        self.sql_dir.mkdir()
+        self.sql_signals: dict[int, int] = {}
+        os.environ["BENCH_SQL_OUT"] = str(self.sql_dir)
         if PROFILE_DIR:
-            site = Path(PROFILE_DIR) / "site"
-            site.mkdir(parents=True, exist_ok=True)
-            (site / "sitecustomize.py").write_text(PROFILE_SITECUSTOMIZE)
-            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+            Path(PROFILE_DIR).mkdir(parents=True, exist_ok=True)
             os.environ["BENCH_PROFILE_OUT"] = str(Path(PROFILE_DIR).resolve())
+
+    def sql_so_far(self, pid: int) -> int:
+        """SQL statements process ``pid`` has executed since its first count (the bench's sitecustomize)."""
+        seen = self.sql_signals.get(pid, 0)
+        path = self.sql_dir / f"{pid}.sql"
+        os.kill(pid, SQL_COUNT)
+
+        def read() -> tuple[int, int] | None:
+            try:
+                signals, count = (int(v) for v in path.read_text().split())
+            except (OSError, ValueError):
+                return None
+            return (signals, count) if signals > seen else None
+
+        signals, count = wait_until(read, 30, "the SQL count")
+        self.sql_signals[pid] = signals
+        return count
 
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ, **self.discord.env(), OLLAMA_HOST=self.llm.url,
@@ -354,6 +422,7 @@ class Measured:
     completing: list[float] = field(default_factory=list)
     cpu: dict[str, float] = field(default_factory=dict)  # process role -> CPU seconds
     window: float = 0.0  # seconds the series took
+    sql: int = 0  # SQL statements the supervisor executed meanwhile
 
     def add(self, other: Measured) -> None:
         self.first_reply += other.first_reply
@@ -361,6 +430,7 @@ class Measured:
         for role, seconds in other.cpu.items():
             self.cpu[role] = self.cpu.get(role, 0.0) + seconds
         self.window += other.window
+        self.sql += other.sql
 
 
 def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, start: int,
@@ -372,6 +442,7 @@ def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, s
     profiled = [pids[role] for role in ("bot", "supervisor")] if profile else []
     for pid in profiled:
         os.kill(pid, PROFILE_ON)
+    sql_before = bench.sql_so_far(pids["supervisor"])
     before = {role: cpu_seconds(pid) for role, pid in pids.items()}
     began = time.monotonic()
     for i in range(start, start + count):
@@ -399,6 +470,7 @@ def send_and_measure(bench: Bench, uid: int, pids: dict[str, int], count: int, s
     time.sleep(0.5)
     measured.window = time.monotonic() - began
     measured.cpu = {role: cpu_seconds(pid) - before[role] for role, pid in pids.items() }
+    measured.sql = bench.sql_so_far(pids["supervisor"]) - sql_before
     for pid in profiled:
         os.kill(pid, PROFILE_OFF)
     return measured
@@ -444,6 +516,7 @@ def bench_messages(bench: Bench, bot_id: int, count: int, blocked: dict[str, Any
     assert bench.supervisor is not None
     bare_proc, bare_uid = start_bare_bot(bench)
     pids = {"bot": bench.statuses()[bot_id].pid, "supervisor": bench.supervisor.pid, "bare": bare_proc.pid}
+    bench.sql_so_far(pids["supervisor"])  # counts from now on
     try:
         for i in range(3):  # warm up (imports, connection pools, first queries)
             for who in (uid, bare_uid):
@@ -489,6 +562,9 @@ def bench_messages(bench: Bench, bot_id: int, count: int, blocked: dict[str, Any
     print(f"supervisor CPU per message:        {ms(net['supervisor'] / n):6.2f} ms   (the bot's reads and writes it "
           f"serves: {ms(ours.cpu['supervisor'] / n):.2f} ms less its polls and heartbeats, {100 * aside['supervisor']:.2f} % "
           f"of one core while the bare bot's messages go by)")
+    sql = (ours.sql - floor.sql / floor.window * ours.window) / n
+    print(f"SQL statements per message:        {sql:6.1f}      (the supervisor's: {ours.sql / n:.1f} less its polls' "
+          f"{floor.sql / floor.window:.1f} a second while the bare bot's messages go by)")
     total, bare_total = (net["bot"] + net["supervisor"]) / n, bare_net / n_bare
     print(f"CPU per message, bot + supervisor: {ms(total):6.2f} ms   against a bare discord.py bot's {ms(bare_total):.2f} ms "
           f"({ms(floor.cpu['bare'] / n_bare):.2f} less {100 * aside['bare']:.2f} % of one core while GroBot's go by) on the "

@@ -130,16 +130,20 @@ class LocalBotStore(DatabaseStore):
         marks.append(time.perf_counter())
 
         def read(session: Session) -> tuple[Any, list[str]]:
-            found = read_for_message(msg, session=session)
-            if found is None or found.decision is False or not precomputable(msg.content):
+            found = read_for_message(msg, session=session, cache=self.settings_cache)
+            if found is None or found.settings is None or found.decision is False or not precomputable(msg.content):
                 return found, []
-            return found, tool_texts(bot_id, has_links=bool(found.bot.has_links), session=session)
+            has_links = bool(found.bot.has_links)
+            return found, found.settings.part("tool_texts", lambda: tool_texts(bot_id, has_links=has_links,
+                                                                               session=session))
 
         found, texts = await self._read(read)
         marks.append(time.perf_counter())
         if found is None:
             return MessageData(settings=None), None
-        data = MessageData(settings=bot_settings(found.bot), decision=found.decision)
+        settings = found.settings.part("bot_settings", lambda: bot_settings(found.bot)) if found.settings is not None \
+            else bot_settings(found.bot)
+        data = MessageData(settings=settings, decision=found.decision)
         if found.decision is False:
             return data, None
         data.links, data.loaded = found.links, found.loaded

@@ -173,3 +173,25 @@ async def test_a_run_whose_final_write_fails_still_ends_with_a_stored_error(grob
         kinds = [e.kind for e in session.exec(select(AgentEvent).where(AgentEvent.run_id == run_id)
                                               .order_by(AgentEvent.seq)).all()]
     assert kinds[-1] == "error" and kinds.count("error") + kinds.count("done") == 1
+
+
+async def test_a_run_reads_no_more_history_than_its_models_windows_hold(grobot_env, fake_llm):
+    """A long conversation with models of a small window: the store reads only the newest messages that
+    window can hold (the rest would be trimmed off every prompt), and the prompt ends with them."""
+    from grobot.core.store.run_store_db import DatabaseStore
+
+    with session_scope() as session:
+        bot_id = bots.create_bot(session=session, name="Brief").id
+        conv = conversations.get_or_create_conversation(session=session, bot_id=bot_id, key="guild:100")
+        conversations.append_run_messages(session=session, conversation_id=conv.id, messages=[
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " + "word " * 40} for i in range(80)])
+    use_fake_llm(fake_llm, bot_id=bot_id, context_window=512)
+    msg = IncomingMessage(bot_id=bot_id, conversation_key="guild:100", content="and now?", author_id="1",
+                          author_name="carol", platform="discord", channel_id="100", guild_id="9", mentions_bot=True)
+    loaded = await DatabaseStore().load(msg)
+    assert 0 < len(loaded.history) < 40 and loaded.history[-1]["content"].startswith("m79 ")
+    fake_llm.script(Reply(text="Brief answer."))
+    assert (await run_chain(msg)).text == "Brief answer."
+    sent = fake_llm.chat_requests()[-1]["messages"]
+    assert sent[-2]["content"].startswith("m79 ") and len(sent) - 2 <= len(loaded.history)
+    await wait_for_background()

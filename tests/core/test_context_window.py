@@ -45,3 +45,30 @@ def test_a_single_message_too_long_is_cut_from_its_start():
 
 def test_input_budget_leaves_room_for_the_answer():
     assert prompt_room(8192) == 8192 - 1024 and prompt_room(1000) == 750
+
+
+def test_the_supervisor_sends_no_history_a_prompt_of_the_window_could_not_hold():
+    """``newest_within`` (the stored history the supervisor sends a bot) leaves out only what every prompt
+    of the window trims off: the prompts built from it are the prompts built from the whole history."""
+    from grobot.core.agents.context import history_for_model
+    from grobot.core.llm.context_window import newest_within
+
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+                                                                 "function": {"name": "t", "arguments": "{}"}}]}
+    history = []
+    for i in range(60):
+        history += [{"role": "user", "content": f"q{i} " + "x" * (50 + 37 * (i % 7)), "name": "alice"},
+                    {"role": "assistant", "content": f"a{i} " + "y" * (40 + 53 * (i % 5))}]
+        if i % 9 == 4:
+            history += [call, {"role": "tool", "tool_call_id": "c1", "content": "z" * 300}]
+    for window in (256, 512, 1000, 2048, 4096, 100_000):
+        sent = newest_within(history, window)
+        assert sent == history[len(history) - len(sent):] and sent[0]["role"] != "tool"
+        for system in ("", "s" * 900):
+            def prompt(h: list) -> list:
+                return trim_history([{"role": "system", "content": system}, *history_for_model(h, with_names=True),
+                                     {"role": "user", "content": "now"}], prompt_room(window))
+
+            assert prompt(sent) == prompt(history), (window, system)
+        assert (len(sent) < len(history)) == (window < 100_000)
+    assert newest_within([{"role": "user", "content": "w" * 10_000}], 256) == [{"role": "user", "content": "w" * 10_000}]

@@ -61,3 +61,30 @@ def test_update_and_delete(bot_id):
         with pytest.raises(NotFoundError):
             user_notes.delete_note(session=s, note_id=note_id)
         assert user_notes.list_notes(session=s, bot_id=bot_id, discord_user_id="42") == []
+
+
+def test_a_message_reads_the_directives_and_the_active_notes_in_one_query_in_list_order(any_db_env):
+    from grobot.core.services import discord_users
+
+    with session_scope() as s:
+        bot_id = bots.create_bot(session=s, name="knows").id
+
+    with session_scope() as s:
+        for note, reliability in (("likes tea", 0.3), ("lives in Paris", 0.9), ("plays chess", 0.3)):
+            user_notes.add_note(session=s, bot_id=bot_id, discord_user_id="42", note=note, reliability=reliability,
+                                source="tool")
+        user_notes.add_note(session=s, bot_id=bot_id, discord_user_id="42", note="a suggestion", reliability=1.0,
+                            source="archivist", status=user_notes.SUGGESTED)
+        user_notes.add_note(session=s, bot_id=bot_id, discord_user_id="7", note="other user", reliability=1.0,
+                            source="admin")
+    with session_scope(readonly=True) as s:
+        assert user_notes.directives_and_notes(session=s, bot_id=bot_id, discord_user_id="42") == (
+            "", [("lives in Paris", 0.9), ("plays chess", 0.3), ("likes tea", 0.3)])
+    with session_scope() as s:
+        discord_users.set_directives(session=s, bot_id=bot_id, discord_user_id="42", directives="Answer in French.")
+    with session_scope(readonly=True) as s:
+        directives, notes = user_notes.directives_and_notes(session=s, bot_id=bot_id, discord_user_id="42")
+        assert (directives, notes) == (
+            discord_users.get_directives(session=s, bot_id=bot_id, discord_user_id="42"),
+            user_notes.note_pairs(session=s, bot_id=bot_id, discord_user_id="42"))
+        assert directives == "Answer in French." and [n for n, _ in notes][0] == "lives in Paris"

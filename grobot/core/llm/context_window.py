@@ -90,6 +90,24 @@ def _cut(message: dict[str, Any], tokens: int) -> dict[str, Any]:
     return {**message, "content": "…" + content[-keep:] if len(content) > keep + 1 else content}
 
 
+def newest_within(history: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]]:
+    """The newest messages of a stored ``history`` that ``tokens`` (the largest context window of the
+    models that will read it) can hold together, at least the newest one; a tool result stays with its call.
+
+    What :func:`trim_history` would keep of it in any prompt of such a window is kept (a prompt has
+    its system message, the user's message and names in front of the user messages besides, so it
+    keeps no more), and what no such prompt can hold is not sent from the supervisor to the bot.
+    """
+    kept: list[list[dict[str, Any]]] = []
+    used = 0
+    for unit in reversed(_units(history)):
+        used += messages_tokens(unit)
+        if used > tokens and kept:
+            break
+        kept.append(unit)
+    return [m for unit in reversed(kept) for m in unit]
+
+
 def trim_history(messages: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
     """Drop the oldest messages until the rest fits ``room`` tokens (:func:`prompt_room`).
 

@@ -416,15 +416,22 @@ _GLOBAL_AND_BOT_ROWS = select(*LLMSetting.__table__.columns).where(  # type: ign
 )
 
 
-def effective_llms(*, session: Session, bot_id: int | None = None,
-                   channel: dict[str, dict[str, Any]] | None = None) -> dict[str, EffectiveLLM]:
+def effective_llms(*, session: Session, bot_id: int | None = None, channel: dict[str, dict[str, Any]] | None = None,
+                   own: dict[str, EffectiveLLM] | None = None) -> dict[str, EffectiveLLM]:
     """The effective settings of every category, in one query; ``channel``: a channel's overrides by
-    category (:func:`validate_channel_llm`), each inheriting what it leaves out from the bot's."""
-    result = _unresolved_llms(session, bot_id)
+    category (:func:`validate_channel_llm`), each inheriting what it leaves out from the bot's;
+    ``own``: the bot's, as :func:`bot_llms` read them (then no query but an embedded model's server)."""
+    result = dict(own) if own is not None else _unresolved_llms(session, bot_id)
     for category, fields in (channel or {}).items():
         if category in result and fields:
             result[category] = _effective(_channel_row(category, fields, result[category]), "channel", result[category])
     return _resolved(result, session)
+
+
+def bot_llms(*, session: Session, bot_id: int | None) -> dict[str, EffectiveLLM]:
+    """The bot's own settings of every category (its overrides over the global defaults), before an
+    embedded model's server is looked up (what :func:`effective_llms` starts from, in one query)."""
+    return _unresolved_llms(session, bot_id)
 
 
 def _unresolved_llms(session: Session, bot_id: int | None) -> dict[str, EffectiveLLM]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, literal, literal_column, null, union_all
 from sqlmodel import Session, col, select
 
 from grobot.core.errors import NotFoundError, ValidationError
-from grobot.core.models import UserNote, utcnow
+from grobot.core.models import UserNote, UserProfile, utcnow
 from grobot.core.tools.builtins import MAX_NOTE_CHARS
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,32 @@ def note_pairs(*, session: Session, bot_id: int, discord_user_id: str) -> list[t
     """``(note, reliability)`` of one user, in :func:`list_notes` order, without ORM objects (per message)."""
     rows = session.connection().execute(_NOTE_PAIRS, {"bot_id": bot_id, "user_id": str(discord_user_id)}).all()
     return [(note, reliability) for note, reliability in rows]
+
+
+# The admin's directives for a user (kind 0) and the user's active notes (kind 1, in _NOTES_ORDER), in one
+# statement: read for every message a bot answers.
+_WHO: dict[str, Any] = {"bot_id": bindparam("bot_id"), "user_id": bindparam("user_id")}
+_KNOWLEDGE = union_all(
+    select(literal(0).label("kind"), col(UserProfile.directives).label("text"), null().label("reliability"),
+           null().label("updated_at"), null().label("id"))
+    .where(UserProfile.bot_id == _WHO["bot_id"], UserProfile.discord_user_id == _WHO["user_id"]),
+    select(literal(1).label("kind"), col(UserNote.note).label("text"), col(UserNote.reliability).label("reliability"),
+           col(UserNote.updated_at).label("updated_at"), col(UserNote.id).label("id"))
+    .where(UserNote.bot_id == _WHO["bot_id"], UserNote.discord_user_id == _WHO["user_id"], UserNote.status == ACTIVE),
+).order_by(literal_column("kind"), literal_column("reliability").desc(), literal_column("updated_at").desc(),
+           literal_column("id").desc())
+
+
+def directives_and_notes(*, session: Session, bot_id: int, discord_user_id: str) -> tuple[str, list[tuple[str, float]]]:
+    """The admin's directives for one user ("" when none) and the user's :func:`note_pairs`, in one query."""
+    directives, notes = "", []
+    for kind, text, reliability, _, _ in session.connection().execute(
+            _KNOWLEDGE, {"bot_id": bot_id, "user_id": str(discord_user_id)}).all():
+        if kind == 0:
+            directives = str(text or "")
+        else:
+            notes.append((str(text), float(reliability)))
+    return directives, notes
 
 
 def list_notes(*, session: Session, bot_id: int, discord_user_id: str, status: str = ACTIVE) -> list[UserNote]:

@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, exists, insert
+from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, col, select
 
@@ -25,23 +25,24 @@ from grobot.core.agents.run_store import Loaded, Prepared, RunWrite, StoreUnavai
 from grobot.core.agents.types import BotConfig, IncomingMessage, ReplyRules, limited_user
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, NotFoundError, error_line
+from grobot.core.llm.context_window import newest_within
 from grobot.core.llm.service import CallRecord
 from grobot.core.memory.lookup import start_memory_lookup
-from grobot.core.models import AgentEvent, Bot, BotMcpServer, ChannelPersona, LogEntry, Message, MessageStatus, utcnow
+from grobot.core.models import AgentEvent, Bot, LogEntry, Message, MessageStatus, utcnow
 from grobot.core.moderation import Moderation
 from grobot.core.services import (
     app_settings,
     channel_personas,
     conversations,
-    discord_users,
     llm_calls,
     usage_accounting,
     usage_limits,
     user_notes,
 )
 from grobot.core.services import files as files_service
-from grobot.core.services.llm_settings import effective_llms
+from grobot.core.services.llm_settings import bot_llms, effective_llms
 from grobot.core.settings import get_settings
+from grobot.core.store.bot_cache import BotSettingsCache, CachedBot
 from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
@@ -50,16 +51,17 @@ T = TypeVar("T")
 ANSWERED_LOGGER = "grobot.core.agents.chain"  # the logger an answered message's line is stored under
 
 
-def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> Loaded:
-    """Everything a run of ``msg`` needs, read in the caller's session (``bot``: its ``Bot``, or a
-    row of its columns, when just read).
+def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot | None = None) -> Loaded:
+    """Everything a run of ``msg`` needs, read in the caller's session (``settings``: its bot's, when
+    just read, with what is kept of them: :mod:`grobot.core.store.bot_cache`).
 
     A caller that has just read the bot for this message (the bot link, for the reply
     rules) reads this in the same session: one session per message.
     """
-    bot = bot if bot is not None else session.get(Bot, msg.bot_id)
-    if bot is None:
+    settings = settings if settings is not None else BotSettingsCache().current(msg.bot_id, session=session)
+    if settings is None:
         raise NotFoundError(f"no bot numbered {msg.bot_id}")
+    bot = settings.bot
     config = BotConfig(id=bot.id or 0, name=bot.name, personality=bot.personality or "", agent_mode=bot.agent_mode,
                        max_tool_rounds=max(0, int(bot.max_tool_rounds)), reply_when_relevant=bot.reply_when_relevant,
                        user_cooldown_seconds=float(bot.user_cooldown_seconds or 0),
@@ -83,40 +85,26 @@ def load_for_run(msg: IncomingMessage, *, session: Session, bot: Any = None) -> 
                                                                      key=msg.conversation_key)
     # The channel's persona (a thread: its parent's), resolved once here for every host; not looked for
     # when the bot's row, read with its flags (:func:`read_for_message`), says it has none.
-    persona = channel_personas.for_message(session=session, bot_id=bot.id or 0, channel_id=channel_id,
-                                           parent_channel_id=msg.parent_channel_id) \
-        if not msg.is_dm and getattr(bot, "has_personas", True) else None
+    persona = settings.persona(channel_id, msg.parent_channel_id, lambda: channel_personas.for_message(
+        session=session, bot_id=bot.id or 0, channel_id=channel_id, parent_channel_id=msg.parent_channel_id)) \
+        if not msg.is_dm and bot.has_personas else None
     if persona is not None:
         config.personality = channel_personas.with_addition(config.personality, persona.personality)
         config.channel_personality = persona.personality or ""
-    llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None)
+    llms = effective_llms(session=session, bot_id=bot.id, channel=persona.llms if persona is not None else None,
+                          own=settings.part("llms", lambda: bot_llms(session=session, bot_id=bot.id)))
+    # No more history than the largest window of its models can hold (the rest would be trimmed off every prompt).
+    history = newest_within(history, max(int(llm.context_window) for llm in llms.values()))
     knowledge = UserKnowledge()
     if msg.author_id:
-        who = {"session": session, "bot_id": msg.bot_id, "discord_user_id": str(msg.author_id)}
-        knowledge.directives = discord_users.get_directives(**who)
-        knowledge.notes = user_notes.note_pairs(**who)
+        knowledge.directives, knowledge.notes = user_notes.directives_and_notes(
+            session=session, bot_id=msg.bot_id, discord_user_id=str(msg.author_id))
     limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
     moderation = Moderation.of(bot)
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
                   run_status=run_status, rules=ReplyRules.of(bot), limits=limits,
                   moderation=moderation if moderation.checks_text or moderation.ask_model else None, bot_id=msg.bot_id,
                   conversation_key=msg.conversation_key, run_id=msg.run_id)
-
-
-_BOT_QUERY: Any = None
-
-
-def _bot_with_links_flag() -> Any:
-    """``SELECT bot.*, EXISTS(its MCP associations), EXISTS(its channel personas) WHERE id = :bot_id`` (built once).
-
-    Core, not the ORM: the row's columns read like a ``Bot``'s attributes, without an
-    entity to build and track (read for every message a bot may answer)."""
-    global _BOT_QUERY
-    if _BOT_QUERY is None:
-        has_links = exists().where(BotMcpServer.bot_id == Bot.id).label("has_links")
-        has_personas = exists().where(ChannelPersona.bot_id == Bot.id).label("has_personas")
-        _BOT_QUERY = select(*Bot.__table__.columns, has_links, has_personas).where(Bot.id == bindparam("bot_id"))  # type: ignore[attr-defined]
-    return _BOT_QUERY
 
 
 @dataclass
@@ -129,28 +117,33 @@ class MessageRead:
     decision: bool | None = False
     links: list[Any] | None = None
     loaded: Loaded | None = None
+    settings: CachedBot | None = None
 
 
-def read_for_message(msg: IncomingMessage, *, session: Session) -> MessageRead | None:
+def read_for_message(msg: IncomingMessage, *, session: Session, cache: BotSettingsCache | None = None
+                     ) -> MessageRead | None:
     """The bot's row (None: no such bot) and the reply rules' word on ``msg`` (evaluated here, once
     per message; a disabled bot answers nothing on Discord); for a message it may answer, also its
     MCP associations (queried only when it has any: the bot's row says so in the same query) and
-    what the chain reads at its start (:func:`load_for_run`, which may raise)."""
-    bot = session.connection().execute(_bot_with_links_flag(), {"bot_id": msg.bot_id}).first()
-    if bot is None:
+    what the chain reads at its start (:func:`load_for_run`, which may raise). ``cache``: what this
+    store keeps of its bots' settings (none: all read now)."""
+    settings = (cache or BotSettingsCache()).current(msg.bot_id, session=session)
+    if settings is None:
         return None
+    bot = settings.bot
     data = MessageRead(bot=bot, decision=rules_decision(bot, msg) if bot.enabled or msg.platform != "discord"
-                       else False)
+                       else False, settings=settings)
     if data.decision is False:
         return data
     try:
         from grobot.core.services.mcp_tool_lists import read_links
 
-        data.links = read_links(msg.bot_id, session=session) if bot.has_links else []
+        links = settings.part("links", lambda: read_links(msg.bot_id, session=session)) if bot.has_links else []
+        data.links = list(links)
     except Exception as exc:  # the catalog reads them again, and reports what fails
         logger.warning("Could not read the MCP servers of bot %s: %s", msg.bot_id, type(exc).__name__,
                        extra={"bot_id": msg.bot_id})
-    data.loaded = load_for_run(msg, session=session, bot=bot)
+    data.loaded = load_for_run(msg, session=session, settings=settings)
     return data
 
 
@@ -275,6 +268,7 @@ class DatabaseStore:
 
     def __init__(self, executor: Executor | None = None) -> None:
         self.executor = executor
+        self.settings_cache = BotSettingsCache()  # what its messages read of their bots' settings, per version
 
     async def _thread(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
@@ -306,7 +300,7 @@ class DatabaseStore:
         """Read ``msg`` in one session (:func:`read_for_message`); its memories from ``memory``; the
         Tool Router computes its scores itself (in this process, when it needs them)."""
         try:
-            read = await self._read(lambda session: read_for_message(msg, session=session))
+            read = await self._read(lambda session: read_for_message(msg, session=session, cache=self.settings_cache))
         except Exception as exc:
             if not isinstance(exc, (GroBotError, ConnectionError)):
                 logger.exception("Reading the run of bot %s failed", msg.bot_id, extra={"bot_id": msg.bot_id})

@@ -1,0 +1,81 @@
+"""The supervisor keeps what a bot's messages read of its settings (LLM settings, MCP servers, channel
+personas, the bot's row) under the bot's settings version: a plain message reads only what is its own,
+and a change of the settings applies at the bot's next message."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import event
+
+from bot_worker.local_store import LocalBotStore
+from grobot.core.agents.types import IncomingMessage
+from grobot.core.db import get_engine, session_scope
+from grobot.core.models import BotMcpServer, McpServer
+from grobot.core.services import bots, channel_personas, llm_settings, mcp_servers
+from tests.worker.link_harness import make_bot, with_link
+
+SETTINGS_TABLES = ("llm_setting", "channel_persona", "bot_mcp_server", "mcp_server")
+
+
+def _message(bot_id: int, text: str) -> IncomingMessage:
+    return IncomingMessage(bot_id=bot_id, conversation_key="guild:55", content=text, author_id="42",
+                           author_name="alice", channel_id="55", guild_id="1", mentions_bot=True)
+
+
+def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_next_message(any_db_env) -> None:
+    bot_id = make_bot("cached", personality="You are Cachy.")
+    with session_scope() as session:
+        llm_settings.set_llm(session=session, category="output", bot_id=bot_id, provider="ollama", model="first")
+        server = McpServer(name="clock", command="clock-server", tools_cache=[{"name": "now", "description": "Now."}])
+        session.add(server)
+        session.flush()
+        session.add(BotMcpServer(bot_id=bot_id, mcp_server_id=server.id))
+        channel_personas.set_persona(bots.get_bot(bot_id, session=session), "55", session=session,
+                                     personality="Speak like a pirate.")
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    async def check(client_for, server) -> None:  # type: ignore[no-untyped-def]
+        remote = client_for(bot_id)
+
+        async def read(text: str) -> Any:
+            statements.clear()
+            prepared = await remote.prepare(_message(bot_id, text))
+            assert prepared.decision is True and prepared.loaded is not None, prepared.error
+            return prepared
+
+        first = await read("hello")
+        assert first.loaded.llms["output"].model == "first" and "pirate" in first.loaded.bot.personality
+        assert [link.name for link in first.links] == ["clock"]
+        # The next message: the bot's version (one column), then only what is the message's own.
+        second = await read("hello again")
+        assert not [s for s in statements if any(f" {table}" in s for table in SETTINGS_TABLES)], statements
+        assert second.loaded.llms["output"].model == "first" and "pirate" in second.loaded.bot.personality
+        assert [link.name for link in second.links] == ["clock"]
+
+        # Each change applies at the next message, with no restart.
+        with session_scope() as session:
+            llm_settings.set_llm(session=session, category="output", bot_id=bot_id, provider="ollama", model="second")
+        assert (await read("and now?")).loaded.llms["output"].model == "second"
+        with session_scope() as session:
+            channel_personas.set_persona(bots.get_bot(bot_id, session=session), "55", session=session,
+                                         personality="Speak formally.")
+        assert "formally" in (await read("and now?")).loaded.bot.personality
+        with session_scope() as session:
+            mcp_servers.disable_for_bot(session=session, bot_id=bot_id,
+                                        server=mcp_servers.get_server("clock", session=session))
+        assert (await read("and now?")).links == []
+        with session_scope() as session:
+            llm_settings.set_llm(session=session, category="decision", provider="ollama", model="global-default")
+        assert (await read("and now?")).loaded.llms["decision"].model == "global-default"
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(with_link(check, LocalBotStore()))
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
