@@ -20,6 +20,7 @@ from sqlalchemy.engine import CursorResult, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlmodel import Session, create_engine
 
+from grobot.core import settings_version as _settings_version  # noqa: F401  (its hooks move a bot's settings version on every session)
 from grobot.core.errors import GroBotError, SettingsError
 from grobot.core.settings import get_settings
 

@@ -648,7 +648,3 @@ class BotScheduleRun(SQLModel, table=True):
     expires_at: datetime = Field(index=True)
     text: str | None = text_column(nullable=True, default=None)
     sent_at: datetime | None = None
-
-
-# Every session moves a bot's settings version when a flush changes its settings (the hook registers on import).
-from grobot.core import settings_version as _settings_version  # noqa: E402,F401
