@@ -13,7 +13,7 @@ from bot_worker.local_store import LocalBotStore
 from grobot.core.agents.types import IncomingMessage
 from grobot.core.db import get_engine, session_scope
 from grobot.core.models import BotMcpServer, McpServer
-from grobot.core.services import bots, channel_personas, llm_settings, mcp_servers
+from grobot.core.services import bots, channel_personas, llm_settings, mcp_servers, usage_accounting
 from tests.worker.link_harness import make_bot, with_link
 
 SETTINGS_TABLES = ("llm_setting", "channel_persona", "bot_mcp_server", "mcp_server")
@@ -72,6 +72,44 @@ def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_n
         with session_scope() as session:
             llm_settings.set_llm(session=session, category="decision", provider="ollama", model="global-default")
         assert (await read("and now?")).loaded.llms["decision"].model == "global-default"
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(with_link(check, LocalBotStore()))
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def test_a_plain_message_reads_its_bots_version_with_its_usage_in_one_statement(any_db_env) -> None:
+    """The version of a bot whose settings are kept comes with the message's usage counters: a plain
+    message reads its usage (with the version), its history and its author's notes, and usage written
+    by another process meanwhile (Test Chat, the CLI) counts at the next message."""
+    bot_id = make_bot("counted")
+    selects: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            selects.append(statement)
+
+    async def check(client_for, server) -> None:  # type: ignore[no-untyped-def]
+        remote = client_for(bot_id)
+
+        async def read(text: str) -> Any:
+            selects.clear()
+            prepared = await remote.prepare(_message(bot_id, text))
+            assert prepared.decision is True and prepared.loaded is not None, prepared.error
+            return prepared.loaded
+
+        assert (await read("hello")).limits.calls == 0
+        with session_scope() as session:
+            usage_accounting.add_llm_usage(session=session, bot_id=bot_id, calls=3, tokens_in=10, tokens_out=5,
+                                           errors=0, cost=0.0)
+        loaded = await read("hello again")
+        assert (loaded.limits.calls, loaded.limits.tokens) == (3, 15)
+        # The bot's version is no statement of its own: it comes with the usage counters.
+        assert not [s for s in selects if s.lstrip().startswith("SELECT bot.updated_at")], selects
+        assert len([s for s in selects if "usage_daily" in s and "bot.updated_at" in s]) == 1, selects
 
     engine = get_engine()
     event.listen(engine, "before_cursor_execute", count)

@@ -89,13 +89,15 @@ class BotSettingsCache:
         self._bots: dict[int, CachedBot] = {}
         self._lock = threading.Lock()
 
-    def current(self, bot_id: int, *, session: Session) -> CachedBot | None:
+    def current(self, bot_id: int, *, session: Session, version: Any = _UNREAD) -> CachedBot | None:
         """Bot ``bot_id``'s settings as they are now (None: no such bot): what is kept, if its
-        version has not moved since; else its row read again, with nothing else kept."""
+        version has not moved since; else its row read again, with nothing else kept. ``version``:
+        its ``updated_at``, read by the caller in the same session (None: no such row)."""
         connection = session.connection()
         kept = self._bots.get(bot_id)
         if kept is not None:
-            updated_at = connection.execute(_version_query(), {"bot_id": bot_id}).scalar()
+            updated_at = version if version is not _UNREAD else \
+                connection.execute(_version_query(), {"bot_id": bot_id}).scalar()
             if updated_at is not None and config_version(updated_at) == kept.version:
                 return kept
         # The row carries its version: what is kept under it is read after it, so never older.

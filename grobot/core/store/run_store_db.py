@@ -51,9 +51,11 @@ T = TypeVar("T")
 ANSWERED_LOGGER = "grobot.core.agents.chain"  # the logger an answered message's line is stored under
 
 
-def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot | None = None) -> Loaded:
+def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot | None = None,
+                 counters: usage_limits.Counters | None = None) -> Loaded:
     """Everything a run of ``msg`` needs, read in the caller's session (``settings``: its bot's, when
-    just read, with what is kept of them: :mod:`grobot.core.store.bot_cache`).
+    just read, with what is kept of them: :mod:`grobot.core.store.bot_cache`; ``counters``: its usage,
+    when just read).
 
     A caller that has just read the bot for this message (the bot link, for the reply
     rules) reads this in the same session: one session per message.
@@ -99,7 +101,7 @@ def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot 
     if msg.author_id:
         knowledge.directives, knowledge.notes = user_notes.directives_and_notes(
             session=session, bot_id=msg.bot_id, discord_user_id=str(msg.author_id))
-    limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg))
+    limits = usage_limits.read_state(session=session, bot=bot, discord_user_id=limited_user(msg), counters=counters)
     moderation = Moderation.of(bot)
     return Loaded(bot=config, llms=llms, conversation_id=conversation_id, history=history, knowledge=knowledge,
                   run_status=run_status, rules=ReplyRules.of(bot), limits=limits,
@@ -126,8 +128,13 @@ def read_for_message(msg: IncomingMessage, *, session: Session, cache: BotSettin
     per message; a disabled bot answers nothing on Discord); for a message it may answer, also its
     MCP associations (queried only when it has any: the bot's row says so in the same query) and
     what the chain reads at its start (:func:`load_for_run`, which may raise). ``cache``: what this
-    store keeps of its bots' settings (none: all read now)."""
-    settings = (cache or BotSettingsCache()).current(msg.bot_id, session=session)
+    store keeps of its bots' settings (none: all read now).
+
+    The usage counters come first, with the bot's settings version in the same statement: a
+    message of a bot whose settings are kept costs one statement for both."""
+    counters = usage_limits.read_counters(session=session, bot_id=msg.bot_id, discord_user_id=limited_user(msg),
+                                          with_version=True)
+    settings = (cache or BotSettingsCache()).current(msg.bot_id, session=session, version=counters.version)
     if settings is None:
         return None
     bot = settings.bot
@@ -143,7 +150,7 @@ def read_for_message(msg: IncomingMessage, *, session: Session, cache: BotSettin
     except Exception as exc:  # the catalog reads them again, and reports what fails
         logger.warning("Could not read the MCP servers of bot %s: %s", msg.bot_id, type(exc).__name__,
                        extra={"bot_id": msg.bot_id})
-    data.loaded = load_for_run(msg, session=session, settings=settings)
+    data.loaded = load_for_run(msg, session=session, settings=settings, counters=counters)
     return data
 
 
