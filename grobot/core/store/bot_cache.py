@@ -4,8 +4,9 @@ A message of a bot reads the bot's row (its reply rules, access lists, moderatio
 its LLM settings, MCP servers, the Tool Router's texts of its tools and the persona of its
 channel. They change when an admin changes them, and every such change moves the bot's settings
 version in the same transaction (:mod:`grobot.core.settings_version`). So the store reads the
-version (one column of one row) for each message and rebuilds what it keeps of a bot only when
-the version moved: a change takes effect at the bot's next message, as before.
+version (one column of one row; a message's read gets it with its usage counters) for each
+message and rebuilds what it keeps of a bot only when the version moved: a change takes effect
+at the bot's next message, as before.
 
 What belongs to a message (history, the user's notes and directives, usage and limits) and the
 app's own settings are read for every message, as before.
