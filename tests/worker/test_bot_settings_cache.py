@@ -5,6 +5,7 @@ and a change of the settings applies at the bot's next message."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import event
@@ -24,6 +25,28 @@ def _message(bot_id: int, text: str) -> IncomingMessage:
                            author_name="alice", channel_id="55", guild_id="1", mentions_bot=True)
 
 
+def run_counting(check: Callable[..., Awaitable[None]], statements: list[str]) -> None:
+    """Runs ``check`` against a supervisor's bot link, each SQL statement run meanwhile added to ``statements``."""
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(with_link(check, LocalBotStore()))
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+async def prepare(remote: Any, bot_id: int, text: str, statements: list[str]) -> Any:
+    """What the supervisor prepared for a message to be answered (only its statements left in ``statements``)."""
+    statements.clear()
+    prepared = await remote.prepare(_message(bot_id, text))
+    assert prepared.decision is True and prepared.loaded is not None, prepared.error
+    return prepared
+
+
 def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_next_message(any_db_env) -> None:
     bot_id = make_bot("cached", personality="You are Cachy.")
     with session_scope() as session:
@@ -36,22 +59,16 @@ def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_n
                                      personality="Speak like a pirate.")
     statements: list[str] = []
 
-    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(statement)
-
     async def check(client_for, server) -> None:  # type: ignore[no-untyped-def]
         remote = client_for(bot_id)
 
         async def read(text: str) -> Any:
-            statements.clear()
-            prepared = await remote.prepare(_message(bot_id, text))
-            assert prepared.decision is True and prepared.loaded is not None, prepared.error
-            return prepared
+            return await prepare(remote, bot_id, text, statements)
 
         first = await read("hello")
         assert first.loaded.llms["output"].model == "first" and "pirate" in first.loaded.bot.personality
         assert [link.name for link in first.links] == ["clock"]
-        # The next message: the bot's version (one column), then only what is the message's own.
+        # The next message: only what is the message's own (the bot's version comes with its usage).
         second = await read("hello again")
         assert not [s for s in statements if any(f" {table}" in s for table in SETTINGS_TABLES)], statements
         assert second.loaded.llms["output"].model == "first" and "pirate" in second.loaded.bot.personality
@@ -73,12 +90,7 @@ def test_a_bots_settings_are_read_once_per_version_and_a_change_applies_at_the_n
             llm_settings.set_llm(session=session, category="decision", provider="ollama", model="global-default")
         assert (await read("and now?")).loaded.llms["decision"].model == "global-default"
 
-    engine = get_engine()
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        asyncio.run(with_link(check, LocalBotStore()))
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
+    run_counting(check, statements)
 
 
 def test_a_plain_message_reads_its_bots_version_with_its_usage_in_one_statement(any_db_env) -> None:
@@ -86,20 +98,13 @@ def test_a_plain_message_reads_its_bots_version_with_its_usage_in_one_statement(
     message reads its usage (with the version), its history and its author's notes, and usage written
     by another process meanwhile (Test Chat, the CLI) counts at the next message."""
     bot_id = make_bot("counted")
-    selects: list[str] = []
-
-    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            selects.append(statement)
+    statements: list[str] = []
 
     async def check(client_for, server) -> None:  # type: ignore[no-untyped-def]
         remote = client_for(bot_id)
 
         async def read(text: str) -> Any:
-            selects.clear()
-            prepared = await remote.prepare(_message(bot_id, text))
-            assert prepared.decision is True and prepared.loaded is not None, prepared.error
-            return prepared.loaded
+            return (await prepare(remote, bot_id, text, statements)).loaded
 
         assert (await read("hello")).limits.calls == 0
         with session_scope() as session:
@@ -108,12 +113,7 @@ def test_a_plain_message_reads_its_bots_version_with_its_usage_in_one_statement(
         loaded = await read("hello again")
         assert (loaded.limits.calls, loaded.limits.tokens) == (3, 15)
         # The bot's version is no statement of its own: it comes with the usage counters.
-        assert not [s for s in selects if s.lstrip().startswith("SELECT bot.updated_at")], selects
-        assert len([s for s in selects if "usage_daily" in s and "bot.updated_at" in s]) == 1, selects
+        assert not [s for s in statements if s.lstrip().startswith("SELECT bot.updated_at")], statements
+        assert len([s for s in statements if "usage_daily" in s and "bot.updated_at" in s]) == 1, statements
 
-    engine = get_engine()
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        asyncio.run(with_link(check, LocalBotStore()))
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
+    run_counting(check, statements)

@@ -39,11 +39,11 @@ def reset_warnings() -> None:
     costs.clear_cache()
 
 
-def _state_query(with_version: bool = False) -> Any:
-    """``SELECT`` today's and this month's counters of a bot (and today's of one user) and the global
-    defaults (built once); ``with_version``: and last, the bot's settings version (``bot.updated_at``,
-    NULL: no such bot). The bot's counters are one index range of at most 31 rows (bot_id, day)."""
-    global _QUERY, _VERSIONED_QUERY
+def _state_query() -> Any:
+    """``SELECT`` today's and this month's counters of a bot (and today's of one user), the global
+    defaults and, last, the bot's settings version (``bot.updated_at``, NULL: no such bot), built once.
+    The bot's counters are one index range of at most 31 rows (bot_id, day)."""
+    global _QUERY
     if _QUERY is None:
         today = col(UsageDaily.day) == bindparam("day")
 
@@ -66,14 +66,12 @@ def _state_query(with_version: bool = False) -> Any:
                    counters.c.cost, counters.c.month_tokens, counters.c.month_calls, counters.c.month_cost]
         columns += [select(Setting.value).where(Setting.key == key).scalar_subquery().label(key)
                     for key in DAILY_LIMIT_KEYS + BUDGET_KEYS]
-        _QUERY = select(*columns).select_from(counters)
         version = select(Bot.updated_at).where(Bot.id == bindparam("bot_id")).scalar_subquery().label("version")
-        _VERSIONED_QUERY = select(*columns, version).select_from(counters)
-    return _VERSIONED_QUERY if with_version else _QUERY
+        _QUERY = select(*columns, version).select_from(counters)
+    return _QUERY
 
 
 _QUERY: Any = None
-_VERSIONED_QUERY: Any = None
 
 
 @dataclass(frozen=True)
@@ -90,13 +88,13 @@ class Counters:
 
 
 def read_counters(*, session: Session, bot_id: int, discord_user_id: str | None = None,
-                  now: datetime | None = None, with_version: bool = False) -> Counters:
-    """Today's and this month's counters of bot ``bot_id`` (and of ``discord_user_id``) and the global
-    defaults, in one statement; ``with_version``: the bot's settings version too (a message's read
-    of its bot: :func:`grobot.core.store.run_store_db.read_for_message`, one statement less)."""
+                  now: datetime | None = None) -> Counters:
+    """Today's and this month's counters of bot ``bot_id`` (and of ``discord_user_id``), the global
+    defaults and the bot's settings version, in one statement (a message's read of its bot gets the
+    version it checks its kept settings against with them: :mod:`grobot.core.store.bot_cache`)."""
     day = utc_day(now)
     params = {"bot_id": bot_id, "day": day, "user_id": discord_user_id, "month_first": day[:8] + "01"}
-    return Counters(day, session.connection().execute(_state_query(with_version), params).one())
+    return Counters(day, session.connection().execute(_state_query(), params).one())
 
 
 def _limit(own: int | None, default: Any) -> int:
@@ -125,7 +123,7 @@ def read_state(*, session: Session, bot: Bot, discord_user_id: str | None = None
         counters = read_counters(session=session, bot_id=bot.id or 0, discord_user_id=discord_user_id, now=now)
     day = counters.day
     (tokens, calls, user_messages, cost, month_tokens, month_calls, month_cost, token_default, call_default,
-     user_default, cost_default, month_token_default, month_call_default, month_cost_default) = counters.row[:14]
+     user_default, cost_default, month_token_default, month_call_default, month_cost_default, _version) = counters.row
     state = LimitState(
         bot_id=bot.id or 0, bot_name=bot.name, day=day, tokens=int(tokens or 0), calls=int(calls or 0),
         user_messages=int(user_messages or 0) if discord_user_id else 0,

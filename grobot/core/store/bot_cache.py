@@ -4,9 +4,9 @@ A message of a bot reads the bot's row (its reply rules, access lists, moderatio
 its LLM settings, MCP servers, the Tool Router's texts of its tools and the persona of its
 channel. They change when an admin changes them, and every such change moves the bot's settings
 version in the same transaction (:mod:`grobot.core.settings_version`). So the store reads the
-version (one column of one row; a message's read gets it with its usage counters) for each
-message and rebuilds what it keeps of a bot only when the version moved: a change takes effect
-at the bot's next message, as before.
+version for each message (one column more in the statement of its usage counters) and rebuilds
+what it keeps of a bot only when the version moved: a change takes effect at the bot's next
+message, as before.
 
 What belongs to a message (history, the user's notes and directives, usage and limits) and the
 app's own settings are read for every message, as before.
@@ -28,16 +28,7 @@ from grobot.core.services.fleet import config_version
 T = TypeVar("T")
 MAX_CHANNELS = 1000  # personas kept per bot (by channel): beyond, the bot's are forgotten and read again
 
-_VERSION: Any = None
 _BOT_QUERY: Any = None
-
-
-def _version_query() -> Any:
-    """``SELECT updated_at FROM bot WHERE id = :bot_id`` (built once)."""
-    global _VERSION
-    if _VERSION is None:
-        _VERSION = select(Bot.updated_at).where(Bot.id == bindparam("bot_id"))
-    return _VERSION
 
 
 def bot_query() -> Any:
@@ -90,17 +81,15 @@ class BotSettingsCache:
         self._bots: dict[int, CachedBot] = {}
         self._lock = threading.Lock()
 
-    def current(self, bot_id: int, *, session: Session, version: Any = _UNREAD) -> CachedBot | None:
+    def current(self, bot_id: int, *, session: Session, version: Any) -> CachedBot | None:
         """Bot ``bot_id``'s settings as they are now (None: no such bot): what is kept, if its
         version has not moved since; else its row read again, with nothing else kept. ``version``:
-        its ``updated_at``, read by the caller in the same session (None: no such row)."""
+        its ``updated_at`` as the caller read it in the same session (None: no such row; it comes
+        with the message's usage counters: :func:`grobot.core.services.usage_limits.read_counters`)."""
         connection = session.connection()
         kept = self._bots.get(bot_id)
-        if kept is not None:
-            updated_at = version if version is not _UNREAD else \
-                connection.execute(_version_query(), {"bot_id": bot_id}).scalar()
-            if updated_at is not None and config_version(updated_at) == kept.version:
-                return kept
+        if kept is not None and version is not None and config_version(version) == kept.version:
+            return kept
         # The row carries its version: what is kept under it is read after it, so never older.
         bot = connection.execute(bot_query(), {"bot_id": bot_id}).first()
         with self._lock:

@@ -54,13 +54,16 @@ ANSWERED_LOGGER = "grobot.core.agents.chain"  # the logger an answered message's
 def load_for_run(msg: IncomingMessage, *, session: Session, settings: CachedBot | None = None,
                  counters: usage_limits.Counters | None = None) -> Loaded:
     """Everything a run of ``msg`` needs, read in the caller's session (``settings``: its bot's, when
-    just read, with what is kept of them: :mod:`grobot.core.store.bot_cache`; ``counters``: its usage,
-    when just read).
+    just read, with what is kept of them: :mod:`grobot.core.store.bot_cache`; ``counters``: its usage
+    and its bot's settings version, when just read: :func:`usage_limits.read_counters`).
 
     A caller that has just read the bot for this message (the bot link, for the reply
     rules) reads this in the same session: one session per message.
     """
-    settings = settings if settings is not None else BotSettingsCache().current(msg.bot_id, session=session)
+    if counters is None:
+        counters = usage_limits.read_counters(session=session, bot_id=msg.bot_id, discord_user_id=limited_user(msg))
+    if settings is None:
+        settings = BotSettingsCache().current(msg.bot_id, session=session, version=counters.version)
     if settings is None:
         raise NotFoundError(f"no bot numbered {msg.bot_id}")
     bot = settings.bot
@@ -132,8 +135,7 @@ def read_for_message(msg: IncomingMessage, *, session: Session, cache: BotSettin
 
     The usage counters come first, with the bot's settings version in the same statement: a
     message of a bot whose settings are kept costs one statement for both."""
-    counters = usage_limits.read_counters(session=session, bot_id=msg.bot_id, discord_user_id=limited_user(msg),
-                                          with_version=True)
+    counters = usage_limits.read_counters(session=session, bot_id=msg.bot_id, discord_user_id=limited_user(msg))
     settings = (cache or BotSettingsCache()).current(msg.bot_id, session=session, version=counters.version)
     if settings is None:
         return None
