@@ -95,6 +95,26 @@ async def test_each_kind_of_tool_result_reads_as_one_exact_line():
     assert not failed.stated_in("It is 10:15 on Mars.")
 
 
+def test_a_reply_with_the_right_time_states_it_only_with_the_place_asked_and_no_other_date_or_zone():
+    """The demo model wrote "It is 00.13 on Sunday 27 November 2028 in the UTC time zone of the Pacific
+    Islands" for Lima at 00:13 on 29 November 2026: the time is right, the rest is made up; the user reads the
+    clock's line instead. A reply that names the place and the right date in its own words keeps them."""
+    lima = json.dumps({"timezone": "America/Lima", "datetime": "2026-11-29T00:13:05-05:00", "day_of_week": "Sunday"})
+    line = grounding.ground(None, "time__get_current_time", {"timezone": "America/Lima"}, lima, is_error=False,
+                            asked="¿Qué hora es en Lima?")
+    assert line.line == "It is 00:13 on Sunday 29 November 2026 in America/Lima."
+    for kept in ["It is 00:13 in Lima.", "In Lima it is 12:13 AM on Sunday, November 29th, 2026.",
+                 "It is 00.13 in America/Lima.", "It is 00:13 in Lima, 05:13 UTC.", "May I say: 00:13 in Lima."]:
+        assert line.stated_in(kept), kept
+    for replaced in ["It is 00.13 on Sunday 27 November 2028 in the UTC time zone of the Pacific Islands.",
+                     "It is 00:13.", "It is 00:13 in Lima on Monday.", "It is 00:13 in Lima on 28 November.",
+                     "It is 00:13 in Lima, December 2026.", "It is 00:13 in Europe/Lima.", "It is 00:13 in Lima in 2025."]:
+        assert not line.stated_in(replaced), replaced
+    # The place is asked for only when the user named it ("What time is it?" answered in the bot's own zone).
+    assert grounding.ground(None, "time__get_current_time", {}, lima, is_error=False,
+                            asked="What time is it?").stated_in("It is 00:13 right now.")
+
+
 async def test_a_looped_value_is_confirmed_once():
     remember = next(t.spec for t in builtins._memory_tools(1, None) if t.spec.name == "memory_remember")
     looped = "Good times, good times, good times, good times, good times"

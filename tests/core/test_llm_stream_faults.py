@@ -131,3 +131,27 @@ async def test_tool_call_arguments_streamed_past_the_cap_are_cut_off_and_the_run
 
 async def _search(query: str) -> str:
     return f"results for {query}"
+
+
+async def test_an_answer_ended_early_is_counted_within_the_cap_the_server_kept(grobot_env, fake_llm):
+    """A stream the caller ends (a loop, an answer it has) has no usage from the server: its output tokens
+    are estimated from the text, and an estimate never claims more than the cap the server was held to
+    (the cost and the run's accounting read it)."""
+    from grobot.core.llm.service import call_llm
+
+    use_fake_llm(fake_llm, provider="openai")
+    long_words = " ".join(["extraordinarily"] * 40)  # 40 tokens for a tokenizer, 160 by the 4-characters estimate
+    fake_llm.script(Reply(text=long_words, chunks=40))
+    with session_scope(readonly=True) as session:
+        llm = llm_settings.effective_llm(session=session, category="output")
+    seen: list[str] = []
+
+    async def on_text(piece: str) -> None:
+        seen.append(piece)
+
+    result = await call_llm(llm, [{"role": "user", "content": "hi"}], role="synthesizer", max_tokens=50,
+                            on_text=on_text, stop=lambda: len("".join(seen)) > 400)
+
+    assert 400 < len(result.text) < len(long_words)  # ended by the caller, not by the server
+    assert result.usage.estimated and result.usage.tokens_out == 50
+    assert result.records[-1].tokens_out == 50

@@ -228,10 +228,11 @@ async def test_the_time_asked_in_french_spanish_or_german_is_the_clocks(grobot_e
             returned = [e.data for e in sink.of("tool_result") if e.data["name"] == "datetime_now"]
             assert returned and not returned[-1]["is_error"], (text, [e.data for e in sink.of("thinking")])
             said = json.loads(returned[-1]["content"])
-            hours, minutes = said["time"][:5].split(":")  # "02:10", or as a model writes it, "2:10"
-            stated = {f"{hours}:{minutes}", f"{int(hours)}:{minutes}"}
+            hours, minutes = said["time"][:5].split(":")  # "02:10", or as a model writes it, "2:10" or "2.10"
+            stated = {f"{hours}[:.]{minutes}", f"{int(hours)}[:.]{minutes}"}
             assert said["timezone"] == zone and any(re.search(rf"(?<!\d){t}(?!\d)", result.text) for t in stated), \
                 (text, result.text)
+            assert zone.split("/")[-1] in result.text, (text, result.text)  # the place asked about, not another
     finally:
         await hub.aclose()
         memory.close()

@@ -10,7 +10,7 @@ from sqlmodel import select
 
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, DiscordRole
-from grobot.core.services import access
+from grobot.core.services import access, discord_users
 from tests.helpers import wait_for
 from tests.worker.harness import fleet
 
@@ -68,8 +68,9 @@ def test_allowed_and_blocked_users_and_roles(grobot_env, tmp_path):
         assert private[0]["flags"] & 64
         assert not _said(world, "bob asks privately")
 
-        # The admin blocks alice by name (the name she wrote under): her next message is refused, with
-        # no restart; dave (another Members) is answered after it.
+        # The admin blocks alice by name (the name she wrote under, known once her answered message is
+        # stored): her next message is refused, with no restart; dave (another Members) is answered after it.
+        wait_for(lambda: _known_names(bot) >= {"alice"}, 20, message="alice's message stored")
         with session_scope() as session:
             lists = access.change_access(session.get(Bot, bot), session=session, add={"blocked_user_ids": ["alice"]})
         assert [e.label for e in lists["blocked_user_ids"]] == [f"alice ({discord.alice['id']})"]
@@ -91,6 +92,11 @@ def test_allowed_and_blocked_users_and_roles(grobot_env, tmp_path):
         wait_for(lambda: _seen_roles(bot).get(members["id"]) == "Regulars", 20, message="the renamed role")
         with session_scope(readonly=True) as session:
             assert access.resolve(session.get(Bot, bot), "regulars", "role", session=session) == members["id"]
+
+
+def _known_names(bot: int) -> set[str]:
+    with session_scope(readonly=True) as session:
+        return {u.display_name for u in discord_users.known_users(session=session, bot_id=bot)}
 
 
 def _answered(world, bot: int, user: dict, text: str) -> bool:

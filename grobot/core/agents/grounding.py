@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from grobot.core.agents.reply_check import loop_at
@@ -60,13 +60,19 @@ class Grounded:
     words: frozenset[str] = frozenset()  # the result's meaningful words (text, confirmation, error, object)
     share: float = WORDS_SHARE
     most: int | None = None  # the most of ``words`` a reply must hold (an error, said in other words)
+    places: tuple[tuple[str, ...], ...] = ()  # a time's places the user named: a reply names each (any spelling given)
+    dates: tuple[date, ...] = ()  # a time's dates: a reply names no other year, month, day or weekday
+    zones: tuple[str, ...] = ()  # a time's zones: a reply names no other zone id
 
     def stated_in(self, reply: str) -> bool:
-        """Whether ``reply`` states this result (its times, its items, enough of its words)."""
+        """Whether ``reply`` states this result (its times, its items, enough of its words) and, for a
+        time, names the place asked about and no other date or zone."""
         if self.kind == "image":  # the images themselves go with the answer
             return True
         if self.kind == "time":
-            return bool(self.times) and all(_time_said(reply, hour, minute) for hour, minute in self.times)
+            return (bool(self.times) and all(_time_said(reply, hour, minute) for hour, minute in self.times)
+                    and all(any(_names(reply, p) for p in place) for place in self.places)
+                    and not _other_date_or_zone(reply, self.dates, self.zones))
         if self.kind == "list":
             return bool(self.items) and all(_item_said(item, reply) for item in self.items)
         if not self.words:
@@ -198,7 +204,50 @@ def _time(moments: list[_Moment], asked: str) -> Grounded:
     else:
         line = "; ".join(f"{m.zone}: {m.at:%H:%M} on {_day(m.at)}" for m in unique[:MAX_ITEMS]) + "."
     wanted = [(m.at.hour, m.at.minute) for m in unique if not _time_said(asked, m.at.hour, m.at.minute)]
-    return Grounded("time", line, times=tuple(dict.fromkeys(wanted or [(m.at.hour, m.at.minute) for m in unique])))
+    places = tuple(dict.fromkeys(p for p in (_place(m.zone) for m in unique) if p and _names(asked, p[0])))
+    return Grounded("time", line, times=tuple(dict.fromkeys(wanted or [(m.at.hour, m.at.minute) for m in unique])),
+                    places=places, dates=tuple(dict.fromkeys(m.at.date() for m in unique)),
+                    zones=tuple(dict.fromkeys(m.zone for m in unique)))
+
+
+def _place(zone: str) -> tuple[str, ...]:
+    """How a reply may name the place of an IANA zone: its city ("America/New_York": "New York"), or the id."""
+    if "/" not in zone:
+        return ()
+    return (zone.rsplit("/", 1)[1].replace("_", " "), zone)
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_MONTH = "|".join(_MONTHS)
+_YEAR_SAID = re.compile(r"(?<![\d:.])(?:19|20)\d\d(?![\d:])")
+_DAY_MONTH_SAID = re.compile(rf"(?<![\d:.])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b")
+_MONTH_DAY_SAID = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])")
+_ZONE_SAID = re.compile(r"\b[A-Z][A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?")
+
+
+def _other_date_or_zone(reply: str, dates: tuple[date, ...], zones: tuple[str, ...]) -> bool:
+    """Whether ``reply`` names a year, month, weekday, day of a month or zone id that none of ``dates`` and
+    ``zones`` is (a small model's made-up date beside the right time)."""
+    if dates:
+        if any(int(y.group()) not in {d.year for d in dates} for y in _YEAR_SAID.finditer(reply)):
+            return True
+        if any(_names(reply, w) for w in set(_WEEKDAYS) - {_WEEKDAYS[d.weekday()] for d in dates}):
+            return True
+        months = set(_MONTHS) - {_MONTHS[d.month - 1] for d in dates}  # named with a number ("May I" is no month)
+        if any(re.search(rf"(?:\d\s+(?:of\s+)?{m}\b|\b{m},?\s+\d)", reply) for m in months):
+            return True
+        days = {(d.day, _MONTHS[d.month - 1]) for d in dates}
+        said = [(int(m[1]), m[2]) for m in _DAY_MONTH_SAID.finditer(reply)]
+        said += [(int(m[2]), m[1]) for m in _MONTH_DAY_SAID.finditer(reply)]
+        if any(day not in days for day in said):
+            return True
+    return any(z.group() not in zones for z in _ZONE_SAID.finditer(reply))
 
 
 def _same_instant(a: datetime, b: datetime) -> bool:

@@ -221,13 +221,13 @@ async def _once(provider: Any, request: ChatRequest, record: CallRecord, on_text
     except asyncio.CancelledError:  # stopped: what the model read and wrote so far is counted, estimated
         if not record.tokens_in:
             record.tokens_in = messages_tokens(request.messages)
-            record.tokens_out = estimate_tokens(response.text)
+            record.tokens_out = _estimated_output(response, request)
             record.estimated, record.error = True, "stopped"
         raise
     finally:
         record.latency_ms = (time.perf_counter() - started) * 1000
     if usage is None or (usage.tokens_in == 0 and usage.tokens_out == 0):
-        usage = Usage(messages_tokens(request.messages), estimate_tokens(response.text), estimated=True)
+        usage = Usage(messages_tokens(request.messages), _estimated_output(response, request), estimated=True)
     response.usage = usage
     record.tokens_in, record.tokens_out, record.estimated = usage.tokens_in, usage.tokens_out, usage.estimated
     record.capped = response.finish_reason in ("length", "max_tokens", "MAX_TOKENS")
@@ -244,6 +244,16 @@ class _OutputMeter:
     def past_limit(self, chunk: StreamChunk) -> bool:
         self.chars += len(chunk.text) + chunk.tool_chars
         return self.limit is not None and self.chars > self.limit * CHARS_PER_TOKEN
+
+
+def _estimated_output(response: ChatResponse, request: ChatRequest) -> int:
+    """The output tokens of an answer the server did not count (ended early, or a server without usage):
+    estimated from its text, but never past the call's cap, which the server kept unless it was cut off
+    for ignoring it (the estimate runs high on text of long words: a kept cap is the better bound)."""
+    estimate = estimate_tokens(response.text)
+    if request.max_tokens and response.finish_reason != "length":
+        return min(estimate, request.max_tokens)
+    return estimate
 
 
 def overrun_limit(max_tokens: int | None) -> int | None:
