@@ -159,7 +159,9 @@ def test_every_page_loads_cleanly_at_desktop_and_phone_width(browser, web_app, u
 
 def check(page, folder, slug: str, what: str, size: str, problems: list[str]) -> None:
     """Screenshot the page; note its console errors, raw technical text and (narrow) its horizontal overflow."""
-    page.wait_for_load_state("networkidle")
+    # Its fonts and images are in (a positive condition, not networkidle's half second of silence per page).
+    page.wait_for_function("() => document.fonts.status === 'loaded' && Array.from(document.images)"
+                           ".every(image => image.complete)", timeout=PAGE_TIMEOUT_MS)
     render_all(page)
     page.screenshot(path=str(folder / f"{slug}.png"), full_page=True)
     if page.grobot_errors:
