@@ -279,6 +279,9 @@ def _clock_fact(data: dict[str, Any], reply: str, asks: str, lang: str) -> str:
     if when is None:
         return "" if covered(json.dumps(data), reply) else "the reply does not state the result"
     zone = data.get("timezone", "")
+    years = {int(y) for y in re.findall(r"(?<![\d:.])((?:19|20)\d\d)(?![\d:])", reply)} - {when.year}
+    if years:  # a made-up date beside the right time ("07:37 ... 2025-04-28T07:37:38")
+        return f"the reply states another year ({min(years)}) than the clock's ({when.year})"
     if asks == "date":
         return "" if says_date(reply, when, lang) else f"the reply does not state the date ({when.date()})"
     if asks == "weekday":

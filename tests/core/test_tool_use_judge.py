@@ -73,6 +73,14 @@ def test_the_time_of_another_zone_fails():
     assert not strict(TIME_IN_TOKYO, turns).ok
 
 
+def test_the_right_time_beside_a_made_up_year_fails():
+    """The demo model wrote "The time of day for Madrid is 2025-04-28T07:37:38": the time the clock gave,
+    on a date it made up."""
+    verdict = strict(TIME_IN_TOKYO, tokyo_turn("The time in Tokyo is 2025-04-28T13:55:07."))
+    assert not verdict.ok and "another year (2025)" in verdict.why
+    assert strict(TIME_IN_TOKYO, tokyo_turn("It is 13:55 in Tokyo on 14 March 2026.")).ok
+
+
 @pytest.mark.parametrize(("reply", "form"), [
     ('<tool_call>\n{"name": "time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}\n</tool_call>', "markup"),
     ('{"name": "datetime_now", "arguments": {}}', "markup"),
