@@ -28,6 +28,7 @@ import pytest
 from tests.conftest import TEST_SECRET_KEY, GroBotEnv, _reset_process_state
 from tests.ui.auth import UiUser
 from tests.ui.webapp import CHROMIUM_ARGS, ROOT, WebApp, chromium_path
+from tests.worker.harness import FAST_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,9 @@ def ui_database(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path)
         # The pages' tests start from the Ollama built-in default; the embedded demo model has its own
         # tests (tests/real_llm, tests/worker/test_embedded_model_e2e.py).
         "GROBOT_EMBEDDED_LLM": "0",
+        # The bot workers the tests start beat every second (FAST_ENV): the web app, and this process,
+        # count a supervisor (or bot) silent for 13 s as stopped (fleet.stale_after_seconds), not 25 s.
+        "GROBOT_HEARTBEAT_SECONDS": FAST_ENV["GROBOT_HEARTBEAT_SECONDS"],
     }
     return UiDatabase(env=env, variables=variables, template=sqlite_template,
                       unset=("CHROMA_URL", "DISCORD_API_BASE", "DISCORD_GATEWAY_URL", "OLLAMA_HOST"))

@@ -16,6 +16,7 @@ from grobot.core import tester_chat_link
 from grobot.core.errors import NotFoundError
 from grobot.core.services.tester_chat import IMAGE_ONLY
 from grobot.core.services.users import NotSignedIn
+from grobot.core.settings import get_settings
 from grobot.core.tools.images import MAX_IMAGE_BYTES
 from grobot.pages.tester_chat_runs import (
     CANNOT_READ_IMAGES,
@@ -47,9 +48,7 @@ logger = logging.getLogger(__name__)
 # whose worker stopped): the runner that holds a run streams it, the stored turn shows once it ends.
 CHECK_SECONDS = 1.0
 FOLLOW_LIMIT_SECONDS = 15 * 60  # a page stops following a run after this long
-# How often a running answer checks that its worker still runs: read from the database, or followed
-# at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
-ABANDON_CHECK_SECONDS = 5.0
+ABANDON_CHECK_MAX_SECONDS = 5.0  # see abandon_check_seconds
 FINAL_KINDS = ("done", "error")
 IMAGE_UPLOAD_ID = "chat-image-upload"
 # A message that no worker has claimed after this long says "Waiting for the bot worker…" (a running
@@ -348,7 +347,7 @@ class LiveState(ChatState):
                 candidates = [place.holder] if place.holder else place.runners if place.status == "pending" else []
                 if await self._stream_first(candidates, run_id, claim=place.holder is None):
                     break
-                if place.status == "running" and time.monotonic() - checked_at >= ABANDON_CHECK_SECONDS:
+                if place.status == "running" and time.monotonic() - checked_at >= abandon_check_seconds():
                     checked_at = time.monotonic()
                     if await _ended_as_abandoned(token, bot_id, run_id):
                         continue
@@ -382,7 +381,7 @@ class LiveState(ChatState):
 
         The events that arrive together are shown together: one page update (one render of the
         conversation) for each batch, not for each event. A frozen worker (SIGSTOP, a deadlocked loop)
-        keeps its line open and sends nothing: after ``ABANDON_CHECK_SECONDS`` of silence the run is
+        keeps its line open and sends nothing: after :func:`abandon_check_seconds` of silence the run is
         ended if its worker has stopped, as a killed worker's is, and followed on while it runs."""
         async with self:
             after = self._live_index if self._source == runner.supervisor_id else -1
@@ -391,7 +390,7 @@ class LiveState(ChatState):
         reader = asyncio.get_running_loop().create_task(_read_feed(runner, run_id, after, claim, queue))
         try:
             while True:
-                batch = await _next_batch(queue, ABANDON_CHECK_SECONDS)
+                batch = await _next_batch(queue, abandon_check_seconds())
                 if not batch:  # silence: a slow model, or a frozen worker
                     if await _ended_as_abandoned(token, bot_id, run_id):
                         return True
@@ -467,9 +466,19 @@ class LiveState(ChatState):
             yield rx.toast.info("Nothing to stop: the answer has ended or its worker cannot be reached.")
 
 
+def abandon_check_seconds() -> float:
+    """How often a running answer checks that its worker still runs: read from the database, or followed
+    at a runner that has sent nothing for this long (a slow model, or a frozen worker whose line stays open).
+    Once a heartbeat period (``GROBOT_HEARTBEAT_SECONDS``), between ``CHECK_SECONDS`` and 5 s: the answer of
+    a stopped worker ends within this much of the point it counts as stopped
+    (:func:`grobot.core.services.fleet.stale_after_seconds`)."""
+    return min(max(get_settings().worker.heartbeat_seconds, CHECK_SECONDS), ABANDON_CHECK_MAX_SECONDS)
+
+
 async def _ended_as_abandoned(token: str, bot_id: int, run_id: int) -> bool:
-    """End the followed run if its worker was killed or is frozen (no heartbeat for 20 s): it ends now,
-    not when a worker starts again."""
+    """End the followed run if its worker was killed or is frozen (silent for
+    :func:`grobot.core.services.fleet.stale_after_seconds`: 25 s by default): it ends now, not when a
+    worker starts again."""
     try:
         return await asyncio.to_thread(end_if_abandoned, token, bot_id, run_id)
     except Exception as exc:  # the database is away for a moment: the next check tries again

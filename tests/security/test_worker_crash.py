@@ -19,8 +19,9 @@ from sqlmodel import select, update
 from grobot.core import tester_chat_link
 from grobot.core.db import session_scope
 from grobot.core.models import Bot, Message, Supervisor
-from grobot.core.services.tester_chat import ABANDONED_ERROR, WORKER_STALE_SECONDS
-from grobot.pages.tester_chat_state import ABANDON_CHECK_SECONDS
+from grobot.core.services.fleet import stale_after_seconds
+from grobot.core.services.tester_chat import ABANDONED_ERROR
+from grobot.pages.tester_chat_state import abandon_check_seconds
 from tests.fakes.llm import Reply, _last_user_text, use_fake_llm
 from tests.helpers import wait_for
 from tests.ui.auth import PAGE_TIMEOUT_MS
@@ -84,7 +85,7 @@ def test_a_worker_killed_mid_answer_and_not_restarted_ends_the_answer_on_the_pag
         worker.send_signal(signal.SIGKILL)  # and no worker starts again
         worker.wait(10)
 
-        # Once the worker is known to be gone (no heartbeat for 20 s), the page ends the answer itself.
+        # Once the worker is known to be gone (silent for stale_after_seconds()), the page ends the answer itself.
         expect_ended_as_abandoned(page)
     finally:
         stop_worker(worker)
@@ -191,7 +192,7 @@ def test_a_worker_frozen_mid_answer_ends_the_answer_on_the_page(admin_page, fake
         # Alive but frozen (SIGSTOP, a deadlocked loop): the page's line to it stays open and silent.
         freeze(worker, ui_env.data_dir / "grobot.db")
 
-        # Once the silent worker is known to be gone (no heartbeat for 20 s), the page ends the answer.
+        # Once the silent worker is known to be gone (silent for stale_after_seconds()), the page ends the answer.
         expect_ended_as_abandoned(page)
     finally:
         thaw_and_stop(worker)
@@ -202,7 +203,7 @@ def test_a_slow_model_s_silent_answer_is_not_ended_while_its_worker_runs(admin_p
     bot_id = chat_bot(fake_llm, "Slow")
     # A slow model: silent long enough for the page to check its worker after the point where a
     # stopped worker's run is ended.
-    silence = WORKER_STALE_SECONDS + 2 * ABANDON_CHECK_SECONDS
+    silence = stale_after_seconds() + 2 * abandon_check_seconds()
     fake_llm.script_for(lambda body: _last_user_text(body.get("messages") or []) == "Think it over",
                         Reply(text="Thought it over at length", delay=silence))
     worker = start_runner(ui_env, fake_llm, tmp_path / "worker.log")

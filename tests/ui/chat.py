@@ -8,9 +8,10 @@ import asyncio
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 
 from grobot.core.db import session_scope
-from grobot.core.models import Conversation, Message
+from grobot.core.models import Conversation, Message, utcnow
 from grobot.core.services import bots, tester_chat
 from grobot.core.store.local import local_deps
 
@@ -19,6 +20,13 @@ logger = logging.getLogger(__name__)
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def fresh_heartbeat() -> datetime:
+    """A live bot's heartbeat, dated a few minutes ahead: the web app of the browser suites counts a bot
+    silent for 13 s as stopped (its heartbeat is 1 s: ``tests/browser_fixtures.py``), and a step of a
+    test on a loaded machine can take longer than that."""
+    return utcnow() + timedelta(minutes=5)
 
 
 def add_bot(name: str, **fields: object) -> int:

@@ -18,12 +18,12 @@ from playwright.sync_api import expect
 from sqlmodel import select
 
 from grobot.core.db import session_scope
-from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor, utcnow
+from grobot.core.models import AgentEvent, Bot, BotFile, BotStatus, LogEntry, Role, Supervisor
 from grobot.core.services import bots, conversations, discord_users, files, llm_settings, mcp_servers, tester_chat, user_notes, users
 from tests.fakes.llm import Reply, use_fake_llm
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS, create_ui_user, sign_in
-from tests.ui.chat import add_bot, claim, run_real_job, stdio_server, unique
+from tests.ui.chat import add_bot, claim, fresh_heartbeat, run_real_job, stdio_server, unique
 from tests.ui.screens import NARROW, PHONE, WIDE, assert_fits_the_width, screenshot, sized_page
 
 logger = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def test_admin_opens_a_bot_from_the_list_and_sees_its_header_and_tabs(admin_page
     with session_scope() as session:
         status = session.get(BotStatus, bot_id)
         status.state, status.detail, status.discord_user_name, status.guild_count = "online", "connected", "hdr-bot", 4
-        status.heartbeat_at = utcnow()  # a live bot's heartbeat (an old one reads as offline)
+        status.heartbeat_at = fresh_heartbeat()  # a live bot's heartbeat (an old one reads as offline)
         session.add(status)
 
     page.goto("/")

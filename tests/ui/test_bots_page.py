@@ -20,6 +20,7 @@ from grobot.core.models import BotStatus, Supervisor, utcnow
 from grobot.core.services import bots
 from tests.helpers import make_token
 from tests.ui.auth import PAGE_TIMEOUT_MS
+from tests.ui.chat import fresh_heartbeat
 from tests.ui.screens import WIDE, sized_page
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     add_bot("Beta")
     add_bot("Gamma", enabled=False)
     delta = add_bot("Delta", token=make_token(998877665544332211))
-    set_status(alpha, state="online", detail="connected", discord_user_name="alpha-bot", guild_count=3, heartbeat_at=utcnow())
+    set_status(alpha, state="online", detail="connected", discord_user_name="alpha-bot", guild_count=3, heartbeat_at=fresh_heartbeat())
     set_status(delta, state="error", detail="Discord refused the token (401 Unauthorized)")
 
     page.goto("/")
@@ -105,7 +106,7 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     expect(table.get_by_role("rowheader")).to_contain_text(["Alpha", "Beta", "Delta", "Gamma"])
 
     # The bot process reports a new state: the open page shows it without a reload.
-    set_status(delta, state="starting", detail="connecting to the gateway", heartbeat_at=utcnow())
+    set_status(delta, state="starting", detail="connecting to the gateway", heartbeat_at=fresh_heartbeat())
     set_status(alpha, state="offline", detail="gateway connection lost")
     expect(bot_row(page, "Delta")).to_contain_text("Starting", timeout=LIVE_TIMEOUT_MS)
     expect(bot_row(page, "Delta")).to_contain_text("connecting to the gateway")
@@ -113,7 +114,7 @@ def test_the_page_lists_the_bots_with_their_live_status(admin_page, ui_env) -> N
     expect(bot_row(page, "Alpha")).not_to_contain_text("Online")
 
     set_status(delta, state="online", detail="connected", discord_user_name="delta-bot", guild_count=12,
-               heartbeat_at=utcnow())
+               heartbeat_at=fresh_heartbeat())
     expect(bot_row(page, "Delta")).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
     expect(bot_row(page, "Delta")).to_contain_text("delta-bot")
     expect(guilds_cell(bot_row(page, "Delta"))).to_have_text("12")
@@ -233,7 +234,7 @@ def test_a_bot_silent_for_hours_is_offline_and_the_page_says_no_worker_runs(admi
     expect(bot_row(page, name)).to_be_visible(timeout=30_000)
     expect(page.get_by_role("alert").filter(has_text="No bot worker is running")).to_have_count(0, timeout=LIVE_TIMEOUT_MS)
     # Its bot beats again: online, with its guilds.
-    set_status(silent, state="online", heartbeat_at=utcnow())
+    set_status(silent, state="online", heartbeat_at=fresh_heartbeat())
     expect(bot_row(page, name)).to_contain_text("Online", timeout=LIVE_TIMEOUT_MS)
     expect(guilds_cell(bot_row(page, name))).to_have_text("12")
 

@@ -19,7 +19,7 @@ from grobot.core.db import session_scope
 from grobot.core.models import AppUser, BotStatus, LogEntry, McpServer, Role, Setting, Supervisor, utcnow
 from grobot.core.services import app_settings, files
 from tests.ui.auth import PAGE_TIMEOUT_MS
-from tests.ui.chat import add_bot, unique
+from tests.ui.chat import add_bot, fresh_heartbeat, unique
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def test_counts_of_one_are_singular(admin_page) -> None:
     with session_scope() as session:
         status = session.get(BotStatus, bot_id)
         status.state, status.discord_user_name, status.guild_count = "online", "single-bot", 1
-        status.heartbeat_at = utcnow()  # a live bot's heartbeat (an old one reads as offline)
+        status.heartbeat_at = fresh_heartbeat()  # a live bot's heartbeat (an old one reads as offline)
         session.add(status)
         session.add(LogEntry(bot_id=bot_id, level="INFO", logger="bot_worker.bot_process", message="Connected"))
     open_tab(page, bot_id, "logs")

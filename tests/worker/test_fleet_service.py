@@ -182,3 +182,39 @@ def test_a_followed_run_is_ended_only_when_its_worker_has_stopped(grobot_env):
     with session_scope(readonly=True) as session:
         assert tester_chat.run_status(alive_run, session=session) == ("running", "")
         assert tester_chat.run_status(gone_run, session=session) == ("error", tester_chat.ABANDONED_ERROR)
+
+
+def test_a_supervisor_counts_as_stopped_after_three_heartbeats_and_ten_seconds(grobot_env, monkeypatch):
+    """Test Chat's "the worker stopped" is the fleet's (a bot is shown offline after the same silence):
+    three heartbeats and 10 s of ``GROBOT_HEARTBEAT_SECONDS``. A short heartbeat ends a killed worker's
+    answer sooner; the default (5 s: 25 s) keeps a worker silent for 22 s (a busy machine) answering."""
+    from grobot.core.settings import get_settings
+
+    a = _bot("a")
+    with session_scope() as session:
+        conv = tester_chat.create_session(a, session=session)
+        runs = {name: tester_chat.submit(conv.id, name, session=session).id for name in ("busy", "gone", "slow")}
+        for name in runs:
+            fleet.register_supervisor(name, hostname="h", pid=1, session=session)
+    with session_scope() as session:
+        for name, silent in (("busy", 10), ("gone", 15), ("slow", 22)):
+            message = session.get(Message, runs[name])
+            message.status, message.claimed_by = MessageStatus.RUNNING.value, name
+            message.claimed_at = utcnow() - timedelta(minutes=1)
+            session.get(Supervisor, name).heartbeat_at = utcnow() - timedelta(seconds=silent)
+
+    monkeypatch.setenv("GROBOT_HEARTBEAT_SECONDS", "1")  # the tests' workers: stopped after 13 s
+    get_settings.cache_clear()
+    assert fleet.stale_after_seconds() == bots.stale_after_seconds() == 13
+    with session_scope() as session:
+        assert tester_chat.worker_running(session=session)  # "busy" beat 10 s ago
+        assert tester_chat.end_abandoned_run(runs["busy"], session=session) is False
+        assert tester_chat.end_abandoned_run(runs["gone"], session=session) is True
+
+    monkeypatch.delenv("GROBOT_HEARTBEAT_SECONDS")  # the default: stopped after 25 s
+    get_settings.cache_clear()
+    with session_scope() as session:
+        assert tester_chat.end_abandoned_run(runs["slow"], session=session) is False
+    with session_scope(readonly=True) as session:
+        assert [tester_chat.run_status(runs[name], session=session)[0] for name in ("busy", "gone", "slow")] == \
+            ["running", "error", "running"]

@@ -18,7 +18,7 @@ from grobot.core import moderation, security
 from grobot.core.agents.types import ACCESS_FIELDS
 from grobot.core.errors import ConflictError, NotFoundError, ValidationError
 from grobot.core.models import AgentMode, AppUserBot, Bot, BotState, BotStatus, utcnow
-from grobot.core.services.fleet import stale_heartbeat_after
+from grobot.core.services.fleet import stale_after_seconds
 from grobot.core.services.validation import validate
 from grobot.core.settings import get_settings
 
@@ -391,12 +391,6 @@ def list_bots(*, session: Session) -> list[BotSummary]:
 
 # The states a bot process keeps up by its heartbeats (any other is written once and stays true).
 LIVE_STATES = (BotState.ONLINE.value, BotState.STARTING.value)
-
-
-def stale_after_seconds() -> float:
-    """Seconds without a heartbeat after which an ``online``/``starting`` bot is shown offline:
-    the supervisor's own limit (:func:`grobot.core.services.fleet.stale_heartbeat_after`)."""
-    return stale_heartbeat_after(get_settings().worker.heartbeat_seconds)
 
 
 def _as_utc(moment: datetime) -> datetime:

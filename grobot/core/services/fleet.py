@@ -23,6 +23,7 @@ from sqlmodel import Session, col, select
 from grobot.core import bot_errors
 from grobot.core.db import execute_dml
 from grobot.core.models import Bot, BotState, BotStatus, Supervisor, utcnow
+from grobot.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -381,6 +382,14 @@ def stale_heartbeat_after(heartbeat_seconds: float) -> float:
     three missed heartbeats and a margin. The supervisor marks such bots offline
     (:func:`mark_stale_offline`); the web app shows them so when no supervisor runs to do it."""
     return 3 * heartbeat_seconds + 10
+
+
+def stale_after_seconds() -> float:
+    """This installation's limit of :func:`stale_heartbeat_after` (``GROBOT_HEARTBEAT_SECONDS``): a bot, or
+    a supervisor, silent this long has stopped (25 s by default). A supervisor writes its heartbeat at each
+    poll, where it also renews its leases (three heartbeats long): a running one, even a busy one, is never
+    this late; the 10 s margin covers a loaded machine when the heartbeat is short (tests: 1 s -> 13 s)."""
+    return stale_heartbeat_after(get_settings().worker.heartbeat_seconds)
 
 
 def mark_stale_offline(*, max_age: float, session: Session) -> list[int]:

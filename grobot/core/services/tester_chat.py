@@ -5,7 +5,9 @@ messages as ``pending``. A supervisor claims them atomically (``FOR UPDATE SKIP 
 on PostgreSQL; a single guarded ``UPDATE`` on SQLite, where writers are serialised), runs
 the chain with ``run_id`` = the message id, and marks the message ``done`` or ``error``.
 A message left ``running`` by a supervisor that died is ended with a clear error: by the next
-supervisor that starts, or by the page that follows it (:func:`end_abandoned_run`).
+supervisor that starts, or by the page that follows it (:func:`end_abandoned_run`). A supervisor has
+stopped when it has been silent for :func:`~grobot.core.services.fleet.stale_after_seconds` (three
+heartbeats and 10 s: ``GROBOT_HEARTBEAT_SECONDS``), the limit a bot is shown offline after.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from grobot.core.db import execute_dml
 from grobot.core.errors import NotFoundError, ValidationError
 from grobot.core.models import AgentEvent, Bot, Conversation, Message, MessageStatus, RunImage, Supervisor, utcnow
 from grobot.core.services import run_images
+from grobot.core.services.fleet import stale_after_seconds
 from grobot.core.tools.base import ToolImage
 
 logger = logging.getLogger(__name__)
@@ -28,7 +31,6 @@ logger = logging.getLogger(__name__)
 MAX_MESSAGE_CHARS = 20_000
 IMAGE_ONLY = "What is in this image?"  # the question of an image sent without words
 ABANDONED_ERROR = "the worker that was answering this message stopped; please send it again"
-WORKER_STALE_SECONDS = 20.0  # a supervisor silent this long has stopped (it sends a heartbeat every poll)
 
 
 def create_session(bot_id: int, *, session: Session, app_user_id: int | None = None, title: str = "") -> Conversation:
@@ -199,9 +201,11 @@ def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_
     return ids
 
 
-def end_abandoned_run(message_id: int, *, session: Session, stale_after: float = WORKER_STALE_SECONDS) -> bool:
+def end_abandoned_run(message_id: int, *, session: Session, stale_after: float | None = None) -> bool:
     """End run ``message_id`` as abandoned when the supervisor that claimed it has stopped (no heartbeat
-    for ``stale_after`` seconds), without waiting for a worker to start again; True when it did."""
+    for ``stale_after`` seconds; None: :func:`stale_after_seconds`), without waiting for a worker to start
+    again; True when it did."""
+    stale_after = stale_after_seconds() if stale_after is None else stale_after
     live = live_supervisor_ids(session=session, stale_after=stale_after)
     return bool(recover_abandoned(session=session, live_supervisor_ids=live, older_than=stale_after, only=message_id))
 
@@ -263,8 +267,10 @@ def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> lis
     return rows
 
 
-def worker_running(*, session: Session, stale_after: float = WORKER_STALE_SECONDS) -> bool:
-    """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds."""
+def worker_running(*, session: Session, stale_after: float | None = None) -> bool:
+    """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds
+    (None: :func:`stale_after_seconds`)."""
+    stale_after = stale_after_seconds() if stale_after is None else stale_after
     return bool(live_supervisor_ids(session=session, stale_after=stale_after))
 
 
