@@ -11,6 +11,7 @@ from sqlmodel import select
 
 from grobot.core.agents import prompts
 from grobot.core.db import session_scope
+from grobot.core.llm.service import call_llm
 from grobot.core.models import Message
 from grobot.core.services import llm_settings
 from grobot.core.settings import get_settings
@@ -137,8 +138,6 @@ async def test_an_answer_ended_early_is_counted_within_the_cap_the_server_kept(g
     """A stream the caller ends (a loop, an answer it has) has no usage from the server: its output tokens
     are estimated from the text, and an estimate never claims more than the cap the server was held to
     (the cost and the run's accounting read it)."""
-    from grobot.core.llm.service import call_llm
-
     use_fake_llm(fake_llm, provider="openai")
     long_words = " ".join(["extraordinarily"] * 40)  # 40 tokens for a tokenizer, 160 by the 4-characters estimate
     fake_llm.script(Reply(text=long_words, chunks=40))

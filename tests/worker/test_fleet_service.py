@@ -205,7 +205,7 @@ def test_a_supervisor_counts_as_stopped_after_three_heartbeats_and_ten_seconds(g
 
     monkeypatch.setenv("GROBOT_HEARTBEAT_SECONDS", "1")  # the tests' workers: stopped after 13 s
     get_settings.cache_clear()
-    assert fleet.stale_after_seconds() == bots.stale_after_seconds() == 13
+    assert fleet.stale_after_seconds() == 13
     with session_scope() as session:
         assert tester_chat.worker_running(session=session)  # "busy" beat 10 s ago
         assert tester_chat.end_abandoned_run(runs["busy"], session=session) is False

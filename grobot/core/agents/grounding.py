@@ -226,8 +226,11 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 _MONTH = "|".join(_MONTHS)
 _YEAR_SAID = re.compile(r"(?<![\d:.])(?:19|20)\d\d(?![\d:])")
-_DAY_MONTH_SAID = re.compile(rf"(?<![\d:.])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b")
-_MONTH_DAY_SAID = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])")
+_WEEKDAY_SAID = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\b", re.IGNORECASE)
+# A month named with a number ("May I" is no month): "29 November", "29th of November", "November 29th",
+# "November 2026" (a day of 1-2 digits, else a year).
+_MONTH_SAID = re.compile(rf"(?<![\d:.])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b"
+                         rf"|\b({_MONTH}),?\s+(\d{{1,4}})(?:st|nd|rd|th)?(?![\d:])")
 _ZONE_SAID = re.compile(r"\b[A-Z][A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?")
 
 
@@ -235,18 +238,17 @@ def _other_date_or_zone(reply: str, dates: tuple[date, ...], zones: tuple[str, .
     """Whether ``reply`` names a year, month, weekday, day of a month or zone id that none of ``dates`` and
     ``zones`` is (a small model's made-up date beside the right time)."""
     if dates:
-        if any(int(y.group()) not in {d.year for d in dates} for y in _YEAR_SAID.finditer(reply)):
+        years = {d.year for d in dates}
+        if any(int(y.group()) not in years for y in _YEAR_SAID.finditer(reply)):
             return True
-        if any(_names(reply, w) for w in set(_WEEKDAYS) - {_WEEKDAYS[d.weekday()] for d in dates}):
-            return True
-        months = set(_MONTHS) - {_MONTHS[d.month - 1] for d in dates}  # named with a number ("May I" is no month)
-        if any(re.search(rf"(?:\d\s+(?:of\s+)?{m}\b|\b{m},?\s+\d)", reply) for m in months):
+        weekdays = {_WEEKDAYS[d.weekday()].lower() for d in dates}
+        if any(w[1].lower() not in weekdays for w in _WEEKDAY_SAID.finditer(reply)):
             return True
         days = {(d.day, _MONTHS[d.month - 1]) for d in dates}
-        said = [(int(m[1]), m[2]) for m in _DAY_MONTH_SAID.finditer(reply)]
-        said += [(int(m[2]), m[1]) for m in _MONTH_DAY_SAID.finditer(reply)]
-        if any(day not in days for day in said):
-            return True
+        for said in _MONTH_SAID.finditer(reply):
+            month, number = said[2] or said[3], said[1] or said[4]
+            if month not in {m for _, m in days} or (len(number) <= 2 and (int(number), month) not in days):
+                return True
     return any(z.group() not in zones for z in _ZONE_SAID.finditer(reply))
 
 

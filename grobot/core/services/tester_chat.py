@@ -201,11 +201,10 @@ def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_
     return ids
 
 
-def end_abandoned_run(message_id: int, *, session: Session, stale_after: float | None = None) -> bool:
-    """End run ``message_id`` as abandoned when the supervisor that claimed it has stopped (no heartbeat
-    for ``stale_after`` seconds; None: :func:`stale_after_seconds`), without waiting for a worker to start
-    again; True when it did."""
-    stale_after = stale_after_seconds() if stale_after is None else stale_after
+def end_abandoned_run(message_id: int, *, session: Session) -> bool:
+    """End run ``message_id`` as abandoned when the supervisor that claimed it has stopped (silent for
+    :func:`stale_after_seconds`), without waiting for a worker to start again; True when it did."""
+    stale_after = stale_after_seconds()
     live = live_supervisor_ids(session=session, stale_after=stale_after)
     return bool(recover_abandoned(session=session, live_supervisor_ids=live, older_than=stale_after, only=message_id))
 
@@ -267,11 +266,9 @@ def run_steps(run_ids: list[int], *, session: Session, limit: int = 2000) -> lis
     return rows
 
 
-def worker_running(*, session: Session, stale_after: float | None = None) -> bool:
-    """Whether a bot worker supervisor has sent a heartbeat in the last ``stale_after`` seconds
-    (None: :func:`stale_after_seconds`)."""
-    stale_after = stale_after_seconds() if stale_after is None else stale_after
-    return bool(live_supervisor_ids(session=session, stale_after=stale_after))
+def worker_running(*, session: Session) -> bool:
+    """Whether a bot worker supervisor has sent a heartbeat within :func:`stale_after_seconds`."""
+    return bool(live_supervisor_ids(session=session, stale_after=stale_after_seconds()))
 
 
 def sent_images(message_id: int, *, session: Session) -> list[ToolImage]:
