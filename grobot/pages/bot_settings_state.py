@@ -488,10 +488,15 @@ class BotSettingsState(ChannelPersonaMixin, McpTestMixin, LLMFormChecks, BotPage
 
     @rx.event
     async def submit_llm(self, form_data: dict[str, Any]):
-        """A category's card: "Check connection", "Save anyway" or Save, by the intent of its button."""
+        """A category's card: "Check connection", "Save anyway" or Save, by the intent of its button.
+
+        The provider is the one chosen here, not the form's: the select shows (and submits) a new choice only
+        after its change event's round trip, and a Save clicked within it would send the old one. Events
+        reach the state in order, so the choice is already here."""
         category = str(form_data.get("category") or "")
         if category not in self.models:
             return
+        form_data = {**form_data, "provider": self.chosen.get(category, INHERIT)}
         async for event in self._submit(category, form_data):
             yield event
 

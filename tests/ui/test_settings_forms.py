@@ -454,6 +454,29 @@ def test_a_bot_llm_card_checks_a_new_key_and_names_another_provider(admin_page, 
     assert GOOD_KEY not in html and GOOD_KEY not in frames and "sk-typo" not in frames
 
 
+def test_a_save_sent_before_the_provider_choice_came_back_uses_the_provider_chosen(web_app, fake_llm,
+                                                                                  llm_rows_restored) -> None:
+    """The provider select shows (and submits) a new choice only after its change event's round trip: a Save
+    clicked within it carries the old provider in its form. The events reach the server in order, so the
+    key is checked with the provider chosen, as the admin sees it (sent here without waiting)."""
+    bot_id = add_bot(unique("Quick"))
+    admin = create_ui_user(unique("admin"), Role.ADMIN)
+    with session_scope() as session:
+        token = users.start_session(users.get_user(admin.id, session=session))
+    fake_llm.api_keys = {GOOD_KEY}
+    form = {"category": "output", "provider": "inherit", "base_url": fake_llm.openai_url, "api_key": "sk-typo"}
+    tab = f"/bots/{bot_id}/settings"
+    updates = replay(web_app.url,
+                     Sent(BotPageState.open_bot, {"tab": "settings", "admin_only": True}, tab),
+                     Sent(BotSettingsState.load, {}, tab),
+                     Sent(BotSettingsState.choose_provider, {"category": "output", "provider": "openai"}, tab),
+                     Sent(BotSettingsState.submit_llm, {"form_data": form}, tab),
+                     session=token)
+    said = "\n".join(map(str, updates))
+    assert f"API key rejected by OpenAI at {fake_llm.openai_url}; the key was not saved" in said
+    assert "output" not in bot_rows(bot_id)
+
+
 # --------------------------------------------------------------------------- the global Settings page
 
 
