@@ -21,6 +21,12 @@ logger = logging.getLogger(__name__)
 # Command-group modules under grobot.cli, in the order ``--help`` lists them.
 COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "documents", "usage",
                    "settings", "health", "secrets", "worker")
+# The module that registers each command (a command runs after importing only its own module: most of a
+# command's start-up is importing what the other commands use).
+COMMANDS = {"db": "db", "admin": "admin", "bot": "bots", "llm": "llm", "mcp": "mcp", "chat": "chat",
+            "council": "council", "users": "users", "user": "users", "memory": "memory", "documents": "documents",
+            "usage": "usage", "prices": "usage", "settings": "settings", "health": "health", "secrets": "secrets",
+            "worker": "worker"}
 
 # Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
 # command adds its own with ``set_defaults(reported_loggers=(...))``, and names the loggers whose DEBUG
@@ -33,12 +39,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given ``argv`` that names a command, only that command (see :data:`COMMANDS`)."""
     parser = _Parser(prog="python -m grobot", description="GroBot: run a fleet of LLM-driven Discord bots.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens (to stderr)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
+    command = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    for name in (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES:
         try:
             module = importlib.import_module(f"grobot.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -68,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,

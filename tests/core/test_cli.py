@@ -254,3 +254,27 @@ def test_bot_mcp_list_shows_the_bot_s_servers_or_only_the_one_named(grobot_env, 
     assert run(capsys, "bot", "mcp", "helper", "list", "unused") == (
         2, "", "error: bot 'helper' does not use MCP server 'unused' (python -m grobot bot mcp helper enable unused)\n")
     assert run(capsys, "bot", "mcp", "helper", "list", "ghost") == (2, "", "error: no MCP server named or numbered 'ghost'\n")
+
+
+def test_each_command_is_registered_by_the_module_named_for_it_and_runs_with_only_that_module(grobot_env):
+    """A command imports only its own group (most of its start-up was importing what the others use), so the
+    map from command to module must name every command the groups register."""
+    import argparse
+    import importlib
+
+    from grobot.cli.main import COMMAND_MODULES, COMMANDS
+
+    registered = {}
+    for module in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"grobot.cli.{module}").register(sub)
+        registered.update(dict.fromkeys(sub.choices, module))
+    assert registered == COMMANDS
+
+    probe = ("import json, sys; from grobot.cli.main import main; code = main(['-v', 'bot', 'list', '--json']); "
+             "print(json.dumps([m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('grobot.cli.')]))")
+    result = subprocess.run([sys.executable, "-c", probe], env=grobot_env.environ(), capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    listed, imported = result.stdout.splitlines()
+    assert listed == "[]" and set(json.loads(imported)) & set(COMMAND_MODULES) == {"bots"}
