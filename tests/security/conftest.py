@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser_fixtures import UiDatabase, chromium
 from tests.conftest import GroBotEnv
-from tests.ui.auth import sign_in
+from tests.ui.auth import with_session
 from tests.ui.webapp import WebApp
 
 logger = logging.getLogger(__name__)
@@ -137,6 +137,6 @@ def page(browser, web_app: WebApp) -> Iterator[object]:
 
 @pytest.fixture
 def admin_page(page, ui_admin):
-    """A fresh logging page, signed in as the admin (see ``sign_in``)."""
-    sign_in(page, ui_admin)
+    """A fresh logging page with the admin's session, no page loaded yet (see ``with_session``)."""
+    with_session(page, ui_admin)
     return page

@@ -75,3 +75,21 @@ def sign_in(page, user: UiUser, *, through_form: bool = False) -> None:
     expect(page).to_have_url(home_url_pattern(), timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_role("heading", name="Bots", exact=True)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     _SESSION_COOKIES[key] = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+
+
+def with_session(page, user: UiUser) -> None:
+    """Give the page's browser ``user``'s session without loading a page (the test opens the page it looks
+    at): the cookie of the account's first sign-in while the server still honours it (not signed out, the
+    password unchanged, the account enabled), else a sign-in through the form, which ends on the Bots page."""
+    key = (user.username, user.password)
+    cookies = _SESSION_COOKIES.get(key)
+    if cookies and _honoured(cookies):
+        page.context.add_cookies(cookies)
+        return
+    _SESSION_COOKIES.pop(key, None)
+    sign_in(page, user, through_form=True)
+
+
+def _honoured(cookies: list[Any]) -> bool:
+    with session_scope(readonly=True) as session:
+        return all(users.user_for_session(cookie["value"], session=session) is not None for cookie in cookies)

@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser_fixtures import UiDatabase, chromium
 from tests.conftest import GroBotEnv
-from tests.ui.auth import UiUser, sign_in
+from tests.ui.auth import UiUser, with_session
 from tests.ui.webapp import WebApp
 
 logger = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def page(browser, web_app: WebApp) -> Iterator[object]:
 
 @pytest.fixture
 def admin_page(page, ui_admin: UiUser):
-    """A fresh page, signed in as the admin (through the login form the first time, then with the
-    session cookie it got: see ``sign_in``)."""
-    sign_in(page, ui_admin)
+    """A fresh page with the admin's session (through the login form the first time, then with the
+    session cookie it got: see ``with_session``); no page loaded yet: the test opens the one it looks at."""
+    with_session(page, ui_admin)
     return page
