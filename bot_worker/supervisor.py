@@ -32,7 +32,7 @@ from bot_worker.os_processes import is_bot_process, pid_alive, terminate
 from bot_worker.scheduled_posts import SchedulePoster
 from bot_worker.spawn import Spawner
 from bot_worker.supervisor_config import UNREACHABLE_ERROR, Slot, SupervisorConfig, describe_exit, next_backoff
-from bot_worker.supervisor_jobs import SupervisorJobs
+from bot_worker.supervisor_jobs import SupervisorJobs, end_scheduler, new_scheduler
 from bot_worker.tester_chat_runner import ChatRunner
 from grobot.core import link_client
 from grobot.core.agents.deps import ChainDeps
@@ -124,7 +124,7 @@ class Supervisor:
         await self._advertise()
         await self.models.start()
         await asyncio.to_thread(self.spawner.warm)
-        self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        self.scheduler = new_scheduler()
         now = datetime.now(UTC)
         self.scheduler.add_job(self.reconcile, IntervalTrigger(seconds=self.config.poll_seconds), id="reconcile",
                                next_run_time=now)
@@ -229,7 +229,7 @@ class Supervisor:
         """Stop every bot process (SIGTERM, SIGKILL after the grace period) and release the leases."""
         logger.info("Supervisor stopping: %d bot process(es)", sum(1 for s in self.slots.values() if s.running))
         if self.scheduler is not None:
-            await self._end_scheduler()
+            await end_scheduler(self.scheduler)
         if self._starting is not None:  # (it starts no further process once stopping is set)
             await asyncio.wait([self._starting], timeout=3.0)
             self._starting.cancel()
@@ -255,16 +255,6 @@ class Supervisor:
         except Exception as exc:
             logger.warning("Could not release the leases (%s): they expire by themselves", type(exc).__name__)
         logger.info("Supervisor stopped")
-
-    async def _end_scheduler(self, grace: float = 3.0) -> None:
-        """No new job runs; the running ones (a poll in a database call) end first, within ``grace``: the
-        scheduler's shutdown cancels what still runs (APScheduler's asyncio executor cannot wait for it)."""
-        assert self.scheduler is not None
-        self.scheduler.pause()
-        running = [f for f in getattr(self.scheduler._lookup_executor("default"), "_pending_futures", ()) if not f.done()]
-        if running:
-            await asyncio.wait(running, timeout=grace)
-        self.scheduler.shutdown(wait=False)
 
     def _release_everything(self) -> None:
         with session_scope() as session:

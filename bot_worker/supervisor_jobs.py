@@ -30,6 +30,42 @@ logger = logging.getLogger(__name__)
 Write = Callable[..., Any]  # ``write(fn, *args, **kwargs)``: ``fn(..., session=...)`` in a transaction of its own
 
 
+class _StoppedJobs(logging.Filter):
+    """APScheduler logs a job cancelled by its shutdown as an error with a traceback; a job still running when
+    the worker stops (housekeeping opening the memory store) is no error: one INFO line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            job = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+            record.msg, record.args = "Job %s was still running when the worker stopped: ended", (getattr(job, "name", job),)
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_STOPPED_JOBS = _StoppedJobs()
+
+
+def new_scheduler() -> AsyncIOScheduler:
+    """The supervisor's scheduler: one run of a job at a time, late runs merged into one, never skipped."""
+    executor_logger = logging.getLogger("apscheduler.executors.default")
+    if _STOPPED_JOBS not in executor_logger.filters:
+        executor_logger.addFilter(_STOPPED_JOBS)
+    return AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+
+
+async def end_scheduler(scheduler: AsyncIOScheduler, grace: float = 3.0) -> None:
+    """No new job runs; the running ones (a poll in a database call) end first, within ``grace``; the
+    scheduler's shutdown cancels what still runs (APScheduler's asyncio executor cannot wait for it)."""
+    scheduler.pause()
+    running = [f for f in getattr(scheduler._lookup_executor("default"), "_pending_futures", ()) if not f.done()]
+    if running:
+        await asyncio.wait(running, timeout=grace)
+    scheduler.shutdown(wait=False)
+    if still := [f for f in running if not f.done()]:
+        await asyncio.wait(still, timeout=grace)  # their cancellation reaches them (and is logged) before we go on
+
+
 class SupervisorJobs:
     """The memory store of one supervisor, and its housekeeping and MCP jobs."""
 

@@ -91,3 +91,32 @@ async def test_a_poll_renews_the_leases_while_bot_processes_start_and_the_sweep_
         sweeping.set()
     await async_wait_for(lambda: started == [bot_id], 10)
     await asyncio.wait_for(sweep, 10)
+
+
+async def test_a_job_still_running_when_the_worker_stops_is_one_info_line_not_an_error(caplog):
+    """Housekeeping opening the memory store can outlast the stop's grace: the scheduler's shutdown ends it, and
+    the log says so in one line, not as an error with a traceback (APScheduler's own report of it)."""
+    import asyncio
+    import logging
+    from datetime import UTC, datetime
+
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    from bot_worker.supervisor_jobs import end_scheduler, new_scheduler
+
+    started = asyncio.Event()
+
+    async def housekeeping() -> None:
+        started.set()
+        await asyncio.sleep(3600)  # a job that does not end by itself within the stop's grace
+
+    scheduler = new_scheduler()
+    scheduler.add_job(housekeeping, IntervalTrigger(seconds=3600), id="housekeeping", name="housekeeping",
+                      next_run_time=datetime.now(UTC))
+    scheduler.start()
+    await asyncio.wait_for(started.wait(), 10)
+    with caplog.at_level(logging.INFO):
+        await end_scheduler(scheduler, grace=0.1)
+    said = [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records if r.name.startswith("apscheduler")]
+    assert ("INFO", "Job housekeeping was still running when the worker stopped: ended", None) in said
+    assert not [s for s in said if s[0] in ("WARNING", "ERROR", "CRITICAL")], said
