@@ -23,7 +23,7 @@ def human_size(size: int) -> str:
 def duration(seconds: float) -> str:
     """A time span as people read it: ``"300 ms"``, ``"4.2 s"``, ``"45.8 s"``, ``"3 min 26 s"``, ``"2 h 5 min"``."""
     seconds = max(0.0, float(seconds))
-    if seconds < 1:
+    if seconds < 0.9995:  # (0.9996 s is "1.0 s", not "1000 ms")
         return f"{seconds * 1000:.0f} ms"
     if seconds < 59.95:
         return f"{seconds:.1f} s"

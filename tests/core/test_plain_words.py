@@ -21,7 +21,8 @@ from grobot.core.services.costs import money
 from grobot.core.wording import duration
 
 
-@pytest.mark.parametrize("seconds,text", [(0.3, "300 ms"), (4.25, "4.2 s"), (45.804, "45.8 s"), (60, "1 min"),
+@pytest.mark.parametrize("seconds,text", [(0.3, "300 ms"), (0.9994, "999 ms"), (0.9996, "1.0 s"), (4.25, "4.2 s"),
+                                          (45.804, "45.8 s"), (60, "1 min"),
                                           (206.039, "3 min 26 s"), (7500, "2 h 5 min")])
 def test_durations_read_in_seconds_and_minutes(seconds: float, text: str) -> None:
     assert duration(seconds) == text
