@@ -253,3 +253,38 @@ async def test_a_bot_without_documents_does_not_have_each_message_embedded_for_t
     bot_id = _bot()
     assert await memory.documents(bot_id, "question number 3", 3, threshold=0.3) is None
     assert "question number 3" not in memory._messages  # no vector started for it
+
+
+async def test_a_sync_asked_while_one_runs_returns_once_a_pass_that_started_after_it_has_ended():
+    """A file deleted while a sync runs: the sync asked for next must not return before its passages are gone
+    (it used to return at once, and a search right after it still found them)."""
+    import asyncio
+
+    from tests.helpers import async_wait_for
+
+    indexer = DocumentsIndexer(index=None, db=None)  # type: ignore[arg-type]  # its passes are this test's
+    seen: list[str] = []
+    first_started, release = asyncio.Event(), asyncio.Event()
+
+    async def one_pass() -> int:
+        seen.append(f"pass {len([s for s in seen if s.startswith('pass')]) + 1}")
+        if not first_started.is_set():
+            first_started.set()
+            await release.wait()
+        seen.append("ended")
+        return 1
+
+    indexer._sync_once = one_pass  # type: ignore[method-assign]
+    first = asyncio.create_task(indexer.sync())
+    await asyncio.wait_for(first_started.wait(), 10)
+
+    async def asked_later() -> None:
+        await indexer.sync()
+        seen.append("the later sync returned")
+
+    later = asyncio.create_task(asked_later())
+    await async_wait_for(lambda: indexer._again, 10, message="the later sync asked while the first runs")
+    release.set()
+    assert await asyncio.wait_for(first, 10) == 2  # its pass, and the one asked meanwhile
+    await asyncio.wait_for(later, 10)
+    assert seen == ["pass 1", "ended", "pass 2", "ended", "the later sync returned"]

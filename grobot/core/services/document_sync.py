@@ -56,6 +56,9 @@ class DocumentsIndexer:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grobot-documents")
         self._lock: asyncio.Lock | None = None
         self._again = False
+        self._passes: asyncio.Condition | None = None  # told when a pass ends
+        self._asked = 0  # syncs asked for so far
+        self._served = 0  # of those, the ones a finished pass started after
 
     @property
     def converter(self) -> Any:
@@ -74,17 +77,30 @@ class DocumentsIndexer:
     async def sync(self) -> int:
         """Index what is new or changed and drop what is gone; returns how many files it handled.
 
-        A sync asked for while one runs runs once more right after it (nothing asked is missed)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        A sync asked for while one runs runs once more right after it (nothing asked is missed), and the
+        caller returns (with 0) when that pass has ended: what it asked for is done by then."""
+        if self._lock is None or self._passes is None:
+            self._lock, self._passes = asyncio.Lock(), asyncio.Condition()
+        self._asked += 1
+        ticket = self._asked
         if self._lock.locked():
             self._again = True
+            async with self._passes:
+                await self._passes.wait_for(lambda: self._served >= ticket)
             return 0
         handled = 0
         async with self._lock:
             while True:
-                self._again = False
-                handled += await self._sync_once()
+                self._again, covered = False, self._asked  # this pass starts after every sync asked so far
+                try:
+                    handled += await self._sync_once()
+                except BaseException:
+                    covered = self._asked  # nobody waits for a pass that will not come
+                    raise
+                finally:
+                    async with self._passes:
+                        self._served = covered
+                        self._passes.notify_all()
                 if not self._again:
                     return handled
 
