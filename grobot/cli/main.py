@@ -18,15 +18,14 @@ from grobot.core.errors import GroBotError, first_line
 
 logger = logging.getLogger(__name__)
 
-# Command-group modules under grobot.cli, in the order ``--help`` lists them.
-COMMAND_MODULES = ("db", "admin", "bots", "llm", "mcp", "chat", "council", "users", "memory", "documents", "usage",
-                   "settings", "health", "secrets", "worker")
-# The module that registers each command (a command runs after importing only its own module: most of a
-# command's start-up is importing what the other commands use).
+# Each command and the command-group module under grobot.cli that registers it, in the order ``--help``
+# lists them (a command runs after importing only its own module: most of a command's start-up is
+# importing what the other commands use).
 COMMANDS = {"db": "db", "admin": "admin", "bot": "bots", "llm": "llm", "mcp": "mcp", "chat": "chat",
             "council": "council", "users": "users", "user": "users", "memory": "memory", "documents": "documents",
             "usage": "usage", "prices": "usage", "settings": "settings", "health": "health", "secrets": "secrets",
             "worker": "worker"}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 # Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
 # command adds its own with ``set_defaults(reported_loggers=(...))``, and names the loggers whose DEBUG

@@ -283,7 +283,7 @@ async def test_a_sync_asked_while_one_runs_returns_once_a_pass_that_started_afte
         seen.append("the later sync returned")
 
     later = asyncio.create_task(asked_later())
-    await async_wait_for(lambda: indexer._again, 10, message="the later sync asked while the first runs")
+    await async_wait_for(lambda: indexer._asked == 2, 10, message="the later sync asked while the first runs")
     release.set()
     assert await asyncio.wait_for(first, 10) == 2  # its pass, and the one asked meanwhile
     await asyncio.wait_for(later, 10)

@@ -55,7 +55,6 @@ class DocumentsIndexer:
         self._converter = converter
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grobot-documents")
         self._lock: asyncio.Lock | None = None
-        self._again = False
         self._passes: asyncio.Condition | None = None  # told when a pass ends
         self._asked = 0  # syncs asked for so far
         self._served = 0  # of those, the ones a finished pass started after
@@ -84,14 +83,13 @@ class DocumentsIndexer:
         self._asked += 1
         ticket = self._asked
         if self._lock.locked():
-            self._again = True
             async with self._passes:
                 await self._passes.wait_for(lambda: self._served >= ticket)
             return 0
         handled = 0
         async with self._lock:
             while True:
-                self._again, covered = False, self._asked  # this pass starts after every sync asked so far
+                covered = self._asked  # this pass starts after every sync asked so far
                 try:
                     handled += await self._sync_once()
                 except BaseException:
@@ -101,7 +99,7 @@ class DocumentsIndexer:
                     async with self._passes:
                         self._served = covered
                         self._passes.notify_all()
-                if not self._again:
+                if self._asked == covered:  # none asked during the pass
                     return handled
 
     async def _sync_once(self) -> int:
