@@ -33,8 +33,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/ itself must not shadow packages (bench/mcp.py vs the mcp package).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 logger = logging.getLogger(__name__)

@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/ itself must not shadow packages (bench/mcp.py vs the mcp package).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 from grobot.core.agents.events import RunRecorder  # noqa: E402

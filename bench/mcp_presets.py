@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/mcp.py is named like the SDK package: keep this folder off the import path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
 logger = logging.getLogger(__name__)

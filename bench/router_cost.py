@@ -33,7 +33,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PAUSE, PAUSED = 0.25, 20
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]  # bench/mcp.py is not `mcp`
 sys.path.insert(0, str(ROOT))
 
 

@@ -26,7 +26,6 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 

@@ -23,7 +23,6 @@ from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 logger = logging.getLogger(__name__)

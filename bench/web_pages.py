@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 logger = logging.getLogger(__name__)

@@ -180,6 +180,21 @@ def test_the_documents_the_code_cites_exist() -> None:
     assert [f"{path}: {name}" for path, name in sorted(cited) if not (root / name).is_file()] == []
 
 
+def test_no_benchmark_is_named_like_a_package_it_imports() -> None:
+    """A benchmark runs with ``bench/`` first on its import path: a ``bench/mcp.py`` made every
+    ``import mcp`` of GroBot load the benchmark instead of the SDK (``bench/read_cost.py`` read no
+    MCP server and warned "ImportError" on each message it read)."""
+    import importlib.util
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    names = sorted(path.stem for path in bench.glob("*.py"))
+    assert "fleet" in names  # the scan sees the benchmarks
+    shadowing = [name for name in names if (spec := importlib.util.find_spec(name)) is not None
+                 and spec.origin is not None and Path(spec.origin).resolve().parent != bench]
+    assert shadowing == []
+
+
 def test_no_two_pages_import_each_other() -> None:
     """A page's view imports its state, never the other way round, and no page imports one that imports
     it back (at any level of its code)."""

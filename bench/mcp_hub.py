@@ -1,6 +1,6 @@
 """Benchmark of the MCP hub against the raw SDK.
 
-    .venv/bin/python bench/mcp.py [--calls 200]
+    .venv/bin/python bench/mcp_hub.py [--calls 200]
 
 Prints, for stdio (``mcp-server-time``) and streamable HTTP (``@modelcontextprotocol/server-everything``
 from tests/npm, or a small ``MCPServer`` when it is not installed): the session start time and the
@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# This file is named like the SDK package: keep its folder off the import path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
