@@ -56,6 +56,10 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
         # The daily limit: the second message is refused, and the bot logs one WARNING.
         first = world.mention(capped, "one")
         world.wait_reply(first, containing="one")
+        # The reply shows before its run is stored; the stored run (its log line, written with its LLM call's
+        # count) comes first: a run still in flight may exceed a limit (docs/limits.md).
+        wait_for(lambda: _has(capped, r"^Answered a message "), 20,
+                 message=f"the first answer in the bot's log: {bot_log(capped)}")
         second = world.mention(capped, "two")
         world.wait_reply(second, containing="daily limit")
         wait_for(lambda: _has(capped, r"^Bot capped reached its daily LLM-call limit \(\d+ of 1\); no LLM calls "
