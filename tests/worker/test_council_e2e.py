@@ -3,6 +3,8 @@ and ``/council`` in Test Chat through the supervisor's job."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from grobot.core.agents.council import DEFAULT_ROLES
@@ -30,11 +32,13 @@ def _followups(world, token: str | None = None) -> list[dict]:
 
 def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthesis(world):
     bot = world.add_bot("sage", user_cooldown_seconds=30)
-    delays = {"Analyst": 0.9, "Strategist": 0.1, "Devil's Advocate": 0.5, "Visionary": 0.3}
-    for name, delay in delays.items():
-        world.llm.script_for(for_advisor(name), Reply(text=f"{name}: my view.", delay=delay), persistent=True)
-    world.llm.script_for(for_advisor("Pragmatist"), Reply(status=500, error="model crashed", delay=0.7),
-                         persistent=True)
+    # Each advisor answers when the test lets it, in this order, each once the one before is posted.
+    finishing = ["Strategist", "Visionary", "Devil's Advocate", "Pragmatist", "Analyst"]
+    answer = {name: threading.Event() for name in finishing}
+    for name in finishing:
+        reply = Reply(status=500, error="model crashed", hold=answer[name]) if name == "Pragmatist" \
+            else Reply(text=f"{name}: my view.", hold=answer[name])
+        world.llm.script_for(for_advisor(name), reply, persistent=True)
     long_recommendation = "Pilot it in one region first. " * 90  # the synthesis needs two messages
     world.llm.script_for(is_synthesis, Reply(json={"consensus": "Go, carefully.", "disagreements": ["timing"],
                                                    "recommendation": long_recommendation, "confidence": 64}),
@@ -55,6 +59,10 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
     deferred = wait_for(lambda: [r for r in world.discord.interaction_responses
                                  if r["kind"] == "callback" and r["body"].get("type") == 5], 20)
     assert not (deferred[0]["body"].get("data") or {}).get("flags", 0) & 64  # the channel sees the council
+    for posted, name in enumerate(finishing, start=1):
+        answer[name].set()
+        wait_for(lambda: len(_followups(world)) >= posted, 20, message=f"the section of the {name}")
+
     def all_sent() -> list[dict] | None:
         parts = _followups(world)
         sent = _squash("".join(p["body"]["content"] for p in parts[5:]))
@@ -64,7 +72,7 @@ def test_council_on_discord_streams_sections_in_finishing_order_then_the_synthes
     texts = [p["body"]["content"] for p in parts]
     assert texts[0].startswith("> Should we expand?")
     order = [next(name for name in [r.name for r in DEFAULT_ROLES] if f"**{name}**" in t) for t in texts[:5]]
-    assert order == ["Strategist", "Visionary", "Devil's Advocate", "Pragmatist", "Analyst"]
+    assert order == finishing
     assert "Strategist: my view." in texts[0]
     # The failed advisor says a plain reason: not the LLM server's address, nor what it sent back.
     assert "_could not answer: the AI service is not available right now; please try again later_" in texts[3]
