@@ -56,11 +56,13 @@ $(VENV)/mcp/.installed: $(VENV)/.installed mcp-presets/package.json mcp-presets/
 
 mcp-presets: $(VENV)/mcp/.installed
 
-# System packages the tests use: PostgreSQL server binaries and Debian's Chromium.
+# System packages the tests use: PostgreSQL server binaries and Debian's Chromium (its headless shell
+# runs the browser tests; the full browser is the fallback).
 system-deps:
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromium-headless-shell >/dev/null || missing="$$missing chromium-headless-shell"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

