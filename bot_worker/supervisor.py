@@ -419,13 +419,10 @@ class Supervisor:
 
     def _sweep(self) -> None:
         with session_scope() as session:
-            stale_after = self.config.lease_seconds
-            live = {s.id for s in fleet.live_supervisors(stale_after=stale_after, session=session)}
-            tester_chat.recover_abandoned(session=session, live_supervisor_ids=live | {self.supervisor_id},
-                                        older_than=stale_after)
+            tester_chat.end_abandoned_runs(session=session, alive=self.supervisor_id)
             fleet.mark_stale_offline(max_age=fleet.stale_heartbeat_after(self.config.heartbeat_seconds),
                                      session=session)
-            fleet.prune_supervisors(stale_after=max(3600.0, 10 * stale_after), session=session)
+            fleet.prune_supervisors(stale_after=max(3600.0, 10 * self.config.lease_seconds), session=session)
             link_client.prune_orphans(session=session)
             embedded_models.prune_orphans(session=session)
 

@@ -218,3 +218,38 @@ def test_a_supervisor_counts_as_stopped_after_three_heartbeats_and_ten_seconds(g
     with session_scope(readonly=True) as session:
         assert [tester_chat.run_status(runs[name], session=session)[0] for name in ("busy", "gone", "slow")] == \
             ["running", "error", "running"]
+
+
+def test_a_peers_sweep_ends_only_the_answers_the_page_would_end(grobot_env, monkeypatch):
+    """A supervisor's sweep ends another supervisor's Test Chat answers by the page's rule (silent for
+    :func:`fleet.stale_after_seconds`: 25 s by default), not after one lease (15 s): a busy peer silent
+    for 22 s keeps its answer, one silent for 30 s has stopped; the sweeping supervisor's own answer stays."""
+    from bot_worker.supervisor import Supervisor as SupervisorHost
+    from bot_worker.supervisor_config import SupervisorConfig
+    from grobot.core.settings import get_settings
+
+    for name in ("GROBOT_SUPERVISOR_ID", "GROBOT_HEARTBEAT_SECONDS", "GROBOT_SPAWN"):
+        monkeypatch.setenv(name, "")  # the supervisor sets some for its bots: each is restored after the test
+        monkeypatch.delenv(name)
+    get_settings.cache_clear()
+    sweeper = SupervisorHost(config=SupervisorConfig())
+    a = _bot("a")
+    with session_scope() as session:
+        conv = tester_chat.create_session(a, session=session)
+        holders = {"busy": 22, "gone": 30, sweeper.supervisor_id: 40}  # seconds since the last heartbeat
+        runs = {name: tester_chat.submit(conv.id, name, session=session).id for name in holders}
+        for name in holders:
+            fleet.register_supervisor(name, hostname="h", pid=1, session=session)
+    with session_scope() as session:
+        for name, silent in holders.items():
+            message = session.get(Message, runs[name])
+            message.status, message.claimed_by = MessageStatus.RUNNING.value, name
+            message.claimed_at = utcnow() - timedelta(minutes=1)
+            session.get(Supervisor, name).heartbeat_at = utcnow() - timedelta(seconds=silent)
+
+    assert fleet.stale_after_seconds() == 25 and sweeper.config.lease_seconds == 15
+    sweeper._sweep()
+    with session_scope(readonly=True) as session:
+        assert {name: tester_chat.run_status(run, session=session) for name, run in runs.items()} == {
+            "busy": ("running", ""), "gone": ("error", tester_chat.ABANDONED_ERROR),
+            sweeper.supervisor_id: ("running", "")}

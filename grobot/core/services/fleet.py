@@ -102,12 +102,6 @@ def all_supervisors(*, session: Session) -> list[Supervisor]:
     return list(session.exec(select(Supervisor)).all())
 
 
-def live_supervisors(*, stale_after: float, session: Session) -> list[Supervisor]:
-    """Supervisors whose heartbeat is younger than ``stale_after`` seconds."""
-    cutoff = utcnow() - timedelta(seconds=stale_after)
-    return list(session.exec(select(Supervisor).where(Supervisor.heartbeat_at >= cutoff)).all())
-
-
 def prune_supervisors(*, stale_after: float, session: Session) -> int:
     """Forget supervisors silent for ``stale_after`` seconds."""
     cutoff = utcnow() - timedelta(seconds=stale_after)

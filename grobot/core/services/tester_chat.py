@@ -204,9 +204,17 @@ def recover_abandoned(*, session: Session, live_supervisor_ids: set[str], older_
 def end_abandoned_run(message_id: int, *, session: Session) -> bool:
     """End run ``message_id`` as abandoned when the supervisor that claimed it has stopped (silent for
     :func:`stale_after_seconds`), without waiting for a worker to start again; True when it did."""
+    return bool(end_abandoned_runs(session=session, only=message_id))
+
+
+def end_abandoned_runs(*, session: Session, alive: str | None = None, only: int | None = None) -> list[int]:
+    """End as abandoned the running messages (``only``: that one) whose supervisor has stopped: silent
+    for :func:`stale_after_seconds`, the one rule of the page and of every supervisor's sweep (a peer
+    never ends the answer of a busy supervisor that the page still waits for). ``alive``: the caller's
+    own supervisor, alive whatever its heartbeat says."""
     stale_after = stale_after_seconds()
-    live = live_supervisor_ids(session=session, stale_after=stale_after)
-    return bool(recover_abandoned(session=session, live_supervisor_ids=live, older_than=stale_after, only=message_id))
+    live = live_supervisor_ids(session=session, stale_after=stale_after) | ({alive} if alive else set())
+    return recover_abandoned(session=session, live_supervisor_ids=live, older_than=stale_after, only=only)
 
 
 def live_supervisor_ids(*, session: Session, stale_after: float) -> set[str]:
