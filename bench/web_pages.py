@@ -12,7 +12,7 @@ Chromium, then measures, over N rounds:
 
 Prints p50 and p95 of each (targets: page load <= 400 ms, tab switch <= 500 ms), the slowest
 pages, and the machine's load average (the browser, the app and this script share its cores: on
-a busy machine the figures grow with the load). Needs /usr/bin/chromium (or GROBOT_CHROMIUM).
+a busy machine the figures grow with the load). Needs Debian's Chromium: its headless shell, else /usr/bin/chromium (or GROBOT_CHROMIUM).
 """
 
 from __future__ import annotations
