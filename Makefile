@@ -59,17 +59,16 @@ mcp-presets: $(VENV)/mcp/.installed
 # System packages the tests use: PostgreSQL server binaries and Debian's Chromium (its headless shell
 # runs the browser tests when it installs; the full browser is the fallback).
 system-deps:
-	@missing=""; \
+	@missing=""; optional=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing system packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
-	@command -v chromium-headless-shell >/dev/null || { \
-	  echo "installing system packages: chromium-headless-shell"; \
-	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium-headless-shell; } \
-	  || echo "could not install chromium-headless-shell: the browser tests use the full Chromium (slower)"; }
+	command -v chromium-headless-shell >/dev/null || optional="chromium-headless-shell"; \
+	[ -z "$$missing$$optional" ] && exit 0; \
+	echo "installing system packages:$$missing $$optional"; \
+	$(SUDO) apt-get update -qq || [ -z "$$missing" ] || exit 1; \
+	[ -z "$$missing" ] || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing || exit 1; \
+	[ -z "$$optional" ] || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$optional \
+	  || echo "could not install $$optional: the browser tests use the full Chromium (slower)"
 
 # The real MCP servers from npm the tests run (server-everything, the npm presets), and what the
 # keyless presets need (above).

@@ -21,8 +21,17 @@ def make_token(user_id: int) -> str:
     return f"{first}.{secrets.token_urlsafe(5)[:6]}.{secrets.token_urlsafe(27)[:27]}"
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05, message: str = "") -> T:
-    """Poll ``predicate`` until it returns a truthy value or ``timeout`` passes (then fail)."""
+Message = str | Callable[[], str]
+
+
+def _said(message: Message, predicate: object) -> object:
+    """What a failed wait names: ``message`` (a callable is called then, to show the state at the deadline)."""
+    return (message() if callable(message) else message) or predicate
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05, message: Message = "") -> T:
+    """Poll ``predicate`` until it returns a truthy value or ``timeout`` passes (then fail, naming
+    ``message``: a callable is called at the deadline)."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while True:
@@ -30,12 +39,12 @@ def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float 
         if last:
             return last
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s: {message or predicate}; last={last!r}")
+            raise AssertionError(f"condition not met within {timeout} s: {_said(message, predicate)}; last={last!r}")
         time.sleep(interval)
 
 
 async def async_wait_for(
-    predicate: Callable[[], Awaitable[T] | T], timeout: float = 10.0, interval: float = 0.05, message: str = ""
+    predicate: Callable[[], Awaitable[T] | T], timeout: float = 10.0, interval: float = 0.05, message: Message = ""
 ) -> T:
     """The asyncio version of :func:`wait_for` (``predicate`` may be a coroutine function)."""
     deadline = time.monotonic() + timeout
@@ -46,7 +55,7 @@ async def async_wait_for(
         if value:
             return value  # type: ignore[return-value]
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s: {message or predicate}")
+            raise AssertionError(f"condition not met within {timeout} s: {_said(message, predicate)}")
         await asyncio.sleep(interval)
 
 

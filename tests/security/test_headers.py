@@ -92,7 +92,7 @@ def test_the_browser_enforces_the_policy_and_the_app_still_works(admin_page, att
                  f"Loading the script '{attacker.origin}/csp.js' violates",
                  f"Loading the image '{attacker.origin}/csp-img' violates")
     wait_for(lambda: all(f in "\n".join(log.csp_reports()) for f in fragments), timeout=10,
-             message=f"the CSP reports of {fragments}: {log.csp_reports()}")
+             message=lambda: f"the CSP reports of {fragments}: {log.csp_reports()}")
     assert page.evaluate("() => Object.keys(window).filter((k) => k.startsWith('__pwned'))") == []
     assert attacker.hits == []  # the frame was not loaded either (frame-src 'none')
 

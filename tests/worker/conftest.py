@@ -20,7 +20,7 @@ def module_fleet(module_env: GroBotEnv, tmp_path_factory: pytest.TempPathFactory
         shared.start_supervisor()
         # Started before the first test's deadlines begin (seconds on a loaded machine).
         wait_for(lambda: re.search(r"Supervisor \S+ started", shared.log()), 120,
-                 message=f"the supervisor started; log:\n{shared._tail()}")
+                 message=lambda: f"the supervisor started; log:\n{shared._tail()}")
         yield shared
 
 

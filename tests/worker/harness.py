@@ -111,7 +111,7 @@ class Fleet:
             return all(proc.poll() is not None or re.search(r"Supervisor \S+ started", self.log(index))
                        for index, proc in enumerate(self.supervisors))
 
-        wait_for(started, timeout, message=f"the supervisors started; log:\n{self._tail()}")
+        wait_for(started, timeout, message=lambda: f"the supervisors started; log:\n{self._tail()}")
 
     def wait_state(self, bot_id: int, state: str, timeout: float = 30.0) -> BotStatus:
         """Bot ``bot_id`` in ``state`` within ``timeout`` seconds of its supervisors' start."""
@@ -121,7 +121,7 @@ class Fleet:
             status = self.status(bot_id)
             return status if status is not None and status.state == state else None
 
-        return wait_for(check, timeout, message=f"bot {bot_id} {state}; log:\n{self._tail()}")
+        return wait_for(check, timeout, message=lambda: f"bot {bot_id} {state}; log:\n{self._tail()}")
 
     def wait_online(self, bot_id: int, timeout: float = 45.0) -> BotStatus:
         """Online in the database and connected to the fake Discord (a first start includes the
@@ -144,7 +144,7 @@ class Fleet:
                     return reply
             return None
 
-        return wait_for(check, timeout, message=f"reply containing {containing!r}; log:\n{self._tail()}")
+        return wait_for(check, timeout, message=lambda: f"reply containing {containing!r}; log:\n{self._tail()}")
 
     def _tail(self) -> str:
         """The last lines of each supervisor's log (a failure with two shows both sides)."""
@@ -173,7 +173,7 @@ class Fleet:
                     bots.delete_bot(bot, session=session)
         for bot_id, user_id in self.discord_ids.items():
             wait_for(lambda user_id=user_id: self.discord.session_of(user_id) is None, 20,
-                     message=f"bot {bot_id} off Discord; log:\n{self._tail()}")
+                     message=lambda: f"bot {bot_id} off Discord; log:\n{self._tail()}")
             if pids[bot_id]:
                 wait_for(lambda pid=pids[bot_id]: not pid_alive(pid), 20, message=f"bot {bot_id} process ended")
         self.discord_ids.clear()

@@ -44,14 +44,14 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
         world.wait_reply(asked, containing="pineapple")
         wait_for(lambda: _has(story, r"^Answered a message \(channel \d+, .+, run \d+\) in [\d.]+ (ms|s): "
                                      r"\d+ LLM calls?, [\d,]+ tokens in, [\d,]+ out$", "INFO"), 20,
-                 message=f"the answered message in the bot's log: {bot_log(story)}")
+                 message=lambda: f"the answered message in the bot's log: {bot_log(story)}")
 
         # A Test Chat run that fails on the LLM server.
         with session_scope() as session:
             conv = tester_chat.create_session(story, session=session)
             tester_chat.submit(conv.id, "please fail now", session=session)
         wait_for(lambda: _has(story, rf"^The chain failed for bot {story}: .*500"), 30,
-                 message=f"the failed Test Chat run in the bot's log: {bot_log(story)}")
+                 message=lambda: f"the failed Test Chat run in the bot's log: {bot_log(story)}")
 
         # The daily limit: the second message is refused, and the bot logs one WARNING.
         first = world.mention(capped, "one")
@@ -59,23 +59,23 @@ def test_the_bots_log_tells_its_story(grobot_env, tmp_path):
         # The reply shows before its run is stored; the stored run (its log line, written with its LLM call's
         # count) comes first: a run still in flight may exceed a limit (docs/limits.md).
         wait_for(lambda: _has(capped, r"^Answered a message "), 20,
-                 message=f"the first answer in the bot's log: {bot_log(capped)}")
+                 message=lambda: f"the first answer in the bot's log: {bot_log(capped)}")
         second = world.mention(capped, "two")
         world.wait_reply(second, containing="daily limit")
         wait_for(lambda: _has(capped, r"^Bot capped reached its daily LLM-call limit \(\d+ of 1\); no LLM calls "
                                       r"until 00:00 UTC$", "WARNING"), 20,
-                 message=f"the daily-limit warning in the bot's log: {bot_log(capped)}")
+                 message=lambda: f"the daily-limit warning in the bot's log: {bot_log(capped)}")
 
         # The token Discord refused.
         wait_for(lambda: _has(rejected, r"Discord rejected the token; not retrying until it changes", "ERROR"), 30,
-                 message=f"the rejected token in the bot's log: {bot_log(rejected)}")
+                 message=lambda: f"the rejected token in the bot's log: {bot_log(rejected)}")
 
         # Disabling the bot: its process stops, and the log says why.
         with session_scope() as session:
             bots.update_bot(session.get(Bot, story), {"enabled": False}, session=session)
         world.wait_state(story, "stopped", 20)
         wait_for(lambda: _has(story, rf"^Bot {story}: process \d+ stopped \(disabled; "), 20,
-                 message=f"the stop in the bot's log: {bot_log(story)}")
+                 message=lambda: f"the stop in the bot's log: {bot_log(story)}")
 
         messages = [m for _, m in bot_log(story)]
         assert any(re.match(rf"^Bot {story} \(story\): started process \d+$", m) for m in messages), messages

@@ -37,7 +37,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
     squash = lambda text: "".join(text.split())
     wait_for(lambda: squash("".join(m["content"] for m in _bot_messages(world, uid, after=first["id"], include=True)))
              == squash(long_answer), 20,
-             message=f"{_bot_messages(world, uid, after=first['id'], include=True)}")
+             message=lambda: f"{_bot_messages(world, uid, after=first['id'], include=True)}")
     parts = _bot_messages(world, uid, after=first["id"], include=True)
     assert len(parts) == 2 and all(len(p["content"]) <= 2000 for p in parts)
     assert parts[0]["content"].endswith("x23")  # cut at a paragraph end
@@ -57,7 +57,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
     reply = world.wait_reply(world.mention(bot, "tell me about paris"))
     wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)]
              == ["Paris is the capital of France. It has many museums and parks."], 20,
-             message=f"{_bot_messages(world, uid, after=reply['id'], include=True)}")
+             message=lambda: f"{_bot_messages(world, uid, after=reply['id'], include=True)}")
 
     # The same when the draft spilled into a second message: the part the final answer no longer fills goes.
     # Made-up words that do not repeat (a repetition loop would be cut where it starts: not the point here).
@@ -82,7 +82,7 @@ def test_a_bot_streams_splits_and_handles_commands(world):
                        10, message="the draft's second message")[0]
     spill_seen.set()
     wait_for(lambda: [m["content"] for m in _bot_messages(world, uid, after=reply["id"], include=True)] == [whole],
-             60, message=f"{[m['content'][-40:] for m in _bot_messages(world, uid, after=reply['id'], include=True)]}")
+             60, message=lambda: f"{[m['content'][-40:] for m in _bot_messages(world, uid, after=reply['id'], include=True)]}")
     world.discord.wait_call(lambda c: c.bot_id == uid and c.method == "DELETE" and c.path.endswith(f"/{spilled}"), 30)
 
     # Whatever the model writes pings no one: not a user, a role, nor everyone.

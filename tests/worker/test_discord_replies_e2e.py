@@ -36,5 +36,5 @@ def test_markup_is_never_posted_and_a_loop_ends_where_it_starts(grobot_env, tmp_
         asked = world.mention(bot, "how are you")
         reply = world.wait_reply(asked)
         wait_for(lambda: world.discord.messages[int(reply["id"])]["content"] == "Thanks for asking! I hope you're well.",
-                 20, message=f"the reply ends where the loop starts: {world.discord.messages[int(reply['id'])]}")
+                 20, message=lambda: f"the reply ends where the loop starts: {world.discord.messages[int(reply['id'])]}")
         wait_for(lambda: world.llm.hangups > hangups, 10, message="the model's stream was not closed")

@@ -67,7 +67,7 @@ def test_documents_are_indexed_answered_from_with_their_source_and_kept_in_step(
             found = lines()
             return found if not any(line in ("Waiting to be indexed", "Indexing…") for line in found.values()) else None
 
-        assert wait_for(settled, 90, message=f"the files indexed; log:\n{world._tail()}") == {
+        assert wait_for(settled, 90, message=lambda: f"the files indexed; log:\n{world._tail()}") == {
             "faq.md": "Indexed: 2 passages",
             "policies/returns.pdf": "Indexed: 1 page, 2 passages",
             "scan.pdf": "Not indexed: no text found: the PDF holds only images of pages (a scan?); upload one with "
@@ -93,7 +93,7 @@ def test_documents_are_indexed_answered_from_with_their_source_and_kept_in_step(
                 message = session.get(Message, pending)
                 return message if message is not None and message.status in ("done", "error") else None
 
-        wait_for(answered, 40, message=f"the Test Chat answer; log:\n{world._tail()}")
+        wait_for(answered, 40, message=lambda: f"the Test Chat answer; log:\n{world._tail()}")
         with session_scope(readonly=True) as session:
             texts = [m.content for m in tester_chat.messages(conversation.id, session=session)]
         assert any("Source: faq.md › Brightwave FAQ › Gift cards" in t for t in texts), texts
@@ -106,7 +106,7 @@ def test_documents_are_indexed_answered_from_with_their_source_and_kept_in_step(
         with session_scope(readonly=True) as session:
             documents.request_sync(session=session)
         wait_for(lambda: lines() == {"faq.md": "Indexed: 2 passages", "scan.pdf": lines().get("scan.pdf")}
-                 and settled(), 60, message=f"the index updated; log:\n{world._tail()}")
+                 and settled(), 60, message=lambda: f"the index updated; log:\n{world._tail()}")
         asked = world.mention(bot, "How long is a gift card valid?")
         reply = world.wait_reply(asked, containing="Source: faq.md", timeout=40)
         assert "five years" in reply["content"] and "three years" not in reply["content"]

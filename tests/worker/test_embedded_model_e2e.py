@@ -36,7 +36,7 @@ def test_no_llm_configured_answers_with_the_demo_model(grobot_env, tmp_path):
         world.wait_started()
         # The supervisor starts the demo model's server and advertises it.
         servers = wait_for(lambda: [s for s in _servers() if s.status == "running"], 60,
-                           message=f"the demo model running; log:\n{world._tail()}")
+                           message=lambda: f"the demo model running; log:\n{world._tail()}")
         assert [s.model for s in servers] == [embedded.DEMO_MODEL] and servers[0].url.startswith("http://127.0.0.1:")
         health = subprocess.run([sys.executable, "-m", "grobot", "health"], env=env, cwd=ROOT, capture_output=True,
                                 text=True, timeout=60)

@@ -185,7 +185,7 @@ def test_second_supervisor_on_sqlite_refuses_and_restart_adopts(grobot_env, tmp_
         world.start_supervisor()
         world.wait_started()  # (its imports take many seconds on a loaded machine)
         wait_for(lambda: world.status(a).pid not in (None, old_pid) and world.status(a).state == "online", 45,
-                 message=f"the bot online again under the next supervisor; log:\n{world._tail()}")
+                 message=lambda: f"the bot online again under the next supervisor; log:\n{world._tail()}")
         wait_for(lambda: world.discord.online_bots() == {world.discord_ids[a]}, 10)
         assert sum(1 for s in world.discord.sessions.values()
                    if s.bot_id == world.discord_ids[a] and s.ws is not None and not s.ws.closed) == 1
@@ -323,7 +323,7 @@ def test_frozen_supervisor_is_fenced_before_another_takes_over(pg_env, tmp_path)
         # The woken supervisor sees it lost the lease and does not start the bot again: it notices its
         # bot process ended, then polls on past the time a restart would be due.
         wait_for(lambda: re.search(rf"Bot {a}: (the process stopped itself|process {old_pid} stopped)", world.log(0)), 30,
-                 message=f"the woken supervisor noticing its bot process ended; log:\n{world.log(0)[-3000:]}")
+                 message=lambda: f"the woken supervisor noticing its bot process ended; log:\n{world.log(0)[-3000:]}")
         wait_polls_after(first, seconds=1.0)  # the restart backoff
         assert world.discord.max_open_sessions[world.discord_ids[a]] == 1
         assert _holder(world, a).split(":")[1] == str(second.pid) and world.status(a).pid != old_pid
@@ -453,7 +453,7 @@ def test_unreachable_discord_is_one_clear_line_and_retried(grobot_env, tmp_path)
                     LogEntry.bot_id == bot, LogEntry.level == "ERROR", LogEntry.logger == "bot_worker.bot_process")).all())
 
         lines = wait_for(lambda: (found := failures()) and len(found) >= 2 and found, 30,
-                         message=f"two failed attempts; log:\n{world._tail()}")  # retried with backoff
+                         message=lambda: f"two failed attempts; log:\n{world._tail()}")  # retried with backoff
         assert all(line.startswith(f"Cannot reach Discord at http://127.0.0.1:{closed_port}/api/v10: ")
                    and "Traceback" not in line for line in lines)
         # What the Bots page shows between two attempts: the bot's own reason, and when it tries again.

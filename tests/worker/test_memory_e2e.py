@@ -34,7 +34,7 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
         world.wait_online(bot, timeout=40)
         # The supervisor loads the embedder in the background at start, before any message needs it.
         wait_for(lambda: "Memory store and embedding model loaded" in world.log(), 60,
-                 message=f"memory warm-up; log:\n{world._tail()}")
+                 message=lambda: f"memory warm-up; log:\n{world._tail()}")
         alice = str(world.discord.alice["id"])
         # One row tells the web app and the CLI where the supervisor serves: its link, one port for the
         # memory and Test Chat's runner (the embedded models' llama.cpp servers keep a row of their own).
@@ -61,7 +61,7 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
             with session_scope(readonly=True) as s:
                 return memories.list_memories(bot, session=s).items
 
-        items = wait_for(stored, 20, message=f"a stored memory; log:\n{world._tail()}")
+        items = wait_for(stored, 20, message=lambda: f"a stored memory; log:\n{world._tail()}")
         assert [m.text for m in items] == ["alice said the launch code word is pineapple"]
         assert (items[0].user_id, items[0].source_message_id, items[0].channel_id, items[0].source) == \
             (alice, told["id"], str(world.discord.channel_id), "archivist")
@@ -81,7 +81,7 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
             with session_scope(readonly=True) as s:
                 return s.get(Message, pending).status in ("done", "error")
 
-        wait_for(answered, 20, message=f"the Test Chat answer; log:\n{world._tail()}")
+        wait_for(answered, 20, message=lambda: f"the Test Chat answer; log:\n{world._tail()}")
         assert "pineapple" in (_system_prompt_of_answer(world, "tell me the launch code word") or "")
 
         # The admin caps memories per bot: housekeeping deletes the oldest beyond the cap.
@@ -93,4 +93,4 @@ def test_a_bot_remembers_across_conversations_through_the_supervisor(grobot_env,
             texts = [m.text for m in stored()]
             return texts if len(texts) == 1 else None
 
-        assert wait_for(kept, 20, message=f"the cap applied; log:\n{world._tail()}") == ["alice prefers short answers"]
+        assert wait_for(kept, 20, message=lambda: f"the cap applied; log:\n{world._tail()}") == ["alice prefers short answers"]
