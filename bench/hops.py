@@ -173,12 +173,12 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print the distinct hops in order")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grobot-hops-") as tmp:
-        site, out = Path(tmp) / "site", Path(tmp) / "out"
-        site.mkdir()
+        out = Path(tmp) / "out"
         out.mkdir()
-        (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
         bench = Bench(Path(tmp))
+        # The bench's own sitecustomize (on the fleet's PYTHONPATH) gets the probe after its counters.
+        with (Path(tmp) / "site" / "sitecustomize.py").open("a") as handle:
+            handle.write("\n" + SITECUSTOMIZE)
         try:
             ids = bench.add_bots(1)
             bench.start_supervisor(HOPS_OUT=str(out), HOPS_ROOT=str(ROOT), HOPS_MARKER=MARKER)
