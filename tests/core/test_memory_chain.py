@@ -145,3 +145,38 @@ def test_a_bot_process_does_not_import_the_store_the_model_or_httpx(grobot_env):
                          env=grobot_env.environ())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_request_a_question_or_a_reaction_costs_one_llm_call_and_a_fact_gets_the_archivists(grobot_env, fake_llm):
+    """With a memory, the Archivist's call (a second LLM call, on the model that answers the next message)
+    is made for what may hold something to keep, not for a request, a question without its mark or a
+    reaction; what it offers then reaches the memory."""
+    kept: list[str] = []
+
+    class RecordingMemory:
+        async def remember(self, bot_id, texts, metadata):
+            kept.extend(texts)
+
+        async def search(self, bot_id, query, k=5):
+            return []
+
+    bot_id = _bot()
+    use_fake_llm(fake_llm, bot_id=bot_id)
+    fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
+        {"text": "the retro happens every other Friday", "kind": "event"}]}))
+    nothing_to_keep = ("summarize the meeting notes for me", "where do I find the logs", "haha that made my day")
+    for i, text in enumerate(nothing_to_keep):
+        before = len(fake_llm.chat_requests())
+        result = await run_chain(_message(bot_id, text, key=f"test:{i}"), local_deps(RecordingMemory()),
+                                 tools=FakeToolCatalog())
+        await wait_for_background()
+        assert result.error is None and result.text
+        requests = fake_llm.chat_requests()[before:]
+        assert len(requests) == 1 and not is_archivist_request(requests[0]), (text, len(requests))
+    assert kept == []
+    result = await run_chain(_message(bot_id, "our retro happens every other Friday", key="test:fact"),
+                             local_deps(RecordingMemory()), tools=FakeToolCatalog())
+    await wait_for_background()
+    assert result.error is None
+    assert sum(map(is_archivist_request, fake_llm.chat_requests())) == 1
+    assert kept == ["the retro happens every other Friday"]

@@ -1,8 +1,9 @@
 """Archivist: after the answer, in the background, keeps notes about the user and long-term memories.
 
 It never delays the answer. One LLM call (decision model) does both jobs, and only when a
-rule says the message may hold something worth keeping: the user said something about
-themselves, or (with a memory) made a statement that is neither a question nor small talk.
+rule says the message may hold something worth keeping (:mod:`grobot.core.agents.worth_keeping`): the
+user said something about themselves or something lasting, or (with a memory) made a statement that is
+neither a question, a request nor a reaction.
 
 Notes and memories come from the user's own words: the model reads the user's message only
 (never the bot's answer, which a small model copied into a note about the user), and each
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from grobot.core.agents import prompts
 from grobot.core.agents.context import one_line
 from grobot.core.agents.structured import BadJSON, parse_object
 from grobot.core.agents.tool_router import content_words
+from grobot.core.agents.worth_keeping import worth_a_look
 from grobot.core.llm.service import LLMCallFailed, call_llm
 from grobot.core.memory import MAX_MEMORY_CHARS, MemoryPort, NoopMemory
 
@@ -36,17 +37,6 @@ MIN_SUPPORT = 0.5  # the share of a note's meaningful words the user's message m
 # Words a note adds to the user's own to say whom it is about ("The user lives in Berlin", "Ada said ...").
 _ABOUT_WORDS = frozenset({"user", "person", "said", "say", "says", "told", "stated", "mentioned"})
 MAX_NOTES_PER_RUN = 5
-# First-person statements worth a note-taking call (a rule instead of an LLM call on every message).
-SELF_STATEMENT = re.compile(
-    r"\b(i am|i'm|im|i live|i work|i study|i like|i love|i hate|i prefer|i have|i was born|my name|my [a-z]+ is|"
-    r"call me|remember that|je suis|j'habite|ich bin|ich wohne|soy|me llamo)\b",
-    re.IGNORECASE,
-)
-# A statement worth showing the model when the bot has a memory: a few words, not a question,
-# not small talk.
-SMALL_TALK = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|ok|okay|yes|no|lol|bye|good (morning|night))\b",
-                        re.IGNORECASE)
-MIN_STATEMENT_WORDS = 4
 MAX_MEMORIES_PER_RUN = 5
 MEMORY_KINDS = ("fact", "decision", "preference", "event")
 NOTES_SCHEMA: dict[str, Any] = {
@@ -111,15 +101,6 @@ async def drain(timeout: float = 30.0) -> None:
     tasks = [t for t in _pending if not t.done()]
     if tasks:
         await asyncio.wait(tasks, timeout=timeout)
-
-
-def worth_a_look(user_text: str, *, with_memory: bool) -> bool:
-    """The rule that decides whether the Archivist's LLM call is made at all."""
-    if SELF_STATEMENT.search(user_text):
-        return True
-    text = user_text.strip()
-    return (with_memory and len(text.split()) >= MIN_STATEMENT_WORDS and not text.endswith("?")
-            and not SMALL_TALK.match(text))
 
 
 async def _archive(exchange: Exchange, store: Any, *, decision_llm: Any, known_notes: list[str], memory: MemoryPort | None) -> None:

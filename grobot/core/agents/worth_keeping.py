@@ -1,0 +1,83 @@
+"""Whether a message may hold something worth keeping: the rule in front of the Archivist's LLM call.
+
+The Archivist (:mod:`grobot.core.agents.archivist`) costs one more LLM call after the answer, on
+the same model that answers the next message. Most of what people write to a bot is a request
+("write me a haiku"), a question without its question mark ("how do I center a div"), or a
+reaction ("lol that was funny"): nothing to remember. This rule, read in microseconds, keeps the
+call for what may hold a fact, a decision, a preference or an event:
+
+1. a first-person statement ("I live in Lisbon", "my name is Ada") or a lasting cue ("from now on",
+   "always", "remember") is always looked at;
+2. without a memory, nothing else (the notes are about the user only);
+3. greetings, interjections and the people addressed at the start ("haha", "ok cool", "hey bot",
+   "please") are set aside, and what is left is looked at unless it is short, a question (a
+   question mark, a question word, an auxiliary before its subject), a request (an imperative verb,
+   "can you ..."), or a reaction to the conversation (its subject is "this", "that", "it" or "you").
+
+English word lists: a message in another language is looked at as before (rule 3 keeps its length
+and question-mark checks only). ``bench/archivist_gate.py`` measures the rule on a tuning and a
+held-out split of Discord messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+# First-person statements worth a note-taking call (a rule instead of an LLM call on every message).
+SELF_STATEMENT = re.compile(
+    r"\b(i am|i'm|im|i live|i work|i study|i like|i love|i hate|i prefer|i have|i was born|my name|my [a-z]+ is|"
+    r"call me|remember that|je suis|j'habite|ich bin|ich wohne|soy|me llamo)\b",
+    re.IGNORECASE,
+)
+# Words that say something lasts: a preference or a rule for later.
+LASTING = re.compile(r"\b(from now on|going forward|from today|in future|always|never|remember|don'?t forget|"
+                     r"by default)\b", re.IGNORECASE)
+MIN_STATEMENT_WORDS = 4
+
+# What opens a message without saying anything: greetings, laughter, thanks, agreement, the people addressed.
+_OPENERS = (
+    r"<[@#][!&]?\d+>|@\S+|hi|hello|hey|heya|yo|sup|hiya|howdy|good (?:morning|afternoon|evening|night)|morning|"
+    r"evening|night|gm|gn|bye|cya|see (?:you|ya)|lol|lmao|lmfao|rofl|(?:ha){2,}h?|(?:he){2,}h?|hah|xd|wow|whoa|"
+    r"omg|oh|ah|aw+|oof|ugh|hmm+|welp|damn|dang|rip|nah|nope|no|yeah|yea|yep|yup|yes|ok|okay|kk|k|alright|"
+    r"sure|cool|nice(?: one)?|great|awesome|sweet|perfect|true|fair|same|gg|"
+    r"(?:thanks?(?: you)?(?: (?:a lot|so much|very much))?|thx|ty|tysm)(?: for\b[^.!\n]*[.!]?)?|np|please|pls|plz|kindly|"
+    r"bot|everyone|everybody|all|guys|folks|y'?all|people|friends|team|so|um+|uh+|well|btw|also"
+)
+_OPENING = re.compile(rf"^(?:(?:{_OPENERS})\b[\s,.!:;~-]*)+", re.IGNORECASE)
+# A question without its question mark: a question word, or an auxiliary before its subject.
+_QUESTION = re.compile(
+    r"^(?:what|what's|whats|which|who|who's|whos|whom|whose|"
+    r"(?:how|why|when|where)(?:'s|s)?\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|"
+    r"might|has|have|had|much|many|long|often|far|old|big|come)|"
+    r"(?:is|are|was|were|am|do|does|did|can|could|would|should|will|shall|may|might|has|have|had|isn't|aren't|"
+    r"doesn't|didn't|can't|won't|shouldn't)\s+(?:i|you|u|we|they|he|she|it|there|this|that|the|a|an|anyone|anybody|"
+    r"someone|somebody|people)|any\s+(?:tips|ideas|idea|advice|suggestions|recommendations|way|chance|news)"
+    r")\b",
+    re.IGNORECASE,
+)
+# A request: a verb people open a command with ("write ...", "give me ..."), or "can you ...".
+_REQUEST_VERBS = (
+    "write|tell|explain|summarize|summarise|give|translate|help|list|make|draft|recommend|suggest|show|rewrite|"
+    "roll|flip|pick|choose|describe|compare|generate|create|find|draw|calculate|compute|solve|check|search|look|"
+    "fix|define|convert|count|name|sing|send|post|answer|continue|repeat|teach|quiz|guess|plan|design|build|code|"
+    "review|proofread|correct|analyze|analyse|evaluate|rate|rank|sort|format|outline|brainstorm|imagine|pretend|"
+    "roleplay|simulate|predict|estimate|paraphrase|expand|shorten|simplify|elaborate|clarify|recap|debug|refactor|"
+    "optimize|optimise|implement|read|say|reply|respond|play|ask|get|fetch|open|tldr|eli5"
+)
+_REQUEST = re.compile(rf"^(?:(?:{_REQUEST_VERBS})\b|(?:can|could|would|will)\s+(?:you|u|ya|someone|anyone|somebody)\b)",
+                      re.IGNORECASE)
+# A reaction to the conversation: its subject is the conversation itself or the bot.
+_REACTION = re.compile(r"^(?:this|that|that's|thats|it|it's|its|you|you're|youre|ur|sounds|looks|seems|makes sense)\b",
+                       re.IGNORECASE)
+
+
+def worth_a_look(user_text: str, *, with_memory: bool) -> bool:
+    """Whether the Archivist's LLM call is made for ``user_text`` (see the module's rule)."""
+    if SELF_STATEMENT.search(user_text) or (LASTING.search(user_text) and not user_text.rstrip().endswith("?")):
+        return True
+    if not with_memory:
+        return False
+    text = _OPENING.sub("", user_text.strip()).strip()
+    if len(text.split()) < MIN_STATEMENT_WORDS or text.endswith("?"):
+        return False
+    return not (_QUESTION.match(text) or _REQUEST.match(text) or _REACTION.match(text))
