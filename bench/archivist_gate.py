@@ -5,15 +5,17 @@
 After each answer the Archivist may make one more LLM call, on the model that answers the next
 message, to keep notes and memories (:mod:`grobot.core.agents.archivist`). The rule in front of it
 (:func:`grobot.core.agents.worth_keeping.worth_a_look`) decides whether that call is made. This
-bench runs the rule, and the rule it replaced (``_before`` below, kept verbatim), on three splits of
+bench runs the rule, and the rule it replaced (``_before`` below, kept verbatim), on four splits of
 Discord messages marked "worth keeping" or not (``bench/archivist_gate_suite``): the tuning split
-the rule was written on, a held-out split written with it and never tuned on, and a fresh split
-written by someone who never saw the rule. Per split it prints the calls per 100 messages, how many
-of the messages worth keeping are still looked at, and how many calls go to messages that hold
-nothing to keep. A bot with a memory is assumed (every bot the worker runs has one).
+the rule was written on, a held-out split written with it and never tuned on, a fresh split written
+by someone who never saw the rule (whose misses then taught the rule the states of the moment: a
+tuning split since), and a second fresh split written blind after that, never looked at. Per split
+it prints the calls per 100 messages, how many of the messages worth keeping are still looked at,
+and how many calls go to messages that hold nothing to keep. A bot with a memory is assumed (every
+bot the worker runs has one).
 
 ``--model N``: also runs the Archivist's real call on the demo model (SmolLM2-135M in llama.cpp)
-for up to N messages of the held-out and fresh splits the new rule no longer looks at, and for up
+for up to N messages of the held-out and fresh2 splits the new rule no longer looks at, and for up
 to N it still looks at and should: how long a call keeps the model busy, and what it would have
 stored (after the Archivist's own support check) from the messages it no longer sees.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import re
 import statistics
@@ -34,10 +37,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.archivist_gate_suite.fresh import FRESH
+from bench.archivist_gate_suite.fresh2 import FRESH2
 from bench.archivist_gate_suite.messages import HELD_OUT, TUNING
 from grobot.core.agents.worth_keeping import SELF_STATEMENT, worth_a_look
 
-SPLITS = {"tuning": TUNING, "held-out": HELD_OUT, "fresh (blind)": FRESH}
+SPLITS = {"tuning": TUNING, "held-out": HELD_OUT, "fresh": FRESH, "fresh2 (blind)": FRESH2}
 
 _SMALL_TALK_BEFORE = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|ok|okay|yes|no|lol|bye|good (morning|night))\b",
                                 re.IGNORECASE)
@@ -61,13 +65,13 @@ def counts(split: list[tuple[str, bool]], rule: Any) -> tuple[int, int, int]:
 
 
 def print_rules() -> None:
-    print(f"{'split':14} {'messages':>8} {'worth keeping':>13}   {'calls per 100 (before -> now)':>30}   "
+    print(f"{'split':15} {'messages':>8} {'worth keeping':>13}   {'calls per 100 (before -> now)':>30}   "
           f"{'worth keeping looked at':>24}   {'calls on nothing to keep':>24}")
     for name, split in SPLITS.items():
         keep = sum(k for _, k in split)
         old, new = counts(split, _before), counts(split, worth_a_look)
         per100 = [100 * c[0] / len(split) for c in (old, new)]
-        print(f"{name:14} {len(split):8} {keep:13}   {per100[0]:14.0f} -> {per100[1]:<13.0f}   "
+        print(f"{name:15} {len(split):8} {keep:13}   {per100[0]:14.0f} -> {per100[1]:<13.0f}   "
               f"{old[1]:>9}/{keep} -> {new[1]}/{keep:<8}   {old[2]:>11} -> {new[2]:<10}")
 
 
@@ -79,7 +83,7 @@ async def model_calls(limit: int) -> None:
     from grobot.core.llm.embedded_servers import EmbeddedServers
     from grobot.core.llm.registry import close_all
 
-    unseen = [(t, k) for split in (HELD_OUT, FRESH) for t, k in split]
+    unseen = [pair for pairs in itertools.zip_longest(HELD_OUT, FRESH2) for pair in pairs if pair]  # both splits in turn
     skipped = [t for t, k in unseen if not k and _before(t, with_memory=True) and not worth_a_look(t, with_memory=True)]
     kept = [t for t, k in unseen if k and worth_a_look(t, with_memory=True)]
     servers = EmbeddedServers(parallel=1)
@@ -119,7 +123,7 @@ async def model_calls(limit: int) -> None:
             print(f"\nthe Archivist's call on the demo model, {len(texts)} messages {label}:")
             print(f"  model time per call: p50 {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s; "
                   f"notes and memories it kept: {stored}")
-            for example in examples[:6]:
+            for example in examples[:8]:
                 print(f"    {example[:160]}")
     finally:
         await close_all()

@@ -1,4 +1,5 @@
-"""Messages written blind to the Archivist's rule (a third split: never used for tuning)."""
+"""Messages written blind to the Archivist's rule (a third split; its misses then taught the rule the states of
+the moment, so it is a tuning split since: ``fresh2`` is the blind one)."""
 
 from __future__ import annotations
 

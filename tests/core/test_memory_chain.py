@@ -149,8 +149,8 @@ def test_a_bot_process_does_not_import_the_store_the_model_or_httpx(grobot_env):
 
 async def test_a_request_a_question_or_a_reaction_costs_one_llm_call_and_a_fact_gets_the_archivists(grobot_env, fake_llm):
     """With a memory, the Archivist's call (a second LLM call, on the model that answers the next message)
-    is made for what may hold something to keep, not for a request, a question without its mark or a
-    reaction; what it offers then reaches the memory."""
+    is made for what may hold something to keep, not for a request, a question without its mark, a
+    reaction or a state of the moment; what it offers then reaches the memory."""
     kept: list[str] = []
 
     class RecordingMemory:
@@ -164,7 +164,8 @@ async def test_a_request_a_question_or_a_reaction_costs_one_llm_call_and_a_fact_
     use_fake_llm(fake_llm, bot_id=bot_id)
     fake_llm.script_for(is_archivist_request, Reply(json={"notes": [], "memories": [
         {"text": "the retro happens every other Friday", "kind": "event"}]}))
-    nothing_to_keep = ("summarize the meeting notes for me", "where do I find the logs", "haha that made my day")
+    nothing_to_keep = ("summarize the meeting notes for me", "where do I find the logs", "haha that made my day",
+                       "I'm waiting for my coffee right now")
     for i, text in enumerate(nothing_to_keep):
         before = len(fake_llm.chat_requests())
         result = await run_chain(_message(bot_id, text, key=f"test:{i}"), local_deps(RecordingMemory()),

@@ -16,6 +16,9 @@ from grobot.core.agents.worth_keeping import worth_a_look
     "please always reply to me in Portuguese",  # a lasting preference, with a request's opening
     "when I was a student I lived in Kyoto for a year",  # "when" that opens no question
     "nos réunions ont lieu le jeudi à 14h",  # another language: looked at, as before
+    "I adopted a puppy this morning",  # an event: the time says when, not that it passes
+    "I'm in Oslo for the whole summer",
+    "ugh im exhausted. anyway our sprint review is on Thursdays now",  # a state of the moment, then a fact
 ])
 def test_what_may_hold_a_fact_a_decision_or_a_preference_is_looked_at(text):
     assert worth_a_look(text, with_memory=True)
@@ -35,6 +38,10 @@ def test_what_may_hold_a_fact_a_decision_or_a_preference_is_looked_at(text):
     "thanks so much for the quick help",  # thanks and greetings
     "good morning folks",
     "anything new here today?",  # a question mark
+    "im so sleepy rn",  # states of the moment: not true tomorrow
+    "I'm waiting for the bus right now",
+    "ok I'm back",
+    "i am at the gym atm so typing is hard",
 ])
 def test_requests_questions_and_reactions_are_not(text):
     assert not worth_a_look(text, with_memory=True)

@@ -7,7 +7,8 @@ reaction ("lol that was funny"): nothing to remember. This rule, read in microse
 call for what may hold a fact, a decision, a preference or an event:
 
 1. a first-person statement ("I live in Lisbon", "my name is Ada") or a lasting cue ("from now on",
-   "always", "remember") is always looked at;
+   "always", "remember") is always looked at, but not a state of the moment ("im so tired today",
+   "I'm eating lunch rn", "I'm back"): the clause it opens is set aside;
 2. without a memory, nothing else (the notes are about the user only);
 3. greetings, interjections and the people addressed at the start ("haha", "ok cool", "hey bot",
    "please") are set aside, and what is left is looked at unless it is short, a question (a
@@ -33,6 +34,15 @@ SELF_STATEMENT = re.compile(
 LASTING = re.compile(r"\b(from now on|going forward|from today|in future|always|never|remember|don'?t forget|"
                      r"by default)\b", re.IGNORECASE)
 MIN_STATEMENT_WORDS = 4
+# A state of the moment, which will not be true tomorrow ("im so tired today", "I'm eating lunch rn", "I'm
+# back"): a note kept of it would be shown with the writer's every later message. The clause it opens is set aside.
+_NOW = r"(?:now|rn|right now|atm|at the moment|at the minute|today|tonight|this (?:morning|afternoon|evening))"
+_MOMENT = re.compile(
+    r"\b(?:i am|i'm|im)\s+(?:(?:so|really|very|kinda|pretty|super|just|still|a bit|a little|too)\s+)*"
+    r"(?:(?:tired|hungry|thirsty|bored|sleepy|exhausted|sick|stressed|cold|hot|late|stuck|confused|annoyed|done|back|"
+    rf"here|away|afk|home|off|out)\b|(?:\w+ing|at|in|on)\b(?=[^.!?;,\n]*\b{_NOW}\b))[^.!?;,\n]*",
+    re.IGNORECASE,
+)
 
 # What opens a message without saying anything: greetings, laughter, thanks, agreement, the people addressed.
 _OPENERS = (
@@ -73,11 +83,14 @@ _REACTION = re.compile(r"^(?:this|that|that's|thats|it|it's|its|you|you're|youre
 
 def worth_a_look(user_text: str, *, with_memory: bool) -> bool:
     """Whether the Archivist's LLM call is made for ``user_text`` (see the module's rule)."""
-    if SELF_STATEMENT.search(user_text) or (LASTING.search(user_text) and not user_text.rstrip().endswith("?")):
+    if LASTING.search(user_text) and not user_text.rstrip().endswith("?"):
+        return True
+    said = _MOMENT.sub(" ", user_text)
+    if SELF_STATEMENT.search(said):
         return True
     if not with_memory:
         return False
-    text = _OPENING.sub("", user_text.strip()).strip()
+    text = _OPENING.sub("", said.strip()).strip()
     if len(text.split()) < MIN_STATEMENT_WORDS or text.endswith("?"):
         return False
     return not (_QUESTION.match(text) or _REQUEST.match(text) or _REACTION.match(text))
