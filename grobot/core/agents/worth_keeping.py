@@ -40,7 +40,7 @@ _NOW = r"(?:now|rn|right now|atm|at the moment|at the minute|today|tonight|this 
 _MOMENT = re.compile(
     r"\b(?:i am|i'm|im)\s+(?:(?:so|really|very|kinda|pretty|super|just|still|a bit|a little|too)\s+)*"
     r"(?:(?:tired|hungry|thirsty|bored|sleepy|exhausted|sick|stressed|cold|hot|late|stuck|confused|annoyed|done|back|"
-    rf"here|away|afk|home|off|out)\b|(?:\w+ing|at|in|on)\b(?=[^.!?;,\n]*\b{_NOW}\b))[^.!?;,\n]*",
+    rf"here|away|afk|home|off|out)\b|(?:\w+ing|at|in|on)\b(?=[^.!?;,\n]{{0,60}}?\b{_NOW}\b))[^.!?;,\n]*",
     re.IGNORECASE,
 )
 
