@@ -19,6 +19,9 @@ from grobot.core.agents.worth_keeping import worth_a_look
     "I adopted a puppy this morning",  # an event: the time says when, not that it passes
     "I'm in Oslo for the whole summer",
     "ugh im exhausted. anyway our sprint review is on Thursdays now",  # a state of the moment, then a fact
+    "Summarize this thread. Our team tracks bugs in Jira.",  # a request, then a fact in its own sentence
+    "plan is to ship the beta in March",  # a command's verb as the subject of a statement
+    "review meetings are every second Friday",
 ])
 def test_what_may_hold_a_fact_a_decision_or_a_preference_is_looked_at(text):
     assert worth_a_look(text, with_memory=True)
