@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fleet import Bench, wait_until  # noqa: E402
+from grobot.core.agents.worth_keeping import worth_a_look  # noqa: E402
 
 MARKER = "hops-probe"
 
@@ -109,12 +109,15 @@ def _profile(frame, event, arg):
 def _start(*_):
     _state.update(armed=True, events=[], seen=set(), frames=[])
     sys.setprofile(_profile)
+    open(os.path.join(_OUT, f"{os.getpid()}.armed"), "w").close()  # the bench waits for this
 
 
 def _stop(*_):
     sys.setprofile(None)
-    with open(os.path.join(_OUT, f"{os.getpid()}.json"), "w") as handle:
+    path = os.path.join(_OUT, f"{os.getpid()}.json")
+    with open(path + ".part", "w") as handle:
         json.dump(_state["events"], handle)
+    os.replace(path + ".part", path)  # whole, or not there yet
     _state["frames"] = []
 
 
@@ -167,6 +170,29 @@ def summarize(events: list[list[Any]], answer_at: float) -> dict[str, Any]:
             "path": path, "returns": returns, "stops": stops}
 
 
+def _archivist_calls() -> int:
+    """The Archivist's LLM calls stored so far (each stored by its background write)."""
+    from sqlmodel import func, select
+
+    from grobot.core.db import session_scope
+    from grobot.core.models import LLMCall
+
+    with session_scope(readonly=True) as session:
+        return int(session.exec(select(func.count()).select_from(LLMCall).where(LLMCall.agent_role == "archivist")).one())
+
+
+def _written(answer: str, *, archivist_calls: int) -> bool:
+    """The answer ``answer`` is stored, and ``archivist_calls`` Archivist calls are."""
+    from sqlmodel import select
+
+    from grobot.core.db import session_scope
+    from grobot.core.models import Message
+
+    with session_scope(readonly=True) as session:
+        stored = session.exec(select(Message.id).where(Message.role == "assistant", Message.content == answer)).first()
+    return stored is not None and _archivist_calls() >= archivist_calls
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=3)
@@ -189,21 +215,25 @@ def main() -> int:
                 msg = bench.discord.send_message(channel, f"<@{uid}> warm up {i}", mentions=[uid])
                 wait_until(lambda: any(f"warm up {i}" in r["content"] for r in bench.discord.replies_to(msg["id"])), 30,
                            "the warm-up answer")
-            time.sleep(1.0)
+                wait_until(lambda: _written(f"Echo: alice: warm up {i}", archivist_calls=0), 30, "the warm-up's writes")
             result: dict[str, Any] = {}
             events: list[list[Any]] = []
             for i in range(args.messages):
                 os.kill(pid, signal.SIGUSR1)
-                time.sleep(0.3)  # the signal's handler runs between two bytecodes of the bot's loop
+                armed = out / f"{pid}.armed"
+                wait_until(armed.exists, 10, "the probe armed in the bot")
+                armed.unlink()
                 text = f"{MARKER} question number {i}"
+                archivist_calls = _archivist_calls() + worth_a_look(text, with_memory=True)
                 msg = bench.discord.send_message(channel, f"<@{uid}> {text}", mentions=[uid])
                 wait_until(lambda: any(r["content"] == f"Echo: alice: {text}" for r in bench.discord.replies_to(msg["id"])),
                            30, "the completing edit")
-                time.sleep(1.0)  # the background archivist's write
+                # The run's write and the background Archivist's (when the message is one it looks at).
+                wait_until(lambda: _written(f"Echo: alice: {text}", archivist_calls=archivist_calls), 30,
+                           "the run's writes")
                 os.kill(pid, signal.SIGUSR2)
                 dump = out / f"{pid}.json"
                 wait_until(dump.exists, 10, "the bot's record")
-                time.sleep(0.2)
                 chats = [r for r in bench.llm.requests if r.path == "/api/chat" and text in str(r.json)]
                 answer_at = min(r.time for r in chats if not (r.json or {}).get("format"))
                 events = json.loads(dump.read_text())

@@ -33,7 +33,7 @@ SELF_STATEMENT = re.compile(
     re.IGNORECASE,
 )
 # Words that say something lasts: a preference or a rule for later.
-LASTING = re.compile(r"\b(from now on|going forward|from today|in future|always|never|remember|don'?t forget|"
+LASTING = re.compile(r"\b(from now on|going forward|from today|in future|always|never(?! mind)|remember|don'?t forget|"
                      r"by default)\b", re.IGNORECASE)
 MIN_STATEMENT_WORDS = 4
 # A state of the moment, which will not be true tomorrow ("im so tired today", "I'm eating lunch rn", "I'm
