@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.core.db import session_scope
 from grobot.core.models import Role
 from grobot.core.services import users
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("admin", help="administrators of the web app")
+    parser = sub.add_parser("admin", help=COMMAND_HELP["admin"])
     cmds = parser.add_subparsers(dest="admin_command", metavar="ACTION")
     cmds.required = True
     create = cmds.add_parser(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
@@ -13,7 +14,7 @@ from grobot.core.services import bots
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("bot", help="add, change and remove bots")
+    parser = sub.add_parser("bot", help=COMMAND_HELP["bot"])
     cmds = parser.add_subparsers(dest="bot_command", metavar="ACTION")
     cmds.required = True
 

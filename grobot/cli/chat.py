@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from grobot.cli.embedded_models import serve_embedded, stop_embedded
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json
 from grobot.core.errors import ValidationError
 from grobot.core.llm.embedded_servers import EmbeddedServers
@@ -20,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("chat", help="send one message to a bot through the agent chain and print the answer")
+    parser = sub.add_parser("chat", help=COMMAND_HELP["chat"])
     parser.add_argument("bot", metavar="BOT", help="bot name or id")
     parser.add_argument("message", metavar="MESSAGE", help="the message to send")
     parser.add_argument("--user", default="cli", help="who is talking (default: cli); one conversation per user")

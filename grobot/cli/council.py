@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from grobot.cli.embedded_models import serve_embedded, stop_embedded
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, ValidationError
@@ -20,7 +21,7 @@ CATEGORIES = ("decision", "tools", "output")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("council", help="a bot's advisory council: advisors, their LLMs, deliberations",
+    parser = sub.add_parser("council", help=COMMAND_HELP["council"],
                             description="The advisory council puts a question to several advisors at once (each "
                                         "with its role and LLM), then a synthesis states the consensus, the "
                                         "disagreements and a confidence score. On Discord: /council QUESTION.")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.core import migrations
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("db", help="database schema")
+    parser = sub.add_parser("db", help=COMMAND_HELP["db"])
     cmds = parser.add_subparsers(dest="db_command", metavar="ACTION")
     cmds.required = True
     up = cmds.add_parser("upgrade", help="migrate the database to the newest schema")

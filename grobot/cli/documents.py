@@ -11,6 +11,7 @@ import logging
 import time
 from pathlib import Path, PurePosixPath
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import Flag, naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
@@ -35,7 +36,7 @@ def _in_megabytes(problem: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("documents", help="the bot's files it answers from: their index, search, settings")
+    parser = sub.add_parser("documents", help=COMMAND_HELP["documents"])
     cmds = parser.add_subparsers(dest="documents_command", metavar="ACTION")
     cmds.required = True
     lst = cmds.add_parser("list", help="the bot's documents settings and each file's state in the index")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table
 from grobot.core.services import health
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("health", help="check the database, schema, secrets, worker, memory and every LLM server in use")
+    parser = sub.add_parser("health", help=COMMAND_HELP["health"])
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=_health, debug_loggers=(health.__name__,))  # -v: the traceback of a check that crashed
 

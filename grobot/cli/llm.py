@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import Flag, naming_flags, print_json, print_table, read_secret_from_stdin
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
@@ -16,7 +17,7 @@ CATEGORIES = ("decision", "tools", "output")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("llm", help="LLM settings per category (global defaults, per-bot overrides)")
+    parser = sub.add_parser("llm", help=COMMAND_HELP["llm"])
     cmds = parser.add_subparsers(dest="llm_command", metavar="ACTION")
     cmds.required = True
 

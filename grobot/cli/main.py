@@ -26,6 +26,26 @@ COMMANDS = {"db": "db", "admin": "admin", "bot": "bots", "llm": "llm", "mcp": "m
             "usage": "usage", "prices": "usage", "settings": "settings", "health": "health", "secrets": "secrets",
             "worker": "worker"}
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+# Each command's line in ``--help`` (its module's parser says the same): the listing needs no module imported.
+COMMAND_HELP = {
+    "db": "database schema",
+    "admin": "administrators of the web app",
+    "bot": "add, change and remove bots",
+    "llm": "LLM settings per category (global defaults, per-bot overrides)",
+    "mcp": "MCP servers that bots may use",
+    "chat": "send one message to a bot through the agent chain and print the answer",
+    "council": "a bot's advisory council: advisors, their LLMs, deliberations",
+    "users": "accounts of the web app (admins, testers)",
+    "user": "Discord users of a bot",
+    "memory": "long-term memories of a bot (needs a running worker)",
+    "documents": "the bot's files it answers from: their index, search, settings",
+    "usage": "LLM usage and cost per bot against its limits and budgets",
+    "prices": "prices per million tokens (estimated costs) and their currency",
+    "settings": "show and change global settings (e.g. the default daily limits)",
+    "health": "check the database, schema, secrets, worker, memory and every LLM server in use",
+    "secrets": "the key that encrypts tokens and API keys",
+    "worker": "run the bot fleet supervisor (python -m bot_worker)",
+}
 
 # Loggers of libraries whose messages the commands report themselves, in one line (shown with -v). A
 # command adds its own with ``set_defaults(reported_loggers=(...))``, and names the loggers whose DEBUG
@@ -39,12 +59,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The whole command line; given ``argv`` that names a command, only that command (see :data:`COMMANDS`)."""
+    """The whole command line; given ``argv`` that names a command, only that command (see :data:`COMMANDS`),
+    and given one that names none (``--help``, a mistyped command), only the list of commands."""
     parser = _Parser(prog="python -m grobot", description="GroBot: run a fleet of LLM-driven Discord bots.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens (to stderr)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     command = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    if argv is not None and command not in COMMANDS:  # the listing (or a mistyped command): no group imported
+        for name, line in COMMAND_HELP.items():
+            sub.add_parser(name, help=line, add_help=False)
+        return parser
     for name in (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES:
         try:
             module = importlib.import_module(f"grobot.cli.{name}")

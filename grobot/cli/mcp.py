@@ -9,6 +9,7 @@ import logging
 import re
 import sys
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import Flag, naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import GroBotError, ValidationError
@@ -21,7 +22,7 @@ TRANSPORTS = ("stdio", "streamable_http", "sse")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("mcp", help="MCP servers that bots may use")
+    parser = sub.add_parser("mcp", help=COMMAND_HELP["mcp"])
     cmds = parser.add_subparsers(dest="mcp_command", metavar="ACTION")
     cmds.required = True
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.errors import ValidationError
@@ -16,7 +17,7 @@ TEXT_WIDTH = 70
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("memory", help="long-term memories of a bot (needs a running worker)")
+    parser = sub.add_parser("memory", help=COMMAND_HELP["memory"])
     cmds = parser.add_subparsers(dest="memory_command", metavar="ACTION")
     cmds.required = True
     lst = cmds.add_parser("list", help="list a bot's memories, newest first")

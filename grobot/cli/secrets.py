@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.core.db import session_scope
 from grobot.core.services import secrets_rotation
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("secrets", help="the key that encrypts tokens and API keys")
+    parser = sub.add_parser("secrets", help=COMMAND_HELP["secrets"])
     cmds = parser.add_subparsers(dest="secrets_command", metavar="ACTION")
     cmds.required = True
     rotate = cmds.add_parser(

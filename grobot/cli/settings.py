@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.services import app_settings
@@ -13,7 +14,7 @@ logger = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("settings", help="show and change global settings (e.g. the default daily limits)")
+    parser = sub.add_parser("settings", help=COMMAND_HELP["settings"])
     cmds = parser.add_subparsers(dest="settings_command", metavar="ACTION")
     cmds.required = True
 

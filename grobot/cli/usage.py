@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import naming_flags, print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.services import costs, usage, usage_charts
@@ -18,7 +19,7 @@ BY_CHOICES = ("bot", "model", "day", "month", "user", "source")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("usage", help="LLM usage and cost per bot against its limits and budgets",
+    parser = sub.add_parser("usage", help=COMMAND_HELP["usage"],
                             description="Without arguments: every bot today and this month (UTC) against its limits "
                                         "and budgets, with its estimated cost and any budget at 80 %% or more. With "
                                         "BOT: that bot's last days and today's busiest users. With --days N (or "
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=_usage)
 
-    prices = sub.add_parser("prices", help="prices per million tokens (estimated costs) and their currency",
+    prices = sub.add_parser("prices", help=COMMAND_HELP["prices"],
                             description="Prices per million input and output tokens per provider and model: the "
                                         "admin's, then defaults for well-known cloud models; local models (ollama, "
                                         "llamacpp) are free. A call of a model without a price has no cost.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grobot.cli.main import COMMAND_HELP
 from grobot.cli.output import print_json, print_table
 from grobot.core.db import session_scope
 from grobot.core.models import Role
@@ -13,7 +14,7 @@ from grobot.core.services import bots, discord_users, users
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("users", help="accounts of the web app (admins, testers)")
+    parser = sub.add_parser("users", help=COMMAND_HELP["users"])
     cmds = parser.add_subparsers(dest="users_command", metavar="ACTION")
     cmds.required = True
     lst = cmds.add_parser("list", help="list the accounts")
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         toggle.add_argument("username")
         toggle.set_defaults(func=_set_disabled, disabled=disabled)
 
-    user = sub.add_parser("user", help="Discord users of a bot")
+    user = sub.add_parser("user", help=COMMAND_HELP["user"])
     ucmds = user.add_subparsers(dest="user_command", metavar="ACTION")
     ucmds.required = True
     forget = ucmds.add_parser("forget", help="forget what a bot knows of a Discord user (profile, notes, memories)")

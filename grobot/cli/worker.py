@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import logging
 
+from grobot.cli.main import COMMAND_HELP
+
 logger = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("worker", help="run the bot fleet supervisor (python -m bot_worker)")
+    parser = sub.add_parser("worker", help=COMMAND_HELP["worker"])
     parser.set_defaults(func=_worker, creates_database=True)
 
 

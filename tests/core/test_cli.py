@@ -278,3 +278,19 @@ def test_each_command_is_registered_by_the_module_named_for_it_and_runs_with_onl
     assert result.returncode == 0, result.stderr
     listed, imported = result.stdout.splitlines()
     assert listed == "[]" and set(json.loads(imported)) & set(COMMAND_MODULES) == {"bots"}
+
+
+def test_the_list_of_commands_is_the_whole_parsers_and_imports_no_command_group(grobot_env):
+    """``--help`` (and a mistyped command) lists every command with its line without importing any group: the
+    same text as the parser that imports them all."""
+    from grobot.cli.main import COMMAND_MODULES, build_parser
+
+    assert build_parser(["--help"]).format_help() == build_parser().format_help()
+    probe = ("import json, sys\nfrom grobot.cli.main import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+             "    print(json.dumps([m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('grobot.cli.')]), file=sys.stderr)")
+    for argv, code in ((["--help"], 0), (["bots"], 2)):
+        result = subprocess.run([sys.executable, "-c", probe, *argv], env=grobot_env.environ(), capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == code, result.stderr
+        assert not set(json.loads(result.stderr.splitlines()[-1])) & set(COMMAND_MODULES), (argv, result.stderr)
+        assert "worker       run the bot fleet supervisor" in result.stdout or "invalid choice: 'bots'" in result.stderr
