@@ -324,3 +324,23 @@ async def test_a_synthesis_of_placeholders_is_failed_and_placeholder_items_are_d
     result = await deliberate(plan(bot_id), "Ship on Friday?")
     assert result.status == "done" and result.confidence == 70
     assert result.disagreements == ["The Visionary would ship today"]
+
+
+def test_an_advisor_cut_at_its_deadline_is_counted_at_most_the_tokens_it_asked_for():
+    """The usage of a call stopped at its deadline never comes: it is estimated from what was written, and the
+    estimate of a long-worded text exceeded what the model could have written (seen on the demo model: an
+    advisor of 96 tokens counted as more)."""
+    from grobot.core.agents.council import _cut_call
+    from grobot.core.llm.effective import EffectiveLLM
+
+    llm = EffectiveLLM(category="output", provider="llamacpp", base_url="http://127.0.0.1:9", model="demo",
+                       context_window=4096, temperature=0.7, api_key=None, fallback_model=None, supports_images=False,
+                       source="builtin")
+    messages = [{"role": "user", "content": "Should we ship on Friday?"}]
+    long_worded = _cut_call(llm, messages, "Notwithstanding considerable organisational uncertainties " * 12, 8.0,
+                            max_tokens=96)
+    assert long_worded.tokens_out == 96 and long_worded.capped and not long_worded.error
+    short = _cut_call(llm, messages, "Ship it on Monday instead.", 8.0, max_tokens=96)
+    assert short.tokens_out == 7 and short.estimated
+    silent = _cut_call(llm, messages, "", 8.0, max_tokens=96)
+    assert silent.tokens_out == 0 and silent.error == "no answer within 8 s, the time the council had for it"

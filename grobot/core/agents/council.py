@@ -495,7 +495,8 @@ async def _ask(advisor: Advisor, question: str, records: list[CallRecord], *,
         capped = bool(llm.records) and llm.records[-1].capped
         answer.answer, answer.model = (ended_cleanly(llm.text) if capped else llm.text).strip(), llm.model
     except TimeoutError:  # its deadline: what it wrote so far is its answer
-        calls = [_cut_call(advisor.llm, messages, "".join(written), time.perf_counter() - started)]
+        calls = [_cut_call(advisor.llm, messages, "".join(written), time.perf_counter() - started,
+                           max_tokens=pace.advisor_tokens)]
         if calls[0].capped:
             answer.answer = ended_cleanly("".join(written)).strip()
         else:
@@ -517,11 +518,13 @@ async def _ask(advisor: Advisor, question: str, records: list[CallRecord], *,
     return answer
 
 
-def _cut_call(llm: EffectiveLLM, messages: list[dict[str, Any]], written: str, seconds: float) -> CallRecord:
-    """The record of a call stopped at its deadline (its usage never came: estimated)."""
+def _cut_call(llm: EffectiveLLM, messages: list[dict[str, Any]], written: str, seconds: float, *,
+              max_tokens: int) -> CallRecord:
+    """The record of a call stopped at its deadline (its usage never came: estimated, and never more than the
+    ``max_tokens`` the call asked for: the estimate of a long text can exceed what the model wrote)."""
     record = CallRecord(role="council_advisor", provider=llm.provider, model=llm.model,
-                        tokens_in=messages_tokens(messages), tokens_out=estimate_tokens(written), estimated=True,
-                        latency_ms=seconds * 1000)
+                        tokens_in=messages_tokens(messages), tokens_out=min(estimate_tokens(written), max_tokens),
+                        estimated=True, latency_ms=seconds * 1000)
     if written.strip():
         record.capped = True
     else:
