@@ -170,19 +170,22 @@ def summarize(events: list[list[Any]], answer_at: float) -> dict[str, Any]:
             "path": path, "returns": returns, "stops": stops}
 
 
-def _archivist_calls() -> int:
+def _archivist_calls(session: Any = None) -> int:
     """The Archivist's LLM calls stored so far (each stored by its background write)."""
     from sqlmodel import func, select
 
     from grobot.core.db import session_scope
     from grobot.core.models import LLMCall
 
-    with session_scope(readonly=True) as session:
-        return int(session.exec(select(func.count()).select_from(LLMCall).where(LLMCall.agent_role == "archivist")).one())
+    query = select(func.count()).select_from(LLMCall).where(LLMCall.agent_role == "archivist")
+    if session is not None:
+        return int(session.exec(query).one())
+    with session_scope(readonly=True) as own:
+        return int(own.exec(query).one())
 
 
 def _written(answer: str, *, archivist_calls: int) -> bool:
-    """The answer ``answer`` is stored, and ``archivist_calls`` Archivist calls are."""
+    """The answer ``answer`` is stored, and ``archivist_calls`` Archivist calls are (one read)."""
     from sqlmodel import select
 
     from grobot.core.db import session_scope
@@ -190,7 +193,7 @@ def _written(answer: str, *, archivist_calls: int) -> bool:
 
     with session_scope(readonly=True) as session:
         stored = session.exec(select(Message.id).where(Message.role == "assistant", Message.content == answer)).first()
-    return stored is not None and _archivist_calls() >= archivist_calls
+        return stored is not None and _archivist_calls(session) >= archivist_calls
 
 
 def main() -> int:
